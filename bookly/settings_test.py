@@ -1,0 +1,19 @@
+"""Settings for the test suite: the real settings, made deterministic and offline."""
+
+import os
+from datetime import date
+
+os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-not-secret")
+
+from bookly.settings import *  # noqa: F403
+
+# Templates resolve {% static %} without a collectstatic manifest.
+STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
+# Serve static files straight from the app and project folders: tests never collectstatic.
+STATIC_ROOT = None
+WHITENOISE_USE_FINDERS = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# The demo's date, whatever the developer's .env says; tests of the real
+# clock override it.
+BOOKLY_TODAY = date(2026, 4, 14)

@@ -1,0 +1,66 @@
+import os
+import subprocess
+import sys
+from datetime import date
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from bookly.clock import store_today
+
+
+def run_manage(*args, **env_overrides):
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "BOOKLY_", "DATABASE_URL"))
+    }
+    env.update(env_overrides)
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_missing_secret_key_outside_debug_is_one_clear_line(tmp_path):
+    # An empty .env-free environment: point the settings at a key-less world.
+    result = run_manage("check", DJANGO_DEBUG="false", DJANGO_SECRET_KEY="")
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        "bookly: DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (see .env.example)."
+    )
+
+
+def test_debug_runs_without_a_secret_key():
+    result = run_manage("check", DJANGO_DEBUG="true", DJANGO_SECRET_KEY="")
+    assert result.returncode == 0, result.stderr
+
+
+def test_invalid_store_date_is_one_clear_line():
+    result = run_manage("check", DJANGO_SECRET_KEY="x" * 50, BOOKLY_TODAY="14/04/2026")
+    assert result.returncode == 1
+    assert (
+        result.stderr.strip() == "bookly: BOOKLY_TODAY must be an ISO date like 2026-04-14, not '14/04/2026'."
+    )
+
+
+def test_store_today_is_frozen_when_set(settings):
+    settings.BOOKLY_TODAY = date(2026, 4, 14)
+    assert store_today() == date(2026, 4, 14)
+
+
+def test_store_today_is_the_real_date_otherwise(settings):
+    from django.utils import timezone
+
+    settings.BOOKLY_TODAY = None
+    assert store_today() == timezone.localdate()
+
+
+@pytest.mark.django_db
+def test_models_and_migrations_agree():
+    call_command("makemigrations", "--check", "--dry-run", verbosity=0)

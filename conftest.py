@@ -1,0 +1,38 @@
+import pytest
+from django.contrib.auth.models import Group
+from django.core.management import call_command
+
+SUPPORT_STAFF_GROUP = "Support staff"
+
+
+@pytest.fixture
+def demo_data(db):
+    """The demo fixture, loaded the way an operator loads it."""
+    call_command("loaddata", "demo", verbosity=0)
+
+
+@pytest.fixture
+def staff_user(db, django_user_model):
+    user = django_user_model.objects.create_user(
+        username="agent", email="agent@bookly.example", password="agent-pass-1234", is_staff=True
+    )
+    user.groups.add(Group.objects.get(name=SUPPORT_STAFF_GROUP))
+    return user
+
+
+@pytest.fixture
+def staff_client(client, staff_user):
+    """A browser session logged in through the real admin login form as support staff."""
+    response = client.post("/admin/login/?next=/admin/", {"username": "agent", "password": "agent-pass-1234"})
+    assert response.status_code == 302, "support staff login failed"
+    return client
+
+
+@pytest.fixture
+def superuser_client(client, django_user_model):
+    django_user_model.objects.create_superuser(
+        username="owner", email="owner@bookly.example", password="owner-pass-1234"
+    )
+    response = client.post("/admin/login/?next=/admin/", {"username": "owner", "password": "owner-pass-1234"})
+    assert response.status_code == 302, "superuser login failed"
+    return client

@@ -1,0 +1,210 @@
+from decimal import Decimal
+
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models.functions import Length
+from django.db.models.lookups import Exact
+
+ORDER_NUMBER_PATTERN = r"^BK-[0-9]{4,6}$"
+RMA_NUMBER_PATTERN = r"^RMA-[A-Z0-9]{8}$"
+RMA_NUMBER_LENGTH = 12
+
+
+class OrderStatus(models.TextChoices):
+    PROCESSING = "processing", "Processing"
+    SHIPPED = "shipped", "Shipped"
+    DELIVERED = "delivered", "Delivered"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+class ItemCategory(models.TextChoices):
+    FICTION = "fiction", "Fiction"
+    NONFICTION = "nonfiction", "Nonfiction"
+    CHILDRENS = "childrens", "Children's book"
+    EBOOK = "ebook", "Ebook"
+    AUDIOBOOK = "audiobook", "Audiobook"
+    GIFT_CARD = "gift_card", "Gift card"
+    PERSONALIZED_ITEM = "personalized_item", "Personalized item"
+
+
+class ReturnStatus(models.TextChoices):
+    INITIATED = "initiated", "Initiated"
+    LABEL_SENT = "label_sent", "Label sent"
+    RECEIVED = "received", "Received"
+    REFUNDED = "refunded", "Refunded"
+    REJECTED = "rejected", "Rejected"
+    CANCELLED = "cancelled", "Cancelled"
+
+
+# A return in one of these statuses no longer holds its items: they may be
+# returned again. A refunded return keeps holding them (they came back).
+RETURN_STATUSES_RELEASING_ITEMS = frozenset({ReturnStatus.REJECTED, ReturnStatus.CANCELLED})
+
+
+class OrderManager(models.Manager):
+    def get_by_natural_key(self, number):
+        return self.get(number=number)
+
+
+class Order(models.Model):
+    number = models.CharField(
+        max_length=9,
+        unique=True,
+        validators=[RegexValidator(ORDER_NUMBER_PATTERN, "Use BK- followed by 4 to 6 digits.")],
+    )
+    customer_name = models.CharField(max_length=200)
+    customer_email = models.EmailField()
+    status = models.CharField(max_length=20, choices=OrderStatus.choices)
+    ordered_on = models.DateField()
+    delivered_on = models.DateField(null=True, blank=True)
+    tracking_number = models.CharField(max_length=64, blank=True)
+    total = models.DecimalField(max_digits=10, decimal_places=2)
+
+    objects = OrderManager()
+
+    class Meta:
+        ordering = ["-ordered_on", "number"]
+        indexes = [models.Index(fields=["customer_email"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=OrderStatus.values), name="order_status_valid"
+            ),
+            models.CheckConstraint(condition=models.Q(total__gte=0), name="order_total_not_negative"),
+            models.CheckConstraint(
+                condition=models.Q(status=OrderStatus.DELIVERED, delivered_on__isnull=False)
+                | (~models.Q(status=OrderStatus.DELIVERED) & models.Q(delivered_on__isnull=True)),
+                name="order_delivered_on_iff_delivered",
+                violation_error_message="A delivered date is set exactly when the order is delivered.",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(delivered_on__isnull=True)
+                | models.Q(delivered_on__gte=models.F("ordered_on")),
+                name="order_delivered_after_ordered",
+                violation_error_message="An order cannot be delivered before it was placed.",
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(status=OrderStatus.PROCESSING) | models.Q(tracking_number=""),
+                name="order_processing_has_no_tracking",
+                violation_error_message="An order still processing has no tracking number.",
+            ),
+        ]
+
+    def __str__(self):
+        return self.number
+
+    def natural_key(self):
+        return (self.number,)
+
+
+class OrderItemManager(models.Manager):
+    def get_by_natural_key(self, order_number, line_number):
+        return self.get(order__number=order_number, line_number=line_number)
+
+
+class OrderItem(models.Model):
+    """One line of an order, with its own copy of what was sold and for how much."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="items")
+    line_number = models.PositiveSmallIntegerField()
+    title = models.CharField(max_length=300)
+    author = models.CharField(max_length=200, blank=True)
+    unit_price = models.DecimalField(
+        max_digits=8, decimal_places=2, validators=[MinValueValidator(Decimal("0"))]
+    )
+    quantity = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
+    category = models.CharField(max_length=30, choices=ItemCategory.choices)
+
+    objects = OrderItemManager()
+
+    class Meta:
+        ordering = ["order", "line_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["order", "line_number"], name="order_item_line_unique"),
+            models.CheckConstraint(condition=models.Q(quantity__gte=1), name="order_item_quantity_positive"),
+            models.CheckConstraint(
+                condition=models.Q(unit_price__gte=0), name="order_item_price_not_negative"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(category__in=ItemCategory.values), name="order_item_category_valid"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.title} ({self.order.number})"
+
+    def natural_key(self):
+        return (*self.order.natural_key(), self.line_number)
+
+    natural_key.dependencies = ["orders.order"]
+
+    @property
+    def line_total(self) -> Decimal:
+        return self.unit_price * self.quantity
+
+
+class ReturnRecord(models.Model):
+    """A return merchandise authorisation (RMA), as promised to the customer."""
+
+    rma_number = models.CharField(
+        "RMA number",
+        max_length=RMA_NUMBER_LENGTH,
+        unique=True,
+        validators=[RegexValidator(RMA_NUMBER_PATTERN, "Use RMA- followed by 8 letters or digits.")],
+    )
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="returns")
+    items = models.ManyToManyField(OrderItem, through="ReturnLine", related_name="returns")
+    reason = models.TextField()
+    status = models.CharField(max_length=20, choices=ReturnStatus.choices, default=ReturnStatus.INITIATED)
+    refund_method = models.CharField(max_length=200)
+    refund_timeline_business_days = models.PositiveSmallIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "return"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(status__in=ReturnStatus.values), name="return_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(rma_number__startswith="RMA-")
+                & Exact(Length("rma_number"), RMA_NUMBER_LENGTH),
+                name="return_rma_number_shape",
+            ),
+        ]
+
+    def __str__(self):
+        return self.rma_number
+
+    @property
+    def holds_items(self) -> bool:
+        return self.status not in RETURN_STATUSES_RELEASING_ITEMS
+
+
+class ReturnLine(models.Model):
+    """An order item inside a return.
+
+    `holds_item` mirrors the return's status so that the database itself can
+    refuse a second return of an item while the first one stands.
+    """
+
+    return_record = models.ForeignKey(ReturnRecord, on_delete=models.CASCADE, related_name="lines")
+    order_item = models.ForeignKey(OrderItem, on_delete=models.PROTECT, related_name="return_lines")
+    holds_item = models.BooleanField(default=True)
+
+    class Meta:
+        ordering = ["return_record", "order_item__line_number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["return_record", "order_item"], name="return_line_item_once_per_return"
+            ),
+            models.UniqueConstraint(
+                fields=["order_item"],
+                condition=models.Q(holds_item=True),
+                name="return_line_item_in_one_open_return",
+                violation_error_message="This item is already part of an open return.",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.return_record.rma_number}: {self.order_item.title}"

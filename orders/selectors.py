@@ -1,0 +1,132 @@
+import hmac
+from dataclasses import dataclass
+from datetime import date, timedelta
+from enum import StrEnum
+
+from bookly.clock import store_today
+from orders.models import Order, OrderItem, OrderStatus, ReturnLine
+from policies.models import ReturnPolicy
+from policies.selectors import return_policy_get
+
+# Compared against when no order matches, so that a missing order and a wrong
+# email cost the same work.
+_NO_ORDER_EMAIL = "no-such-order@invalid"
+
+
+def _normalize_email(email: str) -> bytes:
+    return email.strip().casefold().encode()
+
+
+def order_get_for_customer(*, order_number: str, email: str) -> Order | None:
+    """The order, only when the email matches the one on it.
+
+    A missing order and a wrong email both give None: the caller cannot tell
+    them apart, so order numbers cannot be probed for their existence.
+    """
+    order = Order.objects.filter(number=order_number.strip().upper()).prefetch_related("items").first()
+    on_file = order.customer_email if order is not None else _NO_ORDER_EMAIL
+    matches = hmac.compare_digest(_normalize_email(on_file), _normalize_email(email))
+    return order if order is not None and matches else None
+
+
+class EligibilityCode(StrEnum):
+    ELIGIBLE = "eligible"
+    NOT_DELIVERED = "not_delivered"
+    CANCELLED = "cancelled"
+    WINDOW_EXPIRED = "window_expired"
+    NO_RETURNABLE_ITEMS = "no_returnable_items"
+    ALREADY_RETURNED = "already_returned"
+
+
+@dataclass(frozen=True)
+class ItemEligibility:
+    item: OrderItem
+    returnable: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class ReturnEligibility:
+    order: Order
+    code: EligibilityCode
+    reason: str
+    items: tuple[ItemEligibility, ...]
+    policy: ReturnPolicy
+    days_since_delivery: int | None
+    last_return_day: date | None
+
+    @property
+    def eligible(self) -> bool:
+        return self.code is EligibilityCode.ELIGIBLE
+
+    @property
+    def returnable_items(self) -> list[OrderItem]:
+        return [entry.item for entry in self.items if entry.returnable]
+
+
+def order_return_eligibility(*, order: Order, today: date | None = None) -> ReturnEligibility:
+    """Whether the order can be returned today, item by item, with reasons a customer understands.
+
+    The window counts whole days from delivery: with a 30-day window, day 30
+    is the last day a return can be started.
+    """
+    today = today or store_today()
+    policy = return_policy_get()
+    items = list(order.items.all())
+
+    def verdict(code, reason, item_entries=(), days=None, last_day=None):
+        if not item_entries:
+            item_entries = tuple(ItemEligibility(item, False, reason) for item in items)
+        return ReturnEligibility(order, code, reason, tuple(item_entries), policy, days, last_day)
+
+    if order.status == OrderStatus.CANCELLED:
+        return verdict(EligibilityCode.CANCELLED, "This order was cancelled, so there is nothing to return.")
+    if order.status != OrderStatus.DELIVERED:
+        return verdict(
+            EligibilityCode.NOT_DELIVERED,
+            "This order has not been delivered yet. A return can be started once it arrives.",
+        )
+
+    days = (today - order.delivered_on).days
+    last_day = order.delivered_on + timedelta(days=policy.window_days)
+    if days > policy.window_days:
+        return verdict(
+            EligibilityCode.WINDOW_EXPIRED,
+            f"Returns must be started within {policy.window_days} days of delivery. "
+            f"This order was delivered on {order.delivered_on.isoformat()}, so the last day "
+            f"to start a return was {last_day.isoformat()}.",
+            days=days,
+            last_day=last_day,
+        )
+
+    held_item_ids = set(
+        ReturnLine.objects.filter(order_item__order=order, holds_item=True).values_list(
+            "order_item_id", flat=True
+        )
+    )
+    not_returnable = set(policy.non_returnable_categories)
+    entries = []
+    for item in items:
+        if item.category in not_returnable:
+            label = item.get_category_display().lower()
+            article = "an" if label[0] in "aeiou" else "a"
+            reason = f"This is {article} {label}, and {label}s cannot be returned."
+            entries.append(ItemEligibility(item, False, reason))
+        elif item.id in held_item_ids:
+            entries.append(ItemEligibility(item, False, "This item is already part of an open return."))
+        else:
+            entries.append(ItemEligibility(item, True, "This item can be returned."))
+
+    if any(entry.returnable for entry in entries):
+        code = EligibilityCode.ELIGIBLE
+        reason = (
+            f"This order was delivered on {order.delivered_on.isoformat()}, within the "
+            f"{policy.window_days}-day return window, which ends on {last_day.isoformat()}."
+        )
+    elif held_item_ids:
+        code = EligibilityCode.ALREADY_RETURNED
+        reason = "Every returnable item in this order is already part of an open return."
+    else:
+        code = EligibilityCode.NO_RETURNABLE_ITEMS
+        reason = "None of the items in this order can be returned under our policy."
+    return verdict(code, reason, entries, days, last_day)

@@ -1,0 +1,137 @@
+import secrets
+import string
+from collections.abc import Collection
+from datetime import date
+
+from django.db import IntegrityError, transaction
+
+from orders.models import (
+    RETURN_STATUSES_RELEASING_ITEMS,
+    Order,
+    OrderItem,
+    ReturnLine,
+    ReturnRecord,
+    ReturnStatus,
+)
+from orders.selectors import order_return_eligibility
+
+_RMA_ALPHABET = string.ascii_uppercase + string.digits
+_RMA_ATTEMPTS = 5
+
+# Where each return status may go next; refunded, rejected and cancelled are final.
+RETURN_STATUS_TRANSITIONS: dict[str, frozenset[str]] = {
+    ReturnStatus.INITIATED: frozenset(
+        {ReturnStatus.LABEL_SENT, ReturnStatus.REJECTED, ReturnStatus.CANCELLED}
+    ),
+    ReturnStatus.LABEL_SENT: frozenset(
+        {ReturnStatus.RECEIVED, ReturnStatus.REJECTED, ReturnStatus.CANCELLED}
+    ),
+    ReturnStatus.RECEIVED: frozenset({ReturnStatus.REFUNDED, ReturnStatus.REJECTED}),
+    ReturnStatus.REFUNDED: frozenset(),
+    ReturnStatus.REJECTED: frozenset(),
+    ReturnStatus.CANCELLED: frozenset(),
+}
+
+
+class ReturnNotAllowed(Exception):
+    """A return the store cannot start; `code` is stable, `message` is for the customer."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _new_rma_number() -> str:
+    return "RMA-" + "".join(secrets.choice(_RMA_ALPHABET) for _ in range(8))
+
+
+def return_record_create(
+    *,
+    order: Order,
+    reason: str,
+    items: Collection[OrderItem] | None = None,
+    today: date | None = None,
+) -> ReturnRecord:
+    """Start a return for the given items (default: every item that can be returned).
+
+    Raises ReturnNotAllowed with code `not_eligible`, `item_not_returnable`,
+    `item_not_in_order` or `already_initiated`.
+    """
+    reason = reason.strip()
+    if not reason:
+        raise ReturnNotAllowed("reason_required", "Please tell us briefly why you are returning the items.")
+
+    with transaction.atomic():
+        # Serialise returns of the same order (a no-op on SQLite, whose
+        # IMMEDIATE transactions are serialised already).
+        order = Order.objects.select_for_update().get(pk=order.pk)
+        eligibility = order_return_eligibility(order=order, today=today)
+        by_id = {entry.item.id: entry for entry in eligibility.items}
+
+        if items is None:
+            if not eligibility.eligible:
+                code = "already_initiated" if eligibility.code == "already_returned" else "not_eligible"
+                raise ReturnNotAllowed(code, eligibility.reason)
+            chosen = eligibility.returnable_items
+        else:
+            chosen = []
+            for item in items:
+                entry = by_id.get(item.id)
+                if entry is None:
+                    raise ReturnNotAllowed("item_not_in_order", "That item is not part of this order.")
+                if not entry.returnable:
+                    if eligibility.code in ("not_delivered", "cancelled", "window_expired"):
+                        raise ReturnNotAllowed("not_eligible", eligibility.reason)
+                    if entry.item.return_lines.filter(holds_item=True).exists():
+                        raise ReturnNotAllowed("already_initiated", entry.reason)
+                    raise ReturnNotAllowed("item_not_returnable", entry.reason)
+                chosen.append(entry.item)
+            if not chosen:
+                raise ReturnNotAllowed("item_not_in_order", "Please choose at least one item to return.")
+
+        policy = eligibility.policy
+        for _ in range(_RMA_ATTEMPTS):
+            try:
+                with transaction.atomic():
+                    record = ReturnRecord.objects.create(
+                        rma_number=_new_rma_number(),
+                        order=order,
+                        reason=reason,
+                        refund_method=policy.refund_method,
+                        refund_timeline_business_days=policy.refund_timeline_business_days,
+                    )
+                    ReturnLine.objects.bulk_create(
+                        ReturnLine(return_record=record, order_item=item) for item in chosen
+                    )
+                return record
+            except IntegrityError:
+                # Either another return took one of these items a moment ago
+                # (the database's one-open-return rule), or the random RMA
+                # number collided: tell them apart and retry only the latter.
+                if ReturnLine.objects.filter(order_item__in=chosen, holds_item=True).exists():
+                    raise ReturnNotAllowed(
+                        "already_initiated", "These items are already part of an open return."
+                    ) from None
+        raise RuntimeError("Could not allocate a unique RMA number.")
+
+
+def return_record_set_status(*, return_record: ReturnRecord, status: ReturnStatus) -> ReturnRecord:
+    """Move a return to its next status; a rejected or cancelled return frees its items."""
+    with transaction.atomic():
+        record = ReturnRecord.objects.select_for_update().get(pk=return_record.pk)
+        if status not in RETURN_STATUS_TRANSITIONS[record.status]:
+            raise ValueError(f"A return cannot go from {record.status} to {status}.")
+        record.status = status
+        record.save(update_fields=["status"])
+        record.lines.update(holds_item=status not in RETURN_STATUSES_RELEASING_ITEMS)
+    return record
+
+
+def return_records_delete_for_orders(*, order_numbers: Collection[str]) -> int:
+    """Delete every return of these orders; for resetting demo data only. Returns how many."""
+    with transaction.atomic():
+        records = ReturnRecord.objects.filter(order__number__in=order_numbers)
+        count = records.count()
+        records.delete()
+    return count

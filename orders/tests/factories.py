@@ -1,0 +1,53 @@
+from datetime import date, timedelta
+from decimal import Decimal
+
+import factory
+from factory.django import DjangoModelFactory
+
+from orders.models import ItemCategory, Order, OrderItem, OrderStatus
+
+
+class OrderFactory(DjangoModelFactory):
+    class Meta:
+        model = Order
+
+    number = factory.Sequence(lambda n: f"BK-{50000 + n}")
+    customer_name = factory.Faker("name")
+    customer_email = factory.Sequence(lambda n: f"customer{n}@example.com")
+    status = OrderStatus.PROCESSING
+    ordered_on = date(2026, 4, 1)
+    delivered_on = None
+    tracking_number = ""
+    total = Decimal("0.00")
+
+    class Params:
+        shipped = factory.Trait(status=OrderStatus.SHIPPED, tracking_number="1Z999AA10000000001")
+        delivered = factory.Trait(
+            status=OrderStatus.DELIVERED,
+            tracking_number="1Z999AA10000000002",
+            delivered_on=factory.LazyAttribute(lambda o: o.ordered_on + timedelta(days=3)),
+        )
+
+
+class OrderItemFactory(DjangoModelFactory):
+    class Meta:
+        model = OrderItem
+
+    order = factory.SubFactory(OrderFactory)
+    line_number = factory.Sequence(lambda n: n + 1)
+    title = factory.Sequence(lambda n: f"Book number {n}")
+    author = factory.Faker("name")
+    unit_price = Decimal("12.50")
+    quantity = 1
+    category = ItemCategory.FICTION
+
+
+def delivered_order(*, days_ago: int, today: date, categories=(ItemCategory.FICTION,), **kwargs) -> Order:
+    """A delivered order whose delivery lies `days_ago` days before `today`, one item per category."""
+    delivered_on = today - timedelta(days=days_ago)
+    order = OrderFactory(
+        delivered=True, ordered_on=delivered_on - timedelta(days=2), delivered_on=delivered_on, **kwargs
+    )
+    for line, category in enumerate(categories, start=1):
+        OrderItemFactory(order=order, line_number=line, category=category, title=f"{category} book {line}")
+    return order

@@ -1,0 +1,132 @@
+from datetime import date
+
+import pytest
+
+from orders.models import Order, ReturnRecord
+from orders.services import return_record_create
+
+TODAY = date(2026, 4, 14)
+
+
+@pytest.fixture
+def demo_return(demo_data):
+    order = Order.objects.get(number="BK-10042")
+    return return_record_create(order=order, reason="Arrived with a torn cover", today=TODAY)
+
+
+@pytest.mark.django_db
+class TestOrderAdminForSupportStaff:
+    def test_list_shows_orders_with_their_columns(self, demo_data, staff_client):
+        page = staff_client.get("/admin/orders/order/")
+        assert page.status_code == 200
+        html = page.content.decode()
+        for expected in ["BK-10042", "BK-10089", "BK-10103", "BK-9871", "Sarah Chen", "36.98"]:
+            assert expected in html
+
+    @pytest.mark.parametrize(
+        ("query", "found", "absent"),
+        [
+            ("BK-9871", "Maria Gonzalez", "James Murphy"),
+            ("james.murphy@example.com", "BK-10089", "BK-9871"),
+        ],
+    )
+    def test_search_by_number_or_email(self, demo_data, staff_client, query, found, absent):
+        html = staff_client.get("/admin/orders/order/", {"q": query}).content.decode()
+        assert found in html
+        assert absent not in html
+
+    def test_filter_by_status(self, demo_data, staff_client):
+        html = staff_client.get("/admin/orders/order/", {"status__exact": "delivered"}).content.decode()
+        assert "BK-10042" in html and "BK-9871" in html
+        assert "BK-10089" not in html
+
+    def test_detail_shows_items_read_only(self, demo_data, staff_client):
+        order = Order.objects.get(number="BK-10042")
+        page = staff_client.get(f"/admin/orders/order/{order.pk}/change/")
+        html = page.content.decode()
+        assert page.status_code == 200
+        assert "The Goldfinch" in html and "Sapiens" in html
+        assert 'name="items-0-title"' not in html
+        assert 'name="customer_email"' not in html
+        assert 'name="_save"' not in html
+
+    def test_cannot_change_add_or_delete_orders(self, demo_data, staff_client):
+        order = Order.objects.get(number="BK-10042")
+        change = staff_client.post(f"/admin/orders/order/{order.pk}/change/", {"customer_name": "Mallory"})
+        add = staff_client.get("/admin/orders/order/add/")
+        delete = staff_client.post(f"/admin/orders/order/{order.pk}/delete/", {"post": "yes"})
+        assert (change.status_code, add.status_code, delete.status_code) == (403, 403, 403)
+        order.refresh_from_db()
+        assert order.customer_name == "Sarah Chen"
+
+    def test_frozen_clock_notice_is_shown(self, demo_data, staff_client):
+        html = staff_client.get("/admin/").content.decode()
+        assert "The store's clock is frozen at 2026-04-14" in html
+
+    def test_no_notice_on_the_real_clock(self, demo_data, staff_client, settings):
+        settings.BOOKLY_TODAY = None
+        html = staff_client.get("/admin/").content.decode()
+        assert "store-clock-notice" not in html
+
+
+@pytest.mark.django_db
+class TestReturnAdminForSupportStaff:
+    def test_list_shows_the_return(self, demo_return, staff_client):
+        html = staff_client.get("/admin/orders/returnrecord/").content.decode()
+        assert demo_return.rma_number in html
+        assert "BK-10042" in html
+        assert "sarah.chen@example.com" in html
+
+    @pytest.mark.parametrize("query", ["rma", "BK-10042", "SARAH.CHEN@example.com"])
+    def test_search_by_rma_order_or_email(self, demo_return, staff_client, query):
+        query = demo_return.rma_number if query == "rma" else query
+        html = staff_client.get("/admin/orders/returnrecord/", {"q": query}).content.decode()
+        assert demo_return.rma_number in html
+
+    def test_search_for_another_customer_finds_nothing(self, demo_return, staff_client):
+        html = staff_client.get("/admin/orders/returnrecord/", {"q": "maria.gonzalez"}).content.decode()
+        assert demo_return.rma_number not in html
+
+    def test_filter_by_status(self, demo_return, staff_client):
+        initiated = staff_client.get("/admin/orders/returnrecord/", {"status__exact": "initiated"})
+        refunded = staff_client.get("/admin/orders/returnrecord/", {"status__exact": "refunded"})
+        assert demo_return.rma_number in initiated.content.decode()
+        assert demo_return.rma_number not in refunded.content.decode()
+
+    def test_detail_is_read_only_and_lists_items(self, demo_return, staff_client):
+        page = staff_client.get(f"/admin/orders/returnrecord/{demo_return.pk}/change/")
+        html = page.content.decode()
+        assert page.status_code == 200
+        assert "Arrived with a torn cover" in html
+        assert "The Goldfinch" in html and "Sapiens" in html
+        assert 'name="status"' not in html
+
+    def test_cannot_change_add_or_delete_returns(self, demo_return, staff_client):
+        change = staff_client.post(
+            f"/admin/orders/returnrecord/{demo_return.pk}/change/", {"status": "refunded"}
+        )
+        add = staff_client.get("/admin/orders/returnrecord/add/")
+        delete = staff_client.post(f"/admin/orders/returnrecord/{demo_return.pk}/delete/", {"post": "yes"})
+        assert (change.status_code, add.status_code, delete.status_code) == (403, 403, 403)
+        assert ReturnRecord.objects.get().status == "initiated"
+
+    def test_even_a_superuser_cannot_edit_a_return_in_admin(self, demo_return, superuser_client):
+        response = superuser_client.post(
+            f"/admin/orders/returnrecord/{demo_return.pk}/change/", {"status": "refunded"}
+        )
+        assert response.status_code == 403
+        assert ReturnRecord.objects.get().status == "initiated"
+
+
+@pytest.mark.django_db
+def test_anonymous_visitor_is_sent_to_login(demo_data, client):
+    response = client.get("/admin/orders/order/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
+
+
+@pytest.mark.django_db
+def test_staff_without_the_group_sees_no_orders(demo_data, client, django_user_model):
+    django_user_model.objects.create_user(username="temp", password="temp-pass-1234", is_staff=True)
+    client.post("/admin/login/", {"username": "temp", "password": "temp-pass-1234"})
+    assert client.get("/admin/orders/order/").status_code == 403

@@ -1,0 +1,56 @@
+from datetime import date
+from decimal import Decimal
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError
+
+from orders.models import OrderStatus
+from orders.tests.factories import OrderFactory, OrderItemFactory
+
+
+@pytest.mark.django_db
+class TestOrderRulesHeldByTheDatabase:
+    def test_delivered_order_needs_a_delivery_date(self):
+        with pytest.raises(IntegrityError):
+            OrderFactory(status=OrderStatus.DELIVERED, tracking_number="1Z", delivered_on=None)
+
+    def test_undelivered_order_has_no_delivery_date(self):
+        with pytest.raises(IntegrityError):
+            OrderFactory(status=OrderStatus.SHIPPED, tracking_number="1Z", delivered_on=date(2026, 4, 2))
+
+    def test_delivery_cannot_precede_the_order(self):
+        with pytest.raises(IntegrityError):
+            OrderFactory(delivered=True, ordered_on=date(2026, 4, 5), delivered_on=date(2026, 4, 1))
+
+    def test_processing_order_has_no_tracking_number(self):
+        with pytest.raises(IntegrityError):
+            OrderFactory(status=OrderStatus.PROCESSING, tracking_number="1Z999")
+
+    def test_unknown_status_is_refused(self):
+        with pytest.raises(IntegrityError):
+            OrderFactory(status="lost")
+
+    def test_order_number_is_unique(self):
+        OrderFactory(number="BK-1000")
+        with pytest.raises(IntegrityError):
+            OrderFactory(number="BK-1000")
+
+    def test_item_quantity_must_be_positive(self):
+        with pytest.raises(IntegrityError):
+            OrderItemFactory(quantity=0)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("number", ["BK-123", "BK-1234567", "bk-1234", "XX-1234", "BK-12a4"])
+def test_order_number_shape_is_validated(number):
+    order = OrderFactory.build(number=number, total=Decimal("1.00"))
+    with pytest.raises(ValidationError) as error:
+        order.full_clean()
+    assert "number" in error.value.message_dict
+
+
+@pytest.mark.django_db
+def test_line_total_multiplies_price_by_quantity():
+    item = OrderItemFactory(unit_price=Decimal("16.99"), quantity=3)
+    assert item.line_total == Decimal("50.97")

@@ -1,0 +1,127 @@
+from datetime import date
+
+import pytest
+
+from orders.models import ItemCategory
+from orders.selectors import EligibilityCode, order_get_for_customer, order_return_eligibility
+from orders.services import return_record_create
+from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
+from policies.selectors import return_policy_get
+
+TODAY = date(2026, 4, 14)
+
+
+@pytest.mark.django_db
+class TestOrderGetForCustomer:
+    def test_matching_email_returns_the_order(self):
+        order = OrderFactory(number="BK-1234", customer_email="ann@example.com")
+        assert order_get_for_customer(order_number="BK-1234", email="ann@example.com") == order
+
+    @pytest.mark.parametrize("typed", ["  Ann@Example.COM ", "ANN@EXAMPLE.COM", "\tann@example.com\n"])
+    def test_email_is_trimmed_and_case_insensitive(self, typed):
+        order = OrderFactory(number="BK-1234", customer_email="ann@example.com")
+        assert order_get_for_customer(order_number="BK-1234", email=typed) == order
+
+    def test_order_number_is_trimmed_and_case_insensitive(self):
+        order = OrderFactory(number="BK-1234", customer_email="ann@example.com")
+        assert order_get_for_customer(order_number=" bk-1234 ", email="ann@example.com") == order
+
+    def test_wrong_email_looks_exactly_like_a_missing_order(self):
+        OrderFactory(number="BK-1234", customer_email="ann@example.com")
+        wrong_email = order_get_for_customer(order_number="BK-1234", email="bob@example.com")
+        missing = order_get_for_customer(order_number="BK-9999", email="ann@example.com")
+        assert wrong_email is None
+        assert missing is None
+
+    def test_email_of_another_customer_does_not_unlock_an_order(self):
+        OrderFactory(number="BK-1234", customer_email="ann@example.com")
+        OrderFactory(number="BK-5678", customer_email="bob@example.com")
+        assert order_get_for_customer(order_number="BK-1234", email="bob@example.com") is None
+
+    def test_empty_email_never_matches(self):
+        OrderFactory(number="BK-1234", customer_email="ann@example.com")
+        assert order_get_for_customer(order_number="BK-1234", email="") is None
+
+
+@pytest.mark.django_db
+class TestReturnEligibility:
+    @pytest.mark.parametrize(
+        ("days_ago", "eligible"),
+        [(0, True), (1, True), (29, True), (30, True), (31, False), (60, False)],
+    )
+    def test_window_counts_whole_days_from_delivery_day_30_included(self, days_ago, eligible):
+        order = delivered_order(days_ago=days_ago, today=TODAY)
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.eligible is eligible
+        assert result.days_since_delivery == days_ago
+
+    def test_expired_window_names_the_last_day_in_customer_words(self):
+        order = delivered_order(days_ago=31, today=TODAY)
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.code == EligibilityCode.WINDOW_EXPIRED
+        assert "30 days of delivery" in result.reason
+        assert result.last_return_day == date(2026, 4, 13)
+        assert "2026-04-13" in result.reason
+        assert not any(entry.returnable for entry in result.items)
+
+    def test_window_length_comes_from_the_policy_row(self):
+        policy = return_policy_get()
+        policy.window_days = 10
+        policy.save()
+        order = delivered_order(days_ago=11, today=TODAY)
+        assert order_return_eligibility(order=order, today=TODAY).code == EligibilityCode.WINDOW_EXPIRED
+
+    @pytest.mark.parametrize(("trait", "code"), [("shipped", "not_delivered"), (None, "not_delivered")])
+    def test_undelivered_orders_cannot_be_returned(self, trait, code):
+        order = OrderFactory(**({trait: True} if trait else {}))
+        OrderItemFactory(order=order)
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.code == code
+        assert not result.eligible
+        assert "not been delivered" in result.reason
+
+    def test_cancelled_order_cannot_be_returned(self):
+        order = OrderFactory(status="cancelled")
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.code == EligibilityCode.CANCELLED
+
+    def test_non_returnable_categories_are_excluded_item_by_item(self):
+        order = delivered_order(
+            days_ago=5,
+            today=TODAY,
+            categories=[ItemCategory.FICTION, ItemCategory.EBOOK, ItemCategory.GIFT_CARD],
+        )
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.eligible
+        verdicts = {entry.item.category: entry for entry in result.items}
+        assert verdicts["fiction"].returnable
+        assert not verdicts["ebook"].returnable
+        assert verdicts["ebook"].reason == "This is an ebook, and ebooks cannot be returned."
+        assert not verdicts["gift_card"].returnable
+        assert verdicts["gift_card"].reason == "This is a gift card, and gift cards cannot be returned."
+
+    def test_order_of_only_non_returnable_items_is_not_eligible(self):
+        order = delivered_order(
+            days_ago=5, today=TODAY, categories=[ItemCategory.AUDIOBOOK, ItemCategory.PERSONALIZED_ITEM]
+        )
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.code == EligibilityCode.NO_RETURNABLE_ITEMS
+        assert result.returnable_items == []
+
+    def test_items_already_in_an_open_return_are_not_returnable_again(self):
+        order = delivered_order(
+            days_ago=5, today=TODAY, categories=[ItemCategory.FICTION, ItemCategory.NONFICTION]
+        )
+        first = order.items.get(line_number=1)
+        return_record_create(order=order, reason="Damaged", items=[first], today=TODAY)
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.eligible
+        assert [item.line_number for item in result.returnable_items] == [2]
+        held = next(entry for entry in result.items if entry.item == first)
+        assert held.reason == "This item is already part of an open return."
+
+    def test_everything_already_returned_says_so(self):
+        order = delivered_order(days_ago=5, today=TODAY)
+        return_record_create(order=order, reason="Changed my mind", today=TODAY)
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert result.code == EligibilityCode.ALREADY_RETURNED

@@ -1,0 +1,187 @@
+import re
+from datetime import date
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError
+
+from orders import services
+from orders.models import ItemCategory, ReturnLine, ReturnRecord, ReturnStatus
+from orders.services import ReturnNotAllowed, return_record_create, return_record_set_status
+from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
+from policies.selectors import return_policy_get
+
+TODAY = date(2026, 4, 14)
+
+
+@pytest.mark.django_db
+class TestReturnRecordCreate:
+    def test_creates_rma_for_every_returnable_item_with_policy_terms_copied(self):
+        order = delivered_order(
+            days_ago=10,
+            today=TODAY,
+            categories=[ItemCategory.FICTION, ItemCategory.NONFICTION, ItemCategory.EBOOK],
+        )
+        record = return_record_create(order=order, reason="  Arrived damaged ", today=TODAY)
+
+        assert re.fullmatch(r"RMA-[A-Z0-9]{8}", record.rma_number)
+        assert record.status == ReturnStatus.INITIATED
+        assert record.reason == "Arrived damaged"
+        assert sorted(item.category for item in record.items.all()) == ["fiction", "nonfiction"]
+        policy = return_policy_get()
+        assert record.refund_method == policy.refund_method
+        assert record.refund_timeline_business_days == policy.refund_timeline_business_days
+
+    def test_refund_terms_are_a_copy_not_a_reference(self):
+        order = delivered_order(days_ago=10, today=TODAY)
+        record = return_record_create(order=order, reason="Too long", today=TODAY)
+        policy = return_policy_get()
+        policy.refund_timeline_business_days = 14
+        policy.save()
+        record.refresh_from_db()
+        assert record.refund_timeline_business_days == 7
+
+    def test_day_30_is_accepted_and_day_31_refused(self):
+        on_time = delivered_order(days_ago=30, today=TODAY)
+        late = delivered_order(days_ago=31, today=TODAY)
+        assert return_record_create(order=on_time, reason="Gift duplicate", today=TODAY).pk
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=late, reason="Gift duplicate", today=TODAY)
+        assert refused.value.code == "not_eligible"
+        assert ReturnRecord.objects.filter(order=late).count() == 0
+
+    def test_undelivered_order_is_refused(self):
+        order = OrderFactory(shipped=True)
+        OrderItemFactory(order=order)
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="Changed my mind", today=TODAY)
+        assert refused.value.code == "not_eligible"
+        assert "not been delivered" in refused.value.message
+
+    def test_non_returnable_item_is_refused_when_asked_for_by_name(self):
+        order = delivered_order(
+            days_ago=3, today=TODAY, categories=[ItemCategory.FICTION, ItemCategory.AUDIOBOOK]
+        )
+        audiobook = order.items.get(category=ItemCategory.AUDIOBOOK)
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="Not for me", items=[audiobook], today=TODAY)
+        assert refused.value.code == "item_not_returnable"
+        assert not ReturnRecord.objects.exists()
+
+    def test_item_of_another_order_is_refused(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        stranger = delivered_order(days_ago=3, today=TODAY).items.get()
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="Wrong book", items=[stranger], today=TODAY)
+        assert refused.value.code == "item_not_in_order"
+
+    def test_item_already_in_an_open_return_is_refused(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        return_record_create(order=order, reason="Damaged", today=TODAY)
+        with pytest.raises(ReturnNotAllowed) as again_all:
+            return_record_create(order=order, reason="Damaged", today=TODAY)
+        with pytest.raises(ReturnNotAllowed) as again_named:
+            return_record_create(order=order, reason="Damaged", items=list(order.items.all()), today=TODAY)
+        assert again_all.value.code == "already_initiated"
+        assert again_named.value.code == "already_initiated"
+        assert ReturnRecord.objects.filter(order=order).count() == 1
+
+    def test_cancelled_return_frees_its_items(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        first = return_record_create(order=order, reason="Damaged", today=TODAY)
+        return_record_set_status(return_record=first, status=ReturnStatus.CANCELLED)
+        second = return_record_create(order=order, reason="Damaged after all", today=TODAY)
+        assert second.rma_number != first.rma_number
+
+    def test_refunded_return_keeps_holding_its_items(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        record = return_record_create(order=order, reason="Damaged", today=TODAY)
+        for status in (ReturnStatus.LABEL_SENT, ReturnStatus.RECEIVED, ReturnStatus.REFUNDED):
+            record = return_record_set_status(return_record=record, status=status)
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="Again", today=TODAY)
+        assert refused.value.code == "already_initiated"
+
+    def test_empty_reason_is_refused(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="   ", today=TODAY)
+        assert refused.value.code == "reason_required"
+
+    def test_rma_number_collision_is_retried(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        other = delivered_order(days_ago=3, today=TODAY)
+        taken = return_record_create(order=other, reason="Damaged", today=TODAY).rma_number
+        numbers = iter([taken, "RMA-NEWONE11"])
+        with mock.patch.object(services, "_new_rma_number", lambda: next(numbers)):
+            record = return_record_create(order=order, reason="Damaged", today=TODAY)
+        assert record.rma_number == "RMA-NEWONE11"
+
+    def test_database_refuses_a_second_open_return_of_an_item_even_past_the_service(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        record = return_record_create(order=order, reason="Damaged", today=TODAY)
+        other = ReturnRecord.objects.create(
+            rma_number="RMA-ABCDEFGH",
+            order=order,
+            reason="x",
+            refund_method="card",
+            refund_timeline_business_days=7,
+        )
+        with pytest.raises(IntegrityError):
+            ReturnLine.objects.create(return_record=other, order_item=record.items.get())
+
+    def test_race_lost_to_the_database_rule_reports_already_initiated(self):
+        """Two requests pass the eligibility check; the database lets only one through."""
+        order = delivered_order(days_ago=3, today=TODAY)
+        real_check = services.order_return_eligibility
+
+        def check_then_competitor_wins(**kwargs):
+            result = real_check(**kwargs)
+            competitor = ReturnRecord.objects.create(
+                rma_number="RMA-RIVAL001",
+                order=order,
+                reason="x",
+                refund_method="card",
+                refund_timeline_business_days=7,
+            )
+            ReturnLine.objects.create(return_record=competitor, order_item=order.items.get())
+            return result
+
+        with (
+            mock.patch.object(services, "order_return_eligibility", check_then_competitor_wins),
+            pytest.raises(ReturnNotAllowed) as refused,
+        ):
+            return_record_create(order=order, reason="Damaged", today=TODAY)
+        assert refused.value.code == "already_initiated"
+
+
+@pytest.mark.django_db
+class TestReturnRecordSetStatus:
+    def test_final_status_cannot_move(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        record = return_record_create(order=order, reason="Damaged", today=TODAY)
+        record = return_record_set_status(return_record=record, status=ReturnStatus.REJECTED)
+        with pytest.raises(ValueError, match="cannot go from rejected"):
+            return_record_set_status(return_record=record, status=ReturnStatus.RECEIVED)
+
+    def test_rejecting_releases_the_lines(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        record = return_record_create(order=order, reason="Damaged", today=TODAY)
+        return_record_set_status(return_record=record, status=ReturnStatus.REJECTED)
+        assert not ReturnLine.objects.filter(return_record=record, holds_item=True).exists()
+
+
+@pytest.mark.django_db
+def test_clear_demo_returns_deletes_only_returns_of_demo_orders(demo_data, capsys):
+    from orders.models import Order
+
+    demo = Order.objects.get(number="BK-10042")
+    return_record_create(order=demo, reason="Damaged", today=TODAY)
+    outsider = delivered_order(days_ago=3, today=TODAY)
+    kept = return_record_create(order=outsider, reason="Damaged", today=TODAY)
+
+    call_command("clear_demo_returns")
+
+    assert list(ReturnRecord.objects.all()) == [kept]
+    assert "Deleted 1 return(s)" in capsys.readouterr().out

@@ -1,0 +1,58 @@
+from django import forms
+from django.contrib import admin
+
+from orders.models import ItemCategory
+from policies.models import PolicyEntry, ReturnPolicy
+
+
+@admin.register(PolicyEntry)
+class PolicyEntryAdmin(admin.ModelAdmin):
+    list_display = ["topic", "title", "is_published", "updated_at", "updated_by"]
+    list_filter = ["is_published"]
+    search_fields = ["topic", "title", "text"]
+    fields = ["topic", "title", "text", "is_published", "updated_at", "updated_by"]
+    readonly_fields = ["updated_at", "updated_by"]
+
+    def save_model(self, request, obj, form, change):
+        obj.updated_by = request.user
+        super().save_model(request, obj, form, change)
+
+    def has_delete_permission(self, request, obj=None):
+        # Unpublish instead: the history of what customers were told stays.
+        return False
+
+
+class ReturnPolicyForm(forms.ModelForm):
+    non_returnable_categories = forms.MultipleChoiceField(
+        choices=ItemCategory.choices,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Items in these categories can never be returned.",
+    )
+
+    class Meta:
+        model = ReturnPolicy
+        fields = [
+            "window_days",
+            "condition_requirements",
+            "refund_method",
+            "refund_timeline_business_days",
+            "non_returnable_categories",
+        ]
+
+
+@admin.register(ReturnPolicy)
+class ReturnPolicyAdmin(admin.ModelAdmin):
+    """One row; only superusers change it, because the assistant promises what it says."""
+
+    form = ReturnPolicyForm
+    list_display = ["__str__", "window_days", "refund_method", "refund_timeline_business_days"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_superuser
+
+    def has_delete_permission(self, request, obj=None):
+        return False

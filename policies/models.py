@@ -1,0 +1,100 @@
+from django.conf import settings
+from django.core.validators import MinValueValidator, RegexValidator
+from django.db import models
+
+from orders.models import ItemCategory
+
+TOPIC_KEY_PATTERN = r"^[a-z_]{1,40}$"
+
+
+class PolicyEntryManager(models.Manager):
+    def get_by_natural_key(self, topic):
+        return self.get(topic=topic)
+
+
+class PolicyEntry(models.Model):
+    """One FAQ answer the assistant may quote word for word."""
+
+    topic = models.CharField(
+        max_length=40,
+        unique=True,
+        validators=[
+            RegexValidator(
+                TOPIC_KEY_PATTERN,
+                "Use only lowercase letters and underscores (for example shipping_times).",
+            )
+        ],
+        help_text=(
+            "Lowercase letters and underscores, at most 40 characters. The assistant looks answers up by it."
+        ),
+    )
+    title = models.CharField(max_length=200)
+    text = models.TextField(help_text="Quoted to customers exactly as written. Plain text, no markdown.")
+    is_published = models.BooleanField(
+        "published", default=True, help_text="Only published entries are quoted to customers."
+    )
+    updated_at = models.DateTimeField("last updated", auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        verbose_name="last updated by",
+    )
+
+    objects = PolicyEntryManager()
+
+    class Meta:
+        ordering = ["topic"]
+        verbose_name = "FAQ entry"
+        verbose_name_plural = "FAQ entries"
+
+    def __str__(self):
+        return self.title
+
+    def natural_key(self):
+        return (self.topic,)
+
+
+class ReturnPolicy(models.Model):
+    """The store's return policy: one row, read by the eligibility check and the assistant's prompt."""
+
+    SINGLETON_ID = 1
+
+    id = models.PositiveSmallIntegerField(primary_key=True, default=SINGLETON_ID, editable=False)
+    window_days = models.PositiveSmallIntegerField(
+        "return window (days from delivery)", validators=[MinValueValidator(1)]
+    )
+    condition_requirements = models.TextField(
+        help_text="The condition a returned item must be in, in words a customer understands."
+    )
+    refund_method = models.CharField(max_length=200, help_text='For example "the original payment method".')
+    refund_timeline_business_days = models.PositiveSmallIntegerField(
+        "refund timeline (business days after we receive the return)", validators=[MinValueValidator(1)]
+    )
+    non_returnable_categories = models.JSONField(
+        default=list, blank=True, help_text="Item categories that can never be returned."
+    )
+
+    class Meta:
+        verbose_name = "return policy"
+        verbose_name_plural = "return policy"
+        constraints = [
+            models.CheckConstraint(condition=models.Q(id=1), name="return_policy_single_row"),
+            models.CheckConstraint(
+                condition=models.Q(window_days__gte=1), name="return_policy_window_positive"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(refund_timeline_business_days__gte=1),
+                name="return_policy_refund_timeline_positive",
+            ),
+        ]
+
+    def __str__(self):
+        return "Return policy"
+
+    @property
+    def non_returnable_category_labels(self) -> list[str]:
+        labels = dict(ItemCategory.choices)
+        return [labels.get(value, value) for value in self.non_returnable_categories]

@@ -1,0 +1,1 @@
+# The assistant's conversations live here (see the assistant issue).
