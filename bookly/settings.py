@@ -40,7 +40,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "bookly.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -124,10 +124,40 @@ if _today := env.str("BOOKLY_TODAY", default=""):
             f"bookly: BOOKLY_TODAY must be an ISO date like 2026-04-14, not {_today!r}."
         ) from None
 
+# The assistant's model. "auto": Claude when ANTHROPIC_API_KEY is set, else the
+# built-in offline model; "offline" forces the offline model; "anthropic" requires a key.
+BOOKLY_LLM = env.str("BOOKLY_LLM", default="auto")
+if BOOKLY_LLM not in ("auto", "offline", "anthropic"):
+    raise SystemExit(f"bookly: BOOKLY_LLM must be auto, offline or anthropic, not {BOOKLY_LLM!r}.")
+ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
+if BOOKLY_LLM == "anthropic" and not ANTHROPIC_API_KEY:
+    raise SystemExit("bookly: BOOKLY_LLM=anthropic needs ANTHROPIC_API_KEY.")
+# A current Sonnet that the pinned SDK does not list as deprecated (a test checks).
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
+ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default=DEFAULT_ANTHROPIC_MODEL)
+ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
+ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=1024)
+ANTHROPIC_TIMEOUT_SECONDS = env.float("ANTHROPIC_TIMEOUT_SECONDS", default=30.0)
+ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=1)
+
+# Limits of one turn and one conversation.
+BOOKLY_MAX_MODEL_CALLS_PER_TURN = env.int("BOOKLY_MAX_MODEL_CALLS_PER_TURN", default=8)
+BOOKLY_MAX_TURNS_PER_CONVERSATION = env.int("BOOKLY_MAX_TURNS_PER_CONVERSATION", default=40)
+BOOKLY_MAX_MESSAGE_CHARS = env.int("BOOKLY_MAX_MESSAGE_CHARS", default=4000)
+# A turn gives up (503, "try again") once this much time has passed, so that
+# it always ends inside the server's request timeout (gunicorn: 120 s).
+BOOKLY_TURN_DEADLINE_SECONDS = env.float("BOOKLY_TURN_DEADLINE_SECONDS", default=75.0)
+# How long a running turn holds its conversation; longer than any turn can run.
+BOOKLY_TURN_LEASE_SECONDS = env.float("BOOKLY_TURN_LEASE_SECONDS", default=90.0)
+BOOKLY_CONVERSATION_IDLE_MINUTES = env.int("BOOKLY_CONVERSATION_IDLE_MINUTES", default=30)
+BOOKLY_CONVERSATION_RETENTION_DAYS = env.int("BOOKLY_CONVERSATION_RETENTION_DAYS", default=90)
+
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env.str("BOOKLY_LOG_LEVEL", default="INFO")},
+    # The SDK's HTTP client logs every request URL at INFO; keep only its warnings.
+    "loggers": {"httpx2": {"level": "WARNING"}, "httpcore2": {"level": "WARNING"}},
 }

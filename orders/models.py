@@ -158,6 +158,14 @@ class ReturnRecord(models.Model):
     refund_method = models.CharField(max_length=200)
     refund_timeline_business_days = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+    conversation = models.ForeignKey(
+        "support.Conversation",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="returns",
+        help_text="The chat conversation that started this return, if any.",
+    )
 
     class Meta:
         ordering = ["-created_at"]

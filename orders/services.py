@@ -51,9 +51,12 @@ def return_record_create(
     order: Order,
     reason: str,
     items: Collection[OrderItem] | None = None,
+    conversation=None,
     today: date | None = None,
 ) -> ReturnRecord:
     """Start a return for the given items (default: every item that can be returned).
+
+    `conversation` is the support.Conversation that asked for it, if any.
 
     Raises ReturnNotAllowed with code `not_eligible`, `item_not_returnable`,
     `item_not_in_order` or `already_initiated`.
@@ -100,6 +103,7 @@ def return_record_create(
                         reason=reason,
                         refund_method=policy.refund_method,
                         refund_timeline_business_days=policy.refund_timeline_business_days,
+                        conversation=conversation,
                     )
                     ReturnLine.objects.bulk_create(
                         ReturnLine(return_record=record, order_item=item) for item in chosen

@@ -1,4 +1,5 @@
 import os
+import re
 import subprocess
 import sys
 from datetime import date
@@ -64,3 +65,11 @@ def test_store_today_is_the_real_date_otherwise(settings):
 @pytest.mark.django_db
 def test_models_and_migrations_agree():
     call_command("makemigrations", "--check", "--dry-run", verbosity=0)
+
+
+def test_env_example_documents_every_variable_the_settings_read():
+    source = (settings.BASE_DIR / "bookly" / "settings.py").read_text()
+    read = set(re.findall(r'env(?:\.\w+)?\(\s*"([A-Z_]+)"', source))
+    documented = set(re.findall(r"^#?\s*([A-Z_]+)=", (settings.BASE_DIR / ".env.example").read_text(), re.M))
+    assert read, "no variables found: the pattern no longer matches settings.py"
+    assert read - documented == set()

@@ -1,0 +1,201 @@
+"""The model boundary: Claude through the official SDK, or the built-in offline model.
+
+Both speak the Messages API's shapes (content blocks `text` and `tool_use`,
+the same stop reasons and usage fields), so everything behind this module runs
+unchanged whichever answers.
+"""
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any, Protocol
+
+import anthropic
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+# Error codes in the API's error details that mean "out of money", not "busy":
+# retrying cannot help.
+SPEND_LIMIT_ERROR_CODES = frozenset(
+    {
+        "contract_spend_limit_reached",
+        "enforced_spend_limit_reached",
+        "linked_organization_spend_limit_reached",
+        "linked_organization_billing_unavailable",
+    }
+)
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: list[dict[str, Any]]
+    stop_reason: str
+    model: str
+    offline: bool
+    request_id: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    duration_ms: int = 0
+
+
+class ModelUnavailable(Exception):
+    """The model is rate-limited, overloaded, unreachable, timed out or out of credit: try later."""
+
+    def __init__(self, reason: str, *, retry_after: int, request_id: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.request_id = request_id
+
+
+class ModelFailed(Exception):
+    """The API refused the request for another reason (a bug on our side, or bad credentials)."""
+
+    def __init__(self, reason: str, *, request_id: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.request_id = request_id
+
+
+class Model(Protocol):
+    offline: bool
+    name: str
+
+    def create(
+        self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
+    ) -> ModelReply: ...
+
+
+def _plain_blocks(blocks) -> list[dict[str, Any]]:
+    """The response's text and tool_use blocks as plain dicts, fit to send back as history."""
+    plain = []
+    for block in blocks:
+        if block.type == "text":
+            plain.append({"type": "text", "text": block.text})
+        elif block.type == "tool_use":
+            plain.append({"type": "tool_use", "id": block.id, "name": block.name, "input": block.input})
+    return plain
+
+
+def _retry_after_header(error: anthropic.APIStatusError) -> int | None:
+    try:
+        return max(1, min(int(float(error.response.headers.get("retry-after", ""))), 300))
+    except ValueError:
+        return None
+
+
+class AnthropicModel:
+    """Claude via the SDK. Retries are ours, so that they respect the turn's deadline and never
+    repeat a spend-limit error."""
+
+    offline = False
+
+    def __init__(
+        self, *, api_key: str, model: str, max_tokens: int, timeout: float, max_retries: int, base_url
+    ):
+        self.name = model
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def create(self, *, system, tools, messages, deadline) -> ModelReply:
+        attempt = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining < 1:
+                raise ModelUnavailable("turn deadline reached", retry_after=5)
+            started = time.monotonic()
+            try:
+                message = self.client.messages.create(
+                    model=self.name,
+                    max_tokens=self.max_tokens,
+                    system=system,
+                    tools=tools,
+                    messages=messages,
+                    timeout=min(self.timeout, remaining),
+                )
+            except anthropic.APIStatusError as error:
+                request_id = error.request_id or ""
+                if error.error_code in SPEND_LIMIT_ERROR_CODES or error.status_code == 402:
+                    logger.error("model spend limit reached; not retrying (request_id=%s)", request_id)
+                    raise ModelUnavailable("spend limit", retry_after=60, request_id=request_id) from None
+                retryable = error.status_code in (408, 409, 429) or error.status_code >= 500
+                if not retryable:
+                    logger.error(
+                        "model API error status=%s type=%s request_id=%s",
+                        error.status_code,
+                        error.type,
+                        request_id,
+                    )
+                    raise ModelFailed(f"API error {error.status_code}", request_id=request_id) from None
+                failure, asked_wait = error, _retry_after_header(error)
+            except anthropic.APIConnectionError as error:  # includes timeouts
+                failure, asked_wait, request_id = error, None, ""
+            else:
+                return ModelReply(
+                    content=_plain_blocks(message.content),
+                    stop_reason=message.stop_reason or "end_turn",
+                    model=message.model or self.name,
+                    offline=False,
+                    request_id=message._request_id or "",
+                    usage={
+                        "input_tokens": message.usage.input_tokens or 0,
+                        "output_tokens": message.usage.output_tokens or 0,
+                        "cache_read_input_tokens": message.usage.cache_read_input_tokens or 0,
+                        "cache_creation_input_tokens": message.usage.cache_creation_input_tokens or 0,
+                    },
+                    duration_ms=int((time.monotonic() - started) * 1000),
+                )
+
+            logger.warning(
+                "model call failed (%s, attempt %d, request_id=%s)",
+                type(failure).__name__,
+                attempt + 1,
+                request_id,
+            )
+            backoff = 0.5 * 2**attempt + random.random() * 0.25  # noqa: S311 - jitter, not crypto
+            pause = asked_wait if asked_wait is not None else backoff
+            if attempt >= self.max_retries or deadline - time.monotonic() < pause + 2:
+                raise ModelUnavailable(
+                    type(failure).__name__, retry_after=asked_wait or 10, request_id=request_id
+                )
+            time.sleep(pause)
+            attempt += 1
+
+
+@lru_cache(maxsize=4)
+def _build_model(config: tuple) -> Model:
+    backend, api_key, model, max_tokens, timeout, max_retries, base_url = config
+    if backend == "offline":
+        from support.offline_model import OfflineModel
+
+        return OfflineModel()
+    return AnthropicModel(
+        api_key=api_key,
+        model=model,
+        max_tokens=max_tokens,
+        timeout=timeout,
+        max_retries=max_retries,
+        base_url=base_url,
+    )
+
+
+def get_model() -> Model:
+    """The model this process talks to: one client per process and configuration."""
+    backend = settings.BOOKLY_LLM
+    if backend == "auto":
+        backend = "anthropic" if settings.ANTHROPIC_API_KEY else "offline"
+    return _build_model(
+        (
+            backend,
+            settings.ANTHROPIC_API_KEY,
+            settings.ANTHROPIC_MODEL,
+            settings.ANTHROPIC_MAX_TOKENS,
+            settings.ANTHROPIC_TIMEOUT_SECONDS,
+            settings.ANTHROPIC_MAX_RETRIES,
+            settings.ANTHROPIC_BASE_URL or None,
+        )
+    )

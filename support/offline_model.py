@@ -1,0 +1,609 @@
+"""A deterministic, rule-based stand-in for Claude, used when no Anthropic API key is set.
+
+It speaks the Messages API protocol (text and tool_use blocks, stop reasons,
+usage), so the tool loop, guards, validator and storage run unchanged behind
+it. Like a real model it is stateless: every decision is derived from the
+message history it is sent. Replies repeat only values found in tool results
+or in the customer's own words, and never contain markdown.
+"""
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+from support.llm import ModelReply
+from support.prompts import REFUSAL_TEMPLATE
+
+# The questions this model asks. The next turn recognises them in the history
+# to know which answer it is waiting for.
+ASK_ORDER_NUMBER = "What is the order number? It starts with BK- and is in your order confirmation email."
+ASK_EMAIL = "What is the email address on the order?"
+CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
+ASK_WHICH_TASK = "Would you like me to check the status of that order, or start a return?"
+ASK_WHICH_POLICY = (
+    "Which store policy would you like to know about, for example shipping, returns or passwords?"
+)
+
+GREETING_REPLY = (
+    "Hello! I'm Bookly's automated support assistant. I can help with order status, returns and store "
+    "policies. How can I help?"
+)
+THANKS_REPLY = (
+    "You're welcome! If you need anything else with an order, a return or a store policy, just ask."
+)
+GOODBYE_REPLY = "Goodbye, and thanks for visiting Bookly! Come back any time you need help with an order."
+ANYTHING_ELSE_REPLY = (
+    "Is there anything else I can help with? I can check an order, start a return or share a policy."
+)
+NO_NUMBER_REPLY = (
+    "I'm not able to look up orders by email alone. Your order number is in your order confirmation email "
+    "and starts with BK-. Once you have it, I can help with that order."
+)
+DECLINED_REPLY = (
+    "Okay, I have not started a return. If you change your mind, just ask and I can check the order again."
+)
+ORDER_NOT_FOUND_REPLY = (
+    "I couldn't find an order that matches that order number together with that email address. Could you "
+    "check both and send them again?"
+)
+GENERIC_ERROR_REPLY = (
+    "Sorry, something went wrong on my side while checking that. Could you try again? I can help with an "
+    "order, a return or a store policy."
+)
+
+_ORDER_ID_RE = re.compile(r"\bBK\s*-?\s*(\d{3,7})\b", re.IGNORECASE)
+_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+
+# Intent vocabulary, matched against lower-cased text with straight apostrophes.
+_MY_ORDER_RE = re.compile(
+    r"\b(?:my|our) (?:\w+ ){0,2}(?:orders?|package|parcel|delivery|shipment|purchase|books?|items?)\b"
+    r"|\bi (?:ordered|bought|purchased|received|got)\b"
+)
+_REFERS_BACK_RE = re.compile(
+    r"\b(?:return|send|track|check|refund)\s+(?:it|them|this|that|those|these)\b"
+    r"|\b(?:this|that|the same|same) (?:order|one)\b|\bwhere is it\b"
+    r"|\b(?:will|did|has|is) it\b.{0,20}\b(?:arrive|ship|come|get here|delivered)"
+)
+_RETURN_RE = re.compile(
+    r"\b(?:return|returns|returning|returned|refund|refunds|money back|exchange)\b|\bsend (?:\w+ ){0,3}back\b"
+)
+_WANT_RE = re.compile(r"\b(?:i want|i'd like|i would like|i need|i wish|help me|please|start|initiate)\b")
+_GENERAL_Q_RE = re.compile(r"\b(?:how|what|which|can|could|do you|does|is it|are|may|within)\b|\?")
+_POLICY_WORD_RE = re.compile(r"\b(?:polic(?:y|ies)|rules|faq)\b")
+_NAMED_POLICY_RE = re.compile(r"\b([a-z]{3,}) polic(?:y|ies)\b")
+_GENERIC_POLICY_WORDS = {"your", "the", "store", "any", "what", "bookly", "company", "shop", "our", "all"}
+_POLICY_ALIASES = {"return": "returns_overview", "returns": "returns_overview", "refund": "returns_overview"}
+_POLICY_ALIASES |= {"shipping": "shipping", "delivery": "shipping", "password": "password_reset"}
+_STATUS_RE = re.compile(
+    r"\b(?:status|track|tracking|shipped|dispatched|arrive|arrives|arrived|arriving|delivered|in transit|"
+    r"on its way|hasn't come|not (?:yet )?(?:arrived|received|here)|haven't (?:received|got))\b"
+    r"|\bwhere(?:'s| is| are)\b.{0,25}\b(?:order|package|parcel|books?|delivery|shipment|it)\b"
+    r"|\bwhen will\b.{0,25}\b(?:order|package|parcel|books?|it)\b"
+    r"|\bcheck (?:on )?(?:my|the|an|this|that) order\b"
+)
+_SHIPPING_RE = re.compile(
+    r"\b(?:ship|ships|shipping|postage|expedited|express|overnight|international(?:ly)?|overseas|abroad|"
+    r"canada|mexico|uk|europe|australia|free delivery|do you deliver|"
+    r"delivery (?:costs?|fees?|times?|options?))\b"
+)
+_PASSWORD_RE = re.compile(r"\b(?:password|passcode|log ?in|sign ?in|locked out)\b")
+_NO_NUMBER_RE = re.compile(
+    r"\b(?:don't|do not|can't|cannot|couldn't|didn't) (?:know|have|find|remember|see)\b.{0,30}\bnumber\b"
+    r"|\b(?:forgot|lost|no idea)\b.{0,30}\bnumber\b|\b(?:without|no) (?:an |the |my )?order number\b"
+    r"|\b(?:find|look ?up|search)\b.{0,40}\b(?:by|with|using) (?:just |only )?(?:my |an |the )?e-?mail\b"
+)
+# (words, topic for the refusal sentence)
+_OFF_TOPICS = [
+    (re.compile(pattern), topic)
+    for pattern, topic in [
+        (r"\b(?:weather|forecast|temperature|raining)\b", "the weather"),
+        (r"\b(?:recipes?|cook|cooking|bake|baking)\b", "recipes"),
+        (
+            r"\b(?:recommend\w*|suggest\w*|what should i read|good books?|bestsellers?)\b",
+            "book recommendations",
+        ),
+        (r"\b(?:jokes?|funny|make me laugh)\b", "jokes"),
+        (r"\b(?:cancel|change|modify|edit)\b.{0,25}\b(?:order|address)\b", "changing or cancelling orders"),
+        (r"\b(?:discount|coupon|promo|voucher)\b", "discounts or promotions"),
+        (r"\b(?:coding|programming|python|javascript|sql|code|script|algorithm)\b", "programming questions"),
+        (r"\b(?:human|real person|agent|representative)\b", "connecting you to a person"),
+    ]
+]
+_HELP_RE = re.compile(
+    r"\bwhat can you (?:do|help)|^help\b|\bwho are you\b|\bare you (?:a )?(?:bot|robot|human)\b"
+)
+_GREETING_RE = re.compile(r"^(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b")
+_THANKS_RE = re.compile(r"\b(?:thanks|thank you|thx|cheers|much appreciated|appreciate it)\b")
+_GOODBYE_RE = re.compile(r"^(?:bye|goodbye|good bye|see you|that's all|that is all)\b")
+_ACK_RE = re.compile(
+    r"^(?:ok|okay|great|cool|got it|perfect|alright|all right|sounds good|fine|nice|yes|no)\b"
+)
+_SMALL_TALK = [
+    (_HELP_RE, "help"),
+    (_GREETING_RE, "greeting"),
+    (_THANKS_RE, "thanks"),
+    (_GOODBYE_RE, "goodbye"),
+    (_ACK_RE, "ack"),
+]
+_YES_RE = re.compile(
+    r"^(?:yes|yeah|yea|yep|yup|sure|ok|okay|please do|please|go ahead|confirm(?:ed)?|do it|correct|"
+    r"absolutely|of course|definitely|y)\b"
+)
+_NO_RE = re.compile(r"^(?:no|nope|nah|not now|don't|do not|cancel|never ?mind|stop|wait)\b")
+_REASON_CLAUSE_RE = re.compile(r"\b(?:because|since|due to|as (?:it|they|the))\b\s*(?P<why>[^.!?\n]+)", re.I)
+_REASON_WORDS_RE = re.compile(
+    r"\b(?:damaged|broken|torn|ripped|defective|faulty|wrong|duplicate|twice|changed my mind|no longer|"
+    r"don't (?:want|need|like)|didn't (?:like|want)|not what|missing|misprint(?:ed)?|gift)\b",
+    re.I,
+)
+MAX_REASON_CHARS = 200
+
+_TASKS = ("status", "return")
+_STATUS_PHRASES = {
+    "processing": "is being processed",
+    "shipped": "has shipped",
+    "delivered": "has been delivered",
+    "cancelled": "was cancelled",
+}
+
+
+@dataclass(frozen=True)
+class _Intent:
+    kind: str  # status, return, policy, info, order_unclear, no_number, offtopic, help, greeting, ...
+    topic: str = ""
+
+
+@dataclass(frozen=True)
+class _ToolCall:
+    name: str
+    input: dict
+
+
+@dataclass
+class _History:
+    """What a model reads from the messages: customer words, its own last question, tool calls."""
+
+    units: list[str] = field(default_factory=list)  # one entry per customer message, oldest first
+    last_assistant_text: str = ""
+    calls: list[tuple[dict, dict]] = field(default_factory=list)  # (tool_use block, parsed result)
+    new_calls: list[tuple[dict, dict]] = field(default_factory=list)  # results in the last message
+    tool_use_count: int = 0
+
+
+# --- reading the history -------------------------------------------------------------------------
+
+
+def _result_of(block: dict) -> dict:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    try:
+        result = json.loads(content)
+    except (TypeError, ValueError):
+        result = {}
+    return result if isinstance(result, dict) else {}
+
+
+def _read_history(messages: list[dict]) -> _History:
+    history = _History()
+    tool_uses: dict[str, dict] = {}
+    for position, message in enumerate(messages):
+        blocks = message.get("content")
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        last = position == len(messages) - 1
+        if message.get("role") == "assistant":
+            texts = [block["text"] for block in blocks if block.get("type") == "text"]
+            history.last_assistant_text = " ".join(texts) or history.last_assistant_text
+            for block in blocks:
+                if block.get("type") == "tool_use":
+                    tool_uses[block.get("id", "")] = block
+                    history.tool_use_count += 1
+            continue
+        # The per-turn <reminder> block is for the model's rules, not the customer's words.
+        texts = [
+            block.get("text", "").strip()
+            for block in blocks
+            if block.get("type") == "text" and not block.get("text", "").lstrip().startswith("<reminder>")
+        ]
+        if any(text for text in texts):
+            history.units.append("\n".join(text for text in texts if text))
+        for block in blocks:
+            if block.get("type") == "tool_result" and block.get("tool_use_id") in tool_uses:
+                call = (tool_uses[block["tool_use_id"]], _result_of(block))
+                history.calls.append(call)
+                if last:
+                    history.new_calls.append(call)
+    return history
+
+
+def _plain(text: str) -> str:
+    return text.replace("\u2019", "'").replace("\u2018", "'").strip().lower()
+
+
+def _order_id_in(text: str) -> str | None:
+    found = _ORDER_ID_RE.findall(text)
+    return f"BK-{found[-1]}" if found else None
+
+
+def _email_in(text: str) -> str | None:
+    found = _EMAIL_RE.findall(text)
+    return found[-1] if found else None
+
+
+def _latest(finder, texts: list[str]) -> str | None:
+    for text in reversed(texts):
+        if value := finder(text):
+            return value
+    return None
+
+
+# --- intents -------------------------------------------------------------------------------------
+
+
+def _policy_topic(text: str) -> str | None:
+    """The FAQ topic key a question is about, "" for policies in general, None for no policy question."""
+    if _SHIPPING_RE.search(text):
+        return "shipping"
+    if _PASSWORD_RE.search(text):
+        return "password_reset"
+    named = _NAMED_POLICY_RE.search(text)
+    if named and named.group(1) not in _GENERIC_POLICY_WORDS:
+        return _POLICY_ALIASES.get(named.group(1), named.group(1))
+    return "" if _POLICY_WORD_RE.search(text) else None
+
+
+def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
+    text = _plain(raw)
+    order_id, email = _order_id_in(raw), _email_in(raw)
+    personal = bool(
+        order_id or _MY_ORDER_RE.search(text) or (has_prior_order and _REFERS_BACK_RE.search(text))
+    )
+    if _NO_NUMBER_RE.search(text) and not order_id:
+        return _Intent("no_number")
+    if _RETURN_RE.search(text):
+        if _POLICY_WORD_RE.search(text) and not order_id:
+            return _Intent("policy", "returns_overview")
+        # "Can I return a book?" is a policy question; "I want to return my book" is a return.
+        if personal or _WANT_RE.search(text) or not _GENERAL_Q_RE.search(text):
+            return _Intent("return")
+        return _Intent("policy", "returns_overview")
+    if _STATUS_RE.search(text) and (personal or not _SHIPPING_RE.search(text)):
+        return _Intent("status")
+    topic = _policy_topic(text)
+    if topic is not None:
+        return _Intent("policy", topic)
+    if order_id or email:
+        return _Intent("info")
+    for pattern, off_topic in _OFF_TOPICS:
+        if pattern.search(text):
+            return _Intent("offtopic", off_topic)
+    if personal:
+        return _Intent("order_unclear")
+    for pattern, kind in _SMALL_TALK:
+        if pattern.search(text):
+            return _Intent(kind)
+    return _Intent("unknown")
+
+
+def _intents(units: list[str]) -> list[_Intent]:
+    return [
+        _detect_intent(text, has_prior_order=_latest(_order_id_in, units[:index]) is not None)
+        for index, text in enumerate(units)
+    ]
+
+
+def _pending_question(assistant_text: str) -> str | None:
+    for marker, pending in (
+        (CONFIRM_QUESTION, "confirm"),
+        (ASK_ORDER_NUMBER, "order_number"),
+        (ASK_EMAIL, "email"),
+    ):
+        if marker in assistant_text:
+            return pending
+    return None
+
+
+# --- flow state ----------------------------------------------------------------------------------
+
+
+def _task_start(intents: list[_Intent]) -> int | None:
+    """Index of the customer message that started the current order task: the latest explicit one wins."""
+    for index in range(len(intents) - 1, -1, -1):
+        if intents[index].kind in _TASKS:
+            return index
+    return None
+
+
+def _order_for_task(units: list[str], intents: list[_Intent], start: int) -> str | None:
+    """The order number for the task begun at `start`.
+
+    Given since the task began; else the earlier order when the request points back to it ("return
+    it"); else one given just before the request ("BK-10042" then "status please"). Never an order from
+    an earlier task otherwise: a customer may have several orders.
+    """
+    if order_id := _latest(_order_id_in, units[start:]):
+        return order_id
+    if _REFERS_BACK_RE.search(_plain(units[start])):
+        return _latest(_order_id_in, units[:start])
+    for index in range(start - 1, -1, -1):
+        if intents[index].kind not in ("info", "order_unclear"):
+            break
+        if order_id := _order_id_in(units[index]):
+            return order_id
+    return None
+
+
+def _task_step(units: list[str], intents: list[_Intent], start: int) -> str | _ToolCall:
+    """Ask for what the task still misses, or call its tool."""
+    task = intents[start].kind
+    order_id = _order_for_task(units, intents, start)
+    email = _latest(_email_in, units)  # the customer's address holds for all their orders
+    if not order_id:
+        lead = "I can check that for you." if task == "status" else "I can help with a return."
+        return f"{lead} {ASK_ORDER_NUMBER}"
+    if not email:
+        return f"Thanks. {ASK_EMAIL}"
+    tool = "lookup_order" if task == "status" else "check_return_eligibility"
+    return _ToolCall(tool, {"order_id": order_id, "customer_email": email})
+
+
+def _title_named(title: str, text: str) -> bool:
+    key = re.sub(r"^(?:the|a|an) ", "", title.casefold())
+    return bool(key) and re.search(r"\b" + re.escape(key) + r"\b", text.casefold()) is not None
+
+
+def _named_titles(texts: list[str], titles: list[str]) -> list[str] | None:
+    """The titles named in the latest message that names any of them, in the order's order."""
+    for text in reversed(texts):
+        named = [title for title in titles if _title_named(title, text)]
+        if named:
+            return named
+    return None
+
+
+def _returnable(result: dict) -> list[str]:
+    return [item.get("title", "") for item in result.get("items", []) if item.get("returnable")]
+
+
+def _return_reason(texts: list[str]) -> str:
+    """Why the customer is returning, in their words: a because-clause or a sentence naming a problem."""
+    for text in texts:
+        clean = _EMAIL_RE.sub("", _ORDER_ID_RE.sub("", text))
+        clause = _REASON_CLAUSE_RE.search(clean)
+        sentences = [s for s in re.split(r"[.!?\n]+", clean) if _REASON_WORDS_RE.search(s)]
+        candidate = clause.group("why") if clause else (sentences[0] if sentences else "")
+        candidate = " ".join(candidate.split()).strip(" ,;:-")
+        if len(candidate) > MAX_REASON_CHARS:
+            candidate = candidate[:MAX_REASON_CHARS].rsplit(" ", 1)[0]
+        if candidate:
+            return candidate
+    return "Not given"
+
+
+def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _ToolCall | None:
+    """The answer to the return summary: start it, summarise again, decline, or None (not an answer)."""
+    checks = [(use, result) for use, result in history.calls if use.get("name") == "check_return_eligibility"]
+    if not checks or checks[-1][1].get("eligible") is not True:
+        return None
+    check_input, result = checks[-1][0].get("input", {}), checks[-1][1]
+    units, latest = history.units, _plain(history.units[-1])
+    start = _task_start(intents) or 0
+    returnable = _returnable(result)
+    summarised = _named_titles(units[start:-1], returnable)
+    named_now = _named_titles(units[-1:], returnable)
+    changed_choice = named_now and set(named_now) != set(summarised or returnable)
+    if _YES_RE.match(latest):
+        # A different choice of books is not a yes to the summary just given: summarise again.
+        if changed_choice:
+            return _eligibility_reply(result, named_now)
+        arguments = {
+            "order_id": check_input.get("order_id", ""),
+            "customer_email": check_input.get("customer_email", ""),
+            "reason": _return_reason(units[start:]),
+        }
+        if summarised:
+            arguments["item_titles"] = summarised
+        return _ToolCall("initiate_return", arguments)
+    if _NO_RE.match(latest) and intents[-1].kind not in (*_TASKS, "policy", "info", "no_number"):
+        return DECLINED_REPLY
+    if changed_choice:
+        return _eligibility_reply(result, named_now)
+    return None
+
+
+def _respond(history: _History) -> str | _ToolCall:
+    """The next step for the customer's latest message."""
+    units = history.units
+    if not units:
+        return GREETING_REPLY
+    intents = _intents(units)
+    intent = intents[-1]
+    pending = _pending_question(history.last_assistant_text)
+    if pending == "confirm" and (answer := _answer_confirmation(history, intents)) is not None:
+        return answer
+    if intent.kind in _TASKS:
+        return _task_step(units, intents, len(units) - 1)
+    if intent.kind == "policy":
+        return _ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
+    if intent.kind == "info" and (start := _task_start(intents)) is not None:
+        return _task_step(units, intents, start)
+    if intent.kind in ("info", "order_unclear"):
+        return f"I can help with that order. {ASK_WHICH_TASK}"
+    if intent.kind == "offtopic":
+        return REFUSAL_TEMPLATE.format(topic=intent.topic)
+    if intent.kind in ("ack", "unknown") and pending in ("order_number", "email"):
+        # Still waiting for an order detail: ask again rather than refuse.
+        start = _task_start(intents)
+        if start is not None:
+            step = _task_step(units, intents, start)
+            return f"Sorry, I didn't catch that. {step}" if isinstance(step, str) else step
+    replies = {
+        "no_number": NO_NUMBER_REPLY,
+        "help": GREETING_REPLY.replace("Hello! ", ""),
+        "greeting": GREETING_REPLY,
+        "thanks": THANKS_REPLY,
+        "goodbye": GOODBYE_REPLY,
+        "ack": ANYTHING_ELSE_REPLY,
+    }
+    return replies.get(intent.kind, REFUSAL_TEMPLATE.format(topic="that request"))
+
+
+# --- replies to tool results ---------------------------------------------------------------------
+
+
+def _join(values: list[str]) -> str:
+    if len(values) <= 1:
+        return "".join(values)
+    return ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def _refund_sentence(method, days) -> str:
+    return f"The refund goes to {method} within {days} business days after we receive the items."
+
+
+def _order_reply(result: dict) -> str:
+    status = result.get("status", "")
+    sentences = [f"Order {result.get('order_id')} {_STATUS_PHRASES.get(status, f'has the status {status}')}."]
+    if result.get("ordered_on"):
+        delivered = f" and delivered on {result['delivered_on']}" if result.get("delivered_on") else ""
+        sentences.append(f"It was ordered on {result['ordered_on']}{delivered}.")
+    if result.get("tracking_number"):
+        sentences.append(f"The tracking number is {result['tracking_number']}.")
+    items = [
+        item["title"] if item.get("quantity", 1) == 1 else f"{item['quantity']} copies of {item['title']}"
+        for item in result.get("items", [])
+    ]
+    if items:
+        sentences.append(f"It contains {_join(items)}.")
+    return " ".join(sentences)
+
+
+def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
+    order_id = result.get("order_id")
+    if not result.get("eligible"):
+        return f"I checked order {order_id}, and it can't be returned. {result.get('reason', '')}".strip()
+    policy = result.get("policy", {})
+    sentences = [
+        f"Order {order_id} can be returned. {result.get('reason', '')}".strip(),
+        f"I can start a return for {_join(chosen or _returnable(result))}.",
+    ]
+    for item in result.get("items", []):
+        if not item.get("returnable"):
+            sentences.append(f"{item.get('title')} can't be returned. {item.get('reason', '')}".strip())
+    if policy.get("condition_requirements"):
+        sentences.append(policy["condition_requirements"])
+    sentences.append(
+        _refund_sentence(policy.get("refund_method"), policy.get("refund_timeline_business_days"))
+    )
+    sentences.append(CONFIRM_QUESTION)
+    return " ".join(sentences)
+
+
+def _return_started_reply(result: dict) -> str:
+    return " ".join(
+        [
+            f"Your return has started. Your RMA number is {result.get('rma_number')}, for "
+            f"{_join(result.get('items', []))} from order {result.get('order_id')}.",
+            result.get("next_steps", ""),
+            _refund_sentence(result.get("refund_method"), result.get("refund_timeline_business_days")),
+        ]
+    )
+
+
+def _error_reply(result: dict) -> str:
+    """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
+    code, message = result.get("error"), result.get("message", "")
+    fields = {problem.get("field") for problem in result.get("problems", []) if isinstance(problem, dict)}
+    if code == "order_not_found":
+        return ORDER_NOT_FOUND_REPLY
+    if code == "invalid_arguments" and "order_id" in fields:
+        return (
+            "That order number doesn't look quite right. Order numbers start with BK- followed by digits. "
+            "Could you check your order confirmation email and send it again?"
+        )
+    if code == "invalid_arguments" and "customer_email" in fields:
+        return "That email address doesn't look right. Could you send the email address on the order again?"
+    if code == "topic_not_supported":
+        return (
+            "I'm sorry, but I don't have a published policy answer for that. I can help with an order, a "
+            "return, or another store policy question."
+        )
+    if code == "eligibility_not_verified":
+        return (
+            "Before I can start a return, I need to check that the order can be returned. Please tell me "
+            "again that you'd like to return it, and I will check it first."
+        )
+    if code == "already_initiated":
+        return "Those items are already part of an open return, so I did not start a new one."
+    if code in ("not_eligible", "item_not_returnable"):
+        return f"I couldn't start that return. {message}".strip()
+    if code == "item_not_in_order":
+        titles = result.get("order_titles") or []
+        listed = f" The items in this order are {_join(titles)}." if titles else ""
+        return f"One of those items isn't part of this order, so I did not start a return.{listed}"
+    return GENERIC_ERROR_REPLY
+
+
+def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
+    name = tool_use.get("name")
+    if "error" in result or not result:
+        return _error_reply(result)
+    if name == "lookup_order":
+        return _order_reply(result)
+    if name == "check_return_eligibility":
+        intents = _intents(history.units)
+        start = _task_start(intents) or 0
+        return _eligibility_reply(result, _named_titles(history.units[start:], _returnable(result)))
+    if name == "initiate_return":
+        return _return_started_reply(result)
+    if name == "lookup_policy":
+        return f"{result.get('title')}: {result.get('text')}"
+    return GENERIC_ERROR_REPLY
+
+
+# --- the model -----------------------------------------------------------------------------------
+
+
+def _tokens(payload) -> int:
+    return math.ceil(len(json.dumps(payload, ensure_ascii=False, default=str)) / 4)
+
+
+class OfflineModel:
+    """Rule-based answers in the Messages API's shapes, for running Bookly without an API key."""
+
+    offline = True
+    name = "bookly-offline"
+
+    def create(
+        self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
+    ) -> ModelReply:
+        history = _read_history(messages)
+        if history.new_calls:
+            text = " ".join(_reply_to_result(history, use, result) for use, result in history.new_calls)
+            step: str | _ToolCall = text
+        else:
+            step = _respond(history)
+        if isinstance(step, _ToolCall):
+            # Unique within the conversation: stored tool calls only ever accumulate.
+            tool_id = f"toolu_offline_{history.tool_use_count + 1:04d}"
+            content = [{"type": "tool_use", "id": tool_id, "name": step.name, "input": step.input}]
+            stop_reason = "tool_use"
+        else:
+            content = [{"type": "text", "text": step}]
+            stop_reason = "end_turn"
+        return ModelReply(
+            content=content,
+            stop_reason=stop_reason,
+            model=self.name,
+            offline=True,
+            request_id="",
+            usage={
+                "input_tokens": _tokens({"system": system, "tools": tools, "messages": messages}),
+                "output_tokens": _tokens(content),
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+            duration_ms=0,
+        )

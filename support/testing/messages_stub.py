@@ -1,0 +1,116 @@
+"""A local Messages-API-compatible HTTP server for tests: the real SDK talks to it over a socket.
+
+Each POST /v1/messages is recorded and answered by the next scripted reply: a
+message dict, an `ErrorReply`, or a callable that receives the request body
+and returns either.
+"""
+
+import json
+import threading
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import count
+
+_ids = count(1)
+
+
+@dataclass
+class ErrorReply:
+    status: int
+    error_type: str = "api_error"
+    message: str = "stub error"
+    error_code: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def body(self) -> dict:
+        error = {"type": self.error_type, "message": self.message}
+        if self.error_code:
+            error["details"] = {"error_code": self.error_code}
+        return {"type": "error", "error": error}
+
+
+def message(*blocks: dict, stop_reason: str | None = None, usage: dict | None = None) -> dict:
+    """A Messages API response with these content blocks."""
+    if stop_reason is None:
+        stop_reason = "tool_use" if any(block["type"] == "tool_use" for block in blocks) else "end_turn"
+    return {
+        "id": f"msg_stub_{next(_ids)}",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-stub",
+        "content": list(blocks),
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": usage or {"input_tokens": 100, "output_tokens": 20},
+    }
+
+
+def text(value: str) -> dict:
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, arguments, tool_id: str | None = None) -> dict:
+    return {"type": "tool_use", "id": tool_id or f"toolu_stub_{next(_ids)}", "name": name, "input": arguments}
+
+
+class MessagesStub:
+    def __init__(self):
+        self.requests: list[dict] = []
+        self.headers: list[dict[str, str]] = []
+        self.script: deque = deque()
+        self._lock = threading.Lock()
+        stub = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with stub._lock:
+                    stub.requests.append(body)
+                    stub.headers.append({key.lower(): value for key, value in self.headers.items()})
+                    reply = (
+                        stub.script.popleft() if stub.script else ErrorReply(500, message="script exhausted")
+                    )
+                if callable(reply):
+                    reply = reply(body)
+                if isinstance(reply, ErrorReply):
+                    self._send(reply.status, reply.body(), {"request-id": "req_stub_error", **reply.headers})
+                else:
+                    self._send(200, reply, {"request-id": f"req_stub_{len(stub.requests)}"})
+
+            def _send(self, status, payload, headers):
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def start(self) -> "MessagesStub":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def reset(self, *replies) -> None:
+        with self._lock:
+            self.requests.clear()
+            self.headers.clear()
+            self.script = deque(replies)
+
+    def then(self, *replies) -> None:
+        with self._lock:
+            self.script.extend(replies)

@@ -1,0 +1,279 @@
+"""The JSON API and the conversation lifecycle: sessions, limits, leases, failures at every step."""
+
+import json
+import uuid
+from datetime import timedelta
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from orders.models import ReturnRecord
+from support import llm, services
+from support.models import Conversation, ConversationMessage
+from support.services import TURN_LIMIT_REPLY
+from support.testing.messages_stub import ErrorReply, message, text, tool_use
+from support.testing.protocol import messages_problems
+from support.tests.conftest import ChatClient
+
+pytestmark = pytest.mark.usefixtures("demo_data")
+
+ASK_NUMBER = "What is the order number of your order?"
+
+
+def stored_history(conversation: Conversation) -> list[dict]:
+    return [
+        {"role": m.role, "content": m.content}
+        for m in ConversationMessage.objects.filter(conversation=conversation).order_by("position")
+    ]
+
+
+def assert_valid_after_next_message(conversation: Conversation):
+    """The stored history, followed by the next customer message, is a valid request."""
+    history = services._history_for_request(stored_history(conversation))
+    assert (
+        messages_problems(services._history_for_request([*history, {"role": "user", "content": [text("x")]}]))
+        == []
+    )
+
+
+class TestMessages:
+    def test_get_sets_csrf_cookie_and_returns_an_empty_transcript(self, customer, offline):
+        response = customer.transcript()
+        assert response.status_code == 200
+        assert response.json() == {"messages": [], "offline": True}
+        assert "csrftoken" in response.cookies
+
+    def test_post_without_csrf_token_is_refused(self, claude):
+        response = ChatClient().http.post(
+            "/api/chat", json.dumps({"message": "hi"}), content_type="application/json"
+        )
+        assert response.status_code == 403
+        assert not Conversation.objects.exists()
+
+    @pytest.mark.parametrize(
+        ("body", "detail"),
+        [
+            (json.dumps({"message": ""}), "Please type a message first."),
+            (json.dumps({"message": "   \n\x00 "}), "Please type a message first."),
+            (json.dumps({"message": 42}), "Please send your message as text."),
+            (json.dumps({"message": ["hi"]}), "Please send your message as text."),
+            (json.dumps({"text": "hi"}), "Please send your message as text."),
+            (
+                json.dumps({"message": "x" * 4001}),
+                "Messages can be at most 4000 characters. Please shorten yours.",
+            ),
+            ("{not json", 'Send JSON like {"message": "Where is my order?"}.'),
+            (json.dumps(["message"]), "Please send your message as text."),
+        ],
+    )
+    def test_bad_messages_get_400_with_a_sentence_and_nothing_is_stored(self, claude, customer, body, detail):
+        response = customer.send_raw(body)
+        assert response.status_code == 400
+        assert response.json()["detail"] == detail
+        assert not ConversationMessage.objects.exists()
+        assert claude.requests == []
+
+    def test_a_message_of_exactly_the_limit_is_accepted(self, claude, customer):
+        claude.reset(message(text(ASK_NUMBER)))
+        assert customer.send("x" * 4000).status_code == 200
+
+    def test_transcript_shows_customer_words_and_replies_only(self, claude, customer):
+        claude.reset(
+            message(tool_use("lookup_policy", {"topic": "shipping"})),
+            message(text("Shipping is free over $25.")),
+        )
+        reply = customer.send("How much is shipping?")
+        assert reply.json() == {"reply": "Shipping is free over $25.", "offline": False, "turn": 1}
+        assert customer.transcript().json()["messages"] == [
+            {"role": "customer", "text": "How much is shipping?"},
+            {"role": "assistant", "text": "Shipping is free over $25."},
+        ]
+
+    def test_reset_starts_a_new_conversation(self, claude, customer):
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Where is my order?")
+        first = Conversation.objects.get()
+        assert customer.reset().json()["messages"] == []
+        assert customer.transcript().json()["messages"] == []
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Where is my order?")
+        first.refresh_from_db()
+        assert first.ended_at is not None
+        assert Conversation.objects.count() == 2
+
+    def test_customers_never_see_each_others_conversations(self, claude, customer):
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Where is my order BK-10042?")
+        stranger = ChatClient()
+        assert stranger.transcript().json()["messages"] == []
+
+
+class TestLimits:
+    def test_turn_limit_asks_for_a_new_conversation_without_calling_the_model(
+        self, claude, customer, settings
+    ):
+        settings.BOOKLY_MAX_TURNS_PER_CONVERSATION = 2
+        for _ in range(2):
+            claude.reset(message(text(ASK_NUMBER)))
+            customer.send("Where is my order?")
+        claude.reset()
+        response = customer.send("And now?")
+        assert response.json()["reply"] == TURN_LIMIT_REPLY
+        assert claude.requests == []
+
+    def test_idle_conversation_ends_and_the_next_message_starts_a_new_one(self, claude, customer, settings):
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Where is my order?")
+        Conversation.objects.update(last_activity_at=timezone.now() - timedelta(minutes=31))
+        assert customer.transcript().json()["messages"] == []
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Hello again, where is my order?")
+        assert Conversation.objects.filter(ended_at__isnull=False).count() == 1
+        assert len(claude.requests[0]["messages"]) == 1
+
+    def test_purge_deletes_old_conversations_but_keeps_their_returns(self, claude, customer):
+        claude.reset(
+            message(
+                tool_use(
+                    "check_return_eligibility",
+                    {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"},
+                )
+            ),
+            message(text("Your order can be returned.")),
+        )
+        customer.send("Return BK-10042, sarah.chen@example.com")
+        claude.reset(
+            message(
+                tool_use(
+                    "initiate_return",
+                    {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com", "reason": "Damaged"},
+                )
+            ),
+            message(text("Your return has started.")),
+        )
+        customer.send("yes")
+        Conversation.objects.update(last_activity_at=timezone.now() - timedelta(days=91))
+        recent = Conversation.objects.create()
+
+        call_command("purge_conversations", verbosity=0)
+
+        assert list(Conversation.objects.all()) == [recent]
+        assert not ConversationMessage.objects.exists()
+        assert ReturnRecord.objects.get().conversation is None
+
+
+class TestOneTurnAtATime:
+    # The stub answers from its own thread, which needs committed data to see.
+    @pytest.mark.django_db(transaction=True)
+    def test_second_message_while_a_turn_runs_gets_409_and_nothing_interleaves(self, claude, customer):
+        def answer_while_a_second_message_arrives(request):
+            second = customer.send("Hello?? are you there")
+            answer_while_a_second_message_arrives.status = second.status_code
+            answer_while_a_second_message_arrives.body = second.json()
+            return message(text(ASK_NUMBER))
+
+        claude.reset(answer_while_a_second_message_arrives)
+        first = customer.send("Where is my order?")
+
+        assert first.status_code == 200
+        assert answer_while_a_second_message_arrives.status == 409
+        assert answer_while_a_second_message_arrives.body["error"] == "turn_in_progress"
+        assert "still answering" in answer_while_a_second_message_arrives.body["detail"]
+        assert [m["text"] for m in customer.transcript().json()["messages"]] == [
+            "Where is my order?",
+            ASK_NUMBER,
+        ]
+
+    def test_an_expired_lease_of_a_crashed_worker_is_taken_over(self, claude, customer):
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Where is my order?")
+        # A worker died mid-turn: its lease is still set but has expired.
+        Conversation.objects.update(
+            lease_token=uuid.uuid4(), lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
+        claude.reset(message(text(ASK_NUMBER)))
+        assert customer.send("Hello?").status_code == 200
+
+    def test_a_live_lease_is_respected(self, claude, customer):
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Where is my order?")
+        Conversation.objects.update(
+            lease_token=uuid.uuid4(), lease_expires_at=timezone.now() + timedelta(seconds=60)
+        )
+        assert customer.send("Hello?").status_code == 409
+
+    @pytest.mark.django_db(transaction=True)
+    def test_a_turn_whose_lease_was_taken_over_stores_nothing(self, claude, customer):
+        def lease_stolen(request):
+            Conversation.objects.update(lease_token=uuid.uuid4())
+            return message(text(ASK_NUMBER))
+
+        claude.reset(lease_stolen)
+        response = customer.send("Where is my order?")
+        assert response.status_code == 409
+        assert [m.visible_text for m in ConversationMessage.objects.all()] == ["Where is my order?"]
+
+
+class TestFailureAtEveryStep:
+    """Whatever step fails, the customer's words stay, the history stays valid, the next turn works."""
+
+    def _fail_then_recover(self, claude, customer, failing_script, expected_status, patcher=None):
+        claude.reset(*failing_script)
+        with patcher or mock.patch.object(services, "_noop", create=True):
+            failed = customer.send("Where is BK-10042? sarah.chen@example.com")
+        assert failed.status_code == expected_status
+        assert "detail" in failed.json()
+        conversation = Conversation.objects.get()
+        assert conversation.lease_token is None
+        assert_valid_after_next_message(conversation)
+        assert (
+            customer.transcript().json()["messages"][0]["text"] == "Where is BK-10042? sarah.chen@example.com"
+        )
+
+        claude.reset(
+            message(
+                tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"})
+            ),
+            message(text("Your order BK-10042 was delivered on 2026-03-30.")),
+        )
+        recovered = customer.send("Please try again")
+        assert recovered.status_code == 200
+        assert recovered.json()["reply"] == "Your order BK-10042 was delivered on 2026-03-30."
+        for request in claude.requests:
+            assert messages_problems(request["messages"]) == []
+
+    def test_first_model_call_fails(self, claude, customer):
+        self._fail_then_recover(claude, customer, [ErrorReply(503)] * 2, 503)
+
+    def test_model_call_after_a_tool_call_fails(self, claude, customer):
+        sarah = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
+        self._fail_then_recover(
+            claude, customer, [message(tool_use("lookup_order", sarah)), ErrorReply(400)], 502
+        )
+
+    def test_tool_execution_crashes(self, claude, customer):
+        sarah = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
+        crash = mock.patch.object(services, "tool_execute", side_effect=RuntimeError("bug"))
+        self._fail_then_recover(claude, customer, [message(tool_use("lookup_order", sarah))], 500, crash)
+
+    def test_final_write_fails(self, claude, customer):
+        crash = mock.patch.object(
+            services.ConversationMessage.objects, "bulk_create", side_effect=RuntimeError("disk")
+        )
+        self._fail_then_recover(claude, customer, [message(text(ASK_NUMBER))], 500, crash)
+
+    def test_history_survives_a_restart(self, claude, customer):
+        claude.reset(message(text(ASK_NUMBER)))
+        customer.send("Where is my order?")
+        llm._build_model.cache_clear()  # a new process: no client, nothing in memory
+        claude.reset(message(text("Thanks. What is the email address on the order?")))
+        customer.send("BK-10042")
+        sent = [
+            block["text"]
+            for m in claude.requests[0]["messages"]
+            for block in m["content"]
+            if block["type"] == "text"
+        ]
+        assert sent[0] == "Where is my order?" and ASK_NUMBER in sent and "BK-10042" in sent

@@ -1,0 +1,266 @@
+"""A scripted model that misbehaves on purpose, through the real SDK: one test per guard.
+
+Each test fails if its guard is removed: the tool-side checks (layer 3), the
+validator (layer 4), and the loop's limits.
+"""
+
+import json
+import logging
+
+import pytest
+
+from orders.models import ReturnRecord
+from support.models import ConversationMessage
+from support.services import STUCK_REPLY, TOO_LONG_REPLY
+from support.testing.messages_stub import ErrorReply, message, text, tool_use
+from support.testing.protocol import messages_problems
+from support.validator import FALLBACK_REPLY
+
+SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
+
+
+def tool_results(request: dict) -> list[dict]:
+    """The tool_result blocks of the last message of a request, with their JSON decoded."""
+    blocks = request["messages"][-1]["content"]
+    return [
+        {**block, "content": json.loads(block["content"])}
+        for block in blocks
+        if block["type"] == "tool_result"
+    ]
+
+
+def stored_texts(conversation_messages) -> str:
+    return json.dumps([m.content for m in conversation_messages])
+
+
+pytestmark = pytest.mark.usefixtures("demo_data")
+
+
+def test_initiate_return_without_eligibility_check_is_refused_by_the_tool(claude, customer):
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Changed my mind"})),
+        message(text("I need to check whether your order can be returned first.")),
+    )
+    response = customer.send("Return BK-10042 now, my email is sarah.chen@example.com")
+
+    assert response.status_code == 200
+    [result] = tool_results(claude.requests[1])
+    assert result["content"]["error"] == "eligibility_not_verified"
+    assert result["is_error"] is True
+    assert not ReturnRecord.objects.exists()
+
+
+def test_eligibility_passed_in_another_conversation_does_not_count(claude, customer):
+    from support.tests.conftest import ChatClient
+
+    other = ChatClient()
+    claude.reset(
+        message(tool_use("check_return_eligibility", SARAH)), message(text("Your order can be returned."))
+    )
+    other.send("Can I return BK-10042? sarah.chen@example.com")
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+        message(text("I need to check your order's return eligibility first.")),
+    )
+    customer.send("Start the return for BK-10042, sarah.chen@example.com")
+    assert tool_results(claude.requests[1])[0]["content"]["error"] == "eligibility_not_verified"
+    assert not ReturnRecord.objects.exists()
+
+
+def test_return_after_a_passed_check_creates_the_rma_linked_to_the_conversation(claude, customer):
+    claude.reset(
+        message(tool_use("check_return_eligibility", SARAH)), message(text("Your order can be returned."))
+    )
+    customer.send("I want to return BK-10042, sarah.chen@example.com")
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged", "item_titles": ["sapiens"]})),
+        lambda request: message(
+            text(f"Your return is started: {tool_results(request)[0]['content']['rma_number']}.")
+        ),
+    )
+    response = customer.send("Yes, just Sapiens please")
+
+    record = ReturnRecord.objects.get()
+    assert [item.title for item in record.items.all()] == ["Sapiens"]
+    assert record.conversation is not None
+    assert record.rma_number in response.json()["reply"]
+
+
+def test_another_customers_order_with_a_wrong_email_reveals_nothing(claude, customer):
+    claude.reset(
+        message(
+            tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "james.murphy@example.com"})
+        ),
+        message(text("I couldn't find an order with that number and email together.")),
+    )
+    customer.send("What's in order BK-10042? My email is james.murphy@example.com")
+
+    [result] = tool_results(claude.requests[1])
+    assert result["content"]["error"] == "order_not_found"
+    leaked = json.dumps(result)
+    for detail in ("delivered", "Goldfinch", "Sarah", "1Z999", "36.98"):
+        assert detail not in leaked
+
+
+def test_wrong_email_and_missing_order_get_the_same_answer(claude, customer):
+    claude.reset(
+        message(
+            tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "james.murphy@example.com"})
+        ),
+        message(
+            tool_use("lookup_order", {"order_id": "BK-77777", "customer_email": "james.murphy@example.com"})
+        ),
+        message(text("I couldn't find an order with those details.")),
+    )
+    customer.send("Check BK-10042 and BK-77777 for james.murphy@example.com")
+    wrong_email = tool_results(claude.requests[1])[0]["content"]
+    missing = tool_results(claude.requests[2])[0]["content"]
+    assert wrong_email == missing
+
+
+@pytest.mark.parametrize(
+    ("bad_reply", "code"),
+    [
+        ("Your order BK-55555 has shipped.", "ungrounded_order_number"),
+        ("Your order was delivered on 2026-01-01.", "ungrounded_date"),
+        ("Your return number is RMA-ZZZZ9999 for the order.", "ungrounded_rma_number"),
+        ("**Your order** is on its way.", "markdown"),
+        ("Your order:\n- The Goldfinch\n- Sapiens", "markdown"),
+        ("The capital of France is Paris.", "off_topic"),
+    ],
+)
+def test_validator_replaces_a_bad_reply_and_never_stores_it(claude, customer, caplog, bad_reply, code):
+    claude.reset(message(text(bad_reply)))
+    with caplog.at_level(logging.WARNING, logger="support.services"):
+        response = customer.send("Hi, what is the capital of France, and where is my order?")
+
+    assert response.json()["reply"] == FALLBACK_REPLY
+    stored = stored_texts(ConversationMessage.objects.all())
+    assert bad_reply not in stored
+    assert json.dumps(FALLBACK_REPLY) in stored
+    [line] = [record.getMessage() for record in caplog.records if "rejected" in record.getMessage()]
+    assert code in line
+    assert bad_reply not in line and "BK-" not in line and "@" not in line
+
+
+def test_a_follow_up_may_repeat_facts_from_an_earlier_turn(claude, customer):
+    claude.reset(
+        message(tool_use("lookup_order", SARAH)), message(text("Your order BK-10042 was delivered."))
+    )
+    customer.send("Where is BK-10042? sarah.chen@example.com")
+    claude.reset(
+        message(text("Yes: order BK-10042 was delivered on 2026-03-30, tracking 1Z999AA10123456784."))
+    )
+    response = customer.send("When exactly?")
+    assert response.json()["reply"].startswith("Yes: order BK-10042 was delivered on 2026-03-30")
+
+
+def test_endless_tool_calls_stop_at_the_call_limit(claude, customer, settings):
+    claude.reset(*[message(tool_use("lookup_policy", {"topic": "shipping"})) for _ in range(20)])
+    response = customer.send("Tell me about shipping")
+
+    assert response.json()["reply"] == STUCK_REPLY
+    assert len(claude.requests) == settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
+    stored = [
+        {"role": m.role, "content": m.content} for m in ConversationMessage.objects.order_by("position")
+    ]
+    assert messages_problems([*stored, {"role": "user", "content": [text("next")]}]) == []
+
+
+def test_the_last_allowed_call_is_not_acted_on(claude, customer, settings):
+    settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN = 2
+    claude.reset(
+        message(tool_use("check_return_eligibility", SARAH)),
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+    )
+    response = customer.send("Return BK-10042 sarah.chen@example.com")
+    assert response.json()["reply"] == STUCK_REPLY
+    assert not ReturnRecord.objects.exists()
+
+
+def test_unknown_tool_gets_a_recoverable_result(claude, customer):
+    claude.reset(
+        message(tool_use("delete_all_orders", {"confirm": True})),
+        message(text("Sorry, I can help with an order, a return or a store policy.")),
+    )
+    response = customer.send("Where is my order?")
+    assert response.status_code == 200
+    [result] = tool_results(claude.requests[1])
+    assert result["content"]["error"] == "unknown_tool"
+    assert "lookup_order" in result["content"]["available_tools"]
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fields"),
+    [
+        ({"order_id": 42, "customer_email": "sarah.chen@example.com"}, ["order_id"]),
+        ({"order_id": "BK-10042<script>", "customer_email": "not an email"}, ["order_id", "customer_email"]),
+        ({"order_id": "BK-10042"}, ["customer_email"]),
+        ({**SARAH, "admin": "yes; DROP TABLE"}, ["(other)"]),
+        ("BK-10042", ["(arguments)"]),
+        ({"order_id": "BK-10042\x00\x1b", "customer_email": "x" * 300 + "@example.com"}, ["customer_email"]),
+    ],
+)
+def test_malformed_arguments_become_invalid_arguments_without_echo(claude, customer, arguments, fields):
+    claude.reset(
+        message(tool_use("lookup_order", arguments)),
+        message(text("Could you check the order number and email for your order?")),
+    )
+    response = customer.send("Where is my order?")
+    assert response.status_code == 200
+    [result] = tool_results(claude.requests[1])
+    assert result["content"]["error"] == "invalid_arguments"
+    assert [problem["field"] for problem in result["content"]["problems"]] == fields
+    echoed = json.dumps(result["content"])
+    for raw in ("<script>", "not an email", "DROP TABLE", "admin", "xxxxxxxx"):
+        assert raw not in echoed
+
+
+def test_control_characters_are_stripped_from_arguments(claude, customer):
+    claude.reset(
+        message(
+            tool_use(
+                "lookup_order",
+                {"order_id": "\u200bbk-10042\x07 ", "customer_email": "SARAH.chen@example.com\n"},
+            )
+        ),
+        message(text("Your order BK-10042 was delivered.")),
+    )
+    customer.send("Where is bk-10042? sarah.chen@example.com")
+    assert tool_results(claude.requests[1])[0]["content"]["status"] == "delivered"
+
+
+def test_max_tokens_never_shows_half_a_sentence(claude, customer):
+    claude.reset(
+        message(text("Your order has shipped. It should arrive by the end of"), stop_reason="max_tokens")
+    )
+    response = customer.send("Where is my order?")
+    assert response.json()["reply"] == "Your order has shipped."
+
+
+def test_max_tokens_inside_a_tool_call_does_not_run_it(claude, customer):
+    claude.reset(
+        message(text("Let me check."), tool_use("check_return_eligibility", SARAH), stop_reason="max_tokens")
+    )
+    response = customer.send("Can I return BK-10042? sarah.chen@example.com")
+    assert response.json()["reply"] == TOO_LONG_REPLY
+    assert len(claude.requests) == 1
+    stored = [m.content for m in ConversationMessage.objects.order_by("position")]
+    assert "tool_use" not in json.dumps(stored)
+
+
+def test_api_error_in_the_middle_of_a_tool_turn_leaves_a_valid_history(claude, customer):
+    claude.reset(message(tool_use("lookup_order", SARAH)), ErrorReply(500), ErrorReply(500))
+    failed = customer.send("Where is BK-10042? sarah.chen@example.com")
+    assert failed.status_code == 503
+    assert failed["Retry-After"]
+    assert "saved" in failed.json()["detail"]
+
+    claude.reset(message(text("Could you tell me again what you need help with, your order or a return?")))
+    retried = customer.send("Hello? Where is my order?")
+    assert retried.status_code == 200
+    request = claude.requests[0]
+    assert messages_problems(request["messages"]) == []
+    customer_words = [block["text"] for block in request["messages"][0]["content"] if block["type"] == "text"]
+    assert "Where is BK-10042? sarah.chen@example.com" in customer_words
+    assert "Hello? Where is my order?" in customer_words

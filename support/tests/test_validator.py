@@ -1,0 +1,107 @@
+import json
+
+import pytest
+
+from support.prompts import REFUSAL_TEMPLATE
+from support.services import STUCK_REPLY, TOO_LONG_REPLY, TURN_LIMIT_REPLY
+from support.validator import FALLBACK_REPLY, reply_validate
+
+ORDER_RESULT = json.dumps(
+    {
+        "order_id": "BK-10042",
+        "status": "delivered",
+        "delivered_on": "2026-03-30",
+        "tracking_number": "1Z999AA10123456784",
+        "total": "36.98",
+    }
+)
+GROUNDING = ["Where is BK-10042? my email is sarah.chen@example.com", ORDER_RESULT]
+
+
+def codes(reply, customer_message="Where is my order?", grounding=GROUNDING):
+    return reply_validate(reply=reply, customer_message=customer_message, grounding=grounding).violations
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Your order BK-10042 was delivered on 2026-03-30. Tracking number: 1Z999AA10123456784.",
+        "The order total was $36.98.",
+        "I've noted sarah.chen@example.com for order BK-10042.",
+        "Order bk-10042 was delivered.",
+        "Please check your spam folder for the password_reset email about your order.",
+        "Your return policy question: items can be returned within 30 days.",
+        REFUSAL_TEMPLATE.format(topic="the weather"),
+        REFUSAL_TEMPLATE.format(topic="book recommendations")
+        + " I can help with an order, a return or a policy.",
+        STUCK_REPLY,
+        TOO_LONG_REPLY,
+        TURN_LIMIT_REPLY,
+        FALLBACK_REPLY,
+    ],
+)
+def test_grounded_plain_on_topic_replies_pass(reply):
+    assert codes(reply) == ()
+
+
+def test_the_refusal_with_a_typographic_apostrophe_passes():
+    assert codes(REFUSAL_TEMPLATE.format(topic="jokes").replace("'", "\u2019")) == ()
+
+
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        ("Your order BK-10043 was delivered.", "ungrounded_order_number"),
+        ("Your order BK 99999 was delivered.", "ungrounded_order_number"),
+        ("Your order was delivered on 2026-03-31.", "ungrounded_date"),
+        ("Your return RMA-AB12CD34 is open.", "ungrounded_rma_number"),
+        ("We emailed james.murphy@example.com about your order.", "ungrounded_email"),
+        ("Your order total was $99.99.", "ungrounded_amount"),
+        ("Your order is **delivered**.", "markdown"),
+        ("Your order is *delivered*.", "markdown"),
+        ("Your order is _delivered_.", "markdown"),
+        ("# Order status\nDelivered.", "markdown"),
+        ("Your order items:\n- The Goldfinch\n- Sapiens", "markdown"),
+        ("Your order items:\n1. The Goldfinch\n2. Sapiens", "markdown"),
+        ("See [your order](https://example.com) for details.", "markdown"),
+        ("Run `track BK-10042` for your order.", "markdown"),
+        ("The capital of France is Paris.", "off_topic"),
+        ("Here is a poem about the sea: waves roll in.", "off_topic"),
+        (
+            REFUSAL_TEMPLATE.format(topic="the weather") + " But it is sunny in Paris today.",
+            "off_topic_after_refusal",
+        ),
+        ("   ", "empty_reply"),
+    ],
+)
+def test_each_violation_is_caught(reply, code):
+    assert code in codes(reply)
+
+
+def test_grounding_spans_the_whole_conversation_not_only_this_turn():
+    # The date came from a tool result two turns ago: a follow-up may repeat it.
+    assert (
+        codes("It was delivered on 2026-03-30 for your order.", grounding=[ORDER_RESULT, "when exactly?"])
+        == ()
+    )
+
+
+def test_the_customers_own_words_ground_an_order_number():
+    assert (
+        codes("I can look up order BK-55555 once I have the email address.", grounding=["Where is BK-55555?"])
+        == ()
+    )
+
+
+def test_a_pleasantry_may_answer_a_pleasantry_without_task_words():
+    assert codes("You're welcome! Have a great day.", customer_message="Thanks so much!") == ()
+
+
+def test_a_pleasantry_may_not_carry_an_off_topic_answer():
+    assert "off_topic" in codes(
+        "Hello! The capital of France is Paris.", customer_message="what's the capital of France?"
+    )
+
+
+def test_the_fallback_contains_no_identifiers():
+    assert codes(FALLBACK_REPLY, grounding=[]) == ()

@@ -1,0 +1,378 @@
+"""The assistant's tools: Anthropic tool schemas and their handlers.
+
+Handlers are thin: they validate arguments in code, call the orders and
+policies services, and turn the outcome into a JSON tool result. Privacy and
+protocol rules are enforced here, whatever the model was told:
+- no order detail, not even its status, without the email on the order;
+- no return without an eligibility check that passed for that order earlier
+  in the same conversation.
+Nothing raises to the customer: every failure is a tool result the model can
+recover from, built from field names and codes, never from the raw input.
+"""
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from typing import Any
+
+from orders.models import Order
+from orders.selectors import order_get_for_customer, order_return_eligibility
+from orders.services import ReturnNotAllowed, return_record_create
+from policies.selectors import policy_entry_get_published, policy_entry_list_published
+
+ORDER_ID_RE = re.compile(r"^BK-[0-9]{4,6}$")
+EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
+TOPIC_RE = re.compile(r"^[a-z_]{1,40}$")
+
+MAX_EMAIL_LENGTH = 254
+MAX_REASON_LENGTH = 500
+MAX_TITLE_LENGTH = 300
+MAX_ITEM_TITLES = 20
+
+_ORDER_ID_SCHEMA = {
+    "type": "string",
+    "description": "The order number exactly as the customer gave it, like BK-10042.",
+    "pattern": "^BK-[0-9]{4,6}$",
+}
+_EMAIL_SCHEMA = {"type": "string", "description": "The email address the customer gave for this order."}
+
+TOOLS: list[dict[str, Any]] = [
+    {
+        "name": "lookup_order",
+        "description": (
+            "Look up one order's status, dates, tracking number and items. Needs both the order number "
+            "and the email address on the order, as given by the customer in this conversation. "
+            "Returns order_not_found when either is wrong; it never says which."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {"order_id": _ORDER_ID_SCHEMA, "customer_email": _EMAIL_SCHEMA},
+            "required": ["order_id", "customer_email"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "check_return_eligibility",
+        "description": (
+            "Check whether an order can be returned today, item by item, with the reason and the return "
+            "policy terms. Must pass before initiate_return can be used for that order."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {"order_id": _ORDER_ID_SCHEMA, "customer_email": _EMAIL_SCHEMA},
+            "required": ["order_id", "customer_email"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "initiate_return",
+        "description": (
+            "Start a return and get its RMA number. Only after check_return_eligibility passed for this "
+            "order in this conversation and the customer explicitly said yes to the summary. Without "
+            "item_titles, every returnable item of the order is included."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "order_id": _ORDER_ID_SCHEMA,
+                "customer_email": _EMAIL_SCHEMA,
+                "reason": {
+                    "type": "string",
+                    "description": "Why the customer is returning the items, in their words (short).",
+                },
+                "item_titles": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Titles of the items to return, as listed by check_return_eligibility.",
+                },
+            },
+            "required": ["order_id", "customer_email", "reason"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "lookup_policy",
+        "description": (
+            "Get the store's published FAQ answer for a topic key listed in the system prompt. "
+            "Quote the returned text; do not add to it."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {"topic": {"type": "string", "description": "A topic key, like shipping."}},
+            "required": ["topic"],
+            "additionalProperties": False,
+        },
+    },
+]
+TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
+
+
+@dataclass
+class ToolContext:
+    """What a tool may know about the conversation it runs in."""
+
+    conversation: Any  # support.models.Conversation
+    eligibility_verified: set[str] = field(default_factory=set)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    result: dict[str, Any]
+    is_error: bool = False
+
+    def as_block(self, tool_use_id: str) -> dict[str, Any]:
+        block = {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": json.dumps(self.result, ensure_ascii=False),
+        }
+        if self.is_error:
+            block["is_error"] = True
+        return block
+
+
+def _error(code: str, message: str, **extra) -> ToolOutcome:
+    return ToolOutcome({"error": code, "message": message, **extra}, is_error=True)
+
+
+class _InvalidArguments(Exception):
+    def __init__(self, problems: list[dict[str, str]]):
+        self.problems = problems
+
+
+def _clean_text(value: str) -> str:
+    """Turn line breaks and tabs into spaces, drop other control and format characters, trim."""
+    kept = []
+    for char in value:
+        if char in "\t\n\r":
+            kept.append(" ")
+        elif unicodedata.category(char) not in ("Cc", "Cf"):
+            kept.append(char)
+    return "".join(kept).strip()
+
+
+class _Arguments:
+    """Reads and validates one tool call's arguments, collecting every problem by field name."""
+
+    def __init__(self, raw: Any, allowed: set[str]):
+        self.problems: list[dict[str, str]] = []
+        if not isinstance(raw, dict):
+            raise _InvalidArguments([{"field": "(arguments)", "problem": "must be a JSON object"}])
+        self.raw = raw
+        if set(raw) - allowed:
+            # The unknown names are the model's input: name only what is accepted.
+            self.problems.append(
+                {"field": "(other)", "problem": "only these parameters exist: " + ", ".join(sorted(allowed))}
+            )
+
+    def text(self, name: str, *, max_length: int, required: bool = True) -> str | None:
+        value = self.raw.get(name)
+        if value is None:
+            if required:
+                self.problems.append({"field": name, "problem": "is required"})
+            return None
+        if not isinstance(value, str):
+            self.problems.append({"field": name, "problem": "must be a string"})
+            return None
+        value = _clean_text(value)
+        if not value:
+            self.problems.append({"field": name, "problem": "must not be empty"})
+            return None
+        if len(value) > max_length:
+            self.problems.append({"field": name, "problem": f"must be at most {max_length} characters"})
+            return None
+        return value
+
+    def matching(
+        self, name: str, pattern: re.Pattern, *, max_length: int, shape: str, upper=False, lower=False
+    ):
+        value = self.text(name, max_length=max_length)
+        if value is None:
+            return None
+        value = value.upper() if upper else value.lower() if lower else value
+        if not pattern.fullmatch(value):
+            self.problems.append({"field": name, "problem": f"must look like {shape}"})
+            return None
+        return value
+
+    def order_id(self) -> str | None:
+        return self.matching("order_id", ORDER_ID_RE, max_length=12, shape="BK-10042", upper=True)
+
+    def email(self) -> str | None:
+        return self.matching(
+            "customer_email", EMAIL_RE, max_length=MAX_EMAIL_LENGTH, shape="name@example.com", lower=True
+        )
+
+    def titles(self, name: str) -> list[str] | None:
+        value = self.raw.get(name)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(title, str) for title in value):
+            self.problems.append({"field": name, "problem": "must be a list of strings"})
+            return None
+        if len(value) > MAX_ITEM_TITLES:
+            self.problems.append({"field": name, "problem": f"must list at most {MAX_ITEM_TITLES} titles"})
+            return None
+        titles = [_clean_text(title)[:MAX_TITLE_LENGTH] for title in value]
+        return [title for title in titles if title] or None
+
+    def done(self) -> None:
+        if self.problems:
+            raise _InvalidArguments(self.problems)
+
+
+def _order_summary(order: Order) -> dict[str, Any]:
+    return {
+        "order_id": order.number,
+        "customer_name": order.customer_name,
+        "status": order.status,
+        "ordered_on": order.ordered_on.isoformat(),
+        "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,
+        "tracking_number": order.tracking_number or None,
+        "items": [
+            {
+                "title": item.title,
+                "author": item.author,
+                "quantity": item.quantity,
+                "unit_price": str(item.unit_price),
+                "category": item.category,
+            }
+            for item in order.items.all()
+        ],
+        "total": str(order.total),
+    }
+
+
+_ORDER_NOT_FOUND = (
+    "order_not_found",
+    "No order matches that order number together with that email address. Ask the customer to check both.",
+)
+
+
+def _verified_order(args: _Arguments) -> Order | ToolOutcome:
+    order_id, email = args.order_id(), args.email()
+    args.done()
+    order = order_get_for_customer(order_number=order_id, email=email)
+    return order if order is not None else _error(*_ORDER_NOT_FOUND)
+
+
+def _lookup_order(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    order = _verified_order(args)
+    if isinstance(order, ToolOutcome):
+        return order
+    return ToolOutcome(_order_summary(order))
+
+
+def _check_return_eligibility(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    order = _verified_order(args)
+    if isinstance(order, ToolOutcome):
+        return order
+    eligibility = order_return_eligibility(order=order)
+    if eligibility.eligible:
+        context.eligibility_verified.add(order.number)
+    policy = eligibility.policy
+    return ToolOutcome(
+        {
+            "order_id": order.number,
+            "eligible": eligibility.eligible,
+            "reason": eligibility.reason,
+            "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,
+            "last_day_to_start_return": (
+                eligibility.last_return_day.isoformat() if eligibility.last_return_day else None
+            ),
+            "items": [
+                {"title": entry.item.title, "returnable": entry.returnable, "reason": entry.reason}
+                for entry in eligibility.items
+            ],
+            "policy": {
+                "return_window_days": policy.window_days,
+                "condition_requirements": policy.condition_requirements,
+                "refund_method": policy.refund_method,
+                "refund_timeline_business_days": policy.refund_timeline_business_days,
+                "not_returnable": policy.non_returnable_category_labels,
+            },
+        }
+    )
+
+
+def _initiate_return(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    reason = args.text("reason", max_length=MAX_REASON_LENGTH)
+    titles = args.titles("item_titles")
+    order = _verified_order(args)
+    if isinstance(order, ToolOutcome):
+        return order
+    if order.number not in context.eligibility_verified:
+        return _error(
+            "eligibility_not_verified",
+            "Call check_return_eligibility for this order first; it must pass before a return can start.",
+        )
+    items = None
+    if titles:
+        by_title = {item.title.casefold(): item for item in order.items.all()}
+        unknown = [title for title in titles if title.casefold() not in by_title]
+        if unknown:
+            return _error(
+                "item_not_in_order",
+                "Some titles are not items of this order. Use the exact titles listed here.",
+                order_titles=[item.title for item in order.items.all()],
+            )
+        items = [by_title[title.casefold()] for title in titles]
+    try:
+        record = return_record_create(
+            order=order, reason=reason, items=items, conversation=context.conversation
+        )
+    except ReturnNotAllowed as refused:
+        return _error(refused.code, refused.message)
+    return ToolOutcome(
+        {
+            "rma_number": record.rma_number,
+            "order_id": order.number,
+            "status": record.status,
+            "items": [line.order_item.title for line in record.lines.select_related("order_item")],
+            "refund_method": record.refund_method,
+            "refund_timeline_business_days": record.refund_timeline_business_days,
+            "next_steps": (
+                "We will email a prepaid return label to the address on the order. Pack the items in their "
+                "original packaging, attach the label and drop the parcel off. The refund follows once we "
+                "receive the items."
+            ),
+        }
+    )
+
+
+def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    topic = args.matching("topic", TOPIC_RE, max_length=40, shape="shipping", lower=True)
+    args.done()
+    entry = policy_entry_get_published(topic=topic)
+    if entry is None:
+        return _error(
+            "topic_not_supported",
+            "There is no published FAQ entry for that topic.",
+            available_topics=list(policy_entry_list_published().values_list("topic", flat=True)),
+        )
+    return ToolOutcome({"topic": entry.topic, "title": entry.title, "text": entry.text})
+
+
+_HANDLERS = {
+    "lookup_order": (_lookup_order, {"order_id", "customer_email"}),
+    "check_return_eligibility": (_check_return_eligibility, {"order_id", "customer_email"}),
+    "initiate_return": (_initiate_return, {"order_id", "customer_email", "reason", "item_titles"}),
+    "lookup_policy": (_lookup_policy, {"topic"}),
+}
+
+
+def tool_execute(*, name: str, arguments: Any, context: ToolContext) -> ToolOutcome:
+    """Run one tool call; never raises for anything the model sent."""
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        return _error("unknown_tool", "There is no tool by that name.", available_tools=list(TOOL_NAMES))
+    run, allowed = handler
+    try:
+        return run(_Arguments(arguments, allowed), context)
+    except _InvalidArguments as invalid:
+        return _error(
+            "invalid_arguments",
+            "Some arguments are missing or malformed; fix them and call again.",
+            problems=invalid.problems,
+        )

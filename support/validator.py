@@ -1,0 +1,109 @@
+"""Guard layer 4: a deterministic check of every final reply before it leaves the server.
+
+It assumes the prompt, the reminders and the model all failed, and checks:
+- grounding: every order number, ISO date, RMA number, email address and
+  dollar amount in the reply appears in this conversation's tool results or in
+  the customer's own words (any earlier turn counts: follow-ups are normal);
+- no markdown;
+- no engagement outside the three tasks: a reply that says nothing about
+  orders, returns or store policies must be the refusal sentence.
+"""
+
+import re
+from dataclasses import dataclass
+
+from support.prompts import REFUSAL_TEMPLATE
+
+FALLBACK_REPLY = (
+    "Sorry, I couldn't put together a reliable answer to that. I can help with the status of an order, "
+    "a return, or our store policies. Could you rephrase your question?"
+)
+
+_IDENTIFIER_PATTERNS = {
+    "ungrounded_order_number": re.compile(r"\bBK-?\s?\d{3,}\b", re.IGNORECASE),
+    "ungrounded_date": re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
+    "ungrounded_rma_number": re.compile(r"\bRMA-?[A-Z0-9]{4,}\b", re.IGNORECASE),
+    "ungrounded_email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "ungrounded_amount": re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)"),
+}
+
+_MARKDOWN_PATTERNS = [
+    re.compile(r"\*\*[^*\n]+\*\*"),  # bold
+    re.compile(r"__[^_\n]+__"),  # bold
+    re.compile(r"(?<![\w*])\*[^*\s][^*\n]*\*(?![\w*])"),  # italics
+    re.compile(r"(?<!\w)_[^_\s][^_\n]*_(?!\w)"),  # italics (not snake_case)
+    re.compile(r"^\s{0,3}#{1,6}\s", re.MULTILINE),  # headers
+    re.compile(r"^\s*[-*+•]\s+\S", re.MULTILINE),  # bullets
+    re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE),  # numbered lists
+    re.compile(r"\[[^\]\n]+\]\([^)\n]+\)"),  # links
+    re.compile(r"`"),  # code
+    re.compile(r"^\s*>\s", re.MULTILINE),  # quotes
+    re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE),  # tables
+]
+
+_REFUSAL_RE = re.compile(
+    re.escape(REFUSAL_TEMPLATE).replace(re.escape("{topic}"), r"[^\n.]{1,80}?").replace("'", "['\u2019]")
+)
+
+# Words that show a reply is about one of the three tasks.
+_SCOPE_WORDS = re.compile(
+    r"\b(order|orders|ordered|return|returns|returned|returning|refund|refunds|refunded|rma|ship|"
+    r"shipping|shipped|delivery|delivered|deliver|tracking|track|parcel|package|policy|policies|faq|"
+    r"password|account|email|items?|exchange|purchase|bookly)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    violations: tuple[str, ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+def _normalize(text: str) -> str:
+    return re.sub(r"[\s-]", "", text).casefold()
+
+
+def reply_validate(*, reply: str, customer_message: str, grounding: list[str]) -> Verdict:
+    """Check one final reply to `customer_message`.
+
+    `grounding` is every tool result and customer message of the conversation so far.
+    """
+    violations: list[str] = []
+    if not reply.strip():
+        return Verdict(("empty_reply",))
+
+    corpus = _normalize("\n".join(grounding))
+    for code, pattern in _IDENTIFIER_PATTERNS.items():
+        for match in pattern.finditer(reply):
+            value = match.group(1) if pattern.groups else match.group(0)
+            if _normalize(value.replace(",", "")) not in corpus.replace(",", ""):
+                violations.append(code)
+                break
+
+    if any(pattern.search(reply) for pattern in _MARKDOWN_PATTERNS):
+        violations.append("markdown")
+
+    refusal = _REFUSAL_RE.search(reply)
+    if refusal:
+        rest = (reply[: refusal.start()] + reply[refusal.end() :]).strip()
+        if rest and not _SCOPE_WORDS.search(rest):
+            violations.append("off_topic_after_refusal")
+    elif not _SCOPE_WORDS.search(reply) and not (_is_pleasantry(customer_message) and _is_pleasantry(reply)):
+        violations.append("off_topic")
+    return Verdict(tuple(violations))
+
+
+_PLEASANTRY_RE = re.compile(
+    r"^(hi|hello|hey|good (morning|afternoon|evening)|you'?re welcome|my pleasure|glad|happy|thanks|"
+    r"thank you|goodbye|bye|take care|have a (great|good|nice))\b",
+    re.IGNORECASE,
+)
+
+
+def _is_pleasantry(text: str) -> bool:
+    """A short greeting, thanks or goodbye. Answered in kind, it needs no task words."""
+    return len(text) <= 160 and bool(_PLEASANTRY_RE.match(text.strip()))
