@@ -29,6 +29,7 @@ GREETING_REPLY = (
     "Hello! I'm Bookly's automated support assistant. I can help with order status, returns and store "
     "policies. How can I help?"
 )
+HELP_REPLY = GREETING_REPLY.removeprefix("Hello! ")
 THANKS_REPLY = (
     "You're welcome! If you need anything else with an order, a return or a store policy, just ask."
 )
@@ -77,20 +78,25 @@ _POLICY_ALIASES = {"return": "returns_overview", "returns": "returns_overview", 
 _POLICY_ALIASES |= {"shipping": "shipping", "delivery": "shipping", "password": "password_reset"}
 _STATUS_RE = re.compile(
     r"\b(?:status|track|tracking|shipped|dispatched|arrive|arrives|arrived|arriving|delivered|in transit|"
-    r"on its way|hasn't come|not (?:yet )?(?:arrived|received|here)|haven't (?:received|got))\b"
-    r"|\bwhere(?:'s| is| are)\b.{0,25}\b(?:order|package|parcel|books?|delivery|shipment|it)\b"
-    r"|\bwhen will\b.{0,25}\b(?:order|package|parcel|books?|it)\b"
+    r"on its way|hasn't come|not (?:yet )?(?:arrived|received|here)|haven't (?:received|got)|"
+    r"never (?:received|got|arrived|came)|didn't (?:arrive|come|get))\b"
+    r"|\bwhere(?:'s| is| are)?\b.{0,25}\b(?:order|package|parcel|books?|delivery|shipment|it|bk)\b"
+    r"|\bwhen will\b.{0,25}\b(?:order|package|parcel|books?|it|bk)\b"
     r"|\bcheck (?:on )?(?:my|the|an|this|that) order\b"
 )
 _SHIPPING_RE = re.compile(
     r"\b(?:ship|ships|shipping|postage|expedited|express|overnight|international(?:ly)?|overseas|abroad|"
-    r"canada|mexico|uk|europe|australia|free delivery|do you deliver|"
-    r"delivery (?:costs?|fees?|times?|options?))\b"
+    r"canada|mexico|uk|europe|australia|delivery|deliver)\b"
 )
-_PASSWORD_RE = re.compile(r"\b(?:password|passcode|log ?in|sign ?in|locked out)\b")
+_PASSWORD_RE = re.compile(r"\b(?:password|passcode|log ?in(?:to)?|sign ?in(?:to)?|locked out)\b")
+_PROBLEM_RE = re.compile(
+    r"\b(?:damaged|broken|torn|ripped|defective|faulty|misprint(?:ed)?|wrong (?:book|item|edition))\b"
+)
+_CHANGE_ORDER_RE = re.compile(r"\b(?:cancel|change|modify|edit)\b.{0,25}\b(?:order|address|it)\b")
 _NO_NUMBER_RE = re.compile(
     r"\b(?:don't|do not|can't|cannot|couldn't|didn't) (?:know|have|find|remember|see)\b.{0,30}\bnumber\b"
     r"|\b(?:forgot|lost|no idea)\b.{0,30}\bnumber\b|\b(?:without|no) (?:an |the |my )?order number\b"
+    r"|\b(?:where|how)\b.{0,30}\border number\b"
     r"|\b(?:find|look ?up|search)\b.{0,40}\b(?:by|with|using) (?:just |only )?(?:my |an |the )?e-?mail\b"
 )
 # (words, topic for the refusal sentence)
@@ -104,27 +110,31 @@ _OFF_TOPICS = [
             "book recommendations",
         ),
         (r"\b(?:jokes?|funny|make me laugh)\b", "jokes"),
-        (r"\b(?:cancel|change|modify|edit)\b.{0,25}\b(?:order|address)\b", "changing or cancelling orders"),
+        (r"\b(?:price|prices|in stock|available|availability)\b", "book prices or availability"),
         (r"\b(?:discount|coupon|promo|voucher)\b", "discounts or promotions"),
         (r"\b(?:coding|programming|python|javascript|sql|code|script|algorithm)\b", "programming questions"),
-        (r"\b(?:human|real person|agent|representative)\b", "connecting you to a person"),
+        (r"\b(?:human|real person|agent|representative|manager)\b", "connecting you to a person"),
     ]
 ]
-_HELP_RE = re.compile(
-    r"\bwhat can you (?:do|help)|^help\b|\bwho are you\b|\bare you (?:a )?(?:bot|robot|human)\b"
-)
-_GREETING_RE = re.compile(r"^(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b")
-_THANKS_RE = re.compile(r"\b(?:thanks|thank you|thx|cheers|much appreciated|appreciate it)\b")
-_GOODBYE_RE = re.compile(r"^(?:bye|goodbye|good bye|see you|that's all|that is all)\b")
-_ACK_RE = re.compile(
-    r"^(?:ok|okay|great|cool|got it|perfect|alright|all right|sounds good|fine|nice|yes|no)\b"
-)
+# (kind, words, reply): greetings, thanks and the like, answered in kind.
 _SMALL_TALK = [
-    (_HELP_RE, "help"),
-    (_GREETING_RE, "greeting"),
-    (_THANKS_RE, "thanks"),
-    (_GOODBYE_RE, "goodbye"),
-    (_ACK_RE, "ack"),
+    (
+        "help",
+        r"\bwhat can you (?:do|help)|^help\b|\bwho are you\b|\bare you (?:a )?(?:bot|robot|human)\b",
+        HELP_REPLY,
+    ),
+    (
+        "greeting",
+        r"^(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b",
+        GREETING_REPLY,
+    ),
+    ("thanks", r"\b(?:thanks|thank you|thx|cheers|much appreciated|appreciate it)\b", THANKS_REPLY),
+    ("goodbye", r"^(?:bye|goodbye|good bye|see you|that's all|that is all)\b", GOODBYE_REPLY),
+    (
+        "ack",
+        r"^(?:ok|okay|great|cool|got it|perfect|alright|all right|sounds good|fine|nice|yes|no)\b",
+        ANYTHING_ELSE_REPLY,
+    ),
 ]
 _YES_RE = re.compile(
     r"^(?:yes|yeah|yea|yep|yup|sure|ok|okay|please do|please|go ahead|confirm(?:ed)?|do it|correct|"
@@ -140,12 +150,6 @@ _REASON_WORDS_RE = re.compile(
 MAX_REASON_CHARS = 200
 
 _TASKS = ("status", "return")
-_STATUS_PHRASES = {
-    "processing": "is being processed",
-    "shipped": "has shipped",
-    "delivered": "has been delivered",
-    "cancelled": "was cancelled",
-}
 
 
 @dataclass(frozen=True)
@@ -189,7 +193,7 @@ def _read_history(messages: list[dict]) -> _History:
     history = _History()
     tool_uses: dict[str, dict] = {}
     for position, message in enumerate(messages):
-        blocks = message.get("content")
+        blocks = message.get("content") or []
         if isinstance(blocks, str):
             blocks = [{"type": "text", "text": blocks}]
         last = position == len(messages) - 1
@@ -262,7 +266,9 @@ def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
     )
     if _NO_NUMBER_RE.search(text) and not order_id:
         return _Intent("no_number")
-    if _RETURN_RE.search(text):
+    if _CHANGE_ORDER_RE.search(text):
+        return _Intent("offtopic", "changing or cancelling orders")
+    if _RETURN_RE.search(text) or (personal and _PROBLEM_RE.search(text)):
         if _POLICY_WORD_RE.search(text) and not order_id:
             return _Intent("policy", "returns_overview")
         # "Can I return a book?" is a policy question; "I want to return my book" is a return.
@@ -281,8 +287,8 @@ def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
             return _Intent("offtopic", off_topic)
     if personal:
         return _Intent("order_unclear")
-    for pattern, kind in _SMALL_TALK:
-        if pattern.search(text):
+    for kind, pattern, _ in _SMALL_TALK:
+        if re.search(pattern, text):
             return _Intent(kind)
     return _Intent("unknown")
 
@@ -295,14 +301,9 @@ def _intents(units: list[str]) -> list[_Intent]:
 
 
 def _pending_question(assistant_text: str) -> str | None:
-    for marker, pending in (
-        (CONFIRM_QUESTION, "confirm"),
-        (ASK_ORDER_NUMBER, "order_number"),
-        (ASK_EMAIL, "email"),
-    ):
-        if marker in assistant_text:
-            return pending
-    return None
+    """Which of its own questions the model asked last, recognised by its exact wording."""
+    markers = {CONFIRM_QUESTION: "confirm", ASK_ORDER_NUMBER: "order_number", ASK_EMAIL: "email"}
+    return next((pending for marker, pending in markers.items() if marker in assistant_text), None)
 
 
 # --- flow state ----------------------------------------------------------------------------------
@@ -427,26 +428,21 @@ def _respond(history: _History) -> str | _ToolCall:
         return _task_step(units, intents, len(units) - 1)
     if intent.kind == "policy":
         return _ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
-    if intent.kind == "info" and (start := _task_start(intents)) is not None:
+    start = _task_start(intents)
+    if intent.kind == "info" and start is not None:
         return _task_step(units, intents, start)
+    waiting = pending in ("order_number", "email") and start is not None
+    if intent.kind in ("ack", "unknown", "order_unclear") and waiting:
+        # Still waiting for an order detail: ask again rather than refuse or change the subject.
+        step = _task_step(units, intents, start)
+        return f"Sorry, I didn't catch that. {step}" if isinstance(step, str) else step
     if intent.kind in ("info", "order_unclear"):
         return f"I can help with that order. {ASK_WHICH_TASK}"
     if intent.kind == "offtopic":
         return REFUSAL_TEMPLATE.format(topic=intent.topic)
-    if intent.kind in ("ack", "unknown") and pending in ("order_number", "email"):
-        # Still waiting for an order detail: ask again rather than refuse.
-        start = _task_start(intents)
-        if start is not None:
-            step = _task_step(units, intents, start)
-            return f"Sorry, I didn't catch that. {step}" if isinstance(step, str) else step
-    replies = {
-        "no_number": NO_NUMBER_REPLY,
-        "help": GREETING_REPLY.replace("Hello! ", ""),
-        "greeting": GREETING_REPLY,
-        "thanks": THANKS_REPLY,
-        "goodbye": GOODBYE_REPLY,
-        "ack": ANYTHING_ELSE_REPLY,
-    }
+    if intent.kind == "no_number":
+        return NO_NUMBER_REPLY
+    replies = {kind: reply for kind, _, reply in _SMALL_TALK}
     return replies.get(intent.kind, REFUSAL_TEMPLATE.format(topic="that request"))
 
 
@@ -464,8 +460,8 @@ def _refund_sentence(method, days) -> str:
 
 
 def _order_reply(result: dict) -> str:
-    status = result.get("status", "")
-    sentences = [f"Order {result.get('order_id')} {_STATUS_PHRASES.get(status, f'has the status {status}')}."]
+    # The status word exactly as the result gives it (processing, shipped, delivered, cancelled).
+    sentences = [f"The status of order {result.get('order_id')} is {result.get('status')}."]
     if result.get("ordered_on"):
         delivered = f" and delivered on {result['delivered_on']}" if result.get("delivered_on") else ""
         sentences.append(f"It was ordered on {result['ordered_on']}{delivered}.")

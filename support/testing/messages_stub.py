@@ -59,6 +59,8 @@ class MessagesStub:
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
         self.script: deque = deque()
+        # When set, replies carry the usage this simulated prompt cache computes.
+        self.prompt_cache = None
         self._lock = threading.Lock()
         stub = self
 
@@ -76,8 +78,10 @@ class MessagesStub:
                     reply = reply(body)
                 if isinstance(reply, ErrorReply):
                     self._send(reply.status, reply.body(), {"request-id": "req_stub_error", **reply.headers})
-                else:
-                    self._send(200, reply, {"request-id": f"req_stub_{len(stub.requests)}"})
+                    return
+                if stub.prompt_cache is not None:
+                    reply = {**reply, "usage": {**stub.prompt_cache.account(body), "output_tokens": 20}}
+                self._send(200, reply, {"request-id": f"req_stub_{len(stub.requests)}"})
 
             def _send(self, status, payload, headers):
                 data = json.dumps(payload).encode()
@@ -107,6 +111,7 @@ class MessagesStub:
 
     def reset(self, *replies) -> None:
         with self._lock:
+            self.prompt_cache = None
             self.requests.clear()
             self.headers.clear()
             self.script = deque(replies)

@@ -246,3 +246,28 @@ def test_offline_model_answers_without_a_key(settings, customer):
     settings.ANTHROPIC_API_KEY = ""
     assert llm.get_model().offline
     assert customer.transcript().json()["offline"] is True
+
+
+def test_measured_cache_history_is_never_written_twice(claude, customer):
+    """Through a simulated prompt cache: each call reads everything the previous call cached.
+
+    A reminder placed inside `system` (or an earlier message that changes)
+    would make a later call read only the tools and write the history again.
+    """
+    from support.testing.prompt_cache import PromptCache
+
+    cache = PromptCache()
+    for turn in range(1, 8):  # past 5 turns, so the stronger reminder is used too
+        claude.reset(
+            message(tool_use("lookup_policy", {"topic": "shipping"})), message(text("Shipping is free."))
+        )
+        claude.prompt_cache = cache
+        customer.send(f"Turn {turn}: what does shipping cost?")
+    usage = [
+        (c.input_tokens, c.cache_creation_input_tokens, c.cache_read_input_tokens)
+        for c in ModelCall.objects.order_by("id")
+    ]
+    assert usage[0][2] == 0 and usage[0][1] > 1024  # the first call writes tools + system
+    for (_, wrote_before, read_before), (_, wrote, read) in pairwise(usage):
+        assert read >= read_before + wrote_before
+        assert wrote < 600  # only the newest messages, never the history again

@@ -1,0 +1,51 @@
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
+
+from orders.models import ReturnRecord
+from support.evals.runner import scenario_run
+from support.evals.scenarios import SCENARIOS
+from support.llm import get_model
+
+
+class Command(BaseCommand):
+    help = (
+        "Run the scenario suite against the configured model (Claude when ANTHROPIC_API_KEY is set) "
+        "and report pass^k: the share of scenarios that passed all k runs. Each run happens in a "
+        "transaction that is rolled back, over a fresh copy of the demo data."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--repeat", "-k", type=int, default=1, help="Runs per scenario (k).")
+        parser.add_argument("--only", default="", help="Run only scenarios whose name contains this text.")
+
+    def handle(self, *args, repeat, only, **options):
+        if repeat < 1:
+            raise CommandError("--repeat must be at least 1.")
+        model = get_model()
+        scenarios = [scenario for scenario in SCENARIOS if only in scenario.name]
+        self.stdout.write(f"Model: {model.name} ({'offline' if model.offline else 'Claude'}), k={repeat}")
+        passed_all = 0
+        for scenario in scenarios:
+            outcomes = [self._run_once(scenario, model) for _ in range(repeat)]
+            ok = sum(not failures for failures in outcomes)
+            passed_all += ok == repeat
+            mark = "PASS" if ok == repeat else "FAIL"
+            self.stdout.write(f"{mark} {ok}/{repeat} {scenario.name}")
+            for failures in outcomes:
+                for failure in failures:
+                    self.stdout.write(f"    {failure}")
+        self.stdout.write(f"pass^{repeat}: {passed_all}/{len(scenarios)} scenarios passed every run")
+        if passed_all != len(scenarios):
+            raise CommandError("Some scenarios failed.")
+
+    def _run_once(self, scenario, model) -> list[str]:
+        with transaction.atomic():
+            call_command("loaddata", "demo", verbosity=0)
+            ReturnRecord.objects.all().delete()
+            try:
+                failures = scenario_run(scenario, model=model)
+            except Exception as error:  # a crashed run is a failed run, not a crashed suite
+                failures = [f"crashed: {type(error).__name__}: {error}"]
+            transaction.set_rollback(True)
+        return failures
