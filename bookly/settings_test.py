@@ -1,10 +1,10 @@
 """Settings for the test suite: the real settings, made deterministic and offline."""
 
 import os
-from datetime import date
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-not-secret")
 
+from bookly.clock import DEMO_TODAY
 from bookly.settings import *  # noqa: F403
 
 # Templates resolve {% static %} without a collectstatic manifest.
@@ -16,4 +16,4 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # The demo's date, whatever the developer's .env says; tests of the real
 # clock override it.
-BOOKLY_TODAY = date(2026, 4, 14)
+BOOKLY_TODAY = DEMO_TODAY

@@ -1,7 +1,9 @@
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.test.utils import override_settings
 
+from bookly.clock import DEMO_TODAY
 from orders.models import ReturnRecord
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
@@ -12,7 +14,7 @@ class Command(BaseCommand):
     help = (
         "Run the scenario suite against the configured model (Claude when ANTHROPIC_API_KEY is set) "
         "and report pass^k: the share of scenarios that passed all k runs. Each run happens in a "
-        "transaction that is rolled back, over a fresh copy of the demo data."
+        "transaction that is rolled back, over a fresh copy of the demo data, on the demo's date."
     )
 
     def add_arguments(self, parser):
@@ -40,7 +42,8 @@ class Command(BaseCommand):
             raise CommandError("Some scenarios failed.")
 
     def _run_once(self, scenario, model) -> list[str]:
-        with transaction.atomic():
+        # The scenarios are written against the demo data, whose dates hold on DEMO_TODAY.
+        with override_settings(BOOKLY_TODAY=DEMO_TODAY), transaction.atomic():
             call_command("loaddata", "demo", verbosity=0)
             ReturnRecord.objects.all().delete()
             try:
