@@ -22,7 +22,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connections, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 from support.llm import Model, ModelReply, get_model
@@ -147,6 +147,7 @@ def _release_db_connections() -> None:
 
 
 def _lease_take(conversation: Conversation) -> tuple[uuid.UUID, int]:
+    """Take the conversation for one turn and count the turn; returns the lease token and turn number."""
     token = uuid.uuid4()
     now = timezone.now()
     taken = (
@@ -156,12 +157,13 @@ def _lease_take(conversation: Conversation) -> tuple[uuid.UUID, int]:
             lease_token=token,
             lease_expires_at=now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS),
             last_activity_at=now,
+            turn_count=F("turn_count") + 1,
         )
     )
     if not taken:
         raise TurnInProgress
     conversation.refresh_from_db(fields=["turn_count", "eligibility_verified"])
-    return token, conversation.turn_count + 1
+    return token, conversation.turn_count
 
 
 def _lease_release(conversation: Conversation, token: uuid.UUID) -> None:
@@ -265,7 +267,6 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             content=customer_content,
             visible_text=text,
         )
-        Conversation.objects.filter(pk=conversation.pk).update(turn_count=number)
         stored.append({"role": MessageRole.USER, "content": customer_content, "visible_text": text})
         position += 1
 
