@@ -36,6 +36,12 @@ _ORDER_ID_SCHEMA = {
     "pattern": "^BK-[0-9]{4,6}$",
 }
 _EMAIL_SCHEMA = {"type": "string", "description": "The email address the customer gave for this order."}
+_ORDER_AND_EMAIL_SCHEMA = {
+    "type": "object",
+    "properties": {"order_id": _ORDER_ID_SCHEMA, "customer_email": _EMAIL_SCHEMA},
+    "required": ["order_id", "customer_email"],
+    "additionalProperties": False,
+}
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -45,12 +51,7 @@ TOOLS: list[dict[str, Any]] = [
             "and the email address on the order, as given by the customer in this conversation. "
             "Returns order_not_found when either is wrong; it never says which."
         ),
-        "input_schema": {
-            "type": "object",
-            "properties": {"order_id": _ORDER_ID_SCHEMA, "customer_email": _EMAIL_SCHEMA},
-            "required": ["order_id", "customer_email"],
-            "additionalProperties": False,
-        },
+        "input_schema": _ORDER_AND_EMAIL_SCHEMA,
     },
     {
         "name": "check_return_eligibility",
@@ -58,12 +59,7 @@ TOOLS: list[dict[str, Any]] = [
             "Check whether an order can be returned today, item by item, with the reason and the return "
             "policy terms. Must pass before initiate_return can be used for that order."
         ),
-        "input_schema": {
-            "type": "object",
-            "properties": {"order_id": _ORDER_ID_SCHEMA, "customer_email": _EMAIL_SCHEMA},
-            "required": ["order_id", "customer_email"],
-            "additionalProperties": False,
-        },
+        "input_schema": _ORDER_AND_EMAIL_SCHEMA,
     },
     {
         "name": "initiate_return",

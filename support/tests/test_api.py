@@ -166,7 +166,7 @@ class TestLimits:
 
 class TestOneTurnAtATime:
     # The stub answers from its own thread, which needs committed data to see.
-    @pytest.mark.django_db(transaction=True)
+    @pytest.mark.django_db(transaction=True, serialized_rollback=True)
     def test_second_message_while_a_turn_runs_gets_409_and_nothing_interleaves(self, claude, customer):
         def answer_while_a_second_message_arrives(request):
             second = customer.send("Hello?? are you there")
@@ -204,7 +204,7 @@ class TestOneTurnAtATime:
         )
         assert customer.send("Hello?").status_code == 409
 
-    @pytest.mark.django_db(transaction=True)
+    @pytest.mark.django_db(transaction=True, serialized_rollback=True)
     def test_a_turn_whose_lease_was_taken_over_stores_nothing(self, claude, customer):
         def lease_stolen(request):
             Conversation.objects.update(lease_token=uuid.uuid4())

@@ -1,0 +1,25 @@
+"""gunicorn configuration for production: `gunicorn -c gunicorn.conf.py bookly.wsgi`.
+
+Threaded workers: a turn spends seconds waiting for the model, and a waiting
+thread costs little memory and no database connection (the turn gives its
+connection back to the pool before each model call). Every value can be
+overridden from the environment.
+"""
+
+import os
+
+bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
+worker_class = "gthread"
+workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
+# Turns in flight per worker. They mostly wait on the model, so many threads
+# are cheap; the database pool, not this number, bounds connections.
+threads = int(os.environ.get("GUNICORN_THREADS", "256"))
+# Longer than BOOKLY_TURN_DEADLINE_SECONDS (75 s), so a turn always answers first.
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "120"))
+graceful_timeout = 30
+keepalive = 5
+# Restart workers now and then to bound memory growth from fragmentation.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
+max_requests_jitter = 2000
+accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
+errorlog = "-"

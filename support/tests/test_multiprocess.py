@@ -1,0 +1,236 @@
+"""Real gunicorn with several worker processes on PostgreSQL + Redis: promises that must hold
+across processes. Runs in the suite's PostgreSQL leg (DATABASE_URL and REDIS_URL set)."""
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.error
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+from http.cookiejar import CookieJar
+
+import pytest
+from django.conf import settings
+from django.core.cache import cache
+
+from support.models import Conversation, ConversationMessage
+from support.testing.messages_stub import MessagesStub, message, text
+from support.testing.protocol import messages_problems
+
+ON_SERVICES = os.environ.get("DATABASE_URL", "").startswith("postgres") and bool(os.environ.get("REDIS_URL"))
+pytestmark = [
+    pytest.mark.skipif(
+        not ON_SERVICES,
+        reason="needs PostgreSQL and Redis: set DATABASE_URL=postgres://… and REDIS_URL=redis://…",
+    ),
+    # Committed data, so that the gunicorn workers see it; serialized_rollback restores what the
+    # migrations created (the staff group, the policy row) for the tests that follow.
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
+
+WORKERS = 2
+LEASE_SECONDS = 4
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Site:
+    """gunicorn serving this test database, with the model answered by a local stub."""
+
+    def __init__(self, stub: MessagesStub, **env):
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        database = settings.DATABASES["default"]
+        environment = {
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "bookly.settings",
+            "DJANGO_SECRET_KEY": "multiprocess-test-key",
+            "DJANGO_DEBUG": "false",
+            "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
+            "BOOKLY_LLM": "anthropic",
+            "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
+            "ANTHROPIC_BASE_URL": stub.url,
+            "ANTHROPIC_MAX_RETRIES": "0",
+            "BOOKLY_TODAY": "2026-04-14",
+            "BOOKLY_TURN_LEASE_SECONDS": str(LEASE_SECONDS),
+            "BOOKLY_TURN_DEADLINE_SECONDS": str(LEASE_SECONDS - 1),
+            "GUNICORN_BIND": f"127.0.0.1:{self.port}",
+            "WEB_CONCURRENCY": str(WORKERS),
+            "GUNICORN_THREADS": "8",
+            **env,
+        }
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "bookly.wsgi:application"],
+            cwd=settings.BASE_DIR,
+            env=environment,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url}/api/chat", timeout=2)  # noqa: S310 - our own http URL
+                if len(self.workers()) == WORKERS:
+                    return
+            except OSError:
+                time.sleep(0.2)
+        self.stop()
+        raise RuntimeError("gunicorn did not start")
+
+    def workers(self) -> list[int]:
+        children = subprocess.run(
+            ["ps", "-o", "pid=", "--ppid", str(self.process.pid)], capture_output=True, text=True, check=False
+        )
+        return [int(pid) for pid in children.stdout.split()]
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait(timeout=5)
+
+
+class Customer:
+    """One browser: its own cookies and CSRF token."""
+
+    def __init__(self, site: Site):
+        self.site = site
+        self.jar = CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.opener.open(f"{site.url}/api/chat", timeout=10).read()
+        self.token = next(cookie.value for cookie in self.jar if cookie.name == "csrftoken")
+
+    def send(self, text_: str, timeout: float = 15) -> tuple[int, dict]:
+        request = urllib.request.Request(  # noqa: S310 - our own http URL
+            f"{self.site.url}/api/chat",
+            data=json.dumps({"message": text_}).encode(),
+            headers={"Content-Type": "application/json", "X-CSRFToken": self.token},
+        )
+        try:
+            with self.opener.open(request, timeout=timeout) as response:
+                return response.status, json.loads(response.read())
+        except urllib.error.HTTPError as error:
+            return error.code, json.loads(error.read() or b"{}")
+
+
+@pytest.fixture
+def stub():
+    server = MessagesStub().start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def site(stub, demo_data):
+    cache.clear()
+    running = Site(stub)
+    yield running
+    running.stop()
+
+
+def slow(seconds: float, reply: dict):
+    def answer(request):
+        time.sleep(seconds)
+        return reply
+
+    return answer
+
+
+def test_per_ip_limit_holds_across_workers(stub, demo_data):
+    cache.clear()
+    running = Site(stub, BOOKLY_RATELIMIT_IP="5/m", BOOKLY_RATELIMIT_SESSION="100/m")
+    try:
+        stub.reset(*[message(text("What is the order number of your order?")) for _ in range(20)])
+        customers = [Customer(running) for _ in range(12)]
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            statuses = list(pool.map(lambda customer: customer.send("Where is my order?")[0], customers))
+    finally:
+        running.stop()
+    assert sorted(statuses) == [200] * 5 + [429] * 7
+
+
+def test_two_messages_of_one_conversation_at_once_are_serialized(site, stub):
+    stub.reset(slow(1.0, message(text("What is the order number of your order?"))))
+    customer = Customer(site)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        first = pool.submit(customer.send, "Where is my order?")
+        time.sleep(0.2)
+        second = pool.submit(customer.send, "Hello? Are you there?")
+        results = sorted([first.result()[0], second.result()[0]])
+    assert results == [200, 409]
+    conversation = Conversation.objects.get()
+    texts = ConversationMessage.objects.filter(conversation=conversation).values_list(
+        "visible_text", flat=True
+    )
+    assert list(texts) == ["Where is my order?", "What is the order number of your order?"]
+
+
+def test_a_worker_killed_mid_turn_leaves_the_conversation_usable(site, stub):
+    stub.reset(slow(3.0, message(text("What is the order number of your order?"))))
+    customer = Customer(site)
+    outcome = {}
+
+    def first_message():
+        outcome["result"] = _send_or_error(customer, "Where is my order?")
+
+    thread = threading.Thread(target=first_message)
+    thread.start()
+    time.sleep(0.8)  # the turn holds its lease and waits on the model
+    for pid in site.workers():
+        os.kill(pid, signal.SIGKILL)
+    thread.join(timeout=10)
+    assert outcome["result"] == "connection lost"
+
+    deadline = time.monotonic() + 20  # the master starts new workers
+    while len(site.workers()) < WORKERS and time.monotonic() < deadline:
+        time.sleep(0.2)
+    stub.reset(*[message(text("What is the order number of your order?")) for _ in range(3)])
+    assert customer.send("Hello?")[0] == 409  # the dead turn's lease is still live
+    time.sleep(LEASE_SECONDS + 0.5)
+    assert customer.send("Where is my order, please?")[0] == 200
+
+    conversation = Conversation.objects.get()
+    stored = list(ConversationMessage.objects.filter(conversation=conversation).order_by("position"))
+    assert [m.visible_text for m in stored] == [
+        "Where is my order?",
+        "Where is my order, please?",
+        "What is the order number of your order?",
+    ]
+    assert messages_problems(stub.requests[-1]["messages"]) == []
+
+
+def _send_or_error(customer, text_):
+    try:
+        return customer.send(text_, timeout=10)[0]
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return "connection lost"
+
+
+def test_no_message_is_lost_under_concurrent_customers(site, stub):
+    turns = 3
+    customers = [Customer(site) for _ in range(10)]
+    ask = message(text("What is the order number of your order?"))
+    stub.reset(*[ask] * (len(customers) * turns))
+
+    def chat(customer):
+        return [customer.send(f"Message {n} about my order")[0] for n in range(turns)]
+
+    with ThreadPoolExecutor(max_workers=len(customers)) as pool:
+        statuses = [status for result in pool.map(chat, customers) for status in result]
+    assert statuses == [200] * len(customers) * turns
+    assert ConversationMessage.objects.filter(role="user").count() == len(customers) * turns
+    assert ConversationMessage.objects.filter(role="assistant").count() == len(customers) * turns
+    assert Conversation.objects.count() == len(customers)
