@@ -55,6 +55,9 @@ class Site:
             "DJANGO_SETTINGS_MODULE": "bookly.settings",
             "DJANGO_SECRET_KEY": "multiprocess-test-key",
             "DJANGO_DEBUG": "false",
+            # Plain HTTP on loopback: no HTTPS redirect, cookies not HTTPS-only.
+            "DJANGO_SECURE_SSL_REDIRECT": "false",
+            "DJANGO_SECURE_COOKIES": "false",
             "DATABASE_URL": f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}",
             "BOOKLY_LLM": "anthropic",
             "ANTHROPIC_API_KEY": "sk-ant-test-not-a-key",
