@@ -1,3 +1,6 @@
+import time
+
+from django.conf import settings
 from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
 
 
@@ -18,3 +21,53 @@ class SessionMiddleware(DjangoSessionMiddleware):
             finally:
                 response.status_code = status
         return super().process_response(request, response)
+
+
+# Browser features no Bookly page uses, switched off for every page and anything embedded in it.
+PERMISSIONS_POLICY = "camera=(), microphone=(), geolocation=()"
+
+
+class PermissionsPolicyMiddleware:
+    """Adds Permissions-Policy, the one security header Django does not set itself."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        return response
+
+
+class SessionLifetimeMiddleware:
+    """Ends sessions at a maximum age, and keeps active ones from expiring for inactivity.
+
+    Django expires a session SESSION_COOKIE_AGE seconds after it was last saved.
+    Saving it on every request (SESSION_SAVE_EVERY_REQUEST) would renew it, but
+    writes to the database on every request, and a slow chat turn would save a
+    stale copy over changes made meanwhile. This saves it at most once a minute
+    while the visitor is active. Independently, a session older than
+    BOOKLY_SESSION_MAX_AGE_SECONDS is emptied and given a new key, however
+    active it is: a stolen or forgotten session does not live forever.
+    Goes after SessionMiddleware and before AuthenticationMiddleware.
+    """
+
+    SEEN_KEY = "_bookly_seen_at"
+    STARTED_KEY = "_bookly_started_at"
+    RENEW_AFTER_SECONDS = 60
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        session = request.session
+        # Only sessions the visitor already holds: never create one here. An
+        # expired or unknown session key loads as no keys.
+        if request.COOKIES.get(settings.SESSION_COOKIE_NAME) and session.keys():
+            now = int(time.time())
+            started = session.setdefault(self.STARTED_KEY, now)
+            if now - started > settings.BOOKLY_SESSION_MAX_AGE_SECONDS:
+                session.flush()
+            elif now - session.get(self.SEEN_KEY, 0) >= self.RENEW_AFTER_SECONDS:
+                session[self.SEEN_KEY] = now
+        return self.get_response(request)

@@ -1,9 +1,12 @@
 """Bookly settings: every value comes from the environment (see .env.example)."""
 
+import re
 from datetime import date
+from ipaddress import ip_network
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -32,6 +35,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "whitenoise.runserver_nostatic",
     "django.contrib.staticfiles",
+    "csp",
+    "django_ratelimit",
     "orders",
     "policies",
     "support",
@@ -40,7 +45,10 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    "csp.middleware.CSPMiddleware",
+    "bookly.middleware.PermissionsPolicyMiddleware",
     "bookly.middleware.SessionMiddleware",
+    "bookly.middleware.SessionLifetimeMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -151,6 +159,100 @@ BOOKLY_TURN_DEADLINE_SECONDS = env.float("BOOKLY_TURN_DEADLINE_SECONDS", default
 BOOKLY_TURN_LEASE_SECONDS = env.float("BOOKLY_TURN_LEASE_SECONDS", default=90.0)
 BOOKLY_CONVERSATION_IDLE_MINUTES = env.int("BOOKLY_CONVERSATION_IDLE_MINUTES", default=30)
 BOOKLY_CONVERSATION_RETENTION_DAYS = env.int("BOOKLY_CONVERSATION_RETENTION_DAYS", default=90)
+
+# --- Security, sessions, rate limits and cache ---------------------------------
+# Defaults are the production values; .env.example turns the HTTPS-only ones off
+# for scripts/run, which serves plain HTTP on 127.0.0.1. See README, "Security".
+
+# HTTPS. SSL redirect and HSTS apply only when the site is served over HTTPS.
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
+# Load balancers often probe over plain HTTP inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^health$"]
+SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=False)
+if env.bool("DJANGO_SECURE_PROXY_SSL_HEADER", default=False):
+    # Only behind a proxy that terminates TLS and always sets this header itself:
+    # otherwise any client could claim to be on HTTPS.
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+# Response headers: Django's SecurityMiddleware and XFrameOptionsMiddleware set
+# these; bookly.middleware.PermissionsPolicyMiddleware adds Permissions-Policy.
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Content-Security-Policy (django-csp 4). Our pages load only their own static
+# files: no inline script or style, nothing from another origin. Django admin
+# needs nothing more (a browser test watches it for violations).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "frame-ancestors": [NONE],
+        "form-action": [SELF],
+    },
+}
+
+# Cookies. Secure (HTTPS-only) cookies by default; HttpOnly keeps the session
+# away from scripts. The CSRF cookie stays readable: chat.js sends it back in
+# the X-CSRFToken header, the way Django documents for JavaScript clients.
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
+SESSION_COOKIE_HTTPONLY = True
+SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
+CSRF_COOKIE_HTTPONLY = False
+# A refused form or API call gets a page (or JSON) in words, not Django's bare 403.
+CSRF_FAILURE_VIEW = "support.page_views.csrf_failure"
+
+# Session lifetime. Inactivity: a session unused for SESSION_COOKIE_AGE seconds
+# expires (cookie and database row). SessionLifetimeMiddleware renews it at most
+# once a minute while the visitor is active, rather than SESSION_SAVE_EVERY_REQUEST,
+# which writes the session on every request (and lets a slow chat turn write back
+# a stale copy). Maximum age: the middleware ends any session older than
+# BOOKLY_SESSION_MAX_AGE_SECONDS, however active. Run `manage.py clearsessions`
+# daily to delete expired rows.
+SESSION_COOKIE_AGE = env.int("BOOKLY_SESSION_IDLE_MINUTES", default=60) * 60
+SESSION_SAVE_EVERY_REQUEST = False
+BOOKLY_SESSION_MAX_AGE_SECONDS = env.int("BOOKLY_SESSION_MAX_AGE_HOURS", default=12) * 3600
+
+# Rate limits on sending chat messages (the page's form and the JSON API share
+# them), in django-ratelimit's format: a count per s, m, h or d, e.g. 30/m or 100/5m.
+BOOKLY_RATELIMIT_IP = env.str("BOOKLY_RATELIMIT_IP", default="30/m")
+BOOKLY_RATELIMIT_SESSION = env.str("BOOKLY_RATELIMIT_SESSION", default="20/m")
+for _name, _rate in (
+    ("BOOKLY_RATELIMIT_IP", BOOKLY_RATELIMIT_IP),
+    ("BOOKLY_RATELIMIT_SESSION", BOOKLY_RATELIMIT_SESSION),
+):
+    if not re.fullmatch(r"[1-9]\d*/\d*[smhd]", _rate):
+        raise SystemExit(f"bookly: {_name} must be a rate like 30/m (count/period), not {_rate!r}.")
+# Addresses (or networks) of reverse proxies in front of Bookly. Only a request
+# arriving from one of them has its X-Forwarded-For read, and then the client is
+# the right-most address in it that is not a trusted proxy. Empty: REMOTE_ADDR
+# is the client, and X-Forwarded-For is ignored (anyone can send it).
+BOOKLY_TRUSTED_PROXIES = [proxy.strip() for proxy in env.list("BOOKLY_TRUSTED_PROXIES", default=[])]
+for _proxy in BOOKLY_TRUSTED_PROXIES:
+    try:
+        ip_network(_proxy, strict=False)
+    except ValueError:
+        raise SystemExit(
+            f"bookly: BOOKLY_TRUSTED_PROXIES must list IP addresses or networks, not {_proxy!r}."
+        ) from None
+# django-ratelimit's "ip" key asks this function for the client's address.
+RATELIMIT_IP_META_KEY = "support.ratelimits.client_ip"
+
+# Cache: the rate-limit counters live here. Local memory suits one process
+# (scripts/run); with several worker processes each counts separately, so the
+# production setup brings a shared cache (Redis) with its own issue.
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "bookly"}}
+SILENCED_SYSTEM_CHECKS = []
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache":
+    # django-ratelimit flags local memory as "not a shared cache" (E003) and
+    # "not officially supported" (W001): true, and fine for one process.
+    SILENCED_SYSTEM_CHECKS += ["django_ratelimit.E003", "django_ratelimit.W001"]
+# HSTS preload is the domain owner's opt-in (set DJANGO_SECURE_HSTS_PRELOAD=true
+# and submit the domain to hstspreload.org); `check --deploy` need not nag about it.
+SILENCED_SYSTEM_CHECKS += ["security.W021"]
 
 LOGGING = {
     "version": 1,

@@ -17,3 +17,11 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # The demo's date, whatever the developer's .env says; tests of the real
 # clock override it.
 BOOKLY_TODAY = DEMO_TODAY
+
+# Tests speak plain HTTP, like scripts/run: no HTTPS redirect, no Secure-only cookies.
+SECURE_SSL_REDIRECT = False
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
+# Every test client comes from 127.0.0.1: limits that never bite, so that the
+# rate-limit code still runs on every chat POST. Tests of the limits set small ones.
+BOOKLY_RATELIMIT_IP = BOOKLY_RATELIMIT_SESSION = "100000/m"
+BOOKLY_TRUSTED_PROXIES = []

@@ -1,30 +1,27 @@
 """The chat's JSON API: one turn per POST. A thin interface over support.services."""
 
 import json
-import logging
 
 from django.http import JsonResponse
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods, require_POST
 
-from support.llm import ModelFailed, ModelUnavailable, get_model
+from support.llm import get_model
+from support.ratelimits import chat_send_wait_seconds, rate_limited_detail
 from support.selectors import conversation_transcript
 from support.services import (
-    InvalidMessage,
-    TurnInProgress,
     conversation_end_for_session,
     conversation_get_for_session,
     conversation_take_turn,
     session_ensure,
 )
+from support.turn_errors import turn_refusal
 
-logger = logging.getLogger(__name__)
 
-
-def _error(status: int, code: str, detail: str, **headers) -> JsonResponse:
+def _error(status: int, code: str, detail: str, retry_after: int | None = None) -> JsonResponse:
     response = JsonResponse({"error": code, "detail": detail, "offline": get_model().offline}, status=status)
-    for name, value in headers.items():
-        response[name.replace("_", "-")] = value
+    if retry_after:
+        response["Retry-After"] = str(retry_after)
     # The turn stored what it could; the session must keep its conversation.
     response.session_is_consistent = True
     return response
@@ -40,6 +37,9 @@ def chat(request):
             {"messages": conversation_transcript(conversation=conversation), "offline": get_model().offline}
         )
 
+    wait = chat_send_wait_seconds(request)
+    if wait is not None:
+        return _error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
     try:
         payload = json.loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
@@ -47,32 +47,9 @@ def chat(request):
     message = payload.get("message") if isinstance(payload, dict) else None
     try:
         result = conversation_take_turn(session=request.session, text=message)
-    except InvalidMessage as invalid:
-        return _error(400, "invalid_message", invalid.detail)
-    except TurnInProgress:
-        return _error(
-            409, "turn_in_progress", "I'm still answering your previous message. Please wait for that reply."
-        )
-    except ModelUnavailable as unavailable:
-        logger.warning("model unavailable: %s (request_id=%s)", unavailable.reason, unavailable.request_id)
-        return _error(
-            503,
-            "model_unavailable",
-            "The assistant is very busy right now. Your message is saved; please try again in a moment.",
-            Retry_After=str(unavailable.retry_after),
-        )
-    except ModelFailed as failed:
-        logger.error("model call failed: %s (request_id=%s)", failed.reason, failed.request_id)
-        return _error(
-            502, "model_error", "The assistant ran into a problem. Your message is saved; please try again."
-        )
-    except Exception:
-        logger.exception("turn failed")
-        return _error(
-            500,
-            "internal_error",
-            "Something went wrong on our side. Your message is saved; please try again.",
-        )
+    except Exception as error:
+        refusal = turn_refusal(error)
+        return _error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
     return JsonResponse({"reply": result.reply, "offline": result.offline, "turn": result.turn})
 
 

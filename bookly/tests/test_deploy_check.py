@@ -1,0 +1,59 @@
+"""`manage.py check --deploy` under the production configuration, in a fresh process."""
+
+import os
+import secrets
+import subprocess
+import sys
+
+from django.conf import settings
+
+# Production as README's "Security" section describes it. Every security
+# variable is set explicitly, so that a developer's .env cannot fill any in.
+PRODUCTION_ENV = {
+    "DJANGO_DEBUG": "false",
+    "DJANGO_ALLOWED_HOSTS": "support.bookly.example",
+    "DJANGO_SECURE_COOKIES": "true",
+    "DJANGO_SECURE_SSL_REDIRECT": "true",
+    "DJANGO_SECURE_HSTS_SECONDS": "31536000",
+    "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS": "true",
+    "DJANGO_SECURE_HSTS_PRELOAD": "false",
+}
+# What .env.example sets for scripts/run on plain HTTP.
+LOCAL_HTTP_ENV = {
+    **PRODUCTION_ENV,
+    "DJANGO_SECURE_COOKIES": "false",
+    "DJANGO_SECURE_SSL_REDIRECT": "false",
+    "DJANGO_SECURE_HSTS_SECONDS": "0",
+}
+
+
+def check_deploy(overrides: dict[str, str]) -> subprocess.CompletedProcess:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("DJANGO_", "BOOKLY_", "DATABASE_URL"))
+    }
+    env.update(overrides, DJANGO_SECRET_KEY=secrets.token_urlsafe(50))
+    return subprocess.run(
+        [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_check_deploy_reports_nothing_in_production():
+    result = check_deploy(PRODUCTION_ENV)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+def test_check_deploy_flags_the_local_http_settings():
+    # The same check does see what production must not have.
+    result = check_deploy(LOCAL_HTTP_ENV)
+    assert result.returncode != 0
+    # W010: SESSION_COOKIE_SECURE (W010 rather than W012: our session middleware is a subclass).
+    for check_id in ("security.W004", "security.W008", "security.W010", "security.W016"):
+        assert check_id in result.stderr

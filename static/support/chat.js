@@ -1,0 +1,252 @@
+/*
+ * Bookly chat: progressive enhancement of the chat page's form.
+ *
+ * Without this script the form posts to the server and the page reloads. With
+ * it, messages go through the JSON API (/api/chat): the customer's message
+ * shows at once, a status line says the assistant is typing, and errors appear
+ * inline with a Retry button. Replies are always inserted as text, never HTML.
+ */
+(function () {
+  "use strict";
+
+  var form = document.getElementById("composer");
+  if (!form || !window.fetch || !window.AbortController) {
+    return; // The plain form keeps working.
+  }
+
+  var box = form.querySelector("textarea[name=message]");
+  var sendButton = document.getElementById("send");
+  var transcript = document.getElementById("transcript");
+  var typing = document.getElementById("typing");
+  var errorArea = document.getElementById("chat-error");
+  var notices = document.getElementById("notices");
+  var offlineNotice = document.getElementById("offline-notice");
+  var hint = document.getElementById("message-hint");
+  var resetForm = document.getElementById("reset-form");
+  var suggestionButtons = document.querySelectorAll("button[name=suggestion]");
+  var apiUrl = form.dataset.apiUrl;
+  var timeoutMs = parseInt(form.dataset.timeoutMs, 10) || 60000;
+  var busy = false;
+
+  var TYPING_TEXT = "Bookly assistant is typing\u2026";
+  var NETWORK_ERROR = "We couldn't reach Bookly. Check your internet connection, then try again.";
+  var TIMEOUT_ERROR =
+    "The assistant is taking too long to answer. Your message may still be answered: try again in a moment.";
+  var GENERIC_ERROR = "Something went wrong on our side. Please try again.";
+
+  hint.hidden = false;
+  box.setAttribute("aria-describedby", hint.id);
+
+  function csrfToken() {
+    var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
+    if (match) {
+      return decodeURIComponent(match[1]);
+    }
+    // The form's own token, if the cookie cannot be read.
+    var field = form.querySelector("input[name=csrfmiddlewaretoken]");
+    return field ? field.value : "";
+  }
+
+  function addMessage(role, text) {
+    var item = document.createElement("div");
+    item.className = "message message--" + role;
+    var author = document.createElement("p");
+    author.className = "message__author";
+    author.textContent = role === "customer" ? "You" : "Bookly assistant";
+    var body = document.createElement("p");
+    body.className = "message__text";
+    body.textContent = text; // Text, never markup.
+    item.append(author, body);
+    transcript.append(item);
+    item.scrollIntoView({ block: "nearest" });
+    return item;
+  }
+
+  function setBusy(isBusy) {
+    busy = isBusy;
+    sendButton.disabled = isBusy;
+    suggestionButtons.forEach(function (button) {
+      button.disabled = isBusy;
+    });
+    form.setAttribute("aria-busy", isBusy ? "true" : "false");
+    typing.textContent = isBusy ? TYPING_TEXT : "";
+  }
+
+  function clearError() {
+    errorArea.replaceChildren();
+  }
+
+  function showError(text, retryText) {
+    var paragraph = document.createElement("p");
+    paragraph.textContent = text;
+    errorArea.replaceChildren(paragraph);
+    if (retryText !== null) {
+      var retry = document.createElement("button");
+      retry.type = "button";
+      retry.className = "button button--secondary";
+      retry.textContent = "Retry";
+      retry.addEventListener("click", function () {
+        send(retryText);
+      });
+      errorArea.append(retry);
+    }
+  }
+
+  function setOffline(offline) {
+    if (offline !== undefined && offlineNotice) {
+      offlineNotice.hidden = !offline;
+    }
+  }
+
+  function postJson(url, body) {
+    var controller = new AbortController();
+    var timer = window.setTimeout(function () {
+      controller.abort();
+    }, timeoutMs);
+    return fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "application/json",
+        "X-CSRFToken": csrfToken(),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: controller.signal,
+    })
+      .then(function (response) {
+        return response
+          .json()
+          .catch(function () {
+            return {};
+          })
+          .then(function (payload) {
+            return { status: response.status, payload: payload || {} };
+          });
+      })
+      .finally(function () {
+        window.clearTimeout(timer);
+      });
+  }
+
+  function handleReply(outcome, text, bubble) {
+    var payload = outcome.payload;
+    setOffline(payload.offline);
+    if (outcome.status === 200 && typeof payload.reply === "string") {
+      addMessage("assistant", payload.reply);
+      return;
+    }
+    var detail = typeof payload.detail === "string" && payload.detail ? payload.detail : GENERIC_ERROR;
+    if (outcome.status === 400 || outcome.status === 403) {
+      // Nothing was stored and resending the same text cannot help: give it back to edit.
+      bubble.remove();
+      if (!box.value) {
+        box.value = text;
+      }
+      showError(detail, null);
+    } else if (outcome.status === 409 || outcome.status === 429) {
+      // Refused before it was stored.
+      bubble.remove();
+      showError(detail, text);
+    } else {
+      // 5xx: the server kept the message; the reply is what failed.
+      showError(detail, text);
+    }
+  }
+
+  function send(text) {
+    if (busy) {
+      return;
+    }
+    clearError();
+    notices.replaceChildren();
+    var bubble = addMessage("customer", text);
+    setBusy(true);
+    postJson(apiUrl, { message: text })
+      .then(function (outcome) {
+        handleReply(outcome, text, bubble);
+      })
+      .catch(function (error) {
+        showError(error && error.name === "AbortError" ? TIMEOUT_ERROR : NETWORK_ERROR, text);
+      })
+      .finally(function () {
+        setBusy(false);
+        box.focus();
+      });
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (busy) {
+      return;
+    }
+    var submitter = event.submitter;
+    if (submitter && submitter.name === "suggestion") {
+      send(submitter.value); // What the customer typed stays in the box.
+      return;
+    }
+    var text = box.value;
+    if (!text.trim()) {
+      showError("Please type a message first.", null);
+      box.focus();
+      return;
+    }
+    box.value = "";
+    send(text);
+  });
+
+  box.addEventListener("keydown", function (event) {
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing) {
+      return; // Shift+Enter makes a new line; so does Enter while composing (IME).
+    }
+    event.preventDefault();
+    if (!busy) {
+      form.requestSubmit(sendButton);
+    }
+  });
+
+  resetForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    if (busy) {
+      return;
+    }
+    postJson(resetForm.dataset.apiUrl)
+      .then(function (outcome) {
+        if (outcome.status !== 200) {
+          throw new Error("reset refused");
+        }
+        setOffline(outcome.payload.offline);
+        transcript.replaceChildren();
+        clearError();
+        notices.replaceChildren();
+      })
+      .catch(function () {
+        showError("We couldn't start a new conversation. Please try again.", null);
+      })
+      .finally(function () {
+        box.focus();
+      });
+  });
+
+  // A page restored from the back/forward cache may show an old transcript.
+  window.addEventListener("pageshow", function (event) {
+    if (!event.persisted) {
+      return;
+    }
+    fetch(apiUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) {
+        return response.ok ? response.json() : null;
+      })
+      .then(function (payload) {
+        if (!payload) {
+          return;
+        }
+        transcript.replaceChildren();
+        payload.messages.forEach(function (message) {
+          addMessage(message.role, message.text);
+        });
+        setOffline(payload.offline);
+      })
+      .catch(function () {});
+  });
+})();

@@ -1,0 +1,113 @@
+"""The customer chat page. It works without JavaScript (form POST, then redirect back);
+static/support/chat.js enhances the same form over the JSON API in support/views.py."""
+
+import logging
+
+from django.conf import settings
+from django.contrib import messages
+from django.http import JsonResponse
+from django.shortcuts import redirect, render
+from django.templatetags.static import static
+from django.urls import reverse
+from django.views.decorators.csrf import ensure_csrf_cookie
+from django.views.decorators.http import require_POST, require_safe
+
+from support.llm import get_model
+from support.ratelimits import chat_send_wait_seconds, rate_limited_detail
+from support.selectors import conversation_transcript
+from support.services import (
+    conversation_end_for_session,
+    conversation_get_for_session,
+    conversation_take_turn,
+)
+from support.turn_errors import turn_refusal
+
+logger = logging.getLogger(__name__)
+
+SUGGESTIONS = (
+    "Where is my order?",
+    "I want to return a book",
+    "How long does shipping take?",
+    "How do returns work?",
+)
+
+# The customer's unsent words, kept in their session across the redirect after an error.
+DRAFT_SESSION_KEY = "chat_draft"
+
+CSRF_FAILED_DETAIL = "Your page has expired. Please reload the page and send your message again."
+
+
+def _draft_keep(request, text: str) -> None:
+    # Bounded: the session is no place for megabytes a client chose to post.
+    request.session[DRAFT_SESSION_KEY] = text[: settings.BOOKLY_MAX_MESSAGE_CHARS * 4]
+
+
+def _chat_page(request, *, draft: str = "", status: int = 200):
+    conversation = conversation_get_for_session(session=request.session)
+    context = {
+        "transcript": conversation_transcript(conversation=conversation),
+        "offline": get_model().offline,
+        "draft": draft,
+        "suggestions": SUGGESTIONS,
+        # The browser waits a little longer than the server lets a turn run.
+        "reply_timeout_ms": int((settings.BOOKLY_TURN_DEADLINE_SECONDS + 10) * 1000),
+    }
+    return render(request, "support/chat.html", context, status=status)
+
+
+@ensure_csrf_cookie
+@require_safe
+def chat_page(request):
+    return _chat_page(request, draft=request.session.pop(DRAFT_SESSION_KEY, ""))
+
+
+@require_POST
+def chat_send(request):
+    """One turn from the page's form: answer, then redirect back to the page (post/redirect/get)."""
+    typed = request.POST.get("message", "")
+    # A suggested question is a submit button of the same form; what was typed stays in the box.
+    suggestion = request.POST.get("suggestion", "")
+    text = suggestion or typed
+    unsent = typed if typed.strip() else text
+
+    wait = chat_send_wait_seconds(request)
+    if wait is not None:
+        # Rendered, not redirected: the answer itself must be the 429.
+        messages.error(request, rate_limited_detail(wait))
+        response = _chat_page(request, draft=unsent, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+
+    try:
+        conversation_take_turn(session=request.session, text=text)
+    except Exception as error:
+        messages.error(request, turn_refusal(error).detail)
+    else:
+        if suggestion and typed.strip():
+            _draft_keep(request, typed)
+        return redirect(reverse("chat") + "#composer")
+    _draft_keep(request, unsent)
+    return redirect(reverse("chat") + "#composer")
+
+
+@require_POST
+def chat_page_reset(request):
+    conversation_end_for_session(session=request.session)
+    request.session.pop(DRAFT_SESSION_KEY, None)
+    messages.success(request, "You started a new conversation.")
+    return redirect("chat")
+
+
+def csrf_failure(request, reason=""):
+    """A refused POST in words: JSON on the API, the site's 403 page elsewhere (Django logs the reason)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {"error": "csrf_failed", "detail": CSRF_FAILED_DETAIL, "offline": get_model().offline}, status=403
+        )
+    return render(request, "403_csrf.html", status=403)
+
+
+@require_safe
+def favicon(request):
+    """Browsers ask for /favicon.ico on pages without an icon link (admin's)."""
+    return redirect(static("support/favicon.svg"), permanent=True)

@@ -1,0 +1,406 @@
+"""The chat page in a real headless Chromium, against the live server and the offline model.
+
+Needs Debian's Chromium (`apt-get install -y chromium`); skipped with that hint
+when it is missing. Screenshots go to test-artifacts/.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from django.core.cache import cache
+from django.db import connections
+from playwright.sync_api import Page, expect, sync_playwright
+
+from orders.models import ReturnRecord
+from policies.models import PolicyEntry
+from support.prompts import REFUSAL_TEMPLATE
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+DESKTOP = {"width": 1100, "height": 900}
+PHONE = {"width": 360, "height": 780}
+STAFF_LOGIN = ("agent", "agent-pass-1234")  # the root conftest's staff_user
+SARAH = "sarah.chen@example.com"
+XSS = "<img src=x onerror=alert(1)>"
+
+# The init script runs outside the page's CSP, so it can report every violation
+# the policy causes on the page itself.
+REPORT_CSP_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => {
+  console.error(`CSP violation: ${event.violatedDirective} blocked ${event.blockedURI || "inline"}`);
+});
+"""
+
+# live_server serves from other threads: committed data. serialized_rollback
+# restores what migrations created (the support staff group) after each flush.
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.usefixtures("demo_data"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not installed: apt-get install -y chromium")
+    # Playwright's sync API keeps an asyncio loop on this thread, which Django
+    # takes for async code; the ORM calls in these tests are ordinary sync ones.
+    # It also resumes this code in another contextvars context, where Django
+    # would open new connection objects without pytest-django's snapshot for
+    # serialized_rollback: keep using the test database's own ones.
+    test_connections = {alias: connections[alias] for alias in connections}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as playwright:
+            for alias, connection in test_connections.items():
+                connections[alias] = connection
+            browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
+            yield browser
+            browser.close()
+
+
+@pytest.fixture
+def site(live_server, settings):
+    settings.BOOKLY_LLM = "offline"
+    cache.clear()  # rate-limit counters
+    return live_server.url
+
+
+class Tab:
+    """A browser page with everything it logged as an error (console, uncaught, CSP)."""
+
+    def __init__(self, context):
+        self.context = context
+        self.page: Page = context.new_page()
+        self.errors: list[str] = []
+        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
+        self.dialogs: list[str] = []
+        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+
+
+@pytest.fixture
+def open_tab(browser, site):
+    """Opens a tab in a fresh browser profile (its own cookies)."""
+    contexts = []
+
+    def open_(*, javascript=True, viewport=DESKTOP, **options) -> Tab:
+        context = browser.new_context(
+            base_url=site, java_script_enabled=javascript, viewport=viewport, **options
+        )
+        context.add_init_script(REPORT_CSP_VIOLATIONS)
+        contexts.append(context)
+        return Tab(context)
+
+    yield open_
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture
+def tab(open_tab) -> Tab:
+    tab = open_tab()
+    tab.page.goto("/")
+    return tab
+
+
+def screenshot(page: Page, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+
+
+def replies(page: Page):
+    return page.locator(".message--assistant .message__text")
+
+
+def customer_messages(page: Page):
+    return page.locator(".message--customer .message__text")
+
+
+def send_with_js(page: Page, text: str) -> str:
+    """Type a message, press Enter, and return the reply once the typing indicator is gone."""
+    before = replies(page).count()
+    box = page.get_by_label("Your message")
+    box.fill(text)
+    box.press("Enter")
+    expect(replies(page)).to_have_count(before + 1)
+    expect(page.locator("#typing")).to_have_text("")
+    return replies(page).last.inner_text()
+
+
+def send_without_js(page: Page, text: str) -> str:
+    """Fill the form and press Send: the server answers and redirects back to the page."""
+    page.get_by_label("Your message").fill(text)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Send", exact=True).click()
+    return replies(page).last.inner_text()
+
+
+def staff_login(open_tab, next_url: str) -> Page:
+    tab = open_tab()
+    page = tab.page
+    page.goto(f"/admin/login/?next={next_url}")
+    page.get_by_label("Username").fill(STAFF_LOGIN[0])
+    page.get_by_label("Password").fill(STAFF_LOGIN[1])
+    with page.expect_navigation():
+        page.get_by_role("button", name="Log in").click()
+    return tab
+
+
+def test_whole_conversation_with_javascript(tab, open_tab, staff_user):
+    page = tab.page
+    expect(page.get_by_role("heading", level=1)).to_contain_text("support assistant")
+    expect(page.get_by_text("automated assistant")).to_be_visible()
+    expect(page.get_by_text("To connect Claude, set ANTHROPIC_API_KEY")).to_be_visible()
+
+    # A suggested question sends itself.
+    page.get_by_role("button", name="How long does shipping take?").click()
+    expect(replies(page)).to_have_count(1)
+    assert PolicyEntry.objects.get(topic="shipping").text in replies(page).last.inner_text()
+
+    assert "order number" in send_with_js(page, "Where is my order?")
+    assert "email" in send_with_js(page, "BK-10089")
+    status = send_with_js(page, "james.murphy@example.com")
+    assert "shipped" in status and "1Z999AA10987654321" in status
+
+    summary = send_with_js(page, f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}")
+    assert "Would you like me to start this return?" in summary
+    started = send_with_js(page, "Yes please")
+    rma_number = re.search(r"RMA-[A-Z0-9]+", started).group()
+    assert ReturnRecord.objects.filter(rma_number=rma_number, order__number="BK-10042").exists()
+
+    refusal = send_with_js(page, "What's the weather like in Boston?")
+    assert refusal == REFUSAL_TEMPLATE.format(topic="the weather")
+    screenshot(page, "chat-desktop")
+    assert tab.errors == []
+
+    # Support staff see the new return in admin (and admin runs clean under the CSP).
+    staff = staff_login(open_tab, "/admin/orders/returnrecord/")
+    expect(staff.page.get_by_role("link", name=rma_number)).to_be_visible()
+    staff.page.get_by_role("link", name=rma_number).click()
+    expect(staff.page.get_by_text("it arrived damaged")).to_be_visible()
+    screenshot(staff.page, "admin-return")
+    assert staff.errors == []
+
+
+def test_whole_conversation_without_javascript(open_tab):
+    tab = open_tab(javascript=False)
+    page = tab.page
+    page.goto("/")
+
+    with page.expect_navigation():
+        page.get_by_role("button", name="How long does shipping take?").click()
+    assert PolicyEntry.objects.get(topic="shipping").text in replies(page).last.inner_text()
+
+    status = send_without_js(page, "What's the status of BK-10089? My email is james.murphy@example.com")
+    assert "shipped" in status
+
+    send_without_js(page, f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}")
+    started = send_without_js(page, "yes")
+    assert re.search(r"RMA-[A-Z0-9]+", started)
+    assert send_without_js(page, "Tell me a joke") == REFUSAL_TEMPLATE.format(topic="jokes")
+
+    # An error is said in words and the unsent text stays in the box.
+    long_text = "x" * 4001
+    page.get_by_label("Your message").fill(long_text)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Send", exact=True).click()
+    expect(page.get_by_role("alert")).to_contain_text("at most 4000 characters")
+    expect(page.get_by_label("Your message")).to_have_value(long_text)
+
+    # Markup typed by the customer comes back as text.
+    send_without_js(page, XSS)
+    expect(customer_messages(page).last).to_have_text(XSS)
+    assert page.locator("#transcript img").count() == 0
+
+    page.reload()
+    expect(customer_messages(page)).to_have_count(6)
+    with page.expect_navigation():
+        page.get_by_role("button", name="Start a new conversation").click()
+    expect(page.get_by_text("You started a new conversation.")).to_be_visible()
+    expect(page.locator("#transcript .message")).to_have_count(0)
+    assert tab.errors == []
+
+
+def test_reload_keeps_the_transcript_and_a_new_conversation_clears_it(tab):
+    page = tab.page
+    send_with_js(page, "Hello!")
+    page.reload()
+    expect(customer_messages(page)).to_have_text(["Hello!"])
+    expect(replies(page)).to_have_count(1)
+
+    page.get_by_role("button", name="Start a new conversation").click()
+    expect(page.locator("#transcript .message")).to_have_count(0)
+    expect(page.get_by_label("Your message")).to_be_focused()
+    page.reload()
+    expect(page.locator("#transcript .message")).to_have_count(0)
+    assert tab.errors == []
+
+
+def test_keyboard_enter_sends_shift_enter_adds_a_line_and_focus_stays(tab):
+    page = tab.page
+    box = page.get_by_label("Your message")
+    box.click()
+    page.keyboard.type("Hello there")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("How do returns work?")
+    expect(customer_messages(page)).to_have_count(0)
+    page.keyboard.press("Enter")
+
+    expect(replies(page)).to_have_count(1)
+    assert customer_messages(page).last.inner_text() == "Hello there\nHow do returns work?"
+    expect(box).to_have_value("")
+    expect(box).to_be_focused()
+    # Send and the suggestions are reachable by keyboard.
+    page.keyboard.press("Tab")
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_focused()
+    assert tab.errors == []
+
+
+def test_a_customer_message_with_markup_is_shown_as_text(tab):
+    page = tab.page
+    send_with_js(page, XSS)
+    expect(customer_messages(page).last).to_have_text(XSS)
+    page.reload()
+    expect(customer_messages(page).last).to_have_text(XSS)
+    assert page.locator("#transcript img").count() == 0
+    assert tab.dialogs == []
+    assert tab.errors == []
+
+
+def _hold_chat_posts(page: Page) -> list:
+    """Intercept POSTs to the chat API and keep them waiting; the test answers them."""
+    held = []
+    page.route(
+        "**/api/chat",
+        lambda route: held.append(route) if route.request.method == "POST" else route.continue_(),
+    )
+    return held
+
+
+def _error_body(code: str, detail: str) -> str:
+    return json.dumps({"error": code, "detail": detail, "offline": True})
+
+
+def test_rate_limited_shows_the_message_inline_and_retry_sends_the_same_text(tab):
+    page = tab.page
+    held = _hold_chat_posts(page)
+    box = page.get_by_label("Your message")
+    box.fill("Where is my order?")
+    box.press("Enter")
+
+    typing = page.locator("#typing")
+    expect(typing).to_have_text(re.compile("typing"))
+    expect(customer_messages(page)).to_have_text(["Where is my order?"])
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_disabled()
+    box.press("Enter")  # no double submit while a turn runs
+    assert len(held) == 1
+
+    detail = "You're sending messages faster than I can answer them. Please wait 12 seconds."
+    held[0].fulfill(
+        status=429,
+        headers={"Retry-After": "12"},
+        content_type="application/json",
+        body=_error_body("rate_limited", detail),
+    )
+    expect(typing).to_have_text("")
+    expect(page.locator("#chat-error")).to_contain_text(detail)
+    expect(customer_messages(page)).to_have_count(0)  # refused, so not stored either
+    expect(box).to_be_focused()
+    screenshot(page, "chat-rate-limited")
+
+    page.unroute("**/api/chat")
+    page.get_by_role("button", name="Retry").click()
+    expect(replies(page)).to_have_count(1)
+    expect(customer_messages(page)).to_have_text(["Where is my order?"])
+    expect(page.locator("#chat-error")).to_be_empty()
+    assert [error for error in tab.errors if "status of 429" not in error] == []
+
+
+def test_model_unavailable_shows_the_message_inline_and_clears_the_typing_indicator(tab):
+    page = tab.page
+    held = _hold_chat_posts(page)
+    send_button = page.get_by_role("button", name="Send", exact=True)
+    page.get_by_label("Your message").fill("How do returns work?")
+    send_button.click()
+    expect(page.locator("#typing")).to_have_text(re.compile("typing"))
+
+    detail = "The assistant is very busy right now. Your message is saved; please try again in a moment."
+    held[0].fulfill(
+        status=503,
+        headers={"Retry-After": "5"},
+        content_type="application/json",
+        body=_error_body("model_unavailable", detail),
+    )
+    expect(page.locator("#typing")).to_have_text("")
+    expect(page.locator("#chat-error")).to_contain_text(detail)
+    expect(page.get_by_role("button", name="Retry")).to_be_visible()
+    expect(send_button).to_be_enabled()
+
+    # A lost connection is said in words too.
+    page.get_by_role("button", name="Retry").click()
+    expect(page.locator("#typing")).to_have_text(re.compile("typing"))
+    held[1].abort("internetdisconnected")
+    expect(page.locator("#chat-error")).to_contain_text("couldn't reach Bookly")
+    expect(page.locator("#typing")).to_have_text("")
+    unexpected = [e for e in tab.errors if "status of 503" not in e and "ERR_INTERNET_DISCONNECTED" not in e]
+    assert unexpected == []
+
+
+def test_staff_edit_of_the_shipping_faq_is_quoted_in_the_next_answer(open_tab, staff_user):
+    new_text = "Standard shipping is now free on every order and takes 2 to 4 business days."
+    staff = staff_login(open_tab, "/admin/policies/policyentry/")
+    admin = staff.page
+    admin.get_by_role("link", name="shipping").click()
+    admin.get_by_label("Text").fill(new_text)
+    with admin.expect_navigation():
+        admin.get_by_role("button", name="Save", exact=True).click()
+    expect(admin.get_by_text("was changed successfully")).to_be_visible()
+    assert staff.errors == []
+
+    customer = open_tab()
+    customer.page.goto("/")
+    reply = send_with_js(customer.page, "How long does shipping take?")
+    assert new_text in reply
+    assert customer.errors == []
+
+
+def test_the_page_fits_a_360_pixel_phone(open_tab):
+    tab = open_tab(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
+    page = tab.page
+    page.goto("/")
+    send_with_js(page, "How long does shipping take?")
+    send_with_js(page, f"Where is BK-10042? {SARAH}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    expect(page.get_by_role("button", name="Send", exact=True)).to_be_visible()
+    screenshot(page, "chat-phone-360")
+    assert tab.errors == []
+
+
+def test_admin_pages_run_without_csp_violations(open_tab, staff_user):
+    staff = staff_login(open_tab, "/admin/")
+    page = staff.page
+    for path in (
+        "/admin/",
+        "/admin/orders/order/",
+        "/admin/orders/order/?q=BK-10042",
+        "/admin/policies/policyentry/add/",
+        "/admin/orders/returnrecord/",
+    ):
+        page.goto(path)
+        expect(page.locator("#content")).to_be_visible()
+    page.goto("/admin/orders/order/")
+    page.get_by_role("link", name="BK-10042").click()  # a change form with inlines
+    expect(page.get_by_text("The Goldfinch", exact=True)).to_be_visible()
+    assert staff.errors == []

@@ -1,0 +1,185 @@
+"""The chat page without JavaScript: what it shows, post/redirect/get, errors in words, escaping."""
+
+import re
+from unittest import mock
+
+import pytest
+from django.conf import settings
+from django.utils.html import escape
+
+from policies.models import PolicyEntry
+from support.llm import ModelFailed, ModelUnavailable
+from support.models import Conversation
+from support.services import TurnInProgress
+
+pytestmark = pytest.mark.usefixtures("demo_data", "offline")
+
+SHIPPING_QUESTION = "How long does shipping take?"
+XSS = "<img src=x onerror=alert(1)>"
+
+
+def page_html(client) -> str:
+    response = client.get("/")
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def transcript_html(html: str) -> str:
+    return html.split('id="transcript"', 1)[1].split("</section>", 1)[0]
+
+
+def textarea_value(html: str) -> str:
+    return re.search(r'<textarea id="message"[^>]*>(.*?)</textarea>', html, re.S).group(1)
+
+
+def test_the_page_says_it_is_an_automated_assistant_and_what_it_helps_with(client):
+    html = page_html(client)
+    assert "automated assistant" in html
+    for topic in ("Order status", "Returns", "Store policies"):
+        assert f"<strong>{topic}</strong>" in html
+
+
+def test_suggested_questions_are_submit_buttons_of_the_message_form(client):
+    html = page_html(client)
+    buttons = re.findall(r"<button[^>]*name=\"suggestion\"[^>]*>", html)
+    assert len(buttons) >= 3
+    for button in buttons:
+        assert 'type="submit"' in button and 'form="composer"' in button and "formnovalidate" in button
+
+
+def test_the_form_has_a_labelled_message_box_send_and_start_a_new_conversation(client):
+    html = page_html(client)
+    assert '<form id="composer" class="composer" method="post" action="/chat/send"' in html
+    assert '<label for="message"' in html and '<textarea id="message" name="message"' in html
+    assert ">Send</button>" in html
+    assert 'method="post" action="/chat/reset"' in html and "Start a new conversation" in html
+    assert html.count('name="csrfmiddlewaretoken"') == 2
+
+
+def test_offline_notice_says_how_to_connect_claude(client):
+    html = page_html(client)
+    notice = re.search(r'<aside id="offline-notice"[^>]*>(.*?)</aside>', html, re.S)
+    assert " hidden" not in notice.group(0).split(">", 1)[0]
+    assert (
+        "ANTHROPIC_API_KEY" in notice.group(1) and ".env" in notice.group(1) and "restart" in notice.group(1)
+    )
+
+
+def test_offline_notice_is_hidden_when_claude_answers(client, claude):
+    html = page_html(client)
+    assert re.search(r'<aside id="offline-notice"[^>]*\shidden>', html)
+
+
+def test_the_page_loads_only_its_own_files_and_has_no_inline_script_or_style(client):
+    html = page_html(client)
+    assert '<link rel="stylesheet" href="/static/support/bookly.css">' in html
+    assert '<script src="/static/support/chat.js" defer></script>' in html
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in html
+    for url in re.findall(r'(?:src|href|action)="([^"]*)"', html):
+        assert url.startswith(("/", "#", "?")) and not url.startswith("//"), url
+    assert re.findall(r"<script(?![^>]*\ssrc=)", html) == []
+    assert "<style" not in html and " style=" not in html
+    assert re.search(r"\son[a-z]+=", html) is None
+
+
+@pytest.mark.parametrize("path", ["/static/support/chat.js", "/static/support/bookly.css"])
+def test_static_files_are_served(client, path):
+    response = client.get(path)
+    assert response.status_code == 200
+
+
+def test_sending_redirects_back_and_the_page_shows_the_turn(client):
+    response = client.post("/chat/send", {"message": SHIPPING_QUESTION})
+    assert response.status_code == 302
+    assert response["Location"] == "/#composer"
+
+    html = transcript_html(page_html(client))
+    assert SHIPPING_QUESTION in html
+    assert escape(PolicyEntry.objects.get(topic="shipping").text) in html
+    # A reload shows it again: the transcript comes from the database.
+    assert transcript_html(page_html(client)) == html
+
+
+def test_a_suggestion_sends_its_question_and_keeps_what_was_typed(client):
+    client.post("/chat/send", {"suggestion": SHIPPING_QUESTION, "message": "my half-typed question"})
+    html = page_html(client)
+    assert SHIPPING_QUESTION in transcript_html(html)
+    assert "half-typed" not in transcript_html(html)
+    assert textarea_value(html) == "my half-typed question"
+
+
+def test_an_invalid_message_is_said_in_words_and_the_text_stays_in_the_box(client):
+    too_long = "x" * 4001
+    response = client.post("/chat/send", {"message": too_long})
+    assert response.status_code == 302
+
+    html = page_html(client)
+    assert "Messages can be at most 4000 characters. Please shorten yours." in html
+    assert 'role="alert"' in html
+    assert textarea_value(html) == too_long
+    # Shown once: the next visit starts clean.
+    assert textarea_value(page_html(client)) == ""
+
+
+@pytest.mark.parametrize(
+    ("failure", "words"),
+    [
+        (TurnInProgress(), "I'm still answering your previous message."),
+        (ModelUnavailable("overloaded", retry_after=5), "The assistant is very busy right now."),
+        (ModelFailed("API error 400"), "The assistant ran into a problem."),
+        (RuntimeError("a bug"), "Something went wrong on our side."),
+    ],
+)
+def test_a_failed_turn_is_said_in_words_and_the_text_stays_in_the_box(client, failure, words):
+    with mock.patch("support.page_views.conversation_take_turn", side_effect=failure):
+        response = client.post("/chat/send", {"message": "Where is my order?"})
+    assert response.status_code == 302
+
+    html = page_html(client)
+    assert escape(words) in html
+    assert "a bug" not in html
+    assert textarea_value(html) == "Where is my order?"
+
+
+def test_start_a_new_conversation_clears_the_transcript(client):
+    client.post("/chat/send", {"message": SHIPPING_QUESTION})
+    response = client.post("/chat/reset")
+    assert response.status_code == 302 and response["Location"] == "/"
+
+    html = page_html(client)
+    assert "You started a new conversation." in html
+    assert 'class="message ' not in transcript_html(html)
+    assert Conversation.objects.get().ended_at is not None
+
+
+def test_a_customer_message_with_markup_is_shown_as_text(client):
+    client.post("/chat/send", {"message": XSS})
+    html = transcript_html(page_html(client))
+    assert "&lt;img src=x onerror=alert(1)&gt;" in html
+    assert "<img" not in html
+
+
+def test_replies_are_escaped_and_keep_their_line_breaks(client):
+    reply = "<script>alert(1)</script>\nSecond line"
+    with mock.patch(
+        "support.page_views.conversation_transcript", return_value=[{"role": "assistant", "text": reply}]
+    ):
+        html = transcript_html(page_html(client))
+    assert '<p class="message__text">&lt;script&gt;alert(1)&lt;/script&gt;\nSecond line</p>' in html
+
+
+def test_the_reply_text_keeps_its_line_breaks_on_screen():
+    # The transcript is text in a <p>; only this rule shows the reply's own line breaks.
+    css = (settings.BASE_DIR / "static" / "support" / "bookly.css").read_text()
+    rule = re.search(r"\.message__text \{([^}]*)\}", css).group(1)
+    assert "white-space: pre-wrap" in rule
+
+
+def test_sending_needs_post(client):
+    assert client.get("/chat/send").status_code == 405
+    assert client.get("/chat/reset").status_code == 405
+
+
+def test_favicon_redirects_to_the_static_icon(client):
+    response = client.get("/favicon.ico")
+    assert response.status_code == 301 and response["Location"] == "/static/support/favicon.svg"

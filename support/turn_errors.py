@@ -1,0 +1,54 @@
+"""What a customer is told when a turn cannot be answered: one mapping for the page and the API."""
+
+import logging
+from dataclasses import dataclass
+
+from support.llm import ModelFailed, ModelUnavailable
+from support.services import InvalidMessage, TurnInProgress
+
+logger = logging.getLogger(__name__)
+
+_SAVED_TRY_AGAIN = "Your message is saved; please try again."
+
+
+@dataclass(frozen=True)
+class TurnRefusal:
+    status: int
+    code: str
+    detail: str
+    retry_after: int | None = None
+
+
+def turn_refusal(error: Exception) -> TurnRefusal:
+    """The answer for a turn that raised `error`; logs what operators need. Call it in `except`."""
+    match error:
+        case InvalidMessage():
+            return TurnRefusal(400, "invalid_message", error.detail)
+        case TurnInProgress():
+            return TurnRefusal(
+                409,
+                "turn_in_progress",
+                "I'm still answering your previous message. Please wait a moment, then send this again.",
+            )
+        case ModelUnavailable():
+            logger.warning("model unavailable: %s (request_id=%s)", error.reason, error.request_id)
+            return TurnRefusal(
+                503,
+                "model_unavailable",
+                "The assistant is very busy right now. Your message is saved; please try again in a moment.",
+                retry_after=error.retry_after,
+            )
+        case ModelFailed():
+            logger.error("model call failed: %s (request_id=%s)", error.reason, error.request_id)
+            return TurnRefusal(
+                502,
+                "model_error",
+                "The assistant ran into a problem. Your message is saved; please try again.",
+            )
+        case _:
+            logger.exception("turn failed")
+            return TurnRefusal(
+                500,
+                "internal_error",
+                "Something went wrong on our side. Your message is saved; please try again.",
+            )
