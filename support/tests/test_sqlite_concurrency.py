@@ -14,7 +14,14 @@ from http.cookiejar import CookieJar
 from django.conf import settings
 
 CUSTOMERS = 50
-MESSAGES = ("How much does shipping cost?", "Where is BK-10089? james.murphy@example.com", "Thanks!")
+# Reads followed by writes in one transaction (the return) are what trips SQLite's default mode.
+MESSAGES = (
+    "How much does shipping cost?",
+    "Where is BK-10089? james.murphy@example.com",
+    "I want to return BK-10042, my email is sarah.chen@example.com",
+    "Yes, please start the return",
+    "Thanks!",
+)
 
 
 def _free_port() -> int:
