@@ -43,6 +43,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "bookly.middleware.ServerTimingMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
@@ -80,6 +81,16 @@ ASGI_APPLICATION = "bookly.asgi.application"
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}"),
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # One connection pool per worker process (psycopg_pool). A turn gives its
+    # connection back before every model call, so a handful of connections
+    # serve hundreds of turns waiting on the model.
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 2,
+        "max_size": env.int("BOOKLY_DB_POOL_MAX_SIZE", default=10),
+        "timeout": 10,
+    }
+    DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps connections, not Django
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL lets readers run beside the one writer; IMMEDIATE takes the write
     # lock when a transaction starts instead of failing mid-way with
@@ -241,10 +252,25 @@ for _proxy in BOOKLY_TRUSTED_PROXIES:
 # django-ratelimit's "ip" key asks this function for the client's address.
 RATELIMIT_IP_META_KEY = "support.ratelimits.client_ip"
 
-# Cache: the rate-limit counters live here. Local memory suits one process
-# (scripts/run); with several worker processes each counts separately, so the
-# production setup brings a shared cache (Redis) with its own issue.
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "bookly"}}
+# Cache: the rate-limit counters (and, with Redis, the sessions) live here.
+# Local memory suits one process (scripts/run). Several worker processes or
+# machines need REDIS_URL: then the counters are shared, incremented atomically
+# (django-redis uses Redis INCR; Django's own Redis backend reads then writes).
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django_redis.cache.RedisCache",
+            "LOCATION": REDIS_URL,
+            # A Redis outage must fail a request quickly, not hang a worker thread.
+            "OPTIONS": {"SOCKET_CONNECT_TIMEOUT": 2, "SOCKET_TIMEOUT": 2},
+        }
+    }
+    # Sessions read from Redis and written through to the database, which stays
+    # the source of truth (a Redis restart logs nobody out).
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "bookly"}}
 SILENCED_SYSTEM_CHECKS = []
 if CACHES["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCache":
     # django-ratelimit flags local memory as "not a shared cache" (E003) and
@@ -253,6 +279,10 @@ if CACHES["default"]["BACKEND"] == "django.core.cache.backends.locmem.LocMemCach
 # HSTS preload is the domain owner's opt-in (set DJANGO_SECURE_HSTS_PRELOAD=true
 # and submit the domain to hstspreload.org); `check --deploy` need not nag about it.
 SILENCED_SYSTEM_CHECKS += ["security.W021"]
+
+# Adds a Server-Timing header (app, model and database time, query count) to
+# chat API answers: for benchmarks and debugging, not for the public site.
+BOOKLY_SERVER_TIMING = env.bool("BOOKLY_SERVER_TIMING", default=False)
 
 LOGGING = {
     "version": 1,

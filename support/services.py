@@ -69,6 +69,7 @@ class TurnResult:
     turn: int
     violations: tuple[str, ...] = ()
     tool_calls: list[dict] = field(default_factory=list)
+    model_ms: int = 0  # time spent waiting for the model
 
 
 def message_clean(*, text) -> str:
@@ -212,6 +213,17 @@ def _text_of(blocks: list[dict]) -> str:
     )
 
 
+def _storable(value):
+    """The value without NUL characters, which PostgreSQL's jsonb cannot hold (a model may send them)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    return value
+
+
 def _grounding_of(message: dict, visible_text: str) -> list[str]:
     """What a stored or new message contributes to grounding: customer words and tool results."""
     if message["role"] != MessageRole.USER:
@@ -230,9 +242,10 @@ class _Turn:
     new_messages: list[tuple[dict, str]] = field(default_factory=list)  # (message, visible_text)
     calls: list[ModelReply] = field(default_factory=list)
     tool_calls: list[dict] = field(default_factory=list)
+    model_ms: int = 0
 
     def add(self, role: str, content: list[dict], visible_text: str = "") -> dict:
-        message = {"role": role, "content": content}
+        message = {"role": role, "content": _storable(content)}
         self.new_messages.append((message, visible_text))
         return message
 
@@ -305,6 +318,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         turn=number,
         violations=verdict.violations,
         tool_calls=turn.tool_calls,
+        model_ms=turn.model_ms,
     )
 
 
@@ -324,6 +338,7 @@ def _run_tool_loop(
             deadline=turn.deadline,
         )
         turn.calls.append(response)
+        turn.model_ms += response.duration_ms
         calls_left -= 1
         content = response.content
         tool_uses = [block for block in content if block["type"] == "tool_use"]

@@ -50,6 +50,7 @@ def chat(request):
     except Exception as error:
         refusal = turn_refusal(error)
         return _error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
+    request.model_ms = result.model_ms  # for the Server-Timing header, when enabled
     return JsonResponse({"reply": result.reply, "offline": result.offline, "turn": result.turn})
 
 

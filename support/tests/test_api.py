@@ -1,6 +1,8 @@
 """The JSON API and the conversation lifecycle: sessions, limits, leases, failures at every step."""
 
 import json
+import re
+import time
 import uuid
 from datetime import timedelta
 from unittest import mock
@@ -277,3 +279,24 @@ class TestFailureAtEveryStep:
             if block["type"] == "text"
         ]
         assert sent[0] == "Where is my order?" and ASK_NUMBER in sent and "BK-10042" in sent
+
+
+class TestServerTiming:
+    def test_header_splits_the_time_between_app_model_and_database(self, claude, settings):
+        settings.BOOKLY_SERVER_TIMING = True
+        customer = ChatClient()  # a new handler picks the setting up
+
+        def slow_model(request):
+            time.sleep(0.2)
+            return message(text(ASK_NUMBER))
+
+        claude.reset(slow_model)
+        header = customer.send("Where is my order?")["Server-Timing"]
+        timings = dict(re.findall(r"(\w+);dur=([\d.]+)", header))
+        queries = int(re.search(r'desc="(\d+) queries"', header).group(1))
+        assert float(timings["app"]) >= float(timings["model"]) >= 200
+        assert 5 <= queries <= 30
+
+    def test_no_header_unless_enabled(self, claude, customer):
+        claude.reset(message(text(ASK_NUMBER)))
+        assert "Server-Timing" not in customer.send("Where is my order?")

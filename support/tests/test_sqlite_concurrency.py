@@ -1,4 +1,5 @@
-"""The zero-setup default (SQLite file, runserver's threads, offline model) under 50 customers at once."""
+"""The zero-setup default as scripts/run serves it (SQLite file, one gunicorn worker with threads,
+offline model) under 50 customers at once."""
 
 import json
 import os
@@ -75,9 +76,9 @@ def test_fifty_concurrent_customers_on_the_default_sqlite_setup(tmp_path):
     for command in (["migrate", "-v0"], ["loaddata", "demo", "-v0"]):
         subprocess.run([*manage, *command], cwd=settings.BASE_DIR, env=env, check=True, timeout=120)
     server = subprocess.Popen(
-        [*manage, "runserver", "--noreload", f"127.0.0.1:{port}"],
+        [sys.executable, "-m", "gunicorn", "-c", "gunicorn.conf.py", "bookly.wsgi:application"],
         cwd=settings.BASE_DIR,
-        env=env,
+        env={**env, "GUNICORN_BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "1"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -90,7 +91,7 @@ def test_fifty_concurrent_customers_on_the_default_sqlite_setup(tmp_path):
                 urllib.request.urlopen(f"{base_url}/api/chat", timeout=2)  # noqa: S310 - our own http URL
                 break
             except OSError:
-                assert time.monotonic() < deadline, "runserver did not start"
+                assert time.monotonic() < deadline, "gunicorn did not start"
                 time.sleep(0.2)
         with ThreadPoolExecutor(max_workers=CUSTOMERS) as pool:
             statuses = [
