@@ -205,7 +205,10 @@ def test_a_worker_killed_mid_turn_leaves_the_conversation_usable(site, stub):
 
     thread = threading.Thread(target=first_message)
     thread.start()
-    time.sleep(0.8)  # the turn holds its lease and waits on the model
+    deadline = time.monotonic() + 10
+    while not stub.requests:  # the turn holds its lease and now waits on the model
+        assert time.monotonic() < deadline, "the turn never reached the model"
+        time.sleep(0.05)
     killed_at = time.monotonic()
     for pid in site.workers():
         os.kill(pid, signal.SIGKILL)
