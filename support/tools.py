@@ -47,26 +47,24 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "lookup_order",
         "description": (
-            "Look up one order's status, dates, tracking number and items. Needs both the order number "
-            "and the email address on the order, as given by the customer in this conversation. "
-            "Returns order_not_found when either is wrong; it never says which."
+            "An order's status, dates, tracking number and items. Needs the order number and the email "
+            "on the order, both from the customer. order_not_found when either is wrong, never saying which."
         ),
         "input_schema": _ORDER_AND_EMAIL_SCHEMA,
     },
     {
         "name": "check_return_eligibility",
         "description": (
-            "Check whether an order can be returned today, item by item, with the reason and the return "
-            "policy terms. Must pass before initiate_return can be used for that order."
+            "Whether an order can be returned today, item by item, with the reason and the policy terms. "
+            "Must pass before initiate_return for that order."
         ),
         "input_schema": _ORDER_AND_EMAIL_SCHEMA,
     },
     {
         "name": "initiate_return",
         "description": (
-            "Start a return and get its RMA number. Only after check_return_eligibility passed for this "
-            "order in this conversation and the customer explicitly said yes to the summary. Without "
-            "item_titles, every returnable item of the order is included."
+            "Start a return; gives its RMA number. Only after check_return_eligibility passed for the "
+            "order and the customer said yes to the summary. Without item_titles, all returnable items."
         ),
         "input_schema": {
             "type": "object",
@@ -89,10 +87,7 @@ TOOLS: list[dict[str, Any]] = [
     },
     {
         "name": "lookup_policy",
-        "description": (
-            "Get the store's published FAQ answer for a topic key listed in the system prompt. "
-            "Quote the returned text; do not add to it."
-        ),
+        "description": ("The published FAQ answer for a topic key from faq_topics. Quote it; add nothing."),
         "input_schema": {
             "type": "object",
             "properties": {"topic": {"type": "string", "description": "A topic key, like shipping."}},

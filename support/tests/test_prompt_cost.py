@@ -1,0 +1,63 @@
+"""The billed-token cost of a six-turn conversation, through the simulated prompt cache.
+
+Deterministic (token estimates, not timings): it guards the prompt layout
+against growing the cost back past the target of 0.85 x the old design's 5,500.
+"""
+
+import pytest
+from django.contrib.sessions.backends.db import SessionStore
+
+from orders.models import ReturnRecord
+from support.offline_model import OfflineModel
+from support.services import conversation_take_turn
+from support.testing.prompt_cache import PromptCache, cost_index
+
+CONVERSATION = (
+    "How much does shipping cost?",
+    "Where is my order BK-10089? My email is james.murphy@example.com",
+    "I want to return order BK-10042, my email is sarah.chen@example.com",
+    "Yes, please start the return",
+    "What's the weather like today?",
+    "Thanks, that's all!",
+)
+OLD_DESIGN_COST_INDEX = 5500
+
+
+class CachedModel:
+    """The offline model behind a simulated prompt cache, keeping each call's billed usage."""
+
+    offline = False
+    name = "cached-offline"
+
+    def __init__(self, cache: PromptCache):
+        self.cache = cache
+        self.usage: list[dict] = []
+        self.model = OfflineModel()
+
+    def create(self, *, system, tools, messages, deadline):
+        self.usage.append(self.cache.account({"system": system, "tools": tools, "messages": messages}))
+        return self.model.create(system=system, tools=tools, messages=messages, deadline=deadline)
+
+
+def run_conversation(cache: PromptCache, number: int) -> list[dict]:
+    ReturnRecord.objects.all().delete()  # every conversation returns the demo order afresh
+    model = CachedModel(cache)
+    session = SessionStore()
+    session.create()
+    for index, text in enumerate(CONVERSATION):
+        # Customers differ from their first words, so conversations share only tools and system.
+        conversation_take_turn(
+            session=session, text=f"Hi, reader {number} here. {text}" if index == 0 else text, model=model
+        )
+    return model.usage
+
+
+@pytest.mark.django_db
+def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
+    cache = PromptCache()
+    run_conversation(cache, 0)  # warms the shared tools and system prompt, as in steady state
+    usage = run_conversation(cache, 1)
+
+    assert len(usage) == 10  # two calls for each tool-using turn, one for the others
+    assert sum(call["input_tokens"] for call in usage) == 0
+    assert cost_index(usage) <= 0.85 * OLD_DESIGN_COST_INDEX
