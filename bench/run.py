@@ -370,7 +370,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     add("--max-errors", type=int, default=2000, help="stop the load after this many failed requests")
     add("--think-ms", type=float, default=0.0, help="a customer's pause between a reply and the next turn")
     add("--orders", type=int, default=5000, help="returnable orders to seed, one per conversation (0: none)")
-    add("--workers", type=int, default=2, help="gunicorn worker processes (WEB_CONCURRENCY)")
+    add("--workers", type=int, default=2 * (os.cpu_count() or 1), help="gunicorn worker processes")
     add("--threads", type=int, help="threads per worker (GUNICORN_THREADS; default: gunicorn.conf.py's)")
     add("--database", choices=("postgres", "sqlite"), default="postgres")
     add(

@@ -258,16 +258,17 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     if conversation.turn_count >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
         return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=conversation.turn_count)
 
-    token, number = _lease_take(conversation)
-    turn = _Turn(conversation, number, model, time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS)
-    try:
+    # Taking the lease, reading the history and storing the customer's words
+    # commit together: either the turn has begun with their message kept, or
+    # nothing happened.
+    with transaction.atomic():
+        token, number = _lease_take(conversation)
         stored = list(
             ConversationMessage.objects.filter(conversation=conversation)
             .order_by("position")
             .values("position", "role", "content", "visible_text")
         )
         position = stored[-1]["position"] + 1 if stored else 0
-        # The customer's words are stored before anything can fail.
         customer_content = [
             {"type": "text", "text": text},
             {"type": "text", "text": turn_reminder(turn=number)},
@@ -280,9 +281,10 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             content=customer_content,
             visible_text=text,
         )
-        stored.append({"role": MessageRole.USER, "content": customer_content, "visible_text": text})
-        position += 1
-
+    stored.append({"role": MessageRole.USER, "content": customer_content, "visible_text": text})
+    position += 1
+    turn = _Turn(conversation, number, model, time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS)
+    try:
         grounding = [g for message in stored for g in _grounding_of(message, message["visible_text"])]
         history = _history_for_request(stored)
         context = ToolContext(
