@@ -300,3 +300,33 @@ class TestServerTiming:
     def test_no_header_unless_enabled(self, claude, customer):
         claude.reset(message(text(ASK_NUMBER)))
         assert "Server-Timing" not in customer.send("Where is my order?")
+
+
+def test_a_first_message_that_fails_still_keeps_its_conversation(claude):
+    """A brand-new visitor whose very first message meets a 503: the session cookie must still be
+    set, or the saved message would belong to a conversation nobody can reach again."""
+    newcomer = ChatClient()
+    newcomer.token = "a" * 32  # a CSRF cookie from elsewhere, but no session yet
+    newcomer.http.cookies["csrftoken"] = newcomer.token
+    claude.reset(ErrorReply(503), ErrorReply(503))
+    assert newcomer.send("Where is my order?").status_code == 503
+
+    claude.reset(message(text(ASK_NUMBER)))
+    assert newcomer.send("Hello again").status_code == 200
+    sent = [
+        block["text"] for block in claude.requests[0]["messages"][0]["content"] if block["type"] == "text"
+    ]
+    assert "Where is my order?" in sent
+    assert Conversation.objects.count() == 1
+
+
+def test_two_first_messages_at_once_share_one_conversation(db):
+    """Two tabs of one session start a conversation at the same moment: the database lets one
+    through and the other joins it."""
+    from django.contrib.sessions.backends.db import SessionStore
+
+    session = SessionStore()
+    session.create()
+    opened_by_other_tab = Conversation.objects.create(session_key=session.session_key)
+    assert services.conversation_start(session=session) == opened_by_other_tab
+    assert Conversation.objects.count() == 1
