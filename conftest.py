@@ -2,7 +2,15 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 
+from support.prompts import system_prompt_forget
+
 SUPPORT_STAFF_GROUP = "Support staff"
+
+
+@pytest.fixture(autouse=True)
+def _system_prompt_rendered_afresh():
+    """Each test has its own data: the prompt a process keeps must not carry over from another test."""
+    system_prompt_forget()
 
 
 @pytest.fixture

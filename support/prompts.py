@@ -2,10 +2,15 @@
 
 The system prompt depends only on the return-policy row and the published FAQ
 topics, so it is byte-identical across turns and conversations (and stays in
-the prompt cache) until staff change one of them. Reminders travel inside the
+the prompt cache) until staff change one of them. Each process keeps the
+rendered prompt for SYSTEM_PROMPT_MAX_AGE_SECONDS: rendering it costs two
+queries, about a tenth of a turn's CPU, and staff edits are rare. The tools
+always read the database, so a just-edited answer is quoted as edited. Reminders travel inside the
 customer's message of each turn and are stored with it, so they never change
 an earlier part of the cached prefix.
 """
+
+import time
 
 from policies.models import ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
@@ -52,8 +57,30 @@ def _render_policy(policy: ReturnPolicy) -> str:
     )
 
 
+# How long a staff edit of the FAQ topics or the return policy may take to reach the prompt.
+SYSTEM_PROMPT_MAX_AGE_SECONDS = 30.0
+
+_clock = time.monotonic
+_rendered: tuple[float, str] | None = None  # (_clock() time it goes stale, prompt)
+
+
 def system_prompt() -> str:
     """The system prompt, rendered from the return-policy row and the published FAQ topics."""
+    global _rendered
+    now = _clock()
+    if _rendered is None or now >= _rendered[0]:
+        # A race renders twice, from the same rows: harmless.
+        _rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, _system_prompt_render())
+    return _rendered[1]
+
+
+def system_prompt_forget() -> None:
+    """Render afresh on the next turn (tests, and scenarios that change the FAQ)."""
+    global _rendered
+    _rendered = None
+
+
+def _system_prompt_render() -> str:
     topics = "\n".join(f"- {entry.topic}: {entry.title}" for entry in policy_entry_list_published())
     return _SYSTEM_PROMPT.format(
         refusal=REFUSAL_TEMPLATE.format(topic="<the topic>"),

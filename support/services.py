@@ -22,7 +22,6 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, connections, transaction
-from django.db.models import F, Q
 from django.utils import timezone
 
 from support.llm import Model, ModelReply, get_model
@@ -148,22 +147,31 @@ def _release_db_connections() -> None:
 
 
 def _lease_take(conversation: Conversation) -> tuple[uuid.UUID, int]:
-    """Take the conversation for one turn and count the turn; returns the lease token and turn number."""
-    token = uuid.uuid4()
+    """Take the conversation for one turn and count the turn; returns the lease token and turn number.
+
+    A compare-and-set on the row as it was read: every turn changes turn_count
+    when it takes the lease and lease_token when it ends, so if both are still
+    as read, no turn holds the conversation and the guard state in hand
+    (eligibility_verified) is current, with no second read.
+    """
     now = timezone.now()
-    taken = (
-        Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True)
-        .filter(Q(lease_token__isnull=True) | Q(lease_expires_at__lt=now))
-        .update(
-            lease_token=token,
-            lease_expires_at=now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS),
-            last_activity_at=now,
-            turn_count=F("turn_count") + 1,
-        )
+    if conversation.lease_token is not None and conversation.lease_expires_at >= now:
+        raise TurnInProgress
+    token = uuid.uuid4()
+    taken = Conversation.objects.filter(
+        pk=conversation.pk,
+        ended_at__isnull=True,
+        turn_count=conversation.turn_count,
+        lease_token=conversation.lease_token,
+    ).update(
+        lease_token=token,
+        lease_expires_at=now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS),
+        last_activity_at=now,
+        turn_count=conversation.turn_count + 1,
     )
     if not taken:
         raise TurnInProgress
-    conversation.refresh_from_db(fields=["turn_count", "eligibility_verified"])
+    conversation.turn_count += 1
     return token, conversation.turn_count
 
 

@@ -14,7 +14,7 @@ from django.contrib.sessions.backends.db import SessionStore
 
 from orders.models import ReturnRecord
 from support.llm import Model, ModelReply
-from support.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
+from support.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER, system_prompt_forget
 from support.services import conversation_take_turn
 
 ToolCall = tuple[str, dict[str, Any]]
@@ -74,6 +74,8 @@ def _normalized(call: ToolCall) -> ToolCall:
 
 def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
     """Play the scenario; return what went wrong (empty when it passed). Needs the demo data loaded."""
+    # Each scenario plays against its own data (its setup's changes are rolled back after it).
+    system_prompt_forget()
     if scenario.setup:
         scenario.setup()
     recorder = RecordingModel(model)

@@ -11,7 +11,7 @@ from anthropic.resources.messages.messages import DEPRECATED_MODELS
 from anthropic.types.model_param import ModelParam
 
 from policies.models import PolicyEntry, ReturnPolicy
-from support import llm
+from support import llm, prompts
 from support.models import ModelCall
 from support.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
@@ -126,7 +126,9 @@ def test_tools_and_system_are_byte_identical_across_conversations(claude):
 
 
 @pytest.mark.parametrize("change", ["faq_title", "faq_unpublish", "policy"])
-def test_system_prompt_changes_only_when_staff_change_faq_topics_or_policy(claude, customer, change):
+def test_system_prompt_changes_only_when_staff_change_faq_topics_or_policy(
+    claude, customer, change, monkeypatch
+):
     claude.reset(message(text("Sure. What is the order number of your order?")))
     customer.send("Where is my order?")
     before = claude.requests[0]["system"]
@@ -142,6 +144,14 @@ def test_system_prompt_changes_only_when_staff_change_faq_topics_or_policy(claud
         PolicyEntry.objects.filter(topic="password_reset").update(is_published=False)
     else:
         ReturnPolicy.objects.update(window_days=45)
+    # Each process keeps the rendered prompt a short while (two queries a turn saved) ...
+    claude.reset(message(text("Sure. What is the order number of your order?")))
+    customer.send("Where is my order?")
+    assert claude.requests[0]["system"] == before
+
+    # ... and no longer than SYSTEM_PROMPT_MAX_AGE_SECONDS.
+    later = time.monotonic() + prompts.SYSTEM_PROMPT_MAX_AGE_SECONDS
+    monkeypatch.setattr(prompts, "_clock", lambda: later)
     claude.reset(message(text("Sure. What is the order number of your order?")))
     customer.send("Where is my order?")
     assert claude.requests[0]["system"] != before
