@@ -104,66 +104,73 @@ class AnthropicModel:
     def create(self, *, system, tools, messages, deadline) -> ModelReply:
         attempt = 0
         while True:
-            remaining = deadline - time.monotonic()
-            if remaining < 1:
-                raise ModelUnavailable("turn deadline reached", retry_after=5)
             started = time.monotonic()
             try:
                 message = self.client.messages.create(
-                    model=self.name,
-                    max_tokens=self.max_tokens,
-                    system=system,
-                    tools=tools,
-                    messages=messages,
-                    timeout=min(self.timeout, remaining),
+                    **self._request(system=system, tools=tools, messages=messages, deadline=deadline)
                 )
-            except anthropic.APIStatusError as error:
-                request_id = error.request_id or ""
-                if error.error_code in SPEND_LIMIT_ERROR_CODES or error.status_code == 402:
-                    logger.error("model spend limit reached; not retrying (request_id=%s)", request_id)
-                    raise ModelUnavailable("spend limit", retry_after=60, request_id=request_id) from None
-                retryable = error.status_code in (408, 409, 429) or error.status_code >= 500
-                if not retryable:
-                    logger.error(
-                        "model API error status=%s type=%s request_id=%s",
-                        error.status_code,
-                        error.type,
-                        request_id,
-                    )
-                    raise ModelFailed(f"API error {error.status_code}", request_id=request_id) from None
-                failure, asked_wait = error, _retry_after_header(error)
-            except anthropic.APIConnectionError as error:  # includes timeouts
-                failure, asked_wait, request_id = error, None, ""
+            except (anthropic.APIStatusError, anthropic.APIConnectionError) as error:
+                time.sleep(self._pause_before_retry(error, attempt=attempt, deadline=deadline))
+                attempt += 1
             else:
-                return ModelReply(
-                    content=_plain_blocks(message.content),
-                    stop_reason=message.stop_reason or "end_turn",
-                    model=message.model or self.name,
-                    offline=False,
-                    request_id=message._request_id or "",
-                    usage={
-                        "input_tokens": message.usage.input_tokens or 0,
-                        "output_tokens": message.usage.output_tokens or 0,
-                        "cache_read_input_tokens": message.usage.cache_read_input_tokens or 0,
-                        "cache_creation_input_tokens": message.usage.cache_creation_input_tokens or 0,
-                    },
-                    duration_ms=int((time.monotonic() - started) * 1000),
-                )
+                return self._reply(message, started=started)
 
-            logger.warning(
-                "model call failed (%s, attempt %d, request_id=%s)",
-                type(failure).__name__,
-                attempt + 1,
-                request_id,
-            )
-            backoff = 0.5 * 2**attempt + random.random() * 0.25  # noqa: S311 - jitter, not crypto
-            pause = asked_wait if asked_wait is not None else backoff
-            if attempt >= self.max_retries or deadline - time.monotonic() < pause + 2:
-                raise ModelUnavailable(
-                    type(failure).__name__, retry_after=asked_wait or 10, request_id=request_id
+    def _request(self, *, system, tools, messages, deadline) -> dict[str, Any]:
+        """The SDK call's arguments, with a timeout that ends by the turn's deadline."""
+        remaining = deadline - time.monotonic()
+        if remaining < 1:
+            raise ModelUnavailable("turn deadline reached", retry_after=5)
+        return {
+            "model": self.name,
+            "max_tokens": self.max_tokens,
+            "system": system,
+            "tools": tools,
+            "messages": messages,
+            "timeout": min(self.timeout, remaining),
+        }
+
+    def _reply(self, message, *, started: float) -> ModelReply:
+        return ModelReply(
+            content=_plain_blocks(message.content),
+            stop_reason=message.stop_reason or "end_turn",
+            model=message.model or self.name,
+            offline=False,
+            request_id=message._request_id or "",
+            usage={
+                "input_tokens": message.usage.input_tokens or 0,
+                "output_tokens": message.usage.output_tokens or 0,
+                "cache_read_input_tokens": message.usage.cache_read_input_tokens or 0,
+                "cache_creation_input_tokens": message.usage.cache_creation_input_tokens or 0,
+            },
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def _pause_before_retry(self, error: Exception, *, attempt: int, deadline: float) -> float:
+        """Seconds to wait before trying again; raises ModelFailed or ModelUnavailable when not to."""
+        asked_wait, request_id = None, ""
+        if isinstance(error, anthropic.APIStatusError):
+            request_id = error.request_id or ""
+            if error.error_code in SPEND_LIMIT_ERROR_CODES or error.status_code == 402:
+                logger.error("model spend limit reached; not retrying (request_id=%s)", request_id)
+                raise ModelUnavailable("spend limit", retry_after=60, request_id=request_id) from None
+            if not (error.status_code in (408, 409, 429) or error.status_code >= 500):
+                logger.error(
+                    "model API error status=%s type=%s request_id=%s",
+                    error.status_code,
+                    error.type,
+                    request_id,
                 )
-            time.sleep(pause)
-            attempt += 1
+                raise ModelFailed(f"API error {error.status_code}", request_id=request_id) from None
+            asked_wait = _retry_after_header(error)
+        # Otherwise an APIConnectionError, timeouts included.
+        logger.warning(
+            "model call failed (%s, attempt %d, request_id=%s)", type(error).__name__, attempt + 1, request_id
+        )
+        backoff = 0.5 * 2**attempt + random.random() * 0.25  # noqa: S311 - jitter, not crypto
+        pause = asked_wait if asked_wait is not None else backoff
+        if attempt >= self.max_retries or deadline - time.monotonic() < pause + 2:
+            raise ModelUnavailable(type(error).__name__, retry_after=asked_wait or 10, request_id=request_id)
+        return pause
 
 
 @lru_cache(maxsize=4)

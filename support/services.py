@@ -17,6 +17,7 @@ import re
 import time
 import unicodedata
 import uuid
+from collections.abc import Generator
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -245,7 +246,6 @@ def _grounding_of(message: dict, visible_text: str) -> list[str]:
 class _Turn:
     conversation: Conversation
     number: int
-    model: Model
     deadline: float
     new_messages: list[tuple[dict, str]] = field(default_factory=list)  # (message, visible_text)
     calls: list[ModelReply] = field(default_factory=list)
@@ -258,13 +258,35 @@ class _Turn:
         return message
 
 
+# A turn's steps: yields the keyword arguments of each model call, is sent its ModelReply
+# (or thrown its error), and returns the TurnResult.
+TurnSteps = Generator[dict, ModelReply, TurnResult]
+
+
 def conversation_take_turn(*, session, text: str, model: Model | None = None) -> TurnResult:
     """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed."""
-    text = message_clean(text=text)
     model = model or get_model()
+    steps = conversation_turn_steps(session=session, text=text, offline=model.offline)
+    try:
+        request = next(steps)
+        while True:
+            try:
+                reply = model.create(**request)
+            except BaseException as error:
+                request = steps.throw(error)  # the turn cleans up, then re-raises
+            else:
+                request = steps.send(reply)
+    except StopIteration as finished:
+        return finished.value
+
+
+def conversation_turn_steps(*, session, text: str, offline: bool) -> TurnSteps:
+    """One customer turn with the model calls left to its driver (conversation_take_turn, or the
+    benchmark's asyncio driver), so that every driver runs the same steps and guards."""
+    text = message_clean(text=text)
     conversation = conversation_get_for_session(session=session) or conversation_start(session=session)
     if conversation.turn_count >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
-        return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=conversation.turn_count)
+        return TurnResult(reply=TURN_LIMIT_REPLY, offline=offline, turn=conversation.turn_count)
 
     # Taking the lease, reading the history and storing the customer's words
     # commit together: either the turn has begun with their message kept, or
@@ -291,14 +313,14 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         )
     stored.append({"role": MessageRole.USER, "content": customer_content, "visible_text": text})
     position += 1
-    turn = _Turn(conversation, number, model, time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS)
+    turn = _Turn(conversation, number, time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS)
     try:
         grounding = [g for message in stored for g in _grounding_of(message, message["visible_text"])]
         history = _history_for_request(stored)
         context = ToolContext(
             conversation=conversation, eligibility_verified=set(conversation.eligibility_verified)
         )
-        reply_blocks = _run_tool_loop(turn, history, context, grounding)
+        reply_blocks = yield from _run_tool_loop(turn, history, context, grounding)
 
         reply = _text_of(reply_blocks)
         verdict = reply_validate(reply=reply, customer_message=text, grounding=grounding)
@@ -324,7 +346,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         raise
     return TurnResult(
         reply=reply,
-        offline=model.offline,
+        offline=offline,
         turn=number,
         violations=verdict.violations,
         tool_calls=turn.tool_calls,
@@ -334,19 +356,19 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
 
 def _run_tool_loop(
     turn: _Turn, history: list[dict], context: ToolContext, grounding: list[str]
-) -> list[dict]:
+) -> Generator[dict, ModelReply, list[dict]]:
     """Call the model until it answers in text; returns the final reply's blocks (not yet stored)."""
     system = [{"type": "text", "text": system_prompt(), "cache_control": _CACHE_POINT}]
     messages = list(history)
     calls_left = settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
     while True:
         _release_db_connections()
-        response = turn.model.create(
-            system=system,
-            tools=_TOOLS_FOR_REQUEST,
-            messages=_with_cache_point(messages),
-            deadline=turn.deadline,
-        )
+        response = yield {
+            "system": system,
+            "tools": _TOOLS_FOR_REQUEST,
+            "messages": _with_cache_point(messages),
+            "deadline": turn.deadline,
+        }
         turn.calls.append(response)
         turn.model_ms += response.duration_ms
         calls_left -= 1
