@@ -169,7 +169,9 @@ class AnthropicModel:
         backoff = 0.5 * 2**attempt + random.random() * 0.25  # noqa: S311 - jitter, not crypto
         pause = asked_wait if asked_wait is not None else backoff
         if attempt >= self.max_retries or deadline - time.monotonic() < pause + 2:
-            raise ModelUnavailable(type(error).__name__, retry_after=asked_wait or 10, request_id=request_id)
+            raise ModelUnavailable(
+                type(error).__name__, retry_after=asked_wait or 10, request_id=request_id
+            ) from None
         return pause
 
 
