@@ -2,12 +2,14 @@
 
 The system prompt depends only on the return-policy row and the published FAQ
 topics, so it is byte-identical across turns and conversations (and stays in
-the prompt cache) until staff change one of them. Each process keeps the
-rendered prompt for SYSTEM_PROMPT_MAX_AGE_SECONDS: rendering it costs two
-queries, about a tenth of a turn's CPU, and staff edits are rare. The tools
-always read the database, so a just-edited answer is quoted as edited. Reminders travel inside the
+the prompt cache) until staff change one of them. Reminders travel inside the
 customer's message of each turn and are stored with it, so they never change
 an earlier part of the cached prefix.
+
+Each process keeps the rendered system prompt for SYSTEM_PROMPT_MAX_AGE_SECONDS:
+rendering it costs two queries, about a tenth of a turn's CPU, and staff edits
+are rare. The tools always read the database, so an edited answer is quoted as
+edited at once.
 """
 
 import time
