@@ -2,7 +2,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.management import call_command
 
-from support.prompts import system_prompt_forget
+from support.assistant.prompts import system_prompt_forget
 
 SUPPORT_STAFF_GROUP = "Support staff"
 
@@ -11,6 +11,12 @@ SUPPORT_STAFF_GROUP = "Support staff"
 def _system_prompt_rendered_afresh():
     """Each test has its own data: the prompt a process keeps must not carry over from another test."""
     system_prompt_forget()
+
+
+@pytest.fixture
+def offline(settings):
+    """The built-in offline model answers, whatever the developer's .env says."""
+    settings.BOOKLY_LLM = "offline"
 
 
 @pytest.fixture

@@ -63,10 +63,10 @@ def main() -> None:
     from django.test import Client
 
     from bench.conversation import conversation
-    from support import llm
+    from support.llm import claude
 
-    sdk = ThreadTimer(llm.AnthropicModel.create)
-    llm.AnthropicModel.create = lambda self, **kwargs: sdk(self, **kwargs)
+    sdk = ThreadTimer(claude.AnthropicModel.create)
+    claude.AnthropicModel.create = lambda self, **kwargs: sdk(self, **kwargs)
 
     # Seeded orders number `orders` and `orders + 1` are the probe's own (see bench/run.py).
     seeded = args.orders + 2 if args.orders else 0

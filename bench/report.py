@@ -299,12 +299,7 @@ def _lines(r: Results) -> list[tuple[str, str]]:
             "config",
             f"{c['customers']} customers, model latency {c['latency_ms']:g} ms, {c['duration_s']:g} s "
             f"(window {r.window_seconds:g} s after {c['warmup_s']:g} s warm-up), "
-            + (
-                f"{c['workers']} workers x {c['threads']} threads, "
-                if c.get("server", "threads") == "threads"
-                else f"{c['workers']} asyncio workers (ASGI alternative), "
-            )
-            + c["database"],
+            f"{c['workers']} workers x {c['threads']} threads, {c['database']}",
         ),
         ("conversations", f"{r.conversations_completed} completed of {r.conversations_started} started"),
         ("turns", f"{r.turns_in_window} in window, {r.turns_answered} answered in all"),

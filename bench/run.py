@@ -166,11 +166,7 @@ def start_site(bench: Bench, env: dict, threads: int) -> None:
     if not GUNICORN.exists():
         raise SystemExit("bench: gunicorn is not installed in this venv: run bench/run.sh (it installs it)")
     command = [str(GUNICORN), "-c", "gunicorn.conf.py", "bookly.wsgi:application"]
-    if bench.args.server == "asyncio":
-        say(f"starting the asyncio alternative on :{bench.site_port} ({bench.args.workers} uvicorn workers)")
-        command[3:] = ["-k", "uvicorn_worker.UvicornWorker", "bench.asgi_app:application"]
-    else:
-        say(f"starting the site on :{bench.site_port} ({bench.args.workers} workers x {threads} threads)")
+    say(f"starting the site on :{bench.site_port} ({bench.args.workers} workers x {threads} threads)")
     # Graceful stop: nothing is in flight by then. (Its quick stop, SIGINT, hangs until
     # graceful_timeout once workers have called the model.)
     bench.children.start("gunicorn", command, env, stop_signal=signal.SIGTERM)
@@ -335,8 +331,7 @@ def measure(bench: Bench) -> report.Measurements:
             "think_ms": args.think_ms,
             "orders": args.orders,
             "workers": args.workers,
-            "threads": threads if args.server == "threads" else 0,
-            "server": args.server,
+            "threads": threads,
             "database": args.database,
             "redis": bool(args.redis_url),
             "site_env": args.site_env,
@@ -377,12 +372,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     add("--orders", type=int, default=5000, help="returnable orders to seed, one per conversation (0: none)")
     add("--workers", type=int, default=2 * (os.cpu_count() or 1), help="gunicorn worker processes")
     add("--threads", type=int, help="threads per worker (GUNICORN_THREADS; default: gunicorn.conf.py's)")
-    add(
-        "--server",
-        choices=("threads", "asyncio"),
-        default="threads",
-        help="threads: the product (gthread workers); asyncio: bench/asgi_alternative.py under uvicorn",
-    )
     add("--database", choices=("postgres", "sqlite"), default="postgres")
     add(
         "--database-url",

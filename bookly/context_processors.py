@@ -1,4 +1,4 @@
-from bookly.clock import store_clock_is_frozen, store_today
+from store.clock import store_clock_is_frozen, store_today
 
 
 def store_clock(request):

@@ -214,7 +214,7 @@ SESSION_COOKIE_HTTPONLY = True
 SESSION_COOKIE_SAMESITE = CSRF_COOKIE_SAMESITE = "Lax"
 CSRF_COOKIE_HTTPONLY = False
 # A refused form or API call gets a page (or JSON) in words, not Django's bare 403.
-CSRF_FAILURE_VIEW = "support.page_views.csrf_failure"
+CSRF_FAILURE_VIEW = "bookly.views.csrf_failure"
 
 # Session lifetime. Inactivity: a session unused for SESSION_COOKIE_AGE seconds
 # expires (cookie and database row). SessionLifetimeMiddleware renews it at most
@@ -250,7 +250,7 @@ for _proxy in BOOKLY_TRUSTED_PROXIES:
             f"bookly: BOOKLY_TRUSTED_PROXIES must list IP addresses or networks, not {_proxy!r}."
         ) from None
 # django-ratelimit's "ip" key asks this function for the client's address.
-RATELIMIT_IP_META_KEY = "support.ratelimits.client_ip"
+RATELIMIT_IP_META_KEY = "support.web.ratelimits.client_ip"
 
 # Cache: the rate-limit counters (and, with Redis, the sessions) live here.
 # Local memory suits one process (scripts/run). Several worker processes or

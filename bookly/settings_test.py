@@ -4,8 +4,8 @@ import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-not-secret")
 
-from bookly.clock import DEMO_TODAY
 from bookly.settings import *  # noqa: F403
+from store.clock import DEMO_TODAY
 
 # Templates resolve {% static %} without a collectstatic manifest.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

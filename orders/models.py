@@ -1,3 +1,4 @@
+import re
 from decimal import Decimal
 
 from django.core.validators import MinValueValidator, RegexValidator
@@ -5,8 +6,16 @@ from django.db import models
 from django.db.models.functions import Length
 from django.db.models.lookups import Exact
 
+from store.categories import ItemCategory
+
+# The shapes of the store's identifiers, defined here once. *_PATTERN is the
+# exact shape (model validators, tool arguments and schemas); *_MENTION_RE
+# finds one in running text, written the way people and models write it
+# (any case, with or without the hyphen, a space after BK).
 ORDER_NUMBER_PATTERN = r"^BK-[0-9]{4,6}$"
+ORDER_NUMBER_MENTION_RE = re.compile(r"\bBK\s*-?\s*(\d{3,})\b", re.IGNORECASE)
 RMA_NUMBER_PATTERN = r"^RMA-[A-Z0-9]{8}$"
+RMA_NUMBER_MENTION_RE = re.compile(r"\bRMA-?[A-Z0-9]{4,}\b", re.IGNORECASE)
 RMA_NUMBER_LENGTH = 12
 
 
@@ -15,16 +24,6 @@ class OrderStatus(models.TextChoices):
     SHIPPED = "shipped", "Shipped"
     DELIVERED = "delivered", "Delivered"
     CANCELLED = "cancelled", "Cancelled"
-
-
-class ItemCategory(models.TextChoices):
-    FICTION = "fiction", "Fiction"
-    NONFICTION = "nonfiction", "Nonfiction"
-    CHILDRENS = "childrens", "Children's book"
-    EBOOK = "ebook", "Ebook"
-    AUDIOBOOK = "audiobook", "Audiobook"
-    GIFT_CARD = "gift_card", "Gift card"
-    PERSONALIZED_ITEM = "personalized_item", "Personalized item"
 
 
 class ReturnStatus(models.TextChoices):
@@ -158,14 +157,6 @@ class ReturnRecord(models.Model):
     refund_method = models.CharField(max_length=200)
     refund_timeline_business_days = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
-    conversation = models.ForeignKey(
-        "support.Conversation",
-        on_delete=models.SET_NULL,
-        null=True,
-        blank=True,
-        related_name="returns",
-        help_text="The chat conversation that started this return, if any.",
-    )
 
     class Meta:
         ordering = ["-created_at"]

@@ -3,7 +3,6 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
 
-from bookly.clock import store_today
 from orders.models import Order, OrderItem, OrderStatus, ReturnLine
 from policies.models import ReturnPolicy
 from policies.selectors import return_policy_get
@@ -43,6 +42,7 @@ class ItemEligibility:
     item: OrderItem
     returnable: bool
     reason: str
+    in_open_return: bool = False
 
 
 @dataclass(frozen=True)
@@ -64,13 +64,12 @@ class ReturnEligibility:
         return [entry.item for entry in self.items if entry.returnable]
 
 
-def order_return_eligibility(*, order: Order, today: date | None = None) -> ReturnEligibility:
+def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
     """Whether the order can be returned today, item by item, with reasons a customer understands.
 
     The window counts whole days from delivery: with a 30-day window, day 30
     is the last day a return can be started.
     """
-    today = today or store_today()
     policy = return_policy_get()
     items = list(order.items.all())
 
@@ -113,7 +112,11 @@ def order_return_eligibility(*, order: Order, today: date | None = None) -> Retu
             reason = f"This is {article} {label}, and {label}s cannot be returned."
             entries.append(ItemEligibility(item, False, reason))
         elif item.id in held_item_ids:
-            entries.append(ItemEligibility(item, False, "This item is already part of an open return."))
+            entries.append(
+                ItemEligibility(
+                    item, False, "This item is already part of an open return.", in_open_return=True
+                )
+            )
         else:
             entries.append(ItemEligibility(item, True, "This item can be returned."))
 

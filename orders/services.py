@@ -2,6 +2,7 @@ import secrets
 import string
 from collections.abc import Collection
 from datetime import date
+from enum import StrEnum
 
 from django.db import IntegrityError, transaction
 
@@ -13,7 +14,7 @@ from orders.models import (
     ReturnRecord,
     ReturnStatus,
 )
-from orders.selectors import order_return_eligibility
+from orders.selectors import EligibilityCode, ItemEligibility, ReturnEligibility, order_return_eligibility
 
 _RMA_ALPHABET = string.ascii_uppercase + string.digits
 _RMA_ATTEMPTS = 5
@@ -33,13 +34,42 @@ RETURN_STATUS_TRANSITIONS: dict[str, frozenset[str]] = {
 }
 
 
+class ReturnRefusal(StrEnum):
+    """Why the store will not start a return: stable codes, read by whoever asked for the return."""
+
+    REASON_REQUIRED = "reason_required"
+    NOT_ELIGIBLE = "not_eligible"
+    ITEM_NOT_RETURNABLE = "item_not_returnable"
+    ITEM_NOT_IN_ORDER = "item_not_in_order"
+    ALREADY_INITIATED = "already_initiated"
+
+
 class ReturnNotAllowed(Exception):
     """A return the store cannot start; `code` is stable, `message` is for the customer."""
 
-    def __init__(self, code: str, message: str):
+    def __init__(self, code: ReturnRefusal, message: str):
         super().__init__(message)
         self.code = code
         self.message = message
+
+
+# Verdicts about the whole order: no item of it can go back, whatever is chosen.
+_ORDER_NOT_RETURNABLE = frozenset(
+    {EligibilityCode.NOT_DELIVERED, EligibilityCode.CANCELLED, EligibilityCode.WINDOW_EXPIRED}
+)
+
+
+def _refusal(eligibility: ReturnEligibility, item: ItemEligibility | None = None) -> ReturnNotAllowed:
+    """The one mapping from an eligibility verdict (and the entry of a chosen item) to a refusal."""
+    if eligibility.code in _ORDER_NOT_RETURNABLE:
+        return ReturnNotAllowed(ReturnRefusal.NOT_ELIGIBLE, eligibility.reason)
+    if item is None:
+        if eligibility.code is EligibilityCode.ALREADY_RETURNED:
+            return ReturnNotAllowed(ReturnRefusal.ALREADY_INITIATED, eligibility.reason)
+        return ReturnNotAllowed(ReturnRefusal.NOT_ELIGIBLE, eligibility.reason)
+    if item.in_open_return:
+        return ReturnNotAllowed(ReturnRefusal.ALREADY_INITIATED, item.reason)
+    return ReturnNotAllowed(ReturnRefusal.ITEM_NOT_RETURNABLE, item.reason)
 
 
 def _new_rma_number() -> str:
@@ -51,19 +81,17 @@ def return_record_create(
     order: Order,
     reason: str,
     items: Collection[OrderItem] | None = None,
-    conversation=None,
-    today: date | None = None,
+    today: date,
 ) -> ReturnRecord:
     """Start a return for the given items (default: every item that can be returned).
 
-    `conversation` is the support.Conversation that asked for it, if any.
-
-    Raises ReturnNotAllowed with code `not_eligible`, `item_not_returnable`,
-    `item_not_in_order` or `already_initiated`.
+    Raises ReturnNotAllowed with a ReturnRefusal code.
     """
     reason = reason.strip()
     if not reason:
-        raise ReturnNotAllowed("reason_required", "Please tell us briefly why you are returning the items.")
+        raise ReturnNotAllowed(
+            ReturnRefusal.REASON_REQUIRED, "Please tell us briefly why you are returning the items."
+        )
 
     with transaction.atomic():
         # Serialise returns of the same order (a no-op on SQLite, whose
@@ -74,24 +102,23 @@ def return_record_create(
 
         if items is None:
             if not eligibility.eligible:
-                code = "already_initiated" if eligibility.code == "already_returned" else "not_eligible"
-                raise ReturnNotAllowed(code, eligibility.reason)
+                raise _refusal(eligibility)
             chosen = eligibility.returnable_items
         else:
             chosen = []
             for item in items:
                 entry = by_id.get(item.id)
                 if entry is None:
-                    raise ReturnNotAllowed("item_not_in_order", "That item is not part of this order.")
+                    raise ReturnNotAllowed(
+                        ReturnRefusal.ITEM_NOT_IN_ORDER, "That item is not part of this order."
+                    )
                 if not entry.returnable:
-                    if eligibility.code in ("not_delivered", "cancelled", "window_expired"):
-                        raise ReturnNotAllowed("not_eligible", eligibility.reason)
-                    if entry.item.return_lines.filter(holds_item=True).exists():
-                        raise ReturnNotAllowed("already_initiated", entry.reason)
-                    raise ReturnNotAllowed("item_not_returnable", entry.reason)
+                    raise _refusal(eligibility, entry)
                 chosen.append(entry.item)
             if not chosen:
-                raise ReturnNotAllowed("item_not_in_order", "Please choose at least one item to return.")
+                raise ReturnNotAllowed(
+                    ReturnRefusal.ITEM_NOT_IN_ORDER, "Please choose at least one item to return."
+                )
 
         policy = eligibility.policy
         for _ in range(_RMA_ATTEMPTS):
@@ -103,7 +130,6 @@ def return_record_create(
                         reason=reason,
                         refund_method=policy.refund_method,
                         refund_timeline_business_days=policy.refund_timeline_business_days,
-                        conversation=conversation,
                     )
                     ReturnLine.objects.bulk_create(
                         ReturnLine(return_record=record, order_item=item) for item in chosen
@@ -115,7 +141,7 @@ def return_record_create(
                 # number collided: tell them apart and retry only the latter.
                 if ReturnLine.objects.filter(order_item__in=chosen, holds_item=True).exists():
                     raise ReturnNotAllowed(
-                        "already_initiated", "These items are already part of an open return."
+                        ReturnRefusal.ALREADY_INITIATED, "These items are already part of an open return."
                     ) from None
         raise RuntimeError("Could not allocate a unique RMA number.")
 

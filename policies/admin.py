@@ -1,8 +1,8 @@
 from django import forms
 from django.contrib import admin
 
-from orders.models import ItemCategory
 from policies.models import PolicyEntry, ReturnPolicy
+from store.categories import ItemCategory
 
 
 @admin.register(PolicyEntry)

@@ -2,7 +2,7 @@ from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
-from orders.models import ItemCategory
+from store.categories import ItemCategory
 
 TOPIC_KEY_PATTERN = r"^[a-z_]{1,40}$"
 

@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 
-from bookly.clock import store_today
+from store.clock import store_today
 
 
 def run_manage(*args, **env_overrides):

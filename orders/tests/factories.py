@@ -4,7 +4,8 @@ from decimal import Decimal
 import factory
 from factory.django import DjangoModelFactory
 
-from orders.models import ItemCategory, Order, OrderItem, OrderStatus
+from orders.models import Order, OrderItem, OrderStatus
+from store.categories import ItemCategory
 
 
 class OrderFactory(DjangoModelFactory):

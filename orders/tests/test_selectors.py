@@ -2,11 +2,11 @@ from datetime import date
 
 import pytest
 
-from orders.models import ItemCategory
 from orders.selectors import EligibilityCode, order_get_for_customer, order_return_eligibility
 from orders.services import return_record_create
 from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
 from policies.selectors import return_policy_get
+from store.categories import ItemCategory
 
 TODAY = date(2026, 4, 14)
 

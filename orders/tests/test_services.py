@@ -7,10 +7,11 @@ from django.core.management import call_command
 from django.db import IntegrityError
 
 from orders import services
-from orders.models import ItemCategory, ReturnLine, ReturnRecord, ReturnStatus
+from orders.models import ReturnLine, ReturnRecord, ReturnStatus
 from orders.services import ReturnNotAllowed, return_record_create, return_record_set_status
 from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
 from policies.selectors import return_policy_get
+from store.categories import ItemCategory
 
 TODAY = date(2026, 4, 14)
 

@@ -13,9 +13,9 @@ from typing import Any
 from django.contrib.sessions.backends.db import SessionStore
 
 from orders.models import ReturnRecord
-from support.llm import Model, ModelReply
-from support.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER, system_prompt_forget
-from support.services import conversation_take_turn
+from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER, system_prompt_forget
+from support.assistant.turn import conversation_take_turn
+from support.llm.types import Model, ModelReply
 
 ToolCall = tuple[str, dict[str, Any]]
 
@@ -119,7 +119,7 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
         failures.append(f"returns {open_returns} != expected {scenario.returns}")
     if scenario.returned_titles is not None:
         titles = sorted(
-            ReturnRecord.objects.filter(conversation__isnull=False).values_list("items__title", flat=True)
+            ReturnRecord.objects.filter(conversations__isnull=False).values_list("items__title", flat=True)
         )
         if titles != sorted(scenario.returned_titles):
             failures.append(f"returned items {titles} != expected {sorted(scenario.returned_titles)}")

@@ -3,6 +3,7 @@
 from orders.models import Order
 from orders.services import return_record_create
 from policies.models import PolicyEntry
+from store.clock import store_today
 from support.evals.runner import Scenario, Turn
 
 SARAH = "sarah.chen@example.com"
@@ -30,7 +31,9 @@ def policy(topic):
 
 
 def _sarah_already_returned():
-    return_record_create(order=Order.objects.get(number="BK-10042"), reason="Returned earlier")
+    return_record_create(
+        order=Order.objects.get(number="BK-10042"), reason="Returned earlier", today=store_today()
+    )
 
 
 def _password_faq_unpublished():

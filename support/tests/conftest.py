@@ -1,8 +1,6 @@
-import json
-
 import pytest
-from django.test import Client
 
+from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import MessagesStub
 
 
@@ -23,39 +21,6 @@ def claude(messages_stub, settings):
     settings.ANTHROPIC_MAX_RETRIES = 1
     settings.ANTHROPIC_TIMEOUT_SECONDS = 5.0
     return messages_stub
-
-
-@pytest.fixture
-def offline(settings):
-    settings.BOOKLY_LLM = "offline"
-
-
-class ChatClient:
-    """A customer's browser session on the JSON API, with CSRF checks enforced."""
-
-    def __init__(self):
-        self.http = Client(enforce_csrf_checks=True)
-        self.token = None
-
-    def transcript(self):
-        response = self.http.get("/api/chat")
-        self.token = response.cookies["csrftoken"].value if "csrftoken" in response.cookies else self.token
-        return response
-
-    def send(self, message):
-        return self.send_raw(json.dumps({"message": message}))
-
-    def send_raw(self, body, content_type="application/json"):
-        if self.token is None:
-            self.transcript()
-        return self.http.post(
-            "/api/chat", body, content_type=content_type, headers={"X-CSRFToken": self.token}
-        )
-
-    def reset(self):
-        if self.token is None:
-            self.transcript()
-        return self.http.post("/api/chat/reset", headers={"X-CSRFToken": self.token})
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
-from support.prompts import REFUSAL_TEMPLATE
+from support.assistant.prompts import REFUSAL_TEMPLATE
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = [

@@ -10,11 +10,12 @@ import logging
 import pytest
 
 from orders.models import ReturnRecord
-from support.models import ConversationMessage
-from support.services import STUCK_REPLY, TOO_LONG_REPLY
+from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY
+from support.assistant.validator import FALLBACK_REPLY
+from support.models import Conversation, ConversationMessage
+from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 from support.testing.protocol import messages_problems
-from support.validator import FALLBACK_REPLY
 
 SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
 
@@ -51,7 +52,6 @@ def test_initiate_return_without_eligibility_check_is_refused_by_the_tool(claude
 
 
 def test_eligibility_passed_in_another_conversation_does_not_count(claude, customer):
-    from support.tests.conftest import ChatClient
 
     other = ChatClient()
     claude.reset(
@@ -82,7 +82,7 @@ def test_return_after_a_passed_check_creates_the_rma_linked_to_the_conversation(
 
     record = ReturnRecord.objects.get()
     assert [item.title for item in record.items.all()] == ["Sapiens"]
-    assert record.conversation is not None
+    assert list(record.conversations.all()) == [Conversation.objects.get()]
     assert record.rma_number in response.json()["reply"]
 
 
@@ -131,7 +131,7 @@ def test_wrong_email_and_missing_order_get_the_same_answer(claude, customer):
 )
 def test_validator_replaces_a_bad_reply_and_never_stores_it(claude, customer, caplog, bad_reply, code):
     claude.reset(message(text(bad_reply)))
-    with caplog.at_level(logging.WARNING, logger="support.services"):
+    with caplog.at_level(logging.WARNING, logger="support.assistant.turn"):
         response = customer.send("Hi, what is the capital of France, and where is my order?")
 
     assert response.json()["reply"] == FALLBACK_REPLY

@@ -11,9 +11,11 @@ from anthropic.resources.messages.messages import DEPRECATED_MODELS
 from anthropic.types.model_param import ModelParam
 
 from policies.models import PolicyEntry, ReturnPolicy
-from support import llm, prompts
+from support.assistant import prompts
+from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
+from support.llm.configured import get_model
 from support.models import ModelCall
-from support.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
+from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 
 pytestmark = pytest.mark.usefixtures("demo_data")
@@ -114,7 +116,6 @@ def test_prefix_is_stable_across_turns_so_the_cache_is_never_rewritten(claude, c
 
 
 def test_tools_and_system_are_byte_identical_across_conversations(claude):
-    from support.tests.conftest import ChatClient
 
     bodies = []
     for _ in range(2):
@@ -245,16 +246,16 @@ def test_timed_out_call_is_503(claude, customer, settings):
 
 
 def test_one_client_per_process_and_configuration(claude, settings):
-    first = llm.get_model()
-    assert llm.get_model() is first
+    first = get_model()
+    assert get_model() is first
     settings.ANTHROPIC_MODEL = "claude-opus-5-5"
-    assert llm.get_model() is not first
+    assert get_model() is not first
 
 
 def test_offline_model_answers_without_a_key(settings, customer):
     settings.BOOKLY_LLM = "auto"
     settings.ANTHROPIC_API_KEY = ""
-    assert llm.get_model().offline
+    assert get_model().offline
     assert customer.transcript().json()["offline"] is True
 
 

@@ -7,11 +7,11 @@ import pytest
 
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
+from support.assistant.prompts import REFUSAL_TEMPLATE, TURN_REMINDER
+from support.assistant.tools import TOOLS, ToolContext, tool_execute
+from support.assistant.validator import reply_validate
+from support.llm.offline import CONFIRM_QUESTION, OfflineModel
 from support.models import Conversation
-from support.offline_model import CONFIRM_QUESTION, OfflineModel
-from support.prompts import REFUSAL_TEMPLATE, TURN_REMINDER
-from support.tools import TOOLS, ToolContext, tool_execute
-from support.validator import reply_validate
 
 SYSTEM = [{"type": "text", "text": "You are Bookly's support assistant."}]
 SARAH = "sarah.chen@example.com"

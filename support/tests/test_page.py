@@ -8,9 +8,9 @@ from django.conf import settings
 from django.utils.html import escape
 
 from policies.models import PolicyEntry
-from support.llm import ModelFailed, ModelUnavailable
+from support.conversations.services import TurnInProgress
+from support.llm.types import ModelFailed, ModelUnavailable
 from support.models import Conversation
-from support.services import TurnInProgress
 
 pytestmark = pytest.mark.usefixtures("demo_data", "offline")
 
@@ -131,7 +131,7 @@ def test_an_invalid_message_is_said_in_words_and_the_text_stays_in_the_box(clien
     ],
 )
 def test_a_failed_turn_is_said_in_words_and_the_text_stays_in_the_box(client, failure, words):
-    with mock.patch("support.page_views.conversation_take_turn", side_effect=failure):
+    with mock.patch("support.web.page.conversation_take_turn", side_effect=failure):
         response = client.post("/chat/send", {"message": "Where is my order?"})
     assert response.status_code == 302
 
@@ -162,7 +162,7 @@ def test_a_customer_message_with_markup_is_shown_as_text(client):
 def test_replies_are_escaped_and_keep_their_line_breaks(client):
     reply = "<script>alert(1)</script>\nSecond line"
     with mock.patch(
-        "support.page_views.conversation_transcript", return_value=[{"role": "assistant", "text": reply}]
+        "support.web.page.conversation_transcript", return_value=[{"role": "assistant", "text": reply}]
     ):
         html = transcript_html(page_html(client))
     assert '<p class="message__text">&lt;script&gt;alert(1)&lt;/script&gt;\nSecond line</p>' in html

@@ -8,8 +8,8 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 
 from orders.models import ReturnRecord
-from support.offline_model import OfflineModel
-from support.services import conversation_take_turn
+from support.assistant.turn import conversation_take_turn
+from support.llm.offline import OfflineModel
 from support.testing.prompt_cache import PromptCache, cost_index
 
 CONVERSATION = (

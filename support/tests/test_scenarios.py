@@ -4,7 +4,7 @@ import pytest
 
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
-from support.offline_model import OfflineModel
+from support.llm.offline import OfflineModel
 
 
 def test_the_suite_is_large_enough_and_names_are_unique():

@@ -2,9 +2,9 @@ import json
 
 import pytest
 
-from support.prompts import REFUSAL_TEMPLATE
-from support.services import STUCK_REPLY, TOO_LONG_REPLY, TURN_LIMIT_REPLY
-from support.validator import FALLBACK_REPLY, reply_validate
+from support.assistant.prompts import REFUSAL_TEMPLATE
+from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY, TURN_LIMIT_REPLY
+from support.assistant.validator import FALLBACK_REPLY, reply_validate
 
 ORDER_RESULT = json.dumps(
     {

@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from support.services import conversations_purge
+from support.conversations.services import conversations_purge
 
 
 class Command(BaseCommand):

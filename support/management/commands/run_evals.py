@@ -3,11 +3,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.test.utils import override_settings
 
-from bookly.clock import DEMO_TODAY
 from orders.models import ReturnRecord
+from store.clock import DEMO_TODAY
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
-from support.llm import get_model
+from support.llm.configured import get_model
 
 
 class Command(BaseCommand):

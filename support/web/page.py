@@ -1,26 +1,21 @@
 """The customer chat page. It works without JavaScript (form POST, then redirect back);
-static/support/chat.js enhances the same form over the JSON API in support/views.py."""
+static/support/chat.js enhances the same form over the JSON API in support/web/api.py."""
 
 import logging
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import JsonResponse
 from django.shortcuts import redirect, render
-from django.templatetags.static import static
 from django.urls import reverse
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
-from support.llm import get_model
-from support.ratelimits import chat_send_wait_seconds, rate_limited_detail
-from support.selectors import conversation_transcript
-from support.services import (
-    conversation_end_for_session,
-    conversation_get_for_session,
-    conversation_take_turn,
-)
-from support.turn_errors import turn_refusal
+from support.assistant.turn import conversation_take_turn
+from support.conversations.selectors import conversation_transcript
+from support.conversations.services import conversation_end_for_session, conversation_get_for_session
+from support.llm.configured import get_model
+from support.web.errors import turn_refusal
+from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
 logger = logging.getLogger(__name__)
 
@@ -33,8 +28,6 @@ SUGGESTIONS = (
 
 # The customer's unsent words, kept in their session across the redirect after an error.
 DRAFT_SESSION_KEY = "chat_draft"
-
-CSRF_FAILED_DETAIL = "Your page has expired. Please reload the page and send your message again."
 
 
 def _draft_keep(request, text: str) -> None:
@@ -85,9 +78,9 @@ def chat_send(request):
     else:
         if suggestion and typed.strip():
             _draft_keep(request, typed)
-        return redirect(reverse("chat") + "#composer")
+        return redirect(reverse("support:chat") + "#composer")
     _draft_keep(request, unsent)
-    return redirect(reverse("chat") + "#composer")
+    return redirect(reverse("support:chat") + "#composer")
 
 
 @require_POST
@@ -95,19 +88,4 @@ def chat_page_reset(request):
     conversation_end_for_session(session=request.session)
     request.session.pop(DRAFT_SESSION_KEY, None)
     messages.success(request, "You started a new conversation.")
-    return redirect("chat")
-
-
-def csrf_failure(request, reason=""):
-    """A refused POST in words: JSON on the API, the site's 403 page elsewhere (Django logs the reason)."""
-    if request.path.startswith("/api/"):
-        return JsonResponse(
-            {"error": "csrf_failed", "detail": CSRF_FAILED_DETAIL, "offline": get_model().offline}, status=403
-        )
-    return render(request, "403_csrf.html", status=403)
-
-
-@require_safe
-def favicon(request):
-    """Browsers ask for /favicon.ico on pages without an icon link (admin's)."""
-    return redirect(static("support/favicon.svg"), permanent=True)
+    return redirect("support:chat")

@@ -1,19 +1,13 @@
-"""The model boundary: Claude through the official SDK, or the built-in offline model.
-
-Both speak the Messages API's shapes (content blocks `text` and `tool_use`,
-the same stop reasons and usage fields), so everything behind this module runs
-unchanged whichever answers.
-"""
+"""Claude through the official anthropic SDK: one client per process, our own retries."""
 
 import logging
 import random
 import time
-from dataclasses import dataclass, field
-from functools import lru_cache
-from typing import Any, Protocol
+from typing import Any
 
 import anthropic
-from django.conf import settings
+
+from support.llm.types import ModelFailed, ModelReply, ModelUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -27,45 +21,6 @@ SPEND_LIMIT_ERROR_CODES = frozenset(
         "linked_organization_billing_unavailable",
     }
 )
-
-
-@dataclass(frozen=True)
-class ModelReply:
-    content: list[dict[str, Any]]
-    stop_reason: str
-    model: str
-    offline: bool
-    request_id: str = ""
-    usage: dict[str, int] = field(default_factory=dict)
-    duration_ms: int = 0
-
-
-class ModelUnavailable(Exception):
-    """The model is rate-limited, overloaded, unreachable, timed out or out of credit: try later."""
-
-    def __init__(self, reason: str, *, retry_after: int, request_id: str = ""):
-        super().__init__(reason)
-        self.reason = reason
-        self.retry_after = retry_after
-        self.request_id = request_id
-
-
-class ModelFailed(Exception):
-    """The API refused the request for another reason (a bug on our side, or bad credentials)."""
-
-    def __init__(self, reason: str, *, request_id: str = ""):
-        super().__init__(reason)
-        self.reason = reason
-        self.request_id = request_id
-
-
-class Model(Protocol):
-    offline: bool
-    name: str
-
-    def create(
-        self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
-    ) -> ModelReply: ...
 
 
 def _plain_blocks(blocks) -> list[dict[str, Any]]:
@@ -173,38 +128,3 @@ class AnthropicModel:
                 type(error).__name__, retry_after=asked_wait or 10, request_id=request_id
             ) from None
         return pause
-
-
-@lru_cache(maxsize=4)
-def _build_model(config: tuple) -> Model:
-    backend, api_key, model, max_tokens, timeout, max_retries, base_url = config
-    if backend == "offline":
-        from support.offline_model import OfflineModel
-
-        return OfflineModel()
-    return AnthropicModel(
-        api_key=api_key,
-        model=model,
-        max_tokens=max_tokens,
-        timeout=timeout,
-        max_retries=max_retries,
-        base_url=base_url,
-    )
-
-
-def get_model() -> Model:
-    """The model this process talks to: one client per process and configuration."""
-    backend = settings.BOOKLY_LLM
-    if backend == "auto":
-        backend = "anthropic" if settings.ANTHROPIC_API_KEY else "offline"
-    return _build_model(
-        (
-            backend,
-            settings.ANTHROPIC_API_KEY,
-            settings.ANTHROPIC_MODEL,
-            settings.ANTHROPIC_MAX_TOKENS,
-            settings.ANTHROPIC_TIMEOUT_SECONDS,
-            settings.ANTHROPIC_MAX_RETRIES,
-            settings.ANTHROPIC_BASE_URL or None,
-        )
-    )

@@ -1,4 +1,4 @@
-"""The chat's JSON API: one turn per POST. A thin interface over support.services."""
+"""The chat's JSON API: one turn per POST. A thin interface over the assistant's turn."""
 
 import json
 
@@ -6,17 +6,16 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_http_methods, require_POST
 
-from support.llm import get_model
-from support.ratelimits import chat_send_wait_seconds, rate_limited_detail
-from support.selectors import conversation_transcript
-from support.services import (
-    TurnResult,
+from support.assistant.turn import conversation_take_turn
+from support.conversations.selectors import conversation_transcript
+from support.conversations.services import (
     conversation_end_for_session,
     conversation_get_for_session,
-    conversation_take_turn,
     session_ensure,
 )
-from support.turn_errors import turn_refusal
+from support.llm.configured import get_model
+from support.web.errors import turn_refusal
+from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
 
 def _error(status: int, code: str, detail: str, retry_after: int | None = None) -> JsonResponse:
@@ -38,35 +37,19 @@ def chat(request):
             {"messages": conversation_transcript(conversation=conversation), "offline": get_model().offline}
         )
 
-    message, refused = chat_message_of(request)
-    if refused:
-        return refused
-    try:
-        result = conversation_take_turn(session=request.session, text=message)
-    except Exception as error:
-        return chat_turn_refused(error)
-    return chat_turn_answered(request, result)
-
-
-def chat_message_of(request) -> tuple[object, JsonResponse | None]:
-    """The posted message, or the answer refusing it (rate limited, not JSON). Shared with the
-    benchmark's asyncio variant of this view."""
     wait = chat_send_wait_seconds(request)
     if wait is not None:
-        return None, _error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
+        return _error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
     try:
         payload = json.loads(request.body or b"null")
     except (ValueError, UnicodeDecodeError):
-        return None, _error(400, "invalid_json", 'Send JSON like {"message": "Where is my order?"}.')
-    return (payload.get("message") if isinstance(payload, dict) else None), None
-
-
-def chat_turn_refused(error: Exception) -> JsonResponse:
-    refusal = turn_refusal(error)
-    return _error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
-
-
-def chat_turn_answered(request, result: TurnResult) -> JsonResponse:
+        return _error(400, "invalid_json", 'Send JSON like {"message": "Where is my order?"}.')
+    message = payload.get("message") if isinstance(payload, dict) else None
+    try:
+        result = conversation_take_turn(session=request.session, text=message)
+    except Exception as error:
+        refusal = turn_refusal(error)
+        return _error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
     request.model_ms = result.model_ms  # for the Server-Timing header, when enabled
     return JsonResponse({"reply": result.reply, "offline": result.offline, "turn": result.turn})
 

@@ -3,8 +3,9 @@
 import logging
 from dataclasses import dataclass
 
-from support.llm import ModelFailed, ModelUnavailable
-from support.services import InvalidMessage, TurnInProgress
+from support.assistant.turn import InvalidMessage
+from support.conversations.services import TurnInProgress
+from support.llm.types import ModelFailed, ModelUnavailable
 
 logger = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from ipaddress import ip_address, ip_network
 from django.conf import settings
 from django_ratelimit.core import get_usage
 
-from support.services import session_ensure
+from support.conversations.services import session_ensure
 
 logger = logging.getLogger(__name__)
 

@@ -12,20 +12,22 @@ It assumes the prompt, the reminders and the model all failed, and checks:
 import re
 from dataclasses import dataclass
 
-from support.prompts import REFUSAL_TEMPLATE
+from orders.models import ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE
+from support.llm.protocol import REFUSAL_TEMPLATE
 
 FALLBACK_REPLY = (
     "Sorry, I couldn't put together a reliable answer to that. I can help with the status of an order, "
     "a return, or our store policies. Could you rephrase your question?"
 )
 
-_IDENTIFIER_PATTERNS = {
-    "ungrounded_order_number": re.compile(r"\bBK-?\s?\d{3,}\b", re.IGNORECASE),
-    "ungrounded_date": re.compile(r"\b\d{4}-\d{2}-\d{2}\b"),
-    "ungrounded_rma_number": re.compile(r"\bRMA-?[A-Z0-9]{4,}\b", re.IGNORECASE),
-    "ungrounded_email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
-    "ungrounded_amount": re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)"),
-}
+# (violation code, pattern, the group holding the value: the whole match or the number of an amount)
+_IDENTIFIER_PATTERNS = (
+    ("ungrounded_order_number", ORDER_NUMBER_MENTION_RE, 0),
+    ("ungrounded_date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), 0),
+    ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, 0),
+    ("ungrounded_email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), 0),
+    ("ungrounded_amount", re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)"), 1),
+)
 
 _MARKDOWN_PATTERNS = [
     re.compile(r"\*\*[^*\n]+\*\*"),  # bold
@@ -77,9 +79,9 @@ def reply_validate(*, reply: str, customer_message: str, grounding: list[str]) -
         return Verdict(("empty_reply",))
 
     corpus = _normalize("\n".join(grounding))
-    for code, pattern in _IDENTIFIER_PATTERNS.items():
+    for code, pattern, group in _IDENTIFIER_PATTERNS:
         for match in pattern.finditer(reply):
-            value = match.group(1) if pattern.groups else match.group(0)
+            value = match.group(group)
             if _normalize(value.replace(",", "")) not in corpus.replace(",", ""):
                 violations.append(code)
                 break

@@ -12,8 +12,10 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from support.llm import ModelReply
-from support.prompts import REFUSAL_TEMPLATE
+from orders.models import ORDER_NUMBER_MENTION_RE
+from orders.services import ReturnRefusal
+from support.llm.protocol import REFUSAL_TEMPLATE, ToolError, is_reminder
+from support.llm.types import ModelReply
 
 # The questions this model asks. The next turn recognises them in the history
 # to know which answer it is waiting for.
@@ -53,7 +55,6 @@ GENERIC_ERROR_REPLY = (
     "order, a return or a store policy."
 )
 
-_ORDER_ID_RE = re.compile(r"\bBK\s*-?\s*(\d{3,7})\b", re.IGNORECASE)
 _EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 # Intent vocabulary, matched against lower-cased text with straight apostrophes.
@@ -205,11 +206,11 @@ def _read_history(messages: list[dict]) -> _History:
                     tool_uses[block.get("id", "")] = block
                     history.tool_use_count += 1
             continue
-        # The per-turn <reminder> block is for the model's rules, not the customer's words.
+        # The per-turn reminder block is for the model's rules, not the customer's words.
         texts = [
             block.get("text", "").strip()
             for block in blocks
-            if block.get("type") == "text" and not block.get("text", "").lstrip().startswith("<reminder>")
+            if block.get("type") == "text" and not is_reminder(block.get("text", ""))
         ]
         if any(text for text in texts):
             history.units.append("\n".join(text for text in texts if text))
@@ -227,7 +228,7 @@ def _plain(text: str) -> str:
 
 
 def _order_id_in(text: str) -> str | None:
-    found = _ORDER_ID_RE.findall(text)
+    found = ORDER_NUMBER_MENTION_RE.findall(text)
     return f"BK-{found[-1]}" if found else None
 
 
@@ -371,7 +372,7 @@ def _returnable(result: dict) -> list[str]:
 def _return_reason(texts: list[str]) -> str:
     """Why the customer is returning, in their words: a because-clause or a sentence naming a problem."""
     for text in texts:
-        clean = _EMAIL_RE.sub("", _ORDER_ID_RE.sub("", text))
+        clean = _EMAIL_RE.sub("", ORDER_NUMBER_MENTION_RE.sub("", text))
         clause = _REASON_CLAUSE_RE.search(clean)
         sentences = [s for s in re.split(r"[.!?\n]+", clean) if _REASON_WORDS_RE.search(s)]
         candidate = clause.group("why") if clause else (sentences[0] if sentences else "")
@@ -512,33 +513,38 @@ def _error_reply(result: dict) -> str:
     """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
     code, message = result.get("error"), result.get("message", "")
     fields = {problem.get("field") for problem in result.get("problems", []) if isinstance(problem, dict)}
-    if code == "order_not_found":
-        return ORDER_NOT_FOUND_REPLY
-    if code == "invalid_arguments" and "order_id" in fields:
-        return (
-            "That order number doesn't look quite right. Order numbers start with BK- followed by digits. "
-            "Could you check your order confirmation email and send it again?"
-        )
-    if code == "invalid_arguments" and "customer_email" in fields:
-        return "That email address doesn't look right. Could you send the email address on the order again?"
-    if code == "topic_not_supported":
-        return (
-            "I'm sorry, but I don't have a published policy answer for that. I can help with an order, a "
-            "return, or another store policy question."
-        )
-    if code == "eligibility_not_verified":
-        return (
-            "Before I can start a return, I need to check that the order can be returned. Please tell me "
-            "again that you'd like to return it, and I will check it first."
-        )
-    if code == "already_initiated":
-        return "Those items are already part of an open return, so I did not start a new one."
-    if code in ("not_eligible", "item_not_returnable"):
-        return f"I couldn't start that return. {message}".strip()
-    if code == "item_not_in_order":
-        titles = result.get("order_titles") or []
-        listed = f" The items in this order are {_join(titles)}." if titles else ""
-        return f"One of those items isn't part of this order, so I did not start a return.{listed}"
+    match code:
+        case ToolError.ORDER_NOT_FOUND:
+            return ORDER_NOT_FOUND_REPLY
+        case ToolError.INVALID_ARGUMENTS if "order_id" in fields:
+            return (
+                "That order number doesn't look quite right. Order numbers start with BK- followed by "
+                "digits. Could you check your order confirmation email and send it again?"
+            )
+        case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:
+            return (
+                "That email address doesn't look right. Could you send the email address on the order again?"
+            )
+        case ToolError.TOPIC_NOT_SUPPORTED:
+            return (
+                "I'm sorry, but I don't have a published policy answer for that. I can help with an order, "
+                "a return, or another store policy question."
+            )
+        case ToolError.ELIGIBILITY_NOT_VERIFIED:
+            return (
+                "Before I can start a return, I need to check that the order can be returned. Please tell "
+                "me again that you'd like to return it, and I will check it first."
+            )
+        case ReturnRefusal.ALREADY_INITIATED:
+            return "Those items are already part of an open return, so I did not start a new one."
+        case ReturnRefusal.NOT_ELIGIBLE | ReturnRefusal.ITEM_NOT_RETURNABLE:
+            return f"I couldn't start that return. {message}".strip()
+        case ReturnRefusal.ITEM_NOT_IN_ORDER:
+            titles = result.get("order_titles") or []
+            listed = f" The items in this order are {_join(titles)}." if titles else ""
+            return f"One of those items isn't part of this order, so I did not start a return.{listed}"
+        case ReturnRefusal.REASON_REQUIRED:
+            return "Could you tell me briefly why you are returning the items? Then I can start the return."
     return GENERIC_ERROR_REPLY
 
 

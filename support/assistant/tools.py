@@ -16,14 +16,19 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from orders.models import Order
+from orders.models import ORDER_NUMBER_PATTERN, Order
 from orders.selectors import order_get_for_customer, order_return_eligibility
-from orders.services import ReturnNotAllowed, return_record_create
+from orders.services import ReturnNotAllowed, ReturnRefusal
+from policies.models import TOPIC_KEY_PATTERN
 from policies.selectors import policy_entry_get_published, policy_entry_list_published
+from store.clock import store_today
+from support.conversations.models import Conversation
+from support.conversations.services import conversation_return_create
+from support.llm.protocol import ToolError
 
-ORDER_ID_RE = re.compile(r"^BK-[0-9]{4,6}$")
+ORDER_ID_RE = re.compile(ORDER_NUMBER_PATTERN)
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
-TOPIC_RE = re.compile(r"^[a-z_]{1,40}$")
+TOPIC_RE = re.compile(TOPIC_KEY_PATTERN)
 
 MAX_EMAIL_LENGTH = 254
 MAX_REASON_LENGTH = 500
@@ -33,7 +38,7 @@ MAX_ITEM_TITLES = 20
 _ORDER_ID_SCHEMA = {
     "type": "string",
     "description": "The order number exactly as the customer gave it, like BK-10042.",
-    "pattern": "^BK-[0-9]{4,6}$",
+    "pattern": ORDER_NUMBER_PATTERN,
 }
 _EMAIL_SCHEMA = {"type": "string", "description": "The email address the customer gave for this order."}
 _ORDER_AND_EMAIL_SCHEMA = {
@@ -103,7 +108,7 @@ TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
 class ToolContext:
     """What a tool may know about the conversation it runs in."""
 
-    conversation: Any  # support.models.Conversation
+    conversation: Conversation
     eligibility_verified: set[str] = field(default_factory=set)
 
 
@@ -236,7 +241,7 @@ def _order_summary(order: Order) -> dict[str, Any]:
 
 
 _ORDER_NOT_FOUND = (
-    "order_not_found",
+    ToolError.ORDER_NOT_FOUND,
     "No order matches that order number together with that email address. Ask the customer to check both.",
 )
 
@@ -259,7 +264,7 @@ def _check_return_eligibility(args: _Arguments, context: ToolContext) -> ToolOut
     order = _verified_order(args)
     if isinstance(order, ToolOutcome):
         return order
-    eligibility = order_return_eligibility(order=order)
+    eligibility = order_return_eligibility(order=order, today=store_today())
     if eligibility.eligible:
         context.eligibility_verified.add(order.number)
     policy = eligibility.policy
@@ -295,7 +300,7 @@ def _initiate_return(args: _Arguments, context: ToolContext) -> ToolOutcome:
         return order
     if order.number not in context.eligibility_verified:
         return _error(
-            "eligibility_not_verified",
+            ToolError.ELIGIBILITY_NOT_VERIFIED,
             "Call check_return_eligibility for this order first; it must pass before a return can start.",
         )
     items = None
@@ -304,14 +309,14 @@ def _initiate_return(args: _Arguments, context: ToolContext) -> ToolOutcome:
         unknown = [title for title in titles if title.casefold() not in by_title]
         if unknown:
             return _error(
-                "item_not_in_order",
+                ReturnRefusal.ITEM_NOT_IN_ORDER,
                 "Some titles are not items of this order. Use the exact titles listed here.",
                 order_titles=[item.title for item in order.items.all()],
             )
         items = [by_title[title.casefold()] for title in titles]
     try:
-        record = return_record_create(
-            order=order, reason=reason, items=items, conversation=context.conversation
+        record = conversation_return_create(
+            conversation=context.conversation, order=order, reason=reason, items=items, today=store_today()
         )
     except ReturnNotAllowed as refused:
         return _error(refused.code, refused.message)
@@ -338,7 +343,7 @@ def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
     entry = policy_entry_get_published(topic=topic)
     if entry is None:
         return _error(
-            "topic_not_supported",
+            ToolError.TOPIC_NOT_SUPPORTED,
             "There is no published FAQ entry for that topic.",
             available_topics=list(policy_entry_list_published().values_list("topic", flat=True)),
         )
@@ -357,13 +362,15 @@ def tool_execute(*, name: str, arguments: Any, context: ToolContext) -> ToolOutc
     """Run one tool call; never raises for anything the model sent."""
     handler = _HANDLERS.get(name)
     if handler is None:
-        return _error("unknown_tool", "There is no tool by that name.", available_tools=list(TOOL_NAMES))
+        return _error(
+            ToolError.UNKNOWN_TOOL, "There is no tool by that name.", available_tools=list(TOOL_NAMES)
+        )
     run, allowed = handler
     try:
         return run(_Arguments(arguments, allowed), context)
     except _InvalidArguments as invalid:
         return _error(
-            "invalid_arguments",
+            ToolError.INVALID_ARGUMENTS,
             "Some arguments are missing or malformed; fix them and call again.",
             problems=invalid.problems,
         )

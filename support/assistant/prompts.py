@@ -16,28 +16,24 @@ import time
 
 from policies.models import ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
-
-REFUSAL_TEMPLATE = (
-    "I'm sorry, but I can only help with order status, returns, and our store policies, "
-    "so I can't help with {topic}."
-)
+from support.llm.protocol import REFUSAL_TEMPLATE, reminder_block_text
 
 # After this many turns the reminder gets stronger: long conversations drift.
 LONG_CONVERSATION_TURNS = 5
 
 # Short on purpose: each is stored with its turn and read again by every later call.
-TURN_REMINDER = (
-    "<reminder>Plain text, no markdown. Order details only from lookup_order with the number and email "
+TURN_REMINDER = reminder_block_text(
+    "Plain text, no markdown. Order details only from lookup_order with the number and email "
     "the customer gave. Returns only after a passed eligibility check and a yes. Policies only from "
-    "lookup_policy. Anything else: the refusal sentence.</reminder>"
+    "lookup_policy. Anything else: the refusal sentence."
 )
 
-LONG_CONVERSATION_REMINDER = (
-    "<reminder>A long conversation: every rule still holds. Plain text, no markdown, short. Never state an "
+LONG_CONVERSATION_REMINDER = reminder_block_text(
+    "A long conversation: every rule still holds. Plain text, no markdown, short. Never state an "
     "order number, date, amount or RMA number no tool result or customer message gave. Order details only "
     "from lookup_order with the number and email the customer gave. Returns only after a passed "
     "eligibility check and an explicit yes. Policies only from lookup_policy. Anything else: the refusal "
-    "sentence alone.</reminder>"
+    "sentence alone."
 )
 
 

@@ -1,4 +1,4 @@
-from support.models import Conversation, ConversationMessage, MessageRole
+from support.conversations.models import Conversation, ConversationMessage, MessageRole
 
 
 def conversation_transcript(*, conversation: Conversation | None) -> list[dict[str, str]]:

@@ -1,0 +1,1 @@
+"""The assistant: one customer turn (turn.py) behind its guard layers: prompts, tools and validator."""

@@ -1,0 +1,302 @@
+"""One customer turn: the tool loop behind the four guard layers, stored atomically.
+
+Read it top to bottom in conversation_take_turn:
+1. begin: clean the message, find or start the session's conversation, check
+   the turn limit, take the lease and store the customer's words (one commit);
+2. the tool loop: call the model, run the tools it asks for, call it again
+   with their results, until it answers in text; no transaction and no
+   database connection is held while the model thinks;
+3. validate the reply (a bad one is replaced by the fallback, never stored);
+4. commit everything the turn produced in one transaction that first proves
+   the lease is still ours.
+A failure at any step frees the conversation and leaves the stored history a
+valid Messages API request: adjacent customer messages are merged when the
+history is sent, and no tool_use is ever stored without its tool_result.
+"""
+
+import copy
+import hashlib
+import logging
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connections
+
+from support.assistant.prompts import system_prompt, turn_reminder
+from support.assistant.tools import TOOLS, ToolContext, ToolOutcome, tool_execute
+from support.assistant.validator import FALLBACK_REPLY, reply_validate
+from support.conversations.models import Conversation, MessageRole
+from support.conversations.services import (
+    NewMessage,
+    TurnLease,
+    conversation_get_for_session,
+    conversation_start,
+    conversation_turn_abandon,
+    conversation_turn_begin,
+    conversation_turn_commit,
+)
+from support.llm.configured import get_model
+from support.llm.protocol import ToolError
+from support.llm.types import Model, ModelReply
+
+logger = logging.getLogger(__name__)
+
+STUCK_REPLY = (
+    "Sorry, I got stuck working that out. Could you rephrase your question about your order, a return "
+    "or our store policies, one thing at a time?"
+)
+TOO_LONG_REPLY = (
+    "My answer was getting too long. Could you ask about one order, return or policy question at a time?"
+)
+TURN_LIMIT_REPLY = (
+    "This conversation has reached its length limit. Please start a new conversation to carry on with "
+    "your order, return or policy question."
+)
+
+_CACHE_POINT = {"type": "ephemeral"}
+# Tools never change, so their schema (with the cache breakpoint on the last
+# one) is built once per process and sent byte-identical every time.
+_TOOLS_FOR_REQUEST = copy.deepcopy(TOOLS)
+_TOOLS_FOR_REQUEST[-1]["cache_control"] = _CACHE_POINT
+
+
+class InvalidMessage(Exception):
+    def __init__(self, detail: str):
+        super().__init__(detail)
+        self.detail = detail
+
+
+@dataclass
+class TurnResult:
+    reply: str
+    offline: bool
+    turn: int
+    violations: tuple[str, ...] = ()
+    tool_calls: list[dict] = field(default_factory=list)
+    model_ms: int = 0  # time spent waiting for the model
+
+
+@dataclass
+class Turn:
+    """One turn while it runs: what the model is sent, and everything the turn has produced."""
+
+    conversation: Conversation
+    lease: TurnLease
+    deadline: float  # time.monotonic() by which the turn must end
+    messages: list[dict]  # the request's history; grows with each tool step
+    grounding: list[str]  # customer words and tool results a reply may draw its facts from
+    tools: ToolContext
+    produced: list[NewMessage] = field(default_factory=list)  # stored when the turn commits
+    model_calls: list[ModelReply] = field(default_factory=list)
+    tool_calls: list[dict] = field(default_factory=list)  # name, input and result, for evals
+
+    @property
+    def model_ms(self) -> int:
+        return sum(call.duration_ms for call in self.model_calls)
+
+    def add_tool_step(self, tool_use: list[dict], results: list[dict]) -> None:
+        """The model's tool calls and their results, sent with the next call and stored together."""
+        for message in (
+            NewMessage(MessageRole.ASSISTANT, tool_use),
+            NewMessage(MessageRole.USER, results),
+        ):
+            self.messages.append({"role": message.role, "content": message.content})
+            self.produced.append(message)
+        self.grounding += [result["content"] for result in results]
+
+
+def message_clean(*, text) -> str:
+    """The customer's message without control characters, or InvalidMessage saying why not."""
+    if not isinstance(text, str):
+        raise InvalidMessage("Please send your message as text.")
+    text = "".join(
+        char for char in text if char in "\n\t" or unicodedata.category(char) not in ("Cc", "Cf", "Cs")
+    ).strip()
+    if not text:
+        raise InvalidMessage("Please type a message first.")
+    limit = settings.BOOKLY_MAX_MESSAGE_CHARS
+    if len(text) > limit:
+        raise InvalidMessage(f"Messages can be at most {limit} characters. Please shorten yours.")
+    return text
+
+
+def log_id(conversation_id: int) -> str:
+    """A stable, non-reversible identifier of a conversation for log lines."""
+    return hashlib.sha256(f"{settings.SECRET_KEY}:conversation:{conversation_id}".encode()).hexdigest()[:12]
+
+
+def conversation_take_turn(*, session, text: str, model: Model | None = None) -> TurnResult:
+    """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed."""
+    model = model or get_model()
+    text = message_clean(text=text)
+    conversation = conversation_get_for_session(session=session) or conversation_start(session=session)
+    if conversation.turn_count >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
+        return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=conversation.turn_count)
+    turn = _turn_begin(conversation, text)
+    try:
+        reply_blocks = _tool_loop(turn, model)
+        reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
+        if violations:
+            reply_blocks = [{"type": "text", "text": reply}]
+        turn.produced.append(NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply))
+        conversation_turn_commit(
+            conversation=conversation,
+            lease=turn.lease,
+            messages=turn.produced,
+            model_calls=turn.model_calls,
+            eligibility_verified=turn.tools.eligibility_verified,
+        )
+    except BaseException:
+        try:
+            conversation_turn_abandon(
+                conversation=conversation, lease=turn.lease, model_calls=turn.model_calls
+            )
+        except Exception:
+            logger.exception(
+                "could not clean up after a failed turn (conversation=%s)", log_id(conversation.pk)
+            )
+        raise
+    return TurnResult(
+        reply=reply,
+        offline=model.offline,
+        turn=turn.lease.number,
+        violations=violations,
+        tool_calls=turn.tool_calls,
+        model_ms=turn.model_ms,
+    )
+
+
+def _turn_begin(conversation: Conversation, text: str) -> Turn:
+    # The lease counts this turn only if turn_count is still as read, so its number is known now.
+    customer_message = NewMessage(
+        MessageRole.USER,
+        [
+            {"type": "text", "text": text},
+            {"type": "text", "text": turn_reminder(turn=conversation.turn_count + 1)},
+        ],
+        visible_text=text,
+    )
+    lease, history = conversation_turn_begin(conversation=conversation, customer_message=customer_message)
+    return Turn(
+        conversation=conversation,
+        lease=lease,
+        deadline=time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS,
+        messages=_history_for_request(history),
+        grounding=[grounding for message in history for grounding in _grounding_of(message)],
+        tools=ToolContext(
+            conversation=conversation, eligibility_verified=set(conversation.eligibility_verified)
+        ),
+    )
+
+
+def _tool_loop(turn: Turn, model: Model) -> list[dict]:
+    """Call the model until it answers in text; returns the reply's text blocks (not yet validated)."""
+    system = [{"type": "text", "text": system_prompt(), "cache_control": _CACHE_POINT}]
+    calls_left = settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
+    while True:
+        _release_db_connections()
+        response = model.create(
+            system=system,
+            tools=_TOOLS_FOR_REQUEST,
+            messages=_with_cache_point(turn.messages),
+            deadline=turn.deadline,
+        )
+        turn.model_calls.append(response)
+        calls_left -= 1
+        tool_uses = [block for block in response.content if block["type"] == "tool_use"]
+
+        if response.stop_reason == "max_tokens":
+            # Half a sentence is never shown. A tool call cut short cannot be
+            # run, and the text before it only announced it.
+            text = "" if tool_uses else _whole_sentences(_text_of(response.content))
+            return [{"type": "text", "text": text or TOO_LONG_REPLY}]
+        if not tool_uses:
+            return [block for block in response.content if block["type"] == "text"]
+
+        results = []
+        for block in tool_uses:
+            if calls_left:
+                outcome = tool_execute(name=block["name"], arguments=block["input"], context=turn.tools)
+            else:
+                # The model could never read this result: do not act on the call.
+                outcome = ToolOutcome(
+                    {"error": ToolError.CALL_LIMIT_REACHED, "message": "Not run."}, is_error=True
+                )
+            turn.tool_calls.append({"name": block["name"], "input": block["input"], "result": outcome.result})
+            results.append(outcome.as_block(block["id"]))
+        turn.add_tool_step(response.content, results)
+        if not calls_left:
+            return [{"type": "text", "text": STUCK_REPLY}]
+
+
+def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
+    """The reply if the validator passes it, else the fallback; with the validator's codes."""
+    verdict = reply_validate(reply=reply, customer_message=customer_message, grounding=turn.grounding)
+    if verdict.ok:
+        return reply, ()
+    logger.warning(
+        "reply rejected by validator: codes=%s conversation=%s turn=%d",
+        ",".join(verdict.violations),
+        log_id(turn.conversation.pk),
+        turn.lease.number,
+    )
+    return FALLBACK_REPLY, verdict.violations
+
+
+def _release_db_connections() -> None:
+    """Give back database connections before a slow model call (a pool can lend them meanwhile)."""
+    for connection in connections.all(initialized_only=True):
+        if not connection.in_atomic_block:
+            connection.close()
+
+
+def _history_for_request(stored: list[dict]) -> list[dict]:
+    """Stored messages as a Messages API history: adjacent same-role messages merged.
+
+    A turn that failed leaves the customer's message without a reply; merging
+    keeps the roles alternating, and the model sees both of their messages.
+    """
+    merged: list[dict] = []
+    for message in stored:
+        if merged and merged[-1]["role"] == message["role"]:
+            merged[-1] = {"role": message["role"], "content": merged[-1]["content"] + message["content"]}
+        else:
+            merged.append({"role": message["role"], "content": list(message["content"])})
+    return merged
+
+
+def _grounding_of(message: dict) -> list[str]:
+    """What a stored message lets a reply draw on: the customer's words and tool results."""
+    if message["role"] != MessageRole.USER:
+        return []
+    found = [message["visible_text"]] if message["visible_text"] else []
+    found += [block["content"] for block in message["content"] if block.get("type") == "tool_result"]
+    return found
+
+
+def _with_cache_point(messages: list[dict]) -> list[dict]:
+    """A copy of the messages with a cache breakpoint on the last block (never stored)."""
+    request = list(messages)
+    last = request[-1]
+    blocks = [dict(block) for block in last["content"]]
+    blocks[-1]["cache_control"] = _CACHE_POINT
+    request[-1] = {"role": last["role"], "content": blocks}
+    return request
+
+
+_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
+
+
+def _whole_sentences(text: str) -> str:
+    """Text cut after its last complete sentence (for replies stopped by max_tokens)."""
+    ends = list(_SENTENCE_END.finditer(text))
+    return text[: ends[-1].end()].strip() if ends else ""
+
+
+def _text_of(blocks: list[dict]) -> str:
+    return "\n\n".join(
+        block["text"].strip() for block in blocks if block["type"] == "text" and block["text"].strip()
+    )

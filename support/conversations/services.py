@@ -1,0 +1,264 @@
+"""Writing conversations: finding or opening the session's one, the turn lease, storing a turn, retention.
+
+A turn holds its conversation's lease while it runs, so that a second message
+of the same conversation (a double submit, another tab, another worker) waits
+instead of interleaving. Everything a turn produced is stored in one
+transaction that first proves the lease is still its own.
+"""
+
+import uuid
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from orders.models import Order, OrderItem, ReturnRecord
+from orders.services import return_record_create
+from support.conversations.models import (
+    Conversation,
+    ConversationMessage,
+    ConversationReturn,
+    MessageRole,
+    ModelCall,
+)
+from support.llm.types import ModelReply
+
+
+class TurnInProgress(Exception):
+    """Another turn of this conversation is running."""
+
+
+@dataclass(frozen=True)
+class TurnLease:
+    """A turn's hold on its conversation: the token that proves it, the turn's number, and the
+    position its first new message takes."""
+
+    token: uuid.UUID
+    number: int
+    next_position: int
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A message a turn produced, to be stored: Messages API content and what the customer sees."""
+
+    role: MessageRole
+    content: list[dict]
+    visible_text: str = ""
+
+
+def session_ensure(*, session) -> None:
+    """Give the visitor a stored session (and so a cookie) before their first message.
+
+    Django keeps only sessions that hold data; the date the visitor started
+    chatting is the one thing this one needs to hold.
+    """
+    if "chat_since" not in session:
+        session["chat_since"] = timezone.now().isoformat()
+    if not session.session_key:
+        session.save()
+
+
+def _is_idle(conversation: Conversation, now) -> bool:
+    return conversation.last_activity_at < now - timedelta(minutes=settings.BOOKLY_CONVERSATION_IDLE_MINUTES)
+
+
+def conversation_get_for_session(*, session) -> Conversation | None:
+    """The session's open conversation, or None; an idle one is ended on the way."""
+    if not session.session_key:
+        return None
+    conversation = Conversation.objects.filter(session_key=session.session_key, ended_at__isnull=True).first()
+    if conversation is None:
+        return None
+    now = timezone.now()
+    if _is_idle(conversation, now):
+        Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True).update(ended_at=now)
+        return None
+    return conversation
+
+
+def conversation_start(*, session) -> Conversation:
+    """Open a conversation for the session, or return the one a simultaneous request just opened."""
+    session_ensure(session=session)
+    try:
+        with transaction.atomic():
+            return Conversation.objects.create(session_key=session.session_key)
+    except IntegrityError:
+        return Conversation.objects.get(session_key=session.session_key, ended_at__isnull=True)
+
+
+def conversation_end_for_session(*, session) -> None:
+    """Start afresh: the next message opens a new conversation."""
+    if session.session_key:
+        Conversation.objects.filter(session_key=session.session_key, ended_at__isnull=True).update(
+            ended_at=timezone.now()
+        )
+
+
+def conversation_turn_begin(
+    *, conversation: Conversation, customer_message: NewMessage
+) -> tuple[TurnLease, list[dict]]:
+    """Take the conversation for one turn, count the turn, store the customer's words, and read
+    the stored history (theirs last) as dicts with position, role, content and visible_text.
+
+    All of it commits together: either the turn has begun with their message kept, or
+    nothing happened. The lease is a compare-and-set on the row as read: every
+    turn changes turn_count when it takes the lease and lease_token when it
+    ends, so if both are still as read, no turn holds the conversation and the
+    guard state in hand (eligibility_verified, turn_count) is current, with no
+    second read. The turn's number is therefore the read turn_count + 1, which
+    is what the caller built the customer's message for.
+    """
+    now = timezone.now()
+    if conversation.lease_token is not None and conversation.lease_expires_at >= now:
+        raise TurnInProgress
+    token = uuid.uuid4()
+    with transaction.atomic():
+        taken = Conversation.objects.filter(
+            pk=conversation.pk,
+            ended_at__isnull=True,
+            turn_count=conversation.turn_count,
+            lease_token=conversation.lease_token,
+        ).update(
+            lease_token=token,
+            lease_expires_at=now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS),
+            last_activity_at=now,
+            turn_count=conversation.turn_count + 1,
+        )
+        if not taken:
+            raise TurnInProgress
+        conversation.turn_count += 1
+        history = list(
+            ConversationMessage.objects.filter(conversation=conversation)
+            .order_by("position")
+            .values("position", "role", "content", "visible_text")
+        )
+        position = history[-1]["position"] + 1 if history else 0
+        _message(conversation, conversation.turn_count, position, customer_message).save(force_insert=True)
+    history.append(
+        {
+            "position": position,
+            "role": customer_message.role,
+            "content": customer_message.content,
+            "visible_text": customer_message.visible_text,
+        }
+    )
+    return TurnLease(token=token, number=conversation.turn_count, next_position=position + 1), history
+
+
+def conversation_turn_commit(
+    *,
+    conversation: Conversation,
+    lease: TurnLease,
+    messages: Sequence[NewMessage],
+    model_calls: Sequence[ModelReply],
+    eligibility_verified: Collection[str],
+) -> None:
+    """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress)."""
+    with transaction.atomic():
+        still_ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
+            lease_token=None,
+            lease_expires_at=None,
+            last_activity_at=timezone.now(),
+            eligibility_verified=sorted(eligibility_verified),
+        )
+        if not still_ours:
+            raise TurnInProgress
+        _messages_add(conversation, lease.number, lease.next_position, messages)
+        _model_calls_add(conversation, lease.number, model_calls)
+
+
+def conversation_turn_abandon(
+    *, conversation: Conversation, lease: TurnLease, model_calls: Sequence[ModelReply]
+) -> None:
+    """End a failed turn: free the conversation and keep the usage of the calls it made.
+
+    The customer's words stay (stored when the turn began); nothing the model
+    said is kept, so the history stays a valid request.
+    """
+    with transaction.atomic():
+        Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
+            lease_token=None, lease_expires_at=None
+        )
+        _model_calls_add(conversation, lease.number, model_calls)
+
+
+def _message(
+    conversation: Conversation, turn: int, position: int, message: NewMessage
+) -> ConversationMessage:
+    return ConversationMessage(
+        conversation=conversation,
+        position=position,
+        turn=turn,
+        role=message.role,
+        content=_storable(message.content),
+        visible_text=_storable(message.visible_text),
+    )
+
+
+def _messages_add(conversation: Conversation, turn: int, first: int, messages: Sequence[NewMessage]) -> None:
+    ConversationMessage.objects.bulk_create(
+        _message(conversation, turn, first + offset, message) for offset, message in enumerate(messages)
+    )
+
+
+def _model_calls_add(conversation: Conversation, turn: int, calls: Sequence[ModelReply]) -> None:
+    if not calls:
+        return
+    ModelCall.objects.bulk_create(
+        ModelCall(
+            conversation=conversation,
+            turn=turn,
+            model=call.model,
+            offline=call.offline,
+            stop_reason=call.stop_reason,
+            request_id=call.request_id,
+            duration_ms=call.duration_ms,
+            **call.usage,
+        )
+        for call in calls
+    )
+
+
+def _storable(value):
+    """The value without NUL characters, which PostgreSQL cannot store in text or jsonb (a model may
+    send them)."""
+    if isinstance(value, str):
+        return value.replace("\x00", "")
+    if isinstance(value, list):
+        return [_storable(item) for item in value]
+    if isinstance(value, dict):
+        return {_storable(key): _storable(item) for key, item in value.items()}
+    return value
+
+
+def conversation_return_create(
+    *,
+    conversation: Conversation,
+    order: Order,
+    reason: str,
+    items: Collection[OrderItem] | None,
+    today: date,
+) -> ReturnRecord:
+    """Start a return for this conversation's customer, linked to the conversation in the same
+    transaction. Raises orders.services.ReturnNotAllowed."""
+    with transaction.atomic():
+        record = return_record_create(order=order, reason=reason, items=items, today=today)
+        ConversationReturn.objects.create(conversation=conversation, return_record=record)
+    return record
+
+
+def conversations_purge(*, older_than_days: int) -> int:
+    """Delete conversations idle for longer than the retention period. Returns how many.
+
+    Returns they started are kept (only their link to the conversation goes).
+    """
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    with transaction.atomic():
+        doomed = Conversation.objects.filter(last_activity_at__lt=cutoff, lease_token__isnull=True)
+        count = doomed.count()
+        doomed.delete()
+    return count

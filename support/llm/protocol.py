@@ -1,0 +1,40 @@
+"""What Bookly's assistant and any model answering it agree on, beyond the Messages API itself.
+
+The assistant writes these into the system prompt, the reminders and the tool
+results; a model reads them there. The offline model reads them from here, so
+the two never drift apart.
+"""
+
+from enum import StrEnum
+
+# The one sentence for anything outside order status, returns and store policies.
+REFUSAL_TEMPLATE = (
+    "I'm sorry, but I can only help with order status, returns, and our store policies, "
+    "so I can't help with {topic}."
+)
+
+# The per-turn reminder travels as its own text block of the customer's message,
+# wrapped in this tag: rules for the model, not words of the customer.
+REMINDER_TAG = "reminder"
+
+
+def reminder_block_text(rules: str) -> str:
+    return f"<{REMINDER_TAG}>{rules}</{REMINDER_TAG}>"
+
+
+def is_reminder(text: str) -> bool:
+    return text.lstrip().startswith(f"<{REMINDER_TAG}>")
+
+
+class ToolError(StrEnum):
+    """The `error` codes of tool results the tools produce themselves.
+
+    A refused return passes on the store's own code (orders.services.ReturnRefusal).
+    """
+
+    UNKNOWN_TOOL = "unknown_tool"
+    INVALID_ARGUMENTS = "invalid_arguments"
+    CALL_LIMIT_REACHED = "call_limit_reached"
+    ORDER_NOT_FOUND = "order_not_found"
+    ELIGIBILITY_NOT_VERIFIED = "eligibility_not_verified"
+    TOPIC_NOT_SUPPORTED = "topic_not_supported"

@@ -1,0 +1,49 @@
+"""What every model behind the boundary speaks: the reply, the protocol a model implements, its errors.
+
+Claude (support.llm.claude) and the offline model (support.llm.offline) both
+speak the Messages API's shapes (content blocks `text` and `tool_use`, the same
+stop reasons and usage fields), so everything behind this boundary runs
+unchanged whichever answers.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True)
+class ModelReply:
+    content: list[dict[str, Any]]
+    stop_reason: str
+    model: str
+    offline: bool
+    request_id: str = ""
+    usage: dict[str, int] = field(default_factory=dict)
+    duration_ms: int = 0
+
+
+class ModelUnavailable(Exception):
+    """The model is rate-limited, overloaded, unreachable, timed out or out of credit: try later."""
+
+    def __init__(self, reason: str, *, retry_after: int, request_id: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.request_id = request_id
+
+
+class ModelFailed(Exception):
+    """The API refused the request for another reason (a bug on our side, or bad credentials)."""
+
+    def __init__(self, reason: str, *, request_id: str = ""):
+        super().__init__(reason)
+        self.reason = reason
+        self.request_id = request_id
+
+
+class Model(Protocol):
+    offline: bool
+    name: str
+
+    def create(
+        self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
+    ) -> ModelReply: ...

@@ -1,0 +1,33 @@
+"""A customer's browser session on the JSON API, for tests."""
+
+import json
+
+from django.test import Client
+
+
+class ChatClient:
+    """A customer's browser session on the JSON API, with CSRF checks enforced."""
+
+    def __init__(self):
+        self.http = Client(enforce_csrf_checks=True)
+        self.token = None
+
+    def transcript(self):
+        response = self.http.get("/api/chat")
+        self.token = response.cookies["csrftoken"].value if "csrftoken" in response.cookies else self.token
+        return response
+
+    def send(self, message):
+        return self.send_raw(json.dumps({"message": message}))
+
+    def send_raw(self, body, content_type="application/json"):
+        if self.token is None:
+            self.transcript()
+        return self.http.post(
+            "/api/chat", body, content_type=content_type, headers={"X-CSRFToken": self.token}
+        )
+
+    def reset(self):
+        if self.token is None:
+            self.transcript()
+        return self.http.post("/api/chat/reset", headers={"X-CSRFToken": self.token})

@@ -1,0 +1,139 @@
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from support.conversations.services import (
+    NewMessage,
+    TurnInProgress,
+    conversation_turn_abandon,
+    conversation_turn_begin,
+    conversation_turn_commit,
+)
+from support.models import Conversation, ConversationMessage, MessageRole
+
+pytestmark = pytest.mark.django_db
+
+
+def _reread(conversation: Conversation) -> Conversation:
+    return Conversation.objects.get(pk=conversation.pk)
+
+
+def _begin(conversation: Conversation, words: str = "Hello"):
+    return conversation_turn_begin(
+        conversation=conversation,
+        customer_message=NewMessage(MessageRole.USER, [{"type": "text", "text": words}], words),
+    )
+
+
+def _stored(conversation: Conversation) -> list[str]:
+    return list(
+        ConversationMessage.objects.filter(conversation=conversation)
+        .order_by("position")
+        .values_list("visible_text", flat=True)
+    )
+
+
+class TestTurnBegin:
+    """The lease is a compare-and-set on the row as read: a read that has gone stale never takes it."""
+
+    def test_a_free_conversation_is_taken_its_turn_counted_and_the_words_stored(self):
+        conversation = Conversation.objects.create(session_key="s1", eligibility_verified=["BK-10042"])
+        lease, history = _begin(_reread(conversation), "Where is my order?")
+        row = _reread(conversation)
+        assert (row.lease_token, row.turn_count, lease.number) == (lease.token, 1, 1)
+        assert row.eligibility_verified == ["BK-10042"]
+        assert _stored(conversation) == ["Where is my order?"]
+        assert [message["visible_text"] for message in history] == ["Where is my order?"]
+
+    def test_the_history_comes_back_in_order_with_the_new_words_last(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        lease, _ = _begin(_reread(conversation), "first")
+        conversation_turn_commit(
+            conversation=conversation,
+            lease=lease,
+            messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "reply"}], "reply")],
+            model_calls=[],
+            eligibility_verified=[],
+        )
+        lease, history = _begin(_reread(conversation), "second")
+        assert [message["visible_text"] for message in history] == ["first", "reply", "second"]
+        assert lease.next_position == 3
+
+    def test_a_turn_that_began_and_ended_after_the_read_wins(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        stale = _reread(conversation)
+        # Another worker's whole turn, between our read and our take: it passed an eligibility check.
+        lease, _ = _begin(_reread(conversation))
+        conversation_turn_commit(
+            conversation=conversation,
+            lease=lease,
+            messages=[],
+            model_calls=[],
+            eligibility_verified=["BK-10042"],
+        )
+        with pytest.raises(TurnInProgress):
+            _begin(stale, "stale")
+        assert _reread(conversation).turn_count == 1
+        assert "stale" not in _stored(conversation)
+
+    def test_a_slow_turn_that_commits_after_its_lease_expired_is_not_overtaken_with_stale_state(self):
+        conversation = Conversation.objects.create(session_key="s1", turn_count=3)
+        Conversation.objects.filter(pk=conversation.pk).update(
+            lease_token=uuid.uuid4(), lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
+        stale = _reread(conversation)
+        # The slow turn (lease expired, but nobody took it over) commits its guard state.
+        Conversation.objects.filter(pk=conversation.pk).update(
+            lease_token=None, lease_expires_at=None, eligibility_verified=["BK-10042"]
+        )
+        with pytest.raises(TurnInProgress):
+            _begin(stale)
+
+    def test_an_expired_lease_nobody_ended_is_taken_over(self):
+        conversation = Conversation.objects.create(session_key="s1", turn_count=3)
+        Conversation.objects.filter(pk=conversation.pk).update(
+            lease_token=uuid.uuid4(), lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
+        lease, _ = _begin(_reread(conversation))
+        assert (_reread(conversation).lease_token, lease.number) == (lease.token, 4)
+
+    def test_a_live_lease_is_respected_without_writing(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        _begin(_reread(conversation), "first")
+        with pytest.raises(TurnInProgress):
+            _begin(_reread(conversation), "second")
+        assert _reread(conversation).turn_count == 1
+        assert _stored(conversation) == ["first"]
+
+    def test_an_ended_conversation_is_not_taken(self):
+        conversation = Conversation.objects.create(session_key="s1", ended_at=timezone.now())
+        with pytest.raises(TurnInProgress):
+            _begin(_reread(conversation))
+        assert _stored(conversation) == []
+
+
+class TestTurnEnd:
+    def test_a_commit_whose_lease_was_taken_over_stores_nothing(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        lease, _ = _begin(_reread(conversation), "words")
+        Conversation.objects.filter(pk=conversation.pk).update(lease_token=uuid.uuid4())
+        with pytest.raises(TurnInProgress):
+            conversation_turn_commit(
+                conversation=conversation,
+                lease=lease,
+                messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "late"}], "late")],
+                model_calls=[],
+                eligibility_verified=["BK-10042"],
+            )
+        assert _stored(conversation) == ["words"]
+        assert _reread(conversation).eligibility_verified == []
+
+    def test_an_abandoned_turn_frees_the_conversation_and_keeps_the_words(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        lease, _ = _begin(_reread(conversation), "words")
+        conversation_turn_abandon(conversation=conversation, lease=lease, model_calls=[])
+        assert _reread(conversation).lease_token is None
+        assert _stored(conversation) == ["words"]
+        _begin(_reread(conversation), "again")

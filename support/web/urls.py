@@ -1,0 +1,13 @@
+from django.urls import path
+
+from support.web import api, page
+
+app_name = "support"
+
+urlpatterns = [
+    path("", page.chat_page, name="chat"),
+    path("chat/send", page.chat_send, name="chat_send"),
+    path("chat/reset", page.chat_page_reset, name="chat_page_reset"),
+    path("api/chat", api.chat, name="chat_api"),
+    path("api/chat/reset", api.chat_reset, name="chat_reset"),
+]
