@@ -9,6 +9,7 @@ from support.evals.runner import Scenario, Turn
 SARAH = "sarah.chen@example.com"
 JAMES = "james.murphy@example.com"
 MARIA = "maria.gonzalez@example.com"
+STRANGER = "someone.else@example.com"
 
 
 def lookup(order_id, email):
@@ -121,6 +122,45 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         tools=(lookup("BK-10042", SARAH), policy("shipping")),
     ),
+    Scenario(
+        "status_answers_the_order_date_tracking_number_and_items_asked_for",
+        turns=(
+            Turn(
+                f"When was BK-10042 ordered, what's its tracking number and which books are in it? {SARAH}",
+                reply_contains=("2026-03-25", "1Z999AA10123456784", "The Goldfinch", "Sapiens"),
+            ),
+        ),
+        tools=(lookup("BK-10042", SARAH),),
+    ),
+    Scenario(
+        "wrong_email_then_the_right_one_is_looked_up_again",
+        turns=(
+            Turn(f"Where is order BK-10042? Email: {STRANGER}", reply_excludes=("delivered", "Goldfinch")),
+            Turn(f"Sorry, it's {SARAH}", reply_contains=("delivered",)),
+        ),
+        tools=(lookup("BK-10042", STRANGER), lookup("BK-10042", SARAH)),
+    ),
+    Scenario(
+        "malformed_order_number_is_asked_for_again",
+        turns=(
+            Turn(f"Track my order BK-123 please, {SARAH}", reply_contains=("order number",)),
+            Turn("Sorry, it's BK-10103", reply_contains=("processing",)),
+        ),
+        tools=(lookup("BK-10103", SARAH),),
+        # The offline model tries the number it was given and is told it is malformed.
+        tools_alternatives=((lookup("BK-123", SARAH), lookup("BK-10103", SARAH)),),
+    ),
+    Scenario(
+        "no_order_number_mid_flow_is_told_where_to_find_it",
+        turns=(
+            Turn("Where is my order?", reply_contains=("order number",)),
+            Turn(
+                "I don't know my order number, can you find it with my email?",
+                reply_contains=("confirmation email",),
+            ),
+        ),
+        tools=(),
+    ),
     # --- Returns ----------------------------------------------------------------
     Scenario(
         "return_step_by_step_with_yes",
@@ -206,6 +246,48 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         tools=(check("BK-10042", SARAH),),
     ),
+    Scenario(
+        "return_of_a_title_named_before_the_order_number",
+        turns=(
+            Turn("I'd like to return The Goldfinch", reply_contains=("order number",)),
+            Turn("It was BK-10042", reply_contains=("email",)),
+            Turn(SARAH, reply_contains=("The Goldfinch",), reply_excludes=("RMA-",)),
+            Turn("yep", reply_contains=("RMA-",)),
+        ),
+        tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["The Goldfinch"])),
+        returns={"BK-10042": 1},
+        returned_titles=("The Goldfinch",),
+    ),
+    Scenario(
+        "return_choice_changed_at_the_question_is_summarised_again",
+        turns=(
+            Turn(f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}"),
+            Turn("Only Sapiens", reply_contains=("Sapiens",), reply_excludes=("RMA-",)),
+            Turn("Go ahead", reply_contains=("RMA-",)),
+        ),
+        tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["Sapiens"])),
+        returns={"BK-10042": 1},
+        returned_titles=("Sapiens",),
+    ),
+    Scenario(
+        "status_then_return_it_checks_the_same_order",
+        turns=(
+            Turn(f"Where is BK-10042? {SARAH}", reply_contains=("delivered",)),
+            Turn("Great, can I return it?", reply_contains=("Sapiens",), reply_excludes=("RMA-",)),
+        ),
+        tools=(lookup("BK-10042", SARAH), check("BK-10042", SARAH)),
+    ),
+    Scenario(
+        "damaged_book_report_leads_to_a_return",
+        turns=(
+            Turn("My book arrived damaged", reply_contains=("order number",)),
+            Turn("BK-10042", reply_contains=("email",)),
+            Turn(SARAH, reply_contains=("The Goldfinch",), reply_excludes=("RMA-",)),
+            Turn("yes", reply_contains=("RMA-",)),
+        ),
+        tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH)),
+        returns={"BK-10042": 1},
+    ),
     # --- Policies -------------------------------------------------------------
     Scenario(
         "shipping_policy_quoted",
@@ -268,6 +350,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         turns=(Turn("Do you have a price match guarantee?", reply_excludes=("yes, we",)),),
         tools_alternatives=((policy("price_match"),),),
     ),
+    Scenario(
+        "changing_an_order_is_refused",
+        turns=(
+            Turn("Can I change the shipping address on my order?", reply_contains=("I can only help with",)),
+        ),
+    ),
     # --- Conversation shape -------------------------------------------------
     Scenario(
         "greeting_and_thanks",
@@ -304,5 +392,43 @@ SCENARIOS: tuple[Scenario, ...] = (
             policy("password_reset"),
             lookup("BK-10089", JAMES),
         ),
+    ),
+    Scenario(
+        "unclear_answers_to_the_order_number_question_ask_for_it_again",
+        turns=(
+            Turn("Where is my order?", reply_contains=("order number", "BK-")),
+            Turn("hmm", reply_contains=("order number",)),
+            Turn("It's my order from last week", reply_contains=("order number",)),
+            Turn("BK-10089", reply_contains=("email",)),
+            Turn(JAMES, reply_contains=("shipped",)),
+        ),
+        tools=(lookup("BK-10089", JAMES),),
+    ),
+    Scenario(
+        "order_number_alone_then_status_is_looked_up",
+        turns=(
+            Turn("BK-10042"),
+            Turn("The status please", reply_contains=("email",)),
+            Turn(SARAH, reply_contains=("delivered",)),
+        ),
+        tools=(lookup("BK-10042", SARAH),),
+    ),
+    Scenario(
+        "return_request_replaces_a_status_request_midway",
+        turns=(
+            Turn("Where is my order?", reply_contains=("order number",)),
+            Turn("Actually, I want to return something instead", reply_contains=("order number",)),
+            Turn("BK-10042", reply_contains=("email",)),
+            Turn(SARAH, reply_contains=("The Goldfinch",), reply_excludes=("RMA-",)),
+        ),
+        tools=(check("BK-10042", SARAH),),
+    ),
+    Scenario(
+        "yes_after_a_status_answer_starts_nothing",
+        turns=(
+            Turn(f"Where is BK-10042? {SARAH}", reply_contains=("delivered",)),
+            Turn("Yes", reply_excludes=("RMA-",)),
+        ),
+        tools=(lookup("BK-10042", SARAH),),
     ),
 )

@@ -14,7 +14,8 @@ def _migrate(targets):
     return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
-@pytest.mark.django_db(transaction=True)
+# Serialized rollback, like the suite's other transactional tests: the content types survive the flush.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
 def test_the_link_from_a_return_to_its_conversation_moves_to_the_chat_with_the_data():
     old = _migrate(BEFORE)
     try:

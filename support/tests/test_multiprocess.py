@@ -180,19 +180,32 @@ def test_per_ip_limit_holds_across_workers(stub, demo_data):
 
 
 def test_two_messages_of_one_conversation_at_once_are_serialized(site, stub):
-    stub.reset(slow(1.0, message(text("What is the order number of your order?"))))
+    # Whichever message takes the conversation first, its model call is answered only once the
+    # other message has been answered, so the two truly overlap (a cold worker may take seconds).
+    other_answered = threading.Event()
+
+    def answer_once_the_other_is_answered(request):
+        other_answered.wait(timeout=20)
+        return message(text("What is the order number of your order?"))
+
+    stub.reset(answer_once_the_other_is_answered)
     customer = Customer(site)
+
+    def send(words):
+        status, _ = customer.send(words, timeout=30)
+        if status != 200:
+            other_answered.set()
+        return status, words
+
     with ThreadPoolExecutor(max_workers=2) as pool:
-        first = pool.submit(customer.send, "Where is my order?")
-        time.sleep(0.2)
-        second = pool.submit(customer.send, "Hello? Are you there?")
-        results = sorted([first.result()[0], second.result()[0]])
-    assert results == [200, 409]
+        results = list(pool.map(send, ["Where is my order?", "Hello? Are you there?"]))
+    assert sorted(status for status, _ in results) == [200, 409]
+    answered = next(words for status, words in results if status == 200)
     conversation = Conversation.objects.get()
     texts = ConversationMessage.objects.filter(conversation=conversation).values_list(
         "visible_text", flat=True
     )
-    assert list(texts) == ["Where is my order?", "What is the order number of your order?"]
+    assert list(texts) == [answered, "What is the order number of your order?"]
 
 
 def test_a_worker_killed_mid_turn_leaves_the_conversation_usable(site, stub):

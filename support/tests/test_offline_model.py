@@ -1,338 +1,179 @@
-"""The offline model: the everyday flows, driven through the real tools like the tool loop does."""
+"""The offline model's parts, through its public interface: a hand-built history in, one reply out.
+
+Whole conversations, with the real tools and the real turn service, are the
+scenario suite's (support/evals/scenarios.py). Here the tool results are
+written by hand, so no test needs the database.
+"""
 
 import json
 import time
 
 import pytest
 
-from orders.models import ReturnRecord
-from policies.models import PolicyEntry
-from support.assistant.prompts import REFUSAL_TEMPLATE, TURN_REMINDER
-from support.assistant.tools import TOOLS, ToolContext, tool_execute
+from orders.services import ReturnRefusal
+from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
+from support.assistant.tools import TOOLS
 from support.assistant.validator import reply_validate
-from support.llm.offline import CONFIRM_QUESTION, OfflineModel
-from support.models import Conversation
+from support.llm.offline import (
+    ASK_EMAIL,
+    ASK_WHICH_TASK,
+    CONFIRM_QUESTION,
+    DECLINED_REPLY,
+    GENERIC_ERROR_REPLY,
+    GREETING_REPLY,
+    ORDER_NOT_FOUND_REPLY,
+    THANKS_REPLY,
+    OfflineModel,
+)
+from support.llm.protocol import REFUSAL_TEMPLATE, ToolError
 
 SYSTEM = [{"type": "text", "text": "You are Bookly's support assistant."}]
 SARAH = "sarah.chen@example.com"
+JAMES = "james.murphy@example.com"
+
+# Tool results in the shapes the tools give, with values from the demo data.
+ORDER_BK_10042 = {
+    "order_id": "BK-10042",
+    "customer_name": "Sarah Chen",
+    "status": "delivered",
+    "ordered_on": "2026-03-25",
+    "delivered_on": "2026-03-30",
+    "tracking_number": "1Z999AA10123456784",
+    "items": [
+        {"title": "The Goldfinch", "author": "Donna Tartt", "quantity": 1, "unit_price": "16.99"},
+        {"title": "Sapiens", "author": "Yuval Noah Harari", "quantity": 1, "unit_price": "19.99"},
+    ],
+    "total": "36.98",
+}
+ORDER_BK_10103 = {
+    "order_id": "BK-10103",
+    "customer_name": "Sarah Chen",
+    "status": "processing",
+    "ordered_on": "2026-04-13",
+    "delivered_on": None,
+    "tracking_number": None,
+    "items": [{"title": "Tomorrow, and Tomorrow, and Tomorrow", "quantity": 2, "unit_price": "17.99"}],
+    "total": "35.98",
+}
+POLICY_TERMS = {
+    "return_window_days": 30,
+    "condition_requirements": "Items must be unread, undamaged and in their original packaging.",
+    "refund_method": "the original payment method",
+    "refund_timeline_business_days": 7,
+    "not_returnable": ["Ebook", "Audiobook", "Gift card", "Personalized item"],
+}
+ELIGIBLE_BK_10042 = {
+    "order_id": "BK-10042",
+    "eligible": True,
+    "reason": (
+        "This order was delivered on 2026-03-30, within the 30-day return window, which ends on 2026-04-29."
+    ),
+    "delivered_on": "2026-03-30",
+    "last_day_to_start_return": "2026-04-29",
+    "items": [
+        {"title": "The Goldfinch", "returnable": True, "reason": "This item can be returned."},
+        {"title": "Sapiens", "returnable": True, "reason": "This item can be returned."},
+    ],
+    "policy": POLICY_TERMS,
+}
+WINDOW_PASSED_BK_9871 = {
+    "order_id": "BK-9871",
+    "eligible": False,
+    "reason": (
+        "Returns must be started within 30 days of delivery. This order was delivered on 2026-02-18, "
+        "so the last day to start a return was 2026-03-20."
+    ),
+    "items": [{"title": "The Midnight Library", "returnable": False, "reason": "Outside the window."}],
+    "policy": POLICY_TERMS,
+}
+NOT_DELIVERED_BK_10089 = {
+    "order_id": "BK-10089",
+    "eligible": False,
+    "reason": "This order has not been delivered yet, so it cannot be returned.",
+    "items": [{"title": "Project Hail Mary", "returnable": False, "reason": "Not delivered yet."}],
+    "policy": POLICY_TERMS,
+}
+RETURN_STARTED_BK_10042 = {
+    "rma_number": "RMA-20260415-0001",
+    "order_id": "BK-10042",
+    "status": "initiated",
+    "items": ["The Goldfinch", "Sapiens"],
+    "refund_method": "the original payment method",
+    "refund_timeline_business_days": 7,
+    "next_steps": "We will email a prepaid return label to the address on the order.",
+}
+SHIPPING_POLICY = {
+    "topic": "shipping",
+    "title": "Shipping options and times",
+    "text": "Standard shipping is free on orders over $25 and takes 3 to 5 business days.",
+}
 
 
-class Chat:
-    """A conversation with the offline model, running its tool calls the way the tool loop does."""
-
-    def __init__(self, conversation=None):
-        self.model = OfflineModel()
-        self.messages: list[dict] = []
-        self.grounding: list[str] = []
-        self.context = ToolContext(conversation=conversation, eligibility_verified=set())
-        self.tool_calls: list[tuple[str, dict, dict]] = []
-
-    def send(self, text: str) -> str:
-        """One customer turn; returns the final reply, which must pass the validator."""
-        self.messages.append(
-            {
-                "role": "user",
-                "content": [{"type": "text", "text": text}, {"type": "text", "text": TURN_REMINDER}],
-            }
-        )
-        self.grounding.append(text)
-        calls_this_turn = 0
-        while True:
-            reply = self.model.create(
-                system=SYSTEM, tools=TOOLS, messages=self.messages, deadline=time.monotonic() + 30
-            )
-            self.messages.append({"role": "assistant", "content": reply.content})
-            if reply.stop_reason == "end_turn":
-                final = " ".join(block["text"] for block in reply.content if block["type"] == "text")
-                verdict = reply_validate(reply=final, customer_message=text, grounding=self.grounding)
-                assert verdict.ok, (final, verdict.violations)
-                return final
-            assert reply.stop_reason == "tool_use"
-            calls_this_turn += 1
-            assert calls_this_turn <= 1, "the offline model calls at most one tool per turn"
-            results = []
-            for block in reply.content:
-                outcome = tool_execute(name=block["name"], arguments=block["input"], context=self.context)
-                self.tool_calls.append((block["name"], block["input"], outcome.result))
-                results.append(outcome.as_block(block["id"]))
-                self.grounding.append(results[-1]["content"])
-            self.messages.append({"role": "user", "content": results})
-
-    @property
-    def tools_called(self) -> list[str]:
-        return [name for name, _, _ in self.tool_calls]
+def customer(*texts: str, reminder: str = TURN_REMINDER) -> dict:
+    """A customer message as the turn service sends it: the words, then the reminder block."""
+    blocks = [{"type": "text", "text": text} for text in texts]
+    return {"role": "user", "content": [*blocks, {"type": "text", "text": reminder}]}
 
 
-@pytest.fixture
-def chat(demo_data):
-    return Chat(conversation=Conversation.objects.create())
+def assistant(text: str) -> dict:
+    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
 
 
-def _history_with_result(tool: str, arguments: dict, result: dict, *, customer: str) -> list[dict]:
-    """A history ending in one tool result, for replies to results the everyday flows rarely produce."""
+def tool_round(
+    name: str, arguments: dict, result: dict, *, tool_id: str = "toolu_offline_0001"
+) -> list[dict]:
+    """The model's tool call and the tool result that answers it."""
+    block = {"type": "tool_result", "tool_use_id": tool_id, "content": json.dumps(result)}
+    if "error" in result:
+        block["is_error"] = True
     return [
-        {"role": "user", "content": [{"type": "text", "text": customer}]},
         {
             "role": "assistant",
-            "content": [{"type": "tool_use", "id": "toolu_1", "name": tool, "input": arguments}],
+            "content": [{"type": "tool_use", "id": tool_id, "name": name, "input": arguments}],
         },
-        {
-            "role": "user",
-            "content": [
-                {
-                    "type": "tool_result",
-                    "tool_use_id": "toolu_1",
-                    "content": json.dumps(result),
-                    "is_error": True,
-                }
-            ],
-        },
+        {"role": "user", "content": [block]},
     ]
 
 
-# --- order status ----------------------------------------------------------------------------------
-
-
-def test_order_status_asks_number_then_email_then_looks_up(chat):
-    first = chat.send("Where is my order?")
-    assert "order number" in first and "BK-" in first
-    assert "email" in chat.send("It's bk-10042").lower()
-    reply = chat.send(f"Sure, it's {SARAH}.")
-
-    assert chat.tool_calls[0][:2] == ("lookup_order", {"order_id": "BK-10042", "customer_email": SARAH})
-    for value in ("BK-10042", "delivered", "2026-03-25", "2026-03-30", "1Z999AA10123456784", "The Goldfinch"):
-        assert value in reply
-    assert "Sapiens" in reply
-
-
-def test_order_number_and_email_at_once_looks_up_right_away(chat):
-    reply = chat.send("Hi, what's the status of BK-10089? My email is james.murphy@example.com")
-    assert chat.tools_called == ["lookup_order"]
-    assert "shipped" in reply and "1Z999AA10987654321" in reply and "Project Hail Mary" in reply
-
-
-def test_my_order_with_only_an_email_still_asks_for_the_order_number(chat):
-    reply = chat.send(f"Where's my order? My email is {SARAH}")
-    assert chat.tool_calls == []
-    assert "order number" in reply
-    # The email given earlier is kept: the number is all that was missing.
-    reply = chat.send("BK-10103")
-    assert chat.tools_called == ["lookup_order"]
-    assert "BK-10103" in reply and "is processing" in reply and "tracking" not in reply
-
-
-def test_order_not_found_asks_to_check_both_without_saying_which(chat):
-    reply = chat.send("Where is order BK-10042? Email: someone.else@example.com")
-    assert chat.tool_calls[0][2]["error"] == "order_not_found"
-    assert "order number together with that email" in reply and "check both" in reply
-    assert "delivered" not in reply
-
-
-def test_a_retry_after_not_found_uses_the_corrected_email(chat):
-    chat.send("Where is order BK-10042? Email: someone.else@example.com")
-    reply = chat.send(SARAH)
-    assert chat.tool_calls[-1][1] == {"order_id": "BK-10042", "customer_email": SARAH}
-    assert "is delivered" in reply
-
-
-def test_malformed_order_number_asks_again(chat):
-    reply = chat.send(f"Track my order BK-123 please, {SARAH}")
-    assert chat.tool_calls[0][2]["error"] == "invalid_arguments"
-    assert "doesn't look quite right" in reply
-
-
-def test_customer_without_an_order_number_is_told_where_to_find_it(chat):
-    chat.send("Where is my order?")
-    reply = chat.send("I don't know my order number, can you find it with my email?")
-    assert chat.tool_calls == []
-    assert "confirmation email" in reply
-
-
-@pytest.mark.parametrize("answer", ["hmm", "it's my order from last week"])
-def test_unclear_answer_to_a_question_repeats_the_question(chat, answer):
-    chat.send("Where is my order?")
-    reply = chat.send(answer)
-    assert reply.startswith("Sorry, I didn't catch that.") and "order number" in reply
-
-
-def test_order_number_alone_asks_which_task(chat):
-    reply = chat.send("BK-10042")
-    assert "status" in reply and "return" in reply
-    chat.send("the status please")
-    reply = chat.send(SARAH)
-    assert chat.tool_calls[0][1]["order_id"] == "BK-10042"
-    assert "is delivered" in reply
-
-
-# --- returns ---------------------------------------------------------------------------------------
-
-
-def _ask_to_return(chat, text=f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}"):
-    return chat.send(text)
-
-
-def test_return_summary_asks_for_explicit_yes_or_no(chat):
-    summary = _ask_to_return(chat)
-    assert chat.tools_called == ["check_return_eligibility"]
-    for value in ("BK-10042", "The Goldfinch", "Sapiens", "the original payment method", "7 business days"):
-        assert value in summary
-    assert summary.endswith(CONFIRM_QUESTION)
-
-
-def test_yes_starts_the_return_and_gives_the_rma_number(chat):
-    _ask_to_return(chat)
-    reply = chat.send("Yes please")
-
-    name, arguments, result = chat.tool_calls[-1]
-    assert name == "initiate_return"
-    assert arguments == {"order_id": "BK-10042", "customer_email": SARAH, "reason": "it arrived damaged"}
-    assert result["rma_number"] in reply
-    assert "prepaid return label" in reply and "7 business days" in reply
-    record = ReturnRecord.objects.get(rma_number=result["rma_number"])
-    assert record.reason == "it arrived damaged" and record.lines.count() == 2
-
-
-def test_no_starts_nothing(chat):
-    _ask_to_return(chat)
-    reply = chat.send("No, thanks")
-    assert chat.tools_called == ["check_return_eligibility"]
-    assert "not started a return" in reply
-    assert not ReturnRecord.objects.exists()
-
-
-def test_return_collects_number_then_email_and_names_only_chosen_titles(chat):
-    assert "order number" in chat.send("I'd like to return The Goldfinch")
-    assert "email" in chat.send("It was BK-10042").lower()
-    summary = chat.send(SARAH)
-    assert "I can start a return for The Goldfinch." in summary
-
-    chat.send("yep")
-    name, arguments, result = chat.tool_calls[-1]
-    assert name == "initiate_return"
-    assert arguments["item_titles"] == ["The Goldfinch"] and arguments["reason"] == "Not given"
-    assert result["items"] == ["The Goldfinch"]
-
-
-def test_naming_other_titles_at_the_question_summarises_again(chat):
-    _ask_to_return(chat)
-    summary = chat.send("Only Sapiens")
-    assert "I can start a return for Sapiens." in summary and summary.endswith(CONFIRM_QUESTION)
-    chat.send("go ahead")
-    assert chat.tool_calls[-1][1]["item_titles"] == ["Sapiens"]
-
-
-@pytest.mark.parametrize(
-    ("order_id", "email", "reason_words"),
-    [
-        ("BK-9871", "maria.gonzalez@example.com", "last day to start a return was 2026-03-20"),
-        ("BK-10089", "james.murphy@example.com", "has not been delivered yet"),
-    ],
-)
-def test_not_eligible_return_gives_the_reason(chat, order_id, email, reason_words):
-    reply = chat.send(f"I want to return {order_id}, {email}")
-    assert f"I checked order {order_id}, and it can't be returned." in reply
-    assert reason_words in reply
-    assert CONFIRM_QUESTION not in reply
-
-
-def test_second_return_of_the_same_order_is_refused_by_the_check(chat):
-    _ask_to_return(chat)
-    chat.send("yes")
-    reply = chat.send(f"I want to return BK-10042 {SARAH}")
-    assert "already part of an open return" in reply
-
-
-def test_switching_from_status_to_return_reuses_the_order_it_points_back_to(chat):
-    chat.send(f"Where is BK-10042? {SARAH}")
-    summary = chat.send("Great, can I return it?")
-    assert chat.tool_calls[-1][:2] == (
-        "check_return_eligibility",
-        {"order_id": "BK-10042", "customer_email": SARAH},
+def ask(messages: list[dict]):
+    return OfflineModel().create(
+        system=SYSTEM, tools=TOOLS, messages=messages, deadline=time.monotonic() + 30
     )
-    assert summary.endswith(CONFIRM_QUESTION)
 
 
-def test_a_problem_with_my_book_is_a_return(chat):
-    reply = chat.send("My book arrived damaged")
-    assert reply.startswith("I can help with a return.")
-    chat.send("BK-10042")
-    chat.send(SARAH)
-    chat.send("yes")
-    assert chat.tool_calls[-1][1]["reason"] == "My book arrived damaged"
+def text_of(reply) -> str:
+    assert reply.stop_reason == "end_turn"
+    [block] = reply.content
+    assert block["type"] == "text"
+    return block["text"]
 
 
-def test_a_new_request_midway_wins(chat):
-    chat.send("Where is my order?")
-    reply = chat.send("Actually, I want to return something instead")
-    assert reply.startswith("I can help with a return.") and "order number" in reply
+def tool_call_of(reply) -> tuple[str, dict]:
+    assert reply.stop_reason == "tool_use"
+    [block] = reply.content  # one tool call at a time
+    assert block["type"] == "tool_use"
+    return block["name"], block["input"]
 
 
-def test_yes_without_a_pending_question_starts_nothing(chat):
-    chat.send(f"Where is BK-10042? {SARAH}")
-    chat.send("yes")
-    assert chat.tools_called == ["lookup_order"]
-
-
-# --- policies ----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("question", "topic"),
-    [
-        ("Do you ship to Canada?", "shipping"),
-        ("How much is expedited shipping?", "shipping"),
-        ("How long does delivery take?", "shipping"),
-        ("I can't log into my account", "password_reset"),
-        ("I forgot my password, how do I reset it?", "password_reset"),
-        ("What is your return policy?", "returns_overview"),
-        ("How do returns work?", "returns_overview"),
-    ],
-)
-def test_policy_questions_quote_the_faq_verbatim(chat, question, topic):
-    reply = chat.send(question)
-    assert chat.tool_calls[0][:2] == ("lookup_policy", {"topic": topic})
-    assert PolicyEntry.objects.get(topic=topic).text in reply
-
-
-def test_unpublished_policy_topic_says_there_is_no_published_answer(chat):
-    reply = chat.send("What is your privacy policy?")
-    assert chat.tool_calls[0][1] == {"topic": "privacy"}
-    assert "don't have a published policy answer" in reply
-
-
-# --- out of scope and small talk ---------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("message", "topic"),
-    [
-        ("What's the weather like in Boston?", "the weather"),
-        ("Can you give me a recipe for banana bread?", "recipes"),
-        ("Can you recommend a good mystery novel?", "book recommendations"),
-        ("Tell me a joke", "jokes"),
-        ("Write a Python function to sort a list", "programming questions"),
-        ("Can I change my shipping address?", "changing or cancelling orders"),
-        ("What is the capital of France?", "that request"),
-    ],
-)
-def test_out_of_scope_gets_the_refusal_sentence_only(chat, message, topic):
-    assert chat.send(message) == REFUSAL_TEMPLATE.format(topic=topic)
-    assert chat.tool_calls == []
-
-
-def test_greeting_and_thanks(chat):
-    hello = chat.send("Hello!")
-    assert "Bookly's automated support assistant" in hello
-    assert "order status" in hello and "returns" in hello and "policies" in hello
-    assert chat.send("thank you").startswith("You're welcome!")
+def at_the_question(*said: str, answer: str, result: dict = ELIGIBLE_BK_10042) -> list[dict]:
+    """A return conversation up to the customer's answer to the yes-or-no question."""
+    messages = []
+    for text in said:
+        messages += [customer(text), assistant(ASK_EMAIL)]
+    arguments = {"order_id": result["order_id"], "customer_email": SARAH}
+    messages[-1:] = tool_round("check_return_eligibility", arguments, result)
+    return [
+        *messages,
+        assistant(f"Order {result['order_id']} can be returned. {CONFIRM_QUESTION}"),
+        customer(answer),
+    ]
 
 
 # --- protocol ----------------------------------------------------------------------------------------
 
 
 def test_reply_speaks_the_messages_api_shapes():
-    messages = [{"role": "user", "content": [{"type": "text", "text": f"Where is BK-10042? {SARAH}"}]}]
-    reply = OfflineModel().create(system=SYSTEM, tools=TOOLS, messages=messages, deadline=0)
+    reply = ask([customer(f"Where is BK-10042? {SARAH}")])
 
     assert (reply.stop_reason, reply.model, reply.offline, reply.request_id) == (
         "tool_use",
@@ -357,67 +198,265 @@ def test_reply_speaks_the_messages_api_shapes():
     assert reply.usage["input_tokens"] > reply.usage["output_tokens"] > 0
 
 
-def test_tool_use_ids_are_unique_within_a_conversation(chat):
-    chat.send(f"Where is BK-10042? {SARAH}")
-    chat.send(f"And BK-10103? {SARAH}")
-    _ask_to_return(chat)
-    ids = [block["id"] for m in chat.messages for block in m["content"] if block["type"] == "tool_use"]
+def test_tool_use_ids_are_unique_within_a_conversation():
+    messages = [customer(f"Where is BK-10042? {SARAH}")]
+    ids = []
+    for result, next_request in [
+        (ORDER_BK_10042, f"And BK-10103? {SARAH}"),
+        (ORDER_BK_10103, f"I want to return BK-10042, {SARAH}"),
+        (ELIGIBLE_BK_10042, None),
+    ]:
+        [call] = ask(messages).content
+        ids.append(call["id"])
+        messages += tool_round(call["name"], call["input"], result, tool_id=call["id"])
+        if next_request:
+            messages += [assistant(text_of(ask(messages))), customer(next_request)]
+
     assert len(ids) == 3 and len(set(ids)) == 3
 
 
-def test_same_messages_give_the_same_reply(chat):
-    _ask_to_return(chat)
-    first = OfflineModel().create(system=SYSTEM, tools=TOOLS, messages=chat.messages[:-1], deadline=0)
-    second = OfflineModel().create(system=SYSTEM, tools=TOOLS, messages=chat.messages[:-1], deadline=0)
-    assert first == second
-    assert first.content == chat.messages[-1]["content"]
-
-
-def test_merged_customer_messages_are_read_together(demo_data):
-    # A failed turn leaves two customer messages in a row; the history merges them into one.
-    chat = Chat()
-    chat.messages.append(
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "Where is my order BK-10089?"},
-                {"type": "text", "text": TURN_REMINDER},
-            ],
-        }
+def test_same_messages_give_the_same_reply():
+    messages = [customer(f"I want to return BK-10042, {SARAH}")]
+    messages += tool_round(
+        "check_return_eligibility", {"order_id": "BK-10042", "customer_email": SARAH}, ELIGIBLE_BK_10042
     )
-    reply = chat.send("james.murphy@example.com")
-    assert chat.tools_called == ["lookup_order"] and "is shipped" in reply
+    assert ask(messages) == ask(messages)
+
+
+def test_merged_customer_messages_are_read_together():
+    # A failed turn leaves two customer messages in a row; the turn service merges them into one.
+    merged = customer("Where is my order BK-10089?", TURN_REMINDER, JAMES)
+    assert tool_call_of(ask([merged])) == ("lookup_order", {"order_id": "BK-10089", "customer_email": JAMES})
+
+
+@pytest.mark.parametrize("reminder", [TURN_REMINDER, LONG_CONVERSATION_REMINDER])
+def test_reminder_blocks_are_not_read_as_customer_words(reminder):
+    # The reminders speak of returns and policies: read as the customer's words, they would start a task.
+    assert text_of(ask([customer("Hello!", reminder=reminder)])) == GREETING_REPLY
+
+
+# --- what the customer asks --------------------------------------------------------------------------
+
+
+def test_greeting_introduces_the_automated_assistant_and_its_three_tasks():
+    reply = text_of(ask([customer("Hello!")]))
+    assert reply == GREETING_REPLY
+    assert "automated support assistant" in reply
+    assert "order status" in reply and "returns" in reply and "policies" in reply
+
+
+def test_thanks_is_answered_in_kind():
+    assert (
+        text_of(ask([customer("Hello!"), assistant(GREETING_REPLY), customer("thank you")])) == THANKS_REPLY
+    )
 
 
 @pytest.mark.parametrize(
-    ("result", "expected"),
+    ("message", "topic"),
     [
-        (
-            {"error": "eligibility_not_verified", "message": "Call check_return_eligibility first."},
-            "check that",
-        ),
-        ({"error": "already_initiated", "message": "x"}, "already part of an open return"),
-        (
-            {"error": "not_eligible", "message": "This order has not been delivered yet."},
-            "not been delivered",
-        ),
-        (
-            {"error": "item_not_returnable", "message": "This is an ebook, and ebooks cannot be returned."},
-            "ebook",
-        ),
-        ({"error": "item_not_in_order", "message": "m", "order_titles": ["Sapiens"]}, "are Sapiens"),
-        ({"error": "invalid_arguments", "message": "m", "problems": [{"field": "customer_email"}]}, "email"),
-        ({"error": "call_limit_reached", "message": "Not run."}, "went wrong"),
+        ("What's the weather like in Boston?", "the weather"),
+        ("Can you give me a recipe for banana bread?", "recipes"),
+        ("Can you recommend a good mystery novel?", "book recommendations"),
+        ("Tell me a joke", "jokes"),
+        ("Write a Python function to sort a list", "programming questions"),
+        ("Can I change my shipping address?", "changing or cancelling orders"),
+        ("What is the capital of France?", "that request"),
     ],
 )
-def test_initiate_return_errors_get_a_plain_sentence(result, expected):
-    arguments = {"order_id": "BK-10042", "customer_email": SARAH, "reason": "Not given"}
-    messages = _history_with_result("initiate_return", arguments, result, customer=f"yes BK-10042 {SARAH}")
-    reply = OfflineModel().create(system=SYSTEM, tools=TOOLS, messages=messages, deadline=0)
+def test_out_of_scope_gets_the_refusal_sentence_only(message, topic):
+    assert text_of(ask([customer(message)])) == REFUSAL_TEMPLATE.format(topic=topic)
 
-    assert reply.stop_reason == "end_turn"
-    text = reply.content[0]["text"]
-    assert expected in text
-    assert "Call check_return_eligibility" not in text  # model-facing messages are not repeated
-    verdict = reply_validate(reply=text, customer_message="yes", grounding=[f"yes BK-10042 {SARAH}"])
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("Do you ship to Canada?", "shipping"),
+        ("How much is expedited shipping?", "shipping"),
+        ("How long does delivery take?", "shipping"),
+        ("I can't log into my account", "password_reset"),
+        ("I forgot my password, how do I reset it?", "password_reset"),
+        ("What is your return policy?", "returns_overview"),
+        ("How do returns work?", "returns_overview"),
+        ("What is your privacy policy?", "privacy"),
+    ],
+)
+def test_policy_questions_look_up_their_topic(question, topic):
+    assert tool_call_of(ask([customer(question)])) == ("lookup_policy", {"topic": topic})
+
+
+def test_an_order_number_alone_asks_which_task():
+    assert text_of(ask([customer("BK-10042")])).endswith(ASK_WHICH_TASK)
+
+
+# --- the yes-or-no question before a return ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("said", "arguments"),
+    [
+        (
+            [f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}"],
+            {"reason": "it arrived damaged"},
+        ),
+        (["My book arrived damaged", "BK-10042", SARAH], {"reason": "My book arrived damaged"}),
+        (
+            ["I'd like to return The Goldfinch", "It was BK-10042", SARAH],
+            {"reason": "Not given", "item_titles": ["The Goldfinch"]},
+        ),
+    ],
+    ids=["because_clause", "sentence_naming_a_problem", "title_named_no_reason"],
+)
+def test_yes_starts_the_return_with_the_customers_reason_and_chosen_titles(said, arguments):
+    reply = ask(at_the_question(*said, answer="Yes please"))
+    assert tool_call_of(reply) == (
+        "initiate_return",
+        {"order_id": "BK-10042", "customer_email": SARAH, **arguments},
+    )
+
+
+def test_no_starts_nothing():
+    reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer="No, thanks"))
+    assert text_of(reply) == DECLINED_REPLY
+
+
+def test_naming_other_titles_at_the_question_summarises_again():
+    messages = at_the_question(f"I want to return BK-10042, {SARAH}", answer="Only Sapiens")
+    summary = text_of(ask(messages))
+    assert "I can start a return for Sapiens." in summary and summary.endswith(CONFIRM_QUESTION)
+
+    reply = ask([*messages, assistant(summary), customer("go ahead")])
+    assert tool_call_of(reply) == (
+        "initiate_return",
+        {"order_id": "BK-10042", "customer_email": SARAH, "reason": "Not given", "item_titles": ["Sapiens"]},
+    )
+
+
+# --- replies to tool results -------------------------------------------------------------------------
+
+
+def test_order_result_gives_what_it_holds_and_nothing_more():
+    messages = [customer(f"Where is BK-10103? {SARAH}")]
+    messages += tool_round("lookup_order", {"order_id": "BK-10103", "customer_email": SARAH}, ORDER_BK_10103)
+    reply = text_of(ask(messages))
+
+    assert "The status of order BK-10103 is processing." in reply
+    assert "2026-04-13" in reply and "2 copies of Tomorrow, and Tomorrow, and Tomorrow" in reply
+    assert "tracking" not in reply and "delivered" not in reply
+
+
+def test_eligible_result_is_summarised_and_ends_with_the_question():
+    messages = [customer(f"I want to return BK-10042, {SARAH}")]
+    messages += tool_round(
+        "check_return_eligibility", {"order_id": "BK-10042", "customer_email": SARAH}, ELIGIBLE_BK_10042
+    )
+    summary = text_of(ask(messages))
+
+    assert "I can start a return for The Goldfinch and Sapiens." in summary
+    for value in (
+        "BK-10042",
+        POLICY_TERMS["condition_requirements"],
+        "the original payment method",
+        "7 business days",
+    ):
+        assert value in summary
+    assert summary.endswith(CONFIRM_QUESTION)
+
+
+@pytest.mark.parametrize("result", [WINDOW_PASSED_BK_9871, NOT_DELIVERED_BK_10089])
+def test_ineligible_result_gives_the_reason_and_asks_nothing(result):
+    messages = [customer(f"I want to return {result['order_id']}, {SARAH}")]
+    messages += tool_round(
+        "check_return_eligibility", {"order_id": result["order_id"], "customer_email": SARAH}, result
+    )
+    reply = text_of(ask(messages))
+
+    assert f"I checked order {result['order_id']}, and it can't be returned." in reply
+    assert result["reason"] in reply
+    assert CONFIRM_QUESTION not in reply
+
+
+def test_started_return_gives_the_rma_number_next_steps_and_refund():
+    arguments = {"order_id": "BK-10042", "customer_email": SARAH, "reason": "Not given"}
+    messages = at_the_question(f"I want to return BK-10042, {SARAH}", answer="yes")
+    messages += tool_round(
+        "initiate_return", arguments, RETURN_STARTED_BK_10042, tool_id="toolu_offline_0002"
+    )
+    reply = text_of(ask(messages))
+
+    assert "RMA-20260415-0001" in reply and "The Goldfinch and Sapiens" in reply
+    assert RETURN_STARTED_BK_10042["next_steps"] in reply
+    assert "the original payment method within 7 business days" in reply
+
+
+def test_policy_result_is_quoted_verbatim():
+    messages = [
+        customer("Do you ship to Canada?"),
+        *tool_round("lookup_policy", {"topic": "shipping"}, SHIPPING_POLICY),
+    ]
+    assert SHIPPING_POLICY["text"] in text_of(ask(messages))
+
+
+# Every error code a tool result can carry: (tool, more of the result, what the reply says).
+# The `message` of most codes is written for the model and must not reach the customer.
+MODEL_FACING = "Call check_return_eligibility for this order first."
+ERROR_REPLIES = {
+    ToolError.UNKNOWN_TOOL: ("cancel_order", {}, GENERIC_ERROR_REPLY),
+    ToolError.INVALID_ARGUMENTS: (
+        "initiate_return",
+        {"problems": [{"field": "(other)"}]},
+        GENERIC_ERROR_REPLY,
+    ),
+    ToolError.CALL_LIMIT_REACHED: ("lookup_order", {}, GENERIC_ERROR_REPLY),
+    ToolError.ORDER_NOT_FOUND: ("lookup_order", {}, ORDER_NOT_FOUND_REPLY),
+    ToolError.ELIGIBILITY_NOT_VERIFIED: (
+        "initiate_return",
+        {},
+        "need to check that the order can be returned",
+    ),
+    ToolError.TOPIC_NOT_SUPPORTED: ("lookup_policy", {}, "don't have a published policy answer"),
+    ReturnRefusal.REASON_REQUIRED: ("initiate_return", {}, "why you are returning the items"),
+    ReturnRefusal.NOT_ELIGIBLE: (
+        "initiate_return",
+        {"message": "This order has not been delivered yet."},
+        "I couldn't start that return. This order has not been delivered yet.",
+    ),
+    ReturnRefusal.ITEM_NOT_RETURNABLE: (
+        "initiate_return",
+        {"message": "This is an ebook, and ebooks cannot be returned."},
+        "ebooks cannot be returned",
+    ),
+    ReturnRefusal.ITEM_NOT_IN_ORDER: (
+        "initiate_return",
+        {"order_titles": ["The Goldfinch", "Sapiens"]},
+        "The items in this order are The Goldfinch and Sapiens.",
+    ),
+    ReturnRefusal.ALREADY_INITIATED: ("initiate_return", {}, "already part of an open return"),
+}
+
+
+@pytest.mark.parametrize("code", [*ToolError, *ReturnRefusal], ids=str)
+def test_every_tool_error_gets_a_plain_sentence(code):
+    tool, extra, expected = ERROR_REPLIES[code]
+    said = f"Yes, BK-10042 {SARAH}"
+    result = {"error": code, "message": MODEL_FACING, **extra}
+    arguments = {"order_id": "BK-10042", "customer_email": SARAH}
+    reply = text_of(ask([customer(said), *tool_round(tool, arguments, result)]))
+
+    assert expected in reply
+    assert MODEL_FACING not in reply
+    verdict = reply_validate(reply=reply, customer_message=said, grounding=[said, json.dumps(result)])
     assert verdict.ok, verdict.violations
+
+
+@pytest.mark.parametrize(
+    ("field", "expected"),
+    [
+        ("order_id", "That order number doesn't look quite right. Order numbers start with BK-"),
+        ("customer_email", "That email address doesn't look right."),
+    ],
+)
+def test_a_malformed_order_number_or_email_is_asked_for_again(field, expected):
+    result = {"error": ToolError.INVALID_ARGUMENTS, "message": MODEL_FACING, "problems": [{"field": field}]}
+    messages = [customer(f"Track BK-123 for {SARAH}")]
+    messages += tool_round("lookup_order", {"order_id": "BK-123", "customer_email": SARAH}, result)
+    assert text_of(ask(messages)).startswith(expected)
