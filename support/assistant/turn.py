@@ -33,7 +33,6 @@ from support.conversations.services import (
     NewMessage,
     TurnLease,
     conversation_get_for_session,
-    conversation_start,
     conversation_turn_abandon,
     conversation_turn_begin,
     conversation_turn_commit,
@@ -83,7 +82,6 @@ class TurnResult:
 class Turn:
     """One turn while it runs: what the model is sent, and everything the turn has produced."""
 
-    conversation: Conversation
     lease: TurnLease
     deadline: float  # time.monotonic() by which the turn must end
     messages: list[dict]  # the request's history; grows with each tool step
@@ -92,6 +90,10 @@ class Turn:
     produced: list[NewMessage] = field(default_factory=list)  # stored when the turn commits
     model_calls: list[ModelReply] = field(default_factory=list)
     tool_calls: list[dict] = field(default_factory=list)  # name, input and result, for evals
+
+    @property
+    def conversation(self) -> Conversation:
+        return self.lease.conversation
 
     @property
     def model_ms(self) -> int:
@@ -132,10 +134,10 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed."""
     model = model or get_model()
     text = message_clean(text=text)
-    conversation = conversation_get_for_session(session=session) or conversation_start(session=session)
-    if conversation.turn_count >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
+    conversation = conversation_get_for_session(session=session)
+    if conversation is not None and conversation.turn_count >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
         return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=conversation.turn_count)
-    turn = _turn_begin(conversation, text)
+    turn = _turn_begin(session, conversation, text)
     try:
         reply_blocks = _tool_loop(turn, model)
         reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
@@ -143,7 +145,6 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             reply_blocks = [{"type": "text", "text": reply}]
         turn.produced.append(NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply))
         conversation_turn_commit(
-            conversation=conversation,
             lease=turn.lease,
             messages=turn.produced,
             model_calls=turn.model_calls,
@@ -151,12 +152,10 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         )
     except BaseException:
         try:
-            conversation_turn_abandon(
-                conversation=conversation, lease=turn.lease, model_calls=turn.model_calls
-            )
+            conversation_turn_abandon(lease=turn.lease, model_calls=turn.model_calls)
         except Exception:
             logger.exception(
-                "could not clean up after a failed turn (conversation=%s)", log_id(conversation.pk)
+                "could not clean up after a failed turn (conversation=%s)", log_id(turn.conversation.pk)
             )
         raise
     return TurnResult(
@@ -169,25 +168,24 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     )
 
 
-def _turn_begin(conversation: Conversation, text: str) -> Turn:
+def _turn_begin(session, conversation: Conversation | None, text: str) -> Turn:
     # The lease counts this turn only if turn_count is still as read, so its number is known now.
+    number = (conversation.turn_count if conversation else 0) + 1
     customer_message = NewMessage(
         MessageRole.USER,
-        [
-            {"type": "text", "text": text},
-            {"type": "text", "text": turn_reminder(turn=conversation.turn_count + 1)},
-        ],
+        [{"type": "text", "text": text}, {"type": "text", "text": turn_reminder(turn=number)}],
         visible_text=text,
     )
-    lease, history = conversation_turn_begin(conversation=conversation, customer_message=customer_message)
+    lease, history = conversation_turn_begin(
+        session=session, conversation=conversation, customer_message=customer_message
+    )
     return Turn(
-        conversation=conversation,
         lease=lease,
         deadline=time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS,
         messages=_history_for_request(history),
         grounding=[grounding for message in history for grounding in _grounding_of(message)],
         tools=ToolContext(
-            conversation=conversation, eligibility_verified=set(conversation.eligibility_verified)
+            conversation=lease.conversation, eligibility_verified=set(lease.conversation.eligibility_verified)
         ),
     )
 

@@ -36,6 +36,7 @@ class TurnLease:
     """A turn's hold on its conversation: the token that proves it, the turn's number, and the
     position its first new message takes."""
 
+    conversation: Conversation
     token: uuid.UUID
     number: int
     next_position: int
@@ -80,16 +81,6 @@ def conversation_get_for_session(*, session) -> Conversation | None:
     return conversation
 
 
-def conversation_start(*, session) -> Conversation:
-    """Open a conversation for the session, or return the one a simultaneous request just opened."""
-    session_ensure(session=session)
-    try:
-        with transaction.atomic():
-            return Conversation.objects.create(session_key=session.session_key)
-    except IntegrityError:
-        return Conversation.objects.get(session_key=session.session_key, ended_at__isnull=True)
-
-
 def conversation_end_for_session(*, session) -> None:
     """Start afresh: the next message opens a new conversation."""
     if session.session_key:
@@ -99,24 +90,32 @@ def conversation_end_for_session(*, session) -> None:
 
 
 def conversation_turn_begin(
-    *, conversation: Conversation, customer_message: NewMessage
+    *, session, conversation: Conversation | None, customer_message: NewMessage
 ) -> tuple[TurnLease, list[dict]]:
-    """Take the conversation for one turn, count the turn, store the customer's words, and read
-    the stored history (theirs last) as dicts with position, role, content and visible_text.
+    """Take the session's conversation for one turn (opening one if it has none), count the turn,
+    store the customer's words, and read the stored history (theirs last) as dicts with
+    position, role, content and visible_text.
 
-    All of it commits together: either the turn has begun with their message kept, or
-    nothing happened. The lease is a compare-and-set on the row as read: every
-    turn changes turn_count when it takes the lease and lease_token when it
-    ends, so if both are still as read, no turn holds the conversation and the
-    guard state in hand (eligibility_verified, turn_count) is current, with no
-    second read. The turn's number is therefore the read turn_count + 1, which
-    is what the caller built the customer's message for.
+    All of it commits together: either the turn has begun with their message
+    kept, or nothing happened (TurnInProgress when another turn holds the
+    conversation). `conversation` is the session's open one as read before, or
+    None; the turn's number is its turn_count + 1 (1 for a new one), which is
+    what the caller built the customer's message for.
     """
     now = timezone.now()
+    lease_expires_at = now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS)
+    token = uuid.uuid4()
+    if conversation is None:
+        return _conversation_open_for_turn(session, customer_message, token, lease_expires_at), [
+            _as_history(0, customer_message)
+        ]
     if conversation.lease_token is not None and conversation.lease_expires_at >= now:
         raise TurnInProgress
-    token = uuid.uuid4()
     with transaction.atomic():
+        # A compare-and-set on the row as read: every turn changes turn_count
+        # when it takes the lease and lease_token when it ends, so if both are
+        # still as read, no turn holds the conversation and the guard state in
+        # hand (eligibility_verified, turn_count) is current, with no second read.
         taken = Conversation.objects.filter(
             pk=conversation.pk,
             ended_at__isnull=True,
@@ -124,7 +123,7 @@ def conversation_turn_begin(
             lease_token=conversation.lease_token,
         ).update(
             lease_token=token,
-            lease_expires_at=now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS),
+            lease_expires_at=lease_expires_at,
             last_activity_at=now,
             turn_count=conversation.turn_count + 1,
         )
@@ -138,26 +137,55 @@ def conversation_turn_begin(
         )
         position = history[-1]["position"] + 1 if history else 0
         _message(conversation, conversation.turn_count, position, customer_message).save(force_insert=True)
-    history.append(
-        {
-            "position": position,
-            "role": customer_message.role,
-            "content": customer_message.content,
-            "visible_text": customer_message.visible_text,
-        }
+    history.append(_as_history(position, customer_message))
+    lease = TurnLease(
+        conversation=conversation, token=token, number=conversation.turn_count, next_position=position + 1
     )
-    return TurnLease(token=token, number=conversation.turn_count, next_position=position + 1), history
+    return lease, history
+
+
+def _conversation_open_for_turn(
+    session, customer_message: NewMessage, token: uuid.UUID, lease_expires_at
+) -> TurnLease:
+    """A new conversation is born holding its first turn's lease, with the customer's words.
+
+    Two first messages of one session at once (two tabs): the database keeps
+    one open conversation per session, so the second finds the first's turn
+    running.
+    """
+    session_ensure(session=session)
+    try:
+        with transaction.atomic():
+            conversation = Conversation.objects.create(
+                session_key=session.session_key,
+                turn_count=1,
+                lease_token=token,
+                lease_expires_at=lease_expires_at,
+            )
+            _message(conversation, 1, 0, customer_message).save(force_insert=True)
+    except IntegrityError:
+        raise TurnInProgress from None
+    return TurnLease(conversation=conversation, token=token, number=1, next_position=1)
+
+
+def _as_history(position: int, message: NewMessage) -> dict:
+    return {
+        "position": position,
+        "role": message.role,
+        "content": message.content,
+        "visible_text": message.visible_text,
+    }
 
 
 def conversation_turn_commit(
     *,
-    conversation: Conversation,
     lease: TurnLease,
     messages: Sequence[NewMessage],
     model_calls: Sequence[ModelReply],
     eligibility_verified: Collection[str],
 ) -> None:
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress)."""
+    conversation = lease.conversation
     with transaction.atomic():
         still_ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
             lease_token=None,
@@ -171,19 +199,17 @@ def conversation_turn_commit(
         _model_calls_add(conversation, lease.number, model_calls)
 
 
-def conversation_turn_abandon(
-    *, conversation: Conversation, lease: TurnLease, model_calls: Sequence[ModelReply]
-) -> None:
+def conversation_turn_abandon(*, lease: TurnLease, model_calls: Sequence[ModelReply]) -> None:
     """End a failed turn: free the conversation and keep the usage of the calls it made.
 
     The customer's words stay (stored when the turn began); nothing the model
     said is kept, so the history stays a valid request.
     """
     with transaction.atomic():
-        Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
+        Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token).update(
             lease_token=None, lease_expires_at=None
         )
-        _model_calls_add(conversation, lease.number, model_calls)
+        _model_calls_add(lease.conversation, lease.number, model_calls)
 
 
 def _message(

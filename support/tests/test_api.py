@@ -14,7 +14,6 @@ from django.utils import timezone
 
 from orders.models import Order, ReturnRecord
 from support.assistant.turn import TURN_LIMIT_REPLY
-from support.conversations.services import conversation_start
 from support.models import Conversation, ConversationMessage
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
@@ -281,16 +280,4 @@ def test_a_first_message_that_fails_still_keeps_its_conversation(claude):
         block["text"] for block in claude.requests[0]["messages"][0]["content"] if block["type"] == "text"
     ]
     assert "Where is my order?" in sent
-    assert Conversation.objects.count() == 1
-
-
-def test_two_first_messages_at_once_share_one_conversation(db):
-    """Two tabs of one session start a conversation at the same moment: the database lets one
-    through and the other joins it."""
-    from django.contrib.sessions.backends.db import SessionStore
-
-    session = SessionStore()
-    session.create()
-    opened_by_other_tab = Conversation.objects.create(session_key=session.session_key)
-    assert conversation_start(session=session) == opened_by_other_tab
     assert Conversation.objects.count() == 1

@@ -2,6 +2,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
 from support.conversations.services import (
@@ -20,11 +21,12 @@ def _reread(conversation: Conversation) -> Conversation:
     return Conversation.objects.get(pk=conversation.pk)
 
 
-def _begin(conversation: Conversation, words: str = "Hello"):
-    return conversation_turn_begin(
-        conversation=conversation,
-        customer_message=NewMessage(MessageRole.USER, [{"type": "text", "text": words}], words),
-    )
+def _words(words: str) -> NewMessage:
+    return NewMessage(MessageRole.USER, [{"type": "text", "text": words}], words)
+
+
+def _begin(conversation: Conversation | None, words: str = "Hello", session=None):
+    return conversation_turn_begin(session=session, conversation=conversation, customer_message=_words(words))
 
 
 def _stored(conversation: Conversation) -> list[str]:
@@ -33,6 +35,13 @@ def _stored(conversation: Conversation) -> list[str]:
         .order_by("position")
         .values_list("visible_text", flat=True)
     )
+
+
+@pytest.fixture
+def session():
+    store = SessionStore()
+    store.create()
+    return store
 
 
 class TestTurnBegin:
@@ -51,7 +60,6 @@ class TestTurnBegin:
         conversation = Conversation.objects.create(session_key="s1")
         lease, _ = _begin(_reread(conversation), "first")
         conversation_turn_commit(
-            conversation=conversation,
             lease=lease,
             messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "reply"}], "reply")],
             model_calls=[],
@@ -67,7 +75,6 @@ class TestTurnBegin:
         # Another worker's whole turn, between our read and our take: it passed an eligibility check.
         lease, _ = _begin(_reread(conversation))
         conversation_turn_commit(
-            conversation=conversation,
             lease=lease,
             messages=[],
             model_calls=[],
@@ -107,6 +114,22 @@ class TestTurnBegin:
         assert _reread(conversation).turn_count == 1
         assert _stored(conversation) == ["first"]
 
+    def test_a_first_message_opens_a_conversation_that_holds_its_lease(self, session):
+        lease, history = _begin(None, "Where is my order?", session=session)
+        row = Conversation.objects.get(session_key=session.session_key, ended_at__isnull=True)
+        assert (row, row.lease_token, row.turn_count, lease.number) == (lease.conversation, lease.token, 1, 1)
+        assert _stored(row) == ["Where is my order?"]
+        assert [message["visible_text"] for message in history] == ["Where is my order?"]
+
+    def test_two_first_messages_at_once_share_one_conversation(self, session):
+        """Two tabs of one session send their first message at the same moment: the database lets
+        one open a conversation, and the other finds that conversation's turn running."""
+        first, _ = _begin(None, "from the first tab", session=session)
+        with pytest.raises(TurnInProgress):
+            _begin(None, "from the second tab", session=session)  # it read no conversation either
+        assert Conversation.objects.count() == 1
+        assert _stored(first.conversation) == ["from the first tab"]
+
     def test_an_ended_conversation_is_not_taken(self):
         conversation = Conversation.objects.create(session_key="s1", ended_at=timezone.now())
         with pytest.raises(TurnInProgress):
@@ -121,7 +144,6 @@ class TestTurnEnd:
         Conversation.objects.filter(pk=conversation.pk).update(lease_token=uuid.uuid4())
         with pytest.raises(TurnInProgress):
             conversation_turn_commit(
-                conversation=conversation,
                 lease=lease,
                 messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "late"}], "late")],
                 model_calls=[],
@@ -133,7 +155,7 @@ class TestTurnEnd:
     def test_an_abandoned_turn_frees_the_conversation_and_keeps_the_words(self):
         conversation = Conversation.objects.create(session_key="s1")
         lease, _ = _begin(_reread(conversation), "words")
-        conversation_turn_abandon(conversation=conversation, lease=lease, model_calls=[])
+        conversation_turn_abandon(lease=lease, model_calls=[])
         assert _reread(conversation).lease_token is None
         assert _stored(conversation) == ["words"]
         _begin(_reread(conversation), "again")
