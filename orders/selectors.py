@@ -110,7 +110,8 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
             label = item.get_category_display().lower()
             article = "an" if label[0] in "aeiou" else "a"
             reason = f"This is {article} {label}, and {label}s cannot be returned."
-            entries.append(ItemEligibility(item, False, reason))
+            # Held too when the category was excluded after its return started.
+            entries.append(ItemEligibility(item, False, reason, in_open_return=item.id in held_item_ids))
         elif item.id in held_item_ids:
             entries.append(
                 ItemEligibility(

@@ -70,6 +70,19 @@ class TestReturnRecordCreate:
         assert refused.value.code == "item_not_returnable"
         assert not ReturnRecord.objects.exists()
 
+    def test_an_item_in_an_open_return_is_already_initiated_even_once_its_category_is_excluded(self):
+        order = delivered_order(days_ago=3, today=TODAY, categories=[ItemCategory.AUDIOBOOK])
+        audiobook = order.items.get()
+        policy = return_policy_get()
+        policy.non_returnable_categories = []
+        policy.save()
+        return_record_create(order=order, reason="Not for me", items=[audiobook], today=TODAY)
+        policy.non_returnable_categories = [ItemCategory.AUDIOBOOK]
+        policy.save()
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="Again", items=[audiobook], today=TODAY)
+        assert refused.value.code == "already_initiated"
+
     def test_item_of_another_order_is_refused(self):
         order = delivered_order(days_ago=3, today=TODAY)
         stranger = delivered_order(days_ago=3, today=TODAY).items.get()

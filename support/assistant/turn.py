@@ -36,6 +36,7 @@ from support.conversations.services import (
     conversation_turn_abandon,
     conversation_turn_begin,
     conversation_turn_commit,
+    storable,
 )
 from support.llm.configured import get_model
 from support.llm.protocol import ToolError
@@ -135,50 +136,55 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     model = model or get_model()
     text = message_clean(text=text)
     conversation = conversation_get_for_session(session=session)
-    if conversation is not None and conversation.turn_count >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
-        return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=conversation.turn_count)
-    turn = _turn_begin(session, conversation, text)
+    turns_so_far = conversation.turn_count if conversation else 0
+    if turns_so_far >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
+        return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=turns_so_far)
+    # The lease counts this turn only if turn_count is still as read, so its number is known now.
+    lease, history = conversation_turn_begin(
+        session=session, conversation=conversation, customer_message=_customer_message(text, turns_so_far + 1)
+    )
+    turn = None
     try:
+        turn = _turn_of(lease, history)
         reply_blocks = _tool_loop(turn, model)
         reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
         if violations:
             reply_blocks = [{"type": "text", "text": reply}]
         turn.produced.append(NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply))
         conversation_turn_commit(
-            lease=turn.lease,
+            lease=lease,
             messages=turn.produced,
             model_calls=turn.model_calls,
             eligibility_verified=turn.tools.eligibility_verified,
         )
     except BaseException:
         try:
-            conversation_turn_abandon(lease=turn.lease, model_calls=turn.model_calls)
+            conversation_turn_abandon(lease=lease, model_calls=turn.model_calls if turn else [])
         except Exception:
             logger.exception(
-                "could not clean up after a failed turn (conversation=%s)", log_id(turn.conversation.pk)
+                "could not clean up after a failed turn (conversation=%s)", log_id(lease.conversation.pk)
             )
         raise
     return TurnResult(
         reply=reply,
         offline=model.offline,
-        turn=turn.lease.number,
+        turn=lease.number,
         violations=violations,
         tool_calls=turn.tool_calls,
         model_ms=turn.model_ms,
     )
 
 
-def _turn_begin(session, conversation: Conversation | None, text: str) -> Turn:
-    # The lease counts this turn only if turn_count is still as read, so its number is known now.
-    number = (conversation.turn_count if conversation else 0) + 1
-    customer_message = NewMessage(
+def _customer_message(text: str, number: int) -> NewMessage:
+    """The customer's words with this turn's reminder, as stored and sent."""
+    return NewMessage(
         MessageRole.USER,
         [{"type": "text", "text": text}, {"type": "text", "text": turn_reminder(turn=number)}],
         visible_text=text,
     )
-    lease, history = conversation_turn_begin(
-        session=session, conversation=conversation, customer_message=customer_message
-    )
+
+
+def _turn_of(lease: TurnLease, history: list[dict]) -> Turn:
     return Turn(
         lease=lease,
         deadline=time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS,
@@ -204,15 +210,17 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         )
         turn.model_calls.append(response)
         calls_left -= 1
-        tool_uses = [block for block in response.content if block["type"] == "tool_use"]
+        # What the customer reads, what is stored and what the model is sent again are the same.
+        content = storable(response.content)
+        tool_uses = [block for block in content if block["type"] == "tool_use"]
 
         if response.stop_reason == "max_tokens":
             # Half a sentence is never shown. A tool call cut short cannot be
             # run, and the text before it only announced it.
-            text = "" if tool_uses else _whole_sentences(_text_of(response.content))
+            text = "" if tool_uses else _whole_sentences(_text_of(content))
             return [{"type": "text", "text": text or TOO_LONG_REPLY}]
         if not tool_uses:
-            return [block for block in response.content if block["type"] == "text"]
+            return [block for block in content if block["type"] == "text"]
 
         results = []
         for block in tool_uses:
@@ -225,7 +233,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
                 )
             turn.tool_calls.append({"name": block["name"], "input": block["input"], "result": outcome.result})
             results.append(outcome.as_block(block["id"]))
-        turn.add_tool_step(response.content, results)
+        turn.add_tool_step(content, results)
         if not calls_left:
             return [{"type": "text", "text": STUCK_REPLY}]
 

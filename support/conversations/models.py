@@ -1,4 +1,5 @@
 from django.db import models
+from django.utils import timezone
 
 
 class Conversation(models.Model):
@@ -102,7 +103,8 @@ class ConversationReturn(models.Model):
     return_record = models.OneToOneField(
         "orders.ReturnRecord", on_delete=models.CASCADE, related_name="conversation_link"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # A default, not auto_now_add: links copied from before keep their return's time.
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
 
     class Meta:
         ordering = ["conversation", "created_at"]

@@ -200,16 +200,16 @@ def conversation_turn_commit(
 
 
 def conversation_turn_abandon(*, lease: TurnLease, model_calls: Sequence[ModelReply]) -> None:
-    """End a failed turn: free the conversation and keep the usage of the calls it made.
+    """End a failed turn: free the conversation, then keep the usage of the calls it made.
 
     The customer's words stay (stored when the turn began); nothing the model
-    said is kept, so the history stays a valid request.
+    said is kept, so the history stays a valid request. Two separate writes on
+    purpose: if storing the usage fails too, the conversation is free anyway.
     """
-    with transaction.atomic():
-        Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token).update(
-            lease_token=None, lease_expires_at=None
-        )
-        _model_calls_add(lease.conversation, lease.number, model_calls)
+    Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token).update(
+        lease_token=None, lease_expires_at=None
+    )
+    _model_calls_add(lease.conversation, lease.number, model_calls)
 
 
 def _message(
@@ -220,8 +220,8 @@ def _message(
         position=position,
         turn=turn,
         role=message.role,
-        content=_storable(message.content),
-        visible_text=_storable(message.visible_text),
+        content=storable(message.content),
+        visible_text=storable(message.visible_text),
     )
 
 
@@ -249,15 +249,15 @@ def _model_calls_add(conversation: Conversation, turn: int, calls: Sequence[Mode
     )
 
 
-def _storable(value):
+def storable(value):
     """The value without NUL characters, which PostgreSQL cannot store in text or jsonb (a model may
-    send them)."""
+    send them). Applied to everything a conversation stores."""
     if isinstance(value, str):
         return value.replace("\x00", "")
     if isinstance(value, list):
-        return [_storable(item) for item in value]
+        return [storable(item) for item in value]
     if isinstance(value, dict):
-        return {_storable(key): _storable(item) for key, item in value.items()}
+        return {storable(key): storable(item) for key, item in value.items()}
     return value
 
 

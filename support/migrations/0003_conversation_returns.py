@@ -1,6 +1,8 @@
 # The chat owns its link to the returns it started (it was orders.ReturnRecord.conversation).
+# Reversing it copies the links back; reverse support and orders together (orders 0003 first).
 
 import django.db.models.deletion
+import django.utils.timezone
 from django.db import migrations, models
 
 
@@ -39,7 +41,7 @@ class Migration(migrations.Migration):
             name='ConversationReturn',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('created_at', models.DateTimeField(default=django.utils.timezone.now, editable=False)),
                 ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='return_links', to='support.conversation')),
                 ('return_record', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='conversation_link', to='orders.returnrecord')),
             ],

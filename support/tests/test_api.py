@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from orders.models import Order, ReturnRecord
 from support.assistant.turn import TURN_LIMIT_REPLY
-from support.models import Conversation, ConversationMessage
+from support.models import Conversation, ConversationMessage, ModelCall
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 from support.testing.protocol import messages_problems
@@ -173,7 +173,7 @@ class TestOneTurnAtATime:
         ]
 
     @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-    def test_a_turn_whose_lease_was_taken_over_stores_nothing(self, claude, customer):
+    def test_a_turn_whose_lease_was_taken_over_answers_409(self, claude, customer):
         def lease_stolen(request):
             Conversation.objects.update(lease_token=uuid.uuid4())
             return message(text(ASK_NUMBER))
@@ -181,7 +181,7 @@ class TestOneTurnAtATime:
         claude.reset(lease_stolen)
         response = customer.send("Where is my order?")
         assert response.status_code == 409
-        assert [m.visible_text for m in ConversationMessage.objects.all()] == ["Where is my order?"]
+        assert response.json()["error"] == "turn_in_progress"
 
 
 class TestFailureAtEveryStep:
@@ -228,6 +228,12 @@ class TestFailureAtEveryStep:
         crash = mock.patch.object(
             ConversationMessage.objects, "bulk_create", side_effect=RuntimeError("disk")
         )
+        self._fail_then_recover(claude, customer, [message(text(ASK_NUMBER))], 500, crash)
+
+    def test_storing_the_usage_fails_too(self, claude, customer):
+        # The commit fails on the model calls' row, and so does the clean-up's second try at it:
+        # the conversation must be free all the same.
+        crash = mock.patch.object(ModelCall.objects, "bulk_create", side_effect=RuntimeError("disk"))
         self._fail_then_recover(claude, customer, [message(text(ASK_NUMBER))], 500, crash)
 
     def test_history_survives_a_restart(self, claude, customer):

@@ -121,7 +121,7 @@ class TestTurnBegin:
         assert _stored(row) == ["Where is my order?"]
         assert [message["visible_text"] for message in history] == ["Where is my order?"]
 
-    def test_two_first_messages_at_once_share_one_conversation(self, session):
+    def test_two_first_messages_at_once_end_in_one_conversation(self, session):
         """Two tabs of one session send their first message at the same moment: the database lets
         one open a conversation, and the other finds that conversation's turn running."""
         first, _ = _begin(None, "from the first tab", session=session)

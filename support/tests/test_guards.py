@@ -82,6 +82,7 @@ def test_return_after_a_passed_check_creates_the_rma_linked_to_the_conversation(
 
     record = ReturnRecord.objects.get()
     assert [item.title for item in record.items.all()] == ["Sapiens"]
+    assert record.reason == "Damaged"
     assert list(record.conversations.all()) == [Conversation.objects.get()]
     assert record.rma_number in response.json()["reply"]
 
@@ -264,3 +265,20 @@ def test_api_error_in_the_middle_of_a_tool_turn_leaves_a_valid_history(claude, c
     customer_words = [block["text"] for block in request["messages"][0]["content"] if block["type"] == "text"]
     assert "Where is BK-10042? sarah.chen@example.com" in customer_words
     assert "Hello? Where is my order?" in customer_words
+
+
+def test_nul_characters_from_the_model_are_never_shown_stored_or_sent_back(claude, customer):
+    """PostgreSQL can hold no NUL, and no customer should read one: a model reply's NULs go where it
+    enters the turn, so what is shown, stored and sent again is the same."""
+    claude.reset(
+        message(tool_use("lookup_order", {**SARAH, "customer_email": "sarah.chen@example.com\x00"})),
+        message(text("Your order BK-10042 was\x00 delivered on 2026-03-30.")),
+    )
+    reply = customer.send("Where is BK-10042? sarah.chen@example.com").json()["reply"]
+    assert reply == "Your order BK-10042 was delivered on 2026-03-30."
+    stored = json.dumps(list(ConversationMessage.objects.values_list("content", "visible_text")))
+    assert "\\u0000" not in stored
+
+    claude.reset(message(text("You're welcome! Anything else about your order?")))
+    customer.send("Thanks")
+    assert "\\u0000" not in json.dumps(claude.requests[0]["messages"])

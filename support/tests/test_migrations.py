@@ -52,6 +52,8 @@ def test_the_link_from_a_return_to_its_conversation_moves_to_the_chat_with_the_d
             "conversation_id", "return_record_id"
         )
         assert list(links) == [(conversation.pk, linked.pk)]
+        link = new.get_model("support", "ConversationReturn").objects.get()
+        assert link.created_at == linked.created_at
         assert "conversation" not in {f.name for f in new.get_model("orders", "ReturnRecord")._meta.fields}
     finally:
         _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
