@@ -7,6 +7,8 @@ admin.site.site_header = "Bookly support"
 admin.site.site_title = "Bookly support"
 admin.site.index_title = "Orders, returns and FAQ"
 
+handler400 = "bookly.views.bad_request"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health", views.health, name="health"),

@@ -2,14 +2,17 @@
 
 import logging
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, connection
 from django.http import JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
+from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from support.llm.configured import get_model
+from support.web.api import SEND_JSON, api_error
 
 logger = logging.getLogger(__name__)
 
@@ -31,13 +34,34 @@ def health(request):
     return JsonResponse({"status": "ok"})
 
 
+def _is_api(request) -> bool:
+    return request.path.startswith("/api/")
+
+
 def csrf_failure(request, reason=""):
     """A refused POST in words: JSON on the API, the site's 403 page elsewhere (Django logs the reason)."""
-    if request.path.startswith("/api/"):
-        return JsonResponse(
-            {"error": "csrf_failed", "detail": CSRF_FAILED_DETAIL, "offline": get_model().offline}, status=403
-        )
+    if _is_api(request):
+        return api_error(403, "csrf_failed", CSRF_FAILED_DETAIL)
     return render(request, "403_csrf.html", status=403)
+
+
+def bad_request(request, exception):
+    """A request Django refused before any view (a body over the size limit, a broken form): JSON on
+    the API, the site's 400 page elsewhere; 413 when it was too large."""
+    too_large = isinstance(exception, RequestDataTooBig)
+    if _is_api(request):
+        if too_large:
+            limit_mb = settings.DATA_UPLOAD_MAX_MEMORY_SIZE / 1024 / 1024
+            detail = (
+                f"That request is too large: at most {limit_mb:.1f} MB, and a message at most "
+                f"{settings.BOOKLY_MAX_MESSAGE_CHARS} characters."
+            )
+            return api_error(413, "too_large", detail)
+        return api_error(400, "bad_request", SEND_JSON)
+    response = defaults.bad_request(request, exception)
+    if too_large:
+        response.status_code = 413
+    return response
 
 
 @require_safe

@@ -3,8 +3,8 @@
 import json
 
 from django.http import JsonResponse
+from django.http.request import RawPostDataException
 from django.views.decorators.csrf import ensure_csrf_cookie
-from django.views.decorators.http import require_http_methods, require_POST
 
 from support.assistant.turn import conversation_take_turn
 from support.conversations.selectors import conversation_transcript
@@ -17,8 +17,11 @@ from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
+SEND_JSON = 'Send JSON like {"message": "Where is my order?"}.'
 
-def _error(status: int, code: str, detail: str, retry_after: int | None = None) -> JsonResponse:
+
+def api_error(status: int, code: str, detail: str, retry_after: int | None = None) -> JsonResponse:
+    """Every error of the chat API: {"error": code, "detail": a sentence for a person, "offline"}."""
     response = JsonResponse({"error": code, "detail": detail, "offline": get_model().offline}, status=status)
     if retry_after:
         response["Retry-After"] = str(retry_after)
@@ -27,9 +30,16 @@ def _error(status: int, code: str, detail: str, retry_after: int | None = None) 
     return response
 
 
+def _method_not_allowed(allowed: list[str]) -> JsonResponse:
+    response = api_error(405, "method_not_allowed", f"This address takes {' or '.join(allowed)} only.")
+    response["Allow"] = ", ".join(allowed)
+    return response
+
+
 @ensure_csrf_cookie
-@require_http_methods(["GET", "POST"])
 def chat(request):
+    if request.method not in ("GET", "POST"):
+        return _method_not_allowed(["GET", "POST"])
     if request.method == "GET":
         session_ensure(session=request.session)
         conversation = conversation_get_for_session(session=request.session)
@@ -39,22 +49,26 @@ def chat(request):
 
     wait = chat_send_wait_seconds(request)
     if wait is not None:
-        return _error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
+        return api_error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
     try:
         payload = json.loads(request.body or b"null")
-    except (ValueError, UnicodeDecodeError):
-        return _error(400, "invalid_json", 'Send JSON like {"message": "Where is my order?"}.')
+    except RawPostDataException:
+        # A form or multipart body, already read as a form (by the CSRF check): not JSON.
+        return api_error(400, "invalid_json", SEND_JSON)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return api_error(400, "invalid_json", SEND_JSON)
     message = payload.get("message") if isinstance(payload, dict) else None
     try:
         result = conversation_take_turn(session=request.session, text=message)
     except Exception as error:
         refusal = turn_refusal(error)
-        return _error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
+        return api_error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
     request.model_ms = result.model_ms  # for the Server-Timing header, when enabled
     return JsonResponse({"reply": result.reply, "offline": result.offline, "turn": result.turn})
 
 
-@require_POST
 def chat_reset(request):
+    if request.method != "POST":
+        return _method_not_allowed(["POST"])
     conversation_end_for_session(session=request.session)
     return JsonResponse({"messages": [], "offline": get_model().offline})
