@@ -13,7 +13,10 @@ bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
 # Two processes per core: one process's threads share one interpreter lock, and
 # the benchmark measured 4 x 128 threads 22% faster than 2 x 256 on 2 cores.
-workers = int(os.environ.get("WEB_CONCURRENCY", str(2 * (os.cpu_count() or 1))))
+# Without Redis the rate-limit counters live in each process, so one process
+# keeps them right (`check --deploy` reports the missing REDIS_URL as an error).
+default_workers = 2 * (os.cpu_count() or 1) if os.environ.get("REDIS_URL") else 1
+workers = int(os.environ.get("WEB_CONCURRENCY", str(default_workers)))
 # Turns in flight per worker. They mostly wait on the model, so many threads
 # are cheap; the database pool, not this number, bounds connections.
 threads = int(os.environ.get("GUNICORN_THREADS", "128"))

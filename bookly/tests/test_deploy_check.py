@@ -1,6 +1,7 @@
 """`manage.py check --deploy` under the production configuration, in a fresh process."""
 
 import os
+import runpy
 import secrets
 import subprocess
 import sys
@@ -17,6 +18,8 @@ PRODUCTION_ENV = {
     "DJANGO_SECURE_HSTS_SECONDS": "31536000",
     "DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS": "true",
     "DJANGO_SECURE_HSTS_PRELOAD": "false",
+    # Checks read the URL; nothing connects to it.
+    "REDIS_URL": "redis://cache.internal:6379/0",
 }
 # What .env.example sets for scripts/run on plain HTTP.
 LOCAL_HTTP_ENV = {
@@ -31,7 +34,7 @@ def check_deploy(overrides: dict[str, str]) -> subprocess.CompletedProcess:
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "BOOKLY_", "DATABASE_URL"))
+        if not key.startswith(("DJANGO_", "BOOKLY_", "DATABASE_URL", "REDIS_URL"))
     }
     env.update(overrides, DJANGO_SECRET_KEY=secrets.token_urlsafe(50))
     return subprocess.run(
@@ -57,3 +60,19 @@ def test_check_deploy_flags_the_local_http_settings():
     # W010: SESSION_COOKIE_SECURE (W010 rather than W012: our session middleware is a subclass).
     for check_id in ("security.W004", "security.W008", "security.W010", "security.W016"):
         assert check_id in result.stderr
+
+
+def test_check_deploy_fails_when_rate_limits_would_count_per_process():
+    without_redis = {key: value for key, value in PRODUCTION_ENV.items() if key != "REDIS_URL"}
+    result = check_deploy(without_redis)
+    assert result.returncode != 0
+    assert "bookly.E001" in result.stderr and "REDIS_URL" in result.stderr
+
+
+def test_gunicorn_runs_one_worker_unless_a_shared_cache_is_configured(monkeypatch):
+    monkeypatch.delenv("WEB_CONCURRENCY", raising=False)
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    config = settings.BASE_DIR / "gunicorn.conf.py"
+    assert runpy.run_path(str(config))["workers"] == 1
+    monkeypatch.setenv("REDIS_URL", "redis://cache.internal:6379/0")
+    assert runpy.run_path(str(config))["workers"] == 2 * (os.cpu_count() or 1)
