@@ -166,8 +166,10 @@ BOOKLY_MAX_MESSAGE_CHARS = env.int("BOOKLY_MAX_MESSAGE_CHARS", default=4000)
 # A turn gives up (503, "try again") once this much time has passed, so that
 # it always ends inside the server's request timeout (gunicorn: 120 s).
 BOOKLY_TURN_DEADLINE_SECONDS = env.float("BOOKLY_TURN_DEADLINE_SECONDS", default=75.0)
-# How long a running turn holds its conversation; longer than any turn can run.
-BOOKLY_TURN_LEASE_SECONDS = env.float("BOOKLY_TURN_LEASE_SECONDS", default=90.0)
+# How long a turn holds its conversation at a time. A running turn renews it
+# every third of this (support/conversations/lease_keeper.py), so a dead
+# worker's conversation is free again within this many seconds.
+BOOKLY_TURN_LEASE_SECONDS = env.float("BOOKLY_TURN_LEASE_SECONDS", default=20.0)
 BOOKLY_CONVERSATION_IDLE_MINUTES = env.int("BOOKLY_CONVERSATION_IDLE_MINUTES", default=30)
 BOOKLY_CONVERSATION_RETENTION_DAYS = env.int("BOOKLY_CONVERSATION_RETENTION_DAYS", default=90)
 

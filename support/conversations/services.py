@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from orders.models import Order, OrderItem, ReturnRecord
 from orders.services import return_record_create
+from support.conversations.lease_keeper import lease_forget, lease_keep
 from support.conversations.models import (
     Conversation,
     ConversationMessage,
@@ -137,6 +138,7 @@ def conversation_turn_begin(
         )
         position = history[-1]["position"] + 1 if history else 0
         _message(conversation, conversation.turn_count, position, customer_message).save(force_insert=True)
+    lease_keep(token)
     history.append(_as_history(position, customer_message))
     lease = TurnLease(
         conversation=conversation, token=token, number=conversation.turn_count, next_position=position + 1
@@ -165,6 +167,7 @@ def _conversation_open_for_turn(
             _message(conversation, 1, 0, customer_message).save(force_insert=True)
     except IntegrityError:
         raise TurnInProgress from None
+    lease_keep(token)
     return TurnLease(conversation=conversation, token=token, number=1, next_position=1)
 
 
@@ -186,6 +189,7 @@ def conversation_turn_commit(
 ) -> None:
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress)."""
     conversation = lease.conversation
+    lease_forget(lease.token)
     with transaction.atomic():
         still_ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
             lease_token=None,
@@ -206,6 +210,7 @@ def conversation_turn_abandon(*, lease: TurnLease, model_calls: Sequence[ModelRe
     said is kept, so the history stays a valid request. Two separate writes on
     purpose: if storing the usage fails too, the conversation is free anyway.
     """
+    lease_forget(lease.token)
     Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token).update(
         lease_token=None, lease_expires_at=None
     )

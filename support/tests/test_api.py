@@ -173,6 +173,23 @@ class TestOneTurnAtATime:
         ]
 
     @pytest.mark.django_db(transaction=True, serialized_rollback=True)
+    def test_a_turn_longer_than_its_lease_keeps_the_conversation(self, claude, customer, settings):
+        """The lease is short (a dead worker's conversation is soon free), so a running turn renews it."""
+        settings.BOOKLY_TURN_LEASE_SECONDS = 1.5
+
+        def answer_after_three_leases(request):
+            time.sleep(3.2)
+            second = customer.send("Hello?? are you there")
+            answer_after_three_leases.second = second
+            return message(text(ASK_NUMBER))
+
+        claude.reset(answer_after_three_leases)
+        assert customer.send("Where is my order?").status_code == 200
+        second = answer_after_three_leases.second
+        assert second.status_code == 409
+        assert int(second["Retry-After"]) >= 1
+
+    @pytest.mark.django_db(transaction=True, serialized_rollback=True)
     def test_a_turn_whose_lease_was_taken_over_answers_409(self, claude, customer):
         def lease_stolen(request):
             Conversation.objects.update(lease_token=uuid.uuid4())

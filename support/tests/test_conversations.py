@@ -5,6 +5,7 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
+from support.conversations.lease_keeper import leases_renew
 from support.conversations.services import (
     NewMessage,
     TurnInProgress,
@@ -25,8 +26,24 @@ def _words(words: str) -> NewMessage:
     return NewMessage(MessageRole.USER, [{"type": "text", "text": words}], words)
 
 
+_running: list = []
+
+
+@pytest.fixture(autouse=True)
+def _turns_end():
+    """A turn a test began and left running is abandoned after it, as the turn service would."""
+    yield
+    while _running:
+        lease = _running.pop()
+        conversation_turn_abandon(lease=lease, model_calls=[])
+
+
 def _begin(conversation: Conversation | None, words: str = "Hello", session=None):
-    return conversation_turn_begin(session=session, conversation=conversation, customer_message=_words(words))
+    lease, history = conversation_turn_begin(
+        session=session, conversation=conversation, customer_message=_words(words)
+    )
+    _running.append(lease)
+    return lease, history
 
 
 def _stored(conversation: Conversation) -> list[str]:
@@ -159,3 +176,17 @@ class TestTurnEnd:
         assert _reread(conversation).lease_token is None
         assert _stored(conversation) == ["words"]
         _begin(_reread(conversation), "again")
+
+
+class TestLeaseKeeper:
+    def test_a_running_turns_lease_is_renewed_and_an_ended_turns_is_not(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        lease, _ = _begin(_reread(conversation), "words")
+        almost_gone = timezone.now() + timedelta(seconds=1)
+        Conversation.objects.filter(pk=conversation.pk).update(lease_expires_at=almost_gone)
+
+        assert leases_renew() == 1
+        assert _reread(conversation).lease_expires_at > almost_gone + timedelta(seconds=5)
+
+        conversation_turn_commit(lease=lease, messages=[], model_calls=[], eligibility_verified=[])
+        assert leases_renew() == 0

@@ -10,6 +10,7 @@ from support.llm.types import ModelFailed, ModelUnavailable
 logger = logging.getLogger(__name__)
 
 _SAVED_TRY_AGAIN = "Your message is saved; please try again."
+TURN_IN_PROGRESS_RETRY_SECONDS = 2
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ def turn_refusal(error: Exception) -> TurnRefusal:
                 409,
                 "turn_in_progress",
                 "I'm still answering your previous message. Please wait a moment, then send this again.",
+                # A turn usually ends within seconds; a dead worker's lease within one lease.
+                retry_after=TURN_IN_PROGRESS_RETRY_SECONDS,
             )
         case ModelUnavailable():
             logger.warning("model unavailable: %s (request_id=%s)", error.reason, error.request_id)
