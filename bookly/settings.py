@@ -1,7 +1,7 @@
 """Bookly settings: every value comes from the environment (see .env.example)."""
 
 import re
-from datetime import date
+from datetime import date, timedelta
 from ipaddress import ip_network
 from pathlib import Path
 
@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "csp",
     "django_ratelimit",
+    "axes",
     "orders",
     "policies",
     "support",
@@ -55,7 +56,29 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# Staff logins: django-axes, the ecosystem's brute-force protection, counts failed
+# logins per username and client address in the database (so every worker sees
+# them), locks the pair out after BOOKLY_LOGIN_FAILURE_LIMIT failures, and forgets
+# failures older than BOOKLY_LOGIN_LOCKOUT_MINUTES, which is also how long a
+# lockout lasts. Lockouts show (and are cleared) in admin under "Axes".
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("BOOKLY_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("BOOKLY_LOGIN_LOCKOUT_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Operators need to see which login and address failed; django-axes never logs or
+# stores a password, whatever this list says.
+AXES_SENSITIVE_PARAMETERS = []
+AXES_LOCKOUT_TEMPLATE = "axes_lockout.html"
+# The client address as the rate limits see it: X-Forwarded-For only from BOOKLY_TRUSTED_PROXIES.
+AXES_CLIENT_IP_CALLABLE = "support.web.ratelimits.client_ip"
 
 ROOT_URLCONF = "bookly.urls"
 
