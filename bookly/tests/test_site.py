@@ -62,9 +62,12 @@ def test_csrf_cookie_is_readable_by_the_page_script_and_same_site_lax(client):
 # --- session lifetime ------------------------------------------------------------------------------
 
 
-def test_a_visitor_without_a_session_is_not_given_one(client):
-    response = client.get("/")
+@pytest.mark.parametrize("path", ["/", "/api/chat"])
+def test_reading_the_page_or_the_transcript_makes_no_session(client, path):
+    for _ in range(3):
+        response = client.get(path)
     assert "sessionid" not in response.cookies
+    assert "csrftoken" in response.cookies
     assert not Session.objects.exists()
 
 

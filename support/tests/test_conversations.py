@@ -190,3 +190,7 @@ class TestLeaseKeeper:
 
         conversation_turn_commit(lease=lease, messages=[], model_calls=[], eligibility_verified=[])
         assert leases_renew() == 0
+
+    def test_a_first_turns_lease_is_renewed_too(self, session):
+        _begin(None, "words", session=session)
+        assert leases_renew() == 1

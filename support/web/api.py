@@ -8,11 +8,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from support.assistant.turn import conversation_take_turn
 from support.conversations.selectors import conversation_transcript
-from support.conversations.services import (
-    conversation_end_for_session,
-    conversation_get_for_session,
-    session_ensure,
-)
+from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
@@ -41,7 +37,7 @@ def chat(request):
     if request.method not in ("GET", "POST"):
         return _method_not_allowed(["GET", "POST"])
     if request.method == "GET":
-        session_ensure(session=request.session)
+        # A read makes no session (nor a database row): a visitor gets one with their first message.
         conversation = conversation_get_for_session(session=request.session)
         return JsonResponse(
             {"messages": conversation_transcript(conversation=conversation), "offline": get_model().offline}
