@@ -40,7 +40,7 @@ from support.conversations.services import (
 )
 from support.llm.configured import get_model
 from support.llm.protocol import ToolError
-from support.llm.types import Model, ModelReply
+from support.llm.types import Model, ModelFailed, ModelReply
 
 logger = logging.getLogger(__name__)
 
@@ -157,9 +157,13 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             model_calls=turn.model_calls,
             eligibility_verified=turn.tools.eligibility_verified,
         )
-    except BaseException:
+    except BaseException as error:
         try:
-            conversation_turn_abandon(lease=lease, model_calls=turn.model_calls if turn else [])
+            conversation_turn_abandon(
+                lease=lease,
+                model_calls=turn.model_calls if turn else [],
+                set_aside_unanswered=isinstance(error, ModelFailed) and error.request_rejected,
+            )
         except Exception:
             logger.exception(
                 "could not clean up after a failed turn (conversation=%s)", log_id(lease.conversation.pk)
@@ -185,11 +189,12 @@ def _customer_message(text: str, number: int) -> NewMessage:
 
 
 def _turn_of(lease: TurnLease, history: list[dict]) -> Turn:
+    sent = [message for message in history if not message["set_aside"]]
     return Turn(
         lease=lease,
         deadline=time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS,
-        messages=_history_for_request(history),
-        grounding=[grounding for message in history for grounding in _grounding_of(message)],
+        messages=_history_for_request(sent),
+        grounding=[grounding for message in sent for grounding in _grounding_of(message)],
         tools=ToolContext(
             conversation=lease.conversation, eligibility_verified=set(lease.conversation.eligibility_verified)
         ),

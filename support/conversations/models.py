@@ -57,6 +57,9 @@ class ConversationMessage(models.Model):
     # What the customer sees in the transcript: their own words, or the reply
     # that passed validation. Empty for tool calls and results.
     visible_text = models.TextField(blank=True)
+    # Customer words the model API refused to process: kept for the transcript and
+    # staff, never sent to the model again, so the conversation can go on.
+    set_aside = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

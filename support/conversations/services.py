@@ -95,7 +95,7 @@ def conversation_turn_begin(
 ) -> tuple[TurnLease, list[dict]]:
     """Take the session's conversation for one turn (opening one if it has none), count the turn,
     store the customer's words, and read the stored history (theirs last) as dicts with
-    position, role, content and visible_text.
+    position, role, content, visible_text and set_aside.
 
     All of it commits together: either the turn has begun with their message
     kept, or nothing happened (TurnInProgress when another turn holds the
@@ -134,7 +134,7 @@ def conversation_turn_begin(
         history = list(
             ConversationMessage.objects.filter(conversation=conversation)
             .order_by("position")
-            .values("position", "role", "content", "visible_text")
+            .values("position", "role", "content", "visible_text", "set_aside")
         )
         position = history[-1]["position"] + 1 if history else 0
         _message(conversation, conversation.turn_count, position, customer_message).save(force_insert=True)
@@ -177,6 +177,7 @@ def _as_history(position: int, message: NewMessage) -> dict:
         "role": message.role,
         "content": message.content,
         "visible_text": message.visible_text,
+        "set_aside": False,
     }
 
 
@@ -203,18 +204,38 @@ def conversation_turn_commit(
         _model_calls_add(conversation, lease.number, model_calls)
 
 
-def conversation_turn_abandon(*, lease: TurnLease, model_calls: Sequence[ModelReply]) -> None:
+def conversation_turn_abandon(
+    *, lease: TurnLease, model_calls: Sequence[ModelReply], set_aside_unanswered: bool = False
+) -> None:
     """End a failed turn: free the conversation, then keep the usage of the calls it made.
 
     The customer's words stay (stored when the turn began); nothing the model
     said is kept, so the history stays a valid request. Two separate writes on
     purpose: if storing the usage fails too, the conversation is free anyway.
+    With `set_aside_unanswered` (the model API refused the request's content),
+    the customer messages still waiting for a reply are set aside: shown, never
+    sent again, so that one bad message cannot block the conversation.
     """
     lease_forget(lease.token)
     Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token).update(
         lease_token=None, lease_expires_at=None
     )
+    if set_aside_unanswered:
+        _unanswered_set_aside(lease.conversation)
     _model_calls_add(lease.conversation, lease.number, model_calls)
+
+
+def _unanswered_set_aside(conversation: Conversation) -> None:
+    last_reply = (
+        ConversationMessage.objects.filter(conversation=conversation, role=MessageRole.ASSISTANT)
+        .order_by("-position")
+        .values_list("position", flat=True)
+        .first()
+    )
+    unanswered = ConversationMessage.objects.filter(conversation=conversation, role=MessageRole.USER)
+    if last_reply is not None:
+        unanswered = unanswered.filter(position__gt=last_reply)
+    unanswered.update(set_aside=True)
 
 
 def _message(

@@ -11,6 +11,10 @@ from support.llm.types import ModelFailed, ModelReply, ModelUnavailable
 
 logger = logging.getLogger(__name__)
 
+# The API refused what the request says (invalid, too large, unprocessable): sending the
+# same messages again would fail the same way.
+REQUEST_REJECTED_STATUSES = frozenset({400, 413, 422})
+
 # Error codes in the API's error details that mean "out of money", not "busy":
 # retrying cannot help.
 SPEND_LIMIT_ERROR_CODES = frozenset(
@@ -115,7 +119,11 @@ class AnthropicModel:
                     error.type,
                     request_id,
                 )
-                raise ModelFailed(f"API error {error.status_code}", request_id=request_id) from None
+                raise ModelFailed(
+                    f"API error {error.status_code}",
+                    request_id=request_id,
+                    request_rejected=error.status_code in REQUEST_REJECTED_STATUSES,
+                ) from None
             asked_wait = _retry_after_header(error)
         # Otherwise an APIConnectionError, timeouts included.
         logger.warning(

@@ -32,12 +32,14 @@ class ModelUnavailable(Exception):
 
 
 class ModelFailed(Exception):
-    """The API refused the request for another reason (a bug on our side, or bad credentials)."""
+    """The API refused the request for another reason: its content (`request_rejected`: 400, 413,
+    422), or our credentials or a bug on our side."""
 
-    def __init__(self, reason: str, *, request_id: str = ""):
+    def __init__(self, reason: str, *, request_id: str = "", request_rejected: bool = False):
         super().__init__(reason)
         self.reason = reason
         self.request_id = request_id
+        self.request_rejected = request_rejected
 
 
 class Model(Protocol):

@@ -238,7 +238,7 @@ class TestFailureAtEveryStep:
     def test_model_call_after_a_tool_call_fails(self, claude, customer):
         sarah = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
         self._fail_then_recover(
-            claude, customer, [message(tool_use("lookup_order", sarah)), ErrorReply(400)], 502
+            claude, customer, [message(tool_use("lookup_order", sarah)), ErrorReply(401)], 502
         )
 
     def test_tool_execution_crashes(self, claude, customer):
@@ -309,3 +309,40 @@ def test_a_first_message_that_fails_still_keeps_its_conversation(claude):
     ]
     assert "Where is my order?" in sent
     assert Conversation.objects.count() == 1
+
+
+class TestAMessageTheModelRefuses:
+    """A message whose request the model API refuses (400) would fail every later turn the same way."""
+
+    def _sent_texts(self, request: dict) -> list[str]:
+        return [
+            block["text"]
+            for message_ in request["messages"]
+            for block in message_["content"]
+            if block["type"] == "text"
+        ]
+
+    def test_it_is_set_aside_kept_in_the_transcript_and_the_conversation_goes_on(self, claude, customer):
+        claude.reset(ErrorReply(400, error_type="invalid_request_error"))
+        refused = customer.send("A message the API cannot take")
+        assert refused.status_code == 422
+        assert refused.json()["error"] == "message_not_processed"
+        assert "put it another way" in refused.json()["detail"]
+
+        claude.reset(message(text(ASK_NUMBER)))
+        assert customer.send("Where is my order?").status_code == 200
+        sent = self._sent_texts(claude.requests[0])
+        assert "Where is my order?" in sent
+        assert "A message the API cannot take" not in sent
+        assert [m["text"] for m in customer.transcript().json()["messages"]] == [
+            "A message the API cannot take",
+            "Where is my order?",
+            ASK_NUMBER,
+        ]
+
+    def test_a_failure_that_is_not_the_messages_fault_keeps_it_for_the_next_turn(self, claude, customer):
+        claude.reset(ErrorReply(401, error_type="authentication_error"))
+        assert customer.send("Where is my order?").status_code == 502
+        claude.reset(message(text(ASK_NUMBER)))
+        assert customer.send("Hello?").status_code == 200
+        assert "Where is my order?" in self._sent_texts(claude.requests[0])

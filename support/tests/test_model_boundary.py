@@ -199,11 +199,11 @@ def test_usage_of_every_call_is_stored(claude, customer):
         ([ErrorReply(500)] * 2, 503, 2),
         ([ErrorReply(429, "rate_limit_error", error_code="enforced_spend_limit_reached")], 503, 1),
         ([ErrorReply(402, "billing_error", error_code="linked_organization_spend_limit_reached")], 503, 1),
-        ([ErrorReply(400, "invalid_request_error", message="secret internal detail")], 502, 1),
+        ([ErrorReply(400, "invalid_request_error", message="secret internal detail")], 422, 1),
         ([ErrorReply(401, "authentication_error", message="invalid x-api-key")], 502, 1),
     ],
 )
-def test_api_errors_map_to_503_or_502_and_spend_limits_are_not_retried(
+def test_api_errors_map_to_503_502_or_422_and_spend_limits_are_not_retried(
     claude, customer, errors, status, attempts
 ):
     claude.reset(*errors)
@@ -211,7 +211,9 @@ def test_api_errors_map_to_503_or_502_and_spend_limits_are_not_retried(
     assert response.status_code == status
     assert len(claude.requests) == attempts
     body = response.json()
-    assert body["error"] == ("model_unavailable" if status == 503 else "model_error")
+    assert (
+        body["error"] == {503: "model_unavailable", 502: "model_error", 422: "message_not_processed"}[status]
+    )
     assert "secret internal detail" not in json.dumps(body) and "x-api-key" not in json.dumps(body)
     if status == 503:
         assert int(response["Retry-After"]) >= 1

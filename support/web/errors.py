@@ -42,6 +42,13 @@ def turn_refusal(error: Exception) -> TurnRefusal:
                 "The assistant is very busy right now. Your message is saved; please try again in a moment.",
                 retry_after=error.retry_after,
             )
+        case ModelFailed(request_rejected=True):
+            logger.error("model API refused the request: %s (request_id=%s)", error.reason, error.request_id)
+            return TurnRefusal(
+                422,
+                "message_not_processed",
+                "I couldn't process that message, so I've set it aside. Could you put it another way?",
+            )
         case ModelFailed():
             logger.error("model call failed: %s (request_id=%s)", error.reason, error.request_id)
             return TurnRefusal(
