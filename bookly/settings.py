@@ -62,9 +62,9 @@ MIDDLEWARE = [
 
 # Staff logins: django-axes, the ecosystem's brute-force protection, counts failed
 # logins per username and client address in the database (so every worker sees
-# them), locks the pair out after BOOKLY_LOGIN_FAILURE_LIMIT failures, and forgets
-# failures older than BOOKLY_LOGIN_LOCKOUT_MINUTES, which is also how long a
-# lockout lasts. Lockouts show (and are cleared) in admin under "Axes".
+# them), locks the pair out after BOOKLY_LOGIN_FAILURE_LIMIT failures, and clears
+# the count BOOKLY_LOGIN_LOCKOUT_MINUTES after the last failure, which is also how
+# long a lockout lasts. Lockouts show (and are cleared) in admin under "Axes".
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
     "django.contrib.auth.backends.ModelBackend",
@@ -73,6 +73,9 @@ AXES_FAILURE_LIMIT = env.int("BOOKLY_LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("BOOKLY_LOGIN_LOCKOUT_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+# A lockout lasts the cool-off from the failure that caused it: trying again early
+# (even with the right password) does not start it over, as the lockout page promises.
+AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # Operators need to see which login and address failed; django-axes never logs or
 # stores a password, whatever this list says.
 AXES_SENSITIVE_PARAMETERS = []

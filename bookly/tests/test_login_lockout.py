@@ -1,10 +1,12 @@
 """Staff logins: brute-force protection with django-axes, through the real admin login form."""
 
 import logging
+from datetime import timedelta
 
 import pytest
 from axes.models import AccessAttempt
 from django.test import Client
+from django.utils import timezone
 
 LOGIN = "/admin/login/?next=/admin/"
 RIGHT = "agent-pass-1234"
@@ -78,3 +80,15 @@ def test_a_superuser_sees_the_lockout_in_admin_and_clears_it(browser, superuser_
 
 def test_support_staff_cannot_clear_lockouts(staff_client):
     assert staff_client.get("/admin/axes/accessattempt/").status_code == 403
+
+
+def test_trying_again_during_a_lockout_does_not_make_it_longer(browser):
+    for n in range(5):
+        login(browser, f"guess-{n}")
+    fourteen_minutes_ago = timezone.now() - timedelta(minutes=14)
+    AccessAttempt.objects.filter(username="agent").update(attempt_time=fourteen_minutes_ago)
+    assert login(browser, RIGHT) == 429
+    assert AccessAttempt.objects.get(username="agent").attempt_time == fourteen_minutes_ago
+    # Two minutes later the lockout the page announced is over.
+    AccessAttempt.objects.filter(username="agent").update(attempt_time=timezone.now() - timedelta(minutes=16))
+    assert login(browser, RIGHT) == 302

@@ -137,9 +137,16 @@
       return;
     }
     var detail = typeof payload.detail === "string" && payload.detail ? payload.detail : GENERIC_ERROR;
-    if (outcome.status === 400 || outcome.status === 403) {
+    if (outcome.status === 400 || outcome.status === 403 || outcome.status === 413) {
       // Nothing was stored and resending the same text cannot help: give it back to edit.
       bubble.remove();
+      if (!box.value) {
+        box.value = text;
+      }
+      showError(detail, null);
+    } else if (outcome.status === 422) {
+      // Stored but set aside (the model could not take it): it stays in the conversation, and
+      // sending it again would be set aside again. Give it back to put another way.
       if (!box.value) {
         box.value = text;
       }

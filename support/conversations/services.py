@@ -138,7 +138,7 @@ def conversation_turn_begin(
         )
         position = history[-1]["position"] + 1 if history else 0
         _message(conversation, conversation.turn_count, position, customer_message).save(force_insert=True)
-    lease_keep(token)
+    lease_keep(conversation.pk, token)
     history.append(_as_history(position, customer_message))
     lease = TurnLease(
         conversation=conversation, token=token, number=conversation.turn_count, next_position=position + 1
@@ -167,7 +167,7 @@ def _conversation_open_for_turn(
             _message(conversation, 1, 0, customer_message).save(force_insert=True)
     except IntegrityError:
         raise TurnInProgress from None
-    lease_keep(token)
+    lease_keep(conversation.pk, token)
     return TurnLease(conversation=conversation, token=token, number=1, next_position=1)
 
 
@@ -190,18 +190,21 @@ def conversation_turn_commit(
 ) -> None:
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress)."""
     conversation = lease.conversation
-    lease_forget(lease.token)
-    with transaction.atomic():
-        still_ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
-            lease_token=None,
-            lease_expires_at=None,
-            last_activity_at=timezone.now(),
-            eligibility_verified=sorted(eligibility_verified),
-        )
-        if not still_ours:
-            raise TurnInProgress
-        _messages_add(conversation, lease.number, lease.next_position, messages)
-        _model_calls_add(conversation, lease.number, model_calls)
+    try:
+        with transaction.atomic():
+            still_ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
+                lease_token=None,
+                lease_expires_at=None,
+                last_activity_at=timezone.now(),
+                eligibility_verified=sorted(eligibility_verified),
+            )
+            if not still_ours:
+                raise TurnInProgress
+            _messages_add(conversation, lease.number, lease.next_position, messages)
+            _model_calls_add(conversation, lease.number, model_calls)
+    finally:
+        # Renewed until now: waiting for the write lock (SQLite) must not let the lease lapse.
+        lease_forget(lease.token)
 
 
 def conversation_turn_abandon(
@@ -211,28 +214,34 @@ def conversation_turn_abandon(
 
     The customer's words stay (stored when the turn began); nothing the model
     said is kept, so the history stays a valid request. Two separate writes on
-    purpose: if storing the usage fails too, the conversation is free anyway.
+    purpose: if storing the usage fails, the conversation is free anyway.
     With `set_aside_unanswered` (the model API refused the request's content),
     the customer messages still waiting for a reply are set aside: shown, never
     sent again, so that one bad message cannot block the conversation.
     """
     lease_forget(lease.token)
-    Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token).update(
-        lease_token=None, lease_expires_at=None
-    )
-    if set_aside_unanswered:
-        _unanswered_set_aside(lease.conversation)
+    with transaction.atomic():
+        # Set aside and free together, and only while the lease is ours: the next turn
+        # (another tab's) must neither find its own words set aside nor miss ours.
+        released = Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token).update(
+            lease_token=None, lease_expires_at=None
+        )
+        if released and set_aside_unanswered:
+            _unanswered_set_aside(lease.conversation, before=lease.next_position)
     _model_calls_add(lease.conversation, lease.number, model_calls)
 
 
-def _unanswered_set_aside(conversation: Conversation) -> None:
+def _unanswered_set_aside(conversation: Conversation, *, before: int) -> None:
+    """Set aside the customer messages before `before` that no reply follows."""
     last_reply = (
         ConversationMessage.objects.filter(conversation=conversation, role=MessageRole.ASSISTANT)
         .order_by("-position")
         .values_list("position", flat=True)
         .first()
     )
-    unanswered = ConversationMessage.objects.filter(conversation=conversation, role=MessageRole.USER)
+    unanswered = ConversationMessage.objects.filter(
+        conversation=conversation, role=MessageRole.USER, position__lt=before
+    )
     if last_reply is not None:
         unanswered = unanswered.filter(position__gt=last_reply)
     unanswered.update(set_aside=True)

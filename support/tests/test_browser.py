@@ -358,6 +358,23 @@ def test_model_unavailable_shows_the_message_inline_and_clears_the_typing_indica
     assert unexpected == []
 
 
+def test_a_message_the_model_refuses_stays_shown_and_comes_back_to_be_reworded(tab):
+    page = tab.page
+    held = _hold_chat_posts(page)
+    page.get_by_label("Your message").fill("A message the model cannot take")
+    page.get_by_role("button", name="Send", exact=True).click()
+    detail = "I couldn't process that message, so I've set it aside. Could you put it another way?"
+    held[0].fulfill(
+        status=422, content_type="application/json", body=_error_body("message_not_processed", detail)
+    )
+    expect(page.locator("#chat-error")).to_contain_text(detail)
+    # No Retry: the same words would be set aside again. They stay shown and come back to edit.
+    expect(page.get_by_role("button", name="Retry")).to_have_count(0)
+    expect(customer_messages(page)).to_have_text(["A message the model cannot take"])
+    expect(page.get_by_label("Your message")).to_have_value("A message the model cannot take")
+    assert [error for error in tab.errors if "status of 422" not in error] == []
+
+
 def test_staff_edit_of_the_shipping_faq_is_quoted_in_the_next_answer(open_tab, staff_user):
     new_text = "Standard shipping is now free on every order and takes 2 to 4 business days."
     staff = staff_login(open_tab, "/admin/policies/policyentry/")

@@ -169,6 +169,31 @@ class TestTurnEnd:
         assert _stored(conversation) == ["words"]
         assert _reread(conversation).eligibility_verified == []
 
+    def test_a_turn_set_aside_after_its_lease_was_taken_over_touches_nothing_of_the_next_turn(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        first, _ = _begin(_reread(conversation), "the first tab's words")
+        Conversation.objects.filter(pk=conversation.pk).update(
+            lease_expires_at=timezone.now() - timedelta(seconds=1)
+        )
+        _begin(_reread(conversation), "the second tab's words")  # takes the expired lease over
+        conversation_turn_abandon(lease=first, model_calls=[], set_aside_unanswered=True)
+        assert not ConversationMessage.objects.filter(set_aside=True).exists()
+
+    def test_a_refused_turn_sets_its_unanswered_words_aside_and_only_those(self):
+        conversation = Conversation.objects.create(session_key="s1")
+        lease, _ = _begin(_reread(conversation), "answered")
+        conversation_turn_commit(
+            lease=lease,
+            messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "reply"}], "reply")],
+            model_calls=[],
+            eligibility_verified=[],
+        )
+        lease, _ = _begin(_reread(conversation), "refused")
+        conversation_turn_abandon(lease=lease, model_calls=[], set_aside_unanswered=True)
+        assert list(
+            ConversationMessage.objects.filter(set_aside=True).values_list("visible_text", flat=True)
+        ) == ["refused"]
+
     def test_an_abandoned_turn_frees_the_conversation_and_keeps_the_words(self):
         conversation = Conversation.objects.create(session_key="s1")
         lease, _ = _begin(_reread(conversation), "words")
@@ -189,6 +214,12 @@ class TestLeaseKeeper:
         assert _reread(conversation).lease_expires_at > almost_gone + timedelta(seconds=5)
 
         conversation_turn_commit(lease=lease, messages=[], model_calls=[], eligibility_verified=[])
+        assert leases_renew() == 0
+
+    def test_a_turn_past_its_deadline_is_no_longer_renewed(self, settings):
+        settings.BOOKLY_TURN_DEADLINE_SECONDS = -1000  # long past, as for a turn stuck in a call
+        conversation = Conversation.objects.create(session_key="s1")
+        _begin(_reread(conversation), "words")
         assert leases_renew() == 0
 
     def test_a_first_turns_lease_is_renewed_too(self, session):

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.conf import settings
 from django.test import Client
-from hypothesis import HealthCheck, given
+from hypothesis import HealthCheck, example, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
@@ -57,6 +57,11 @@ def _stored() -> int:
 
 @EXAMPLES
 @given(body=BODIES, content_type=CONTENT_TYPES)
+@example(body=b"[" * 1500 + b"]" * 1500, content_type="application/json")  # the probe's 3 KB body
+@example(
+    body=b'--BoUnDaRy\r\nContent-Disposition: form-data; name="message"\r\n\r\nhi\r\n--BoUnDaRy--\r\n',
+    content_type="multipart/form-data; boundary=BoUnDaRy",
+)
 def test_the_api_answers_any_body_in_json_and_stores_a_message_only_with_its_reply(body, content_type):
     customer = ChatClient()
     before = _stored()

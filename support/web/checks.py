@@ -18,7 +18,7 @@ def shared_cache_check(app_configs, **kwargs):
         checks.Error(
             "The cache is per process, so each worker counts rate limits on its own: with N workers a "
             "client gets N times the limits.",
-            hint="Set REDIS_URL (rate limits and sessions then live in Redis), or run one worker process.",
+            hint="Set REDIS_URL: rate limits and sessions then live in Redis, shared by every worker.",
             id="bookly.E001",
         )
     ]
