@@ -18,7 +18,6 @@ import copy
 import hashlib
 import logging
 import re
-import time
 import unicodedata
 from dataclasses import dataclass, field
 
@@ -84,7 +83,6 @@ class Turn:
     """One turn while it runs: what the model is sent, and everything the turn has produced."""
 
     lease: TurnLease
-    deadline: float  # time.monotonic() by which the turn must end
     messages: list[dict]  # the request's history; grows with each tool step
     grounding: list[str]  # customer words and tool results a reply may draw its facts from
     tools: ToolContext
@@ -192,7 +190,6 @@ def _turn_of(lease: TurnLease, history: list[dict]) -> Turn:
     sent = [message for message in history if not message["set_aside"]]
     return Turn(
         lease=lease,
-        deadline=time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS,
         messages=_history_for_request(sent),
         grounding=[grounding for message in sent for grounding in _grounding_of(message)],
         tools=ToolContext(
@@ -211,7 +208,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             system=system,
             tools=_TOOLS_FOR_REQUEST,
             messages=_with_cache_point(turn.messages),
-            deadline=turn.deadline,
+            deadline=turn.lease.deadline,
         )
         turn.model_calls.append(response)
         calls_left -= 1

@@ -40,10 +40,9 @@ def _forget_all_in_child() -> None:
 os.register_at_fork(after_in_child=_forget_all_in_child)
 
 
-def lease_keep(conversation_pk: int, token: uuid.UUID) -> None:
-    """Renew this lease until lease_forget(token), or until its turn's deadline has long passed."""
+def lease_keep(conversation_pk: int, token: uuid.UUID, *, until: float) -> None:
+    """Renew this lease until lease_forget(token), or until the time.monotonic() `until`."""
     global _keeper_pid
-    until = time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS + settings.BOOKLY_TURN_LEASE_SECONDS
     with _lock:
         _held[token] = (conversation_pk, until)
         if _keeper_pid != os.getpid():

@@ -6,6 +6,7 @@ instead of interleaving. Everything a turn produced is stored in one
 transaction that first proves the lease is still its own.
 """
 
+import time
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -34,13 +35,14 @@ class TurnInProgress(Exception):
 
 @dataclass(frozen=True)
 class TurnLease:
-    """A turn's hold on its conversation: the token that proves it, the turn's number, and the
-    position its first new message takes."""
+    """A turn's hold on its conversation: the token that proves it, the turn's number, the
+    position its first new message takes, and the time.monotonic() by which the turn must end."""
 
     conversation: Conversation
     token: uuid.UUID
     number: int
     next_position: int
+    deadline: float
 
 
 @dataclass(frozen=True)
@@ -107,48 +109,56 @@ def conversation_turn_begin(
     lease_expires_at = now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS)
     token = uuid.uuid4()
     if conversation is None:
-        return _conversation_open_for_turn(session, customer_message, token, lease_expires_at), [
-            _as_history(0, customer_message)
-        ]
-    if conversation.lease_token is not None and conversation.lease_expires_at >= now:
-        raise TurnInProgress
-    with transaction.atomic():
-        # A compare-and-set on the row as read: every turn changes turn_count
-        # when it takes the lease and lease_token when it ends, so if both are
-        # still as read, no turn holds the conversation and the guard state in
-        # hand (eligibility_verified, turn_count) is current, with no second read.
-        taken = Conversation.objects.filter(
-            pk=conversation.pk,
-            ended_at__isnull=True,
-            turn_count=conversation.turn_count,
-            lease_token=conversation.lease_token,
-        ).update(
-            lease_token=token,
-            lease_expires_at=lease_expires_at,
-            last_activity_at=now,
-            turn_count=conversation.turn_count + 1,
-        )
-        if not taken:
+        conversation = _conversation_open_for_turn(session, customer_message, token, lease_expires_at)
+        history, position = [], 0
+    else:
+        if conversation.lease_token is not None and conversation.lease_expires_at >= now:
             raise TurnInProgress
-        conversation.turn_count += 1
-        history = list(
-            ConversationMessage.objects.filter(conversation=conversation)
-            .order_by("position")
-            .values("position", "role", "content", "visible_text", "set_aside")
-        )
-        position = history[-1]["position"] + 1 if history else 0
-        _message(conversation, conversation.turn_count, position, customer_message).save(force_insert=True)
-    lease_keep(conversation.pk, token)
+        with transaction.atomic():
+            # A compare-and-set on the row as read: every turn changes turn_count
+            # when it takes the lease and lease_token when it ends, so if both are
+            # still as read, no turn holds the conversation and the guard state in
+            # hand (eligibility_verified, turn_count) is current, with no second read.
+            taken = Conversation.objects.filter(
+                pk=conversation.pk,
+                ended_at__isnull=True,
+                turn_count=conversation.turn_count,
+                lease_token=conversation.lease_token,
+            ).update(
+                lease_token=token,
+                lease_expires_at=lease_expires_at,
+                last_activity_at=now,
+                turn_count=conversation.turn_count + 1,
+            )
+            if not taken:
+                raise TurnInProgress
+            conversation.turn_count += 1
+            history = list(
+                ConversationMessage.objects.filter(conversation=conversation)
+                .order_by("position")
+                .values("position", "role", "content", "visible_text", "set_aside")
+            )
+            position = history[-1]["position"] + 1 if history else 0
+            _message(conversation, conversation.turn_count, position, customer_message).save(
+                force_insert=True
+            )
     history.append(_as_history(position, customer_message))
+    deadline = time.monotonic() + settings.BOOKLY_TURN_DEADLINE_SECONDS
+    # Renewed while the turn runs, and for one lease past its deadline at most.
+    lease_keep(conversation.pk, token, until=deadline + settings.BOOKLY_TURN_LEASE_SECONDS)
     lease = TurnLease(
-        conversation=conversation, token=token, number=conversation.turn_count, next_position=position + 1
+        conversation=conversation,
+        token=token,
+        number=conversation.turn_count,
+        next_position=position + 1,
+        deadline=deadline,
     )
     return lease, history
 
 
 def _conversation_open_for_turn(
     session, customer_message: NewMessage, token: uuid.UUID, lease_expires_at
-) -> TurnLease:
+) -> Conversation:
     """A new conversation is born holding its first turn's lease, with the customer's words.
 
     Two first messages of one session at once (two tabs): the database keeps
@@ -167,8 +177,7 @@ def _conversation_open_for_turn(
             _message(conversation, 1, 0, customer_message).save(force_insert=True)
     except IntegrityError:
         raise TurnInProgress from None
-    lease_keep(conversation.pk, token)
-    return TurnLease(conversation=conversation, token=token, number=1, next_position=1)
+    return conversation
 
 
 def _as_history(position: int, message: NewMessage) -> dict:

@@ -46,6 +46,16 @@ def _begin(conversation: Conversation | None, words: str = "Hello", session=None
     return lease, history
 
 
+def _answer(lease, reply: str, *, eligibility_verified=()) -> None:
+    """End the turn as the turn service does when the model answered."""
+    conversation_turn_commit(
+        lease=lease,
+        messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": reply}], reply)],
+        model_calls=[],
+        eligibility_verified=eligibility_verified,
+    )
+
+
 def _stored(conversation: Conversation) -> list[str]:
     return list(
         ConversationMessage.objects.filter(conversation=conversation)
@@ -76,12 +86,7 @@ class TestTurnBegin:
     def test_the_history_comes_back_in_order_with_the_new_words_last(self):
         conversation = Conversation.objects.create(session_key="s1")
         lease, _ = _begin(_reread(conversation), "first")
-        conversation_turn_commit(
-            lease=lease,
-            messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "reply"}], "reply")],
-            model_calls=[],
-            eligibility_verified=[],
-        )
+        _answer(lease, "reply")
         lease, history = _begin(_reread(conversation), "second")
         assert [message["visible_text"] for message in history] == ["first", "reply", "second"]
         assert lease.next_position == 3
@@ -182,12 +187,7 @@ class TestTurnEnd:
     def test_a_refused_turn_sets_its_unanswered_words_aside_and_only_those(self):
         conversation = Conversation.objects.create(session_key="s1")
         lease, _ = _begin(_reread(conversation), "answered")
-        conversation_turn_commit(
-            lease=lease,
-            messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "reply"}], "reply")],
-            model_calls=[],
-            eligibility_verified=[],
-        )
+        _answer(lease, "reply")
         lease, _ = _begin(_reread(conversation), "refused")
         conversation_turn_abandon(lease=lease, model_calls=[], set_aside_unanswered=True)
         assert list(
