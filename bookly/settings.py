@@ -199,6 +199,19 @@ BOOKLY_TURN_LEASE_SECONDS = env.float("BOOKLY_TURN_LEASE_SECONDS", default=20.0)
 BOOKLY_CONVERSATION_IDLE_MINUTES = env.int("BOOKLY_CONVERSATION_IDLE_MINUTES", default=30)
 BOOKLY_CONVERSATION_RETENTION_DAYS = env.int("BOOKLY_CONVERSATION_RETENTION_DAYS", default=90)
 
+# People in the loop: what a customer asking for a person is told, and who hears of it.
+BOOKLY_SUPPORT_HOURS = env.str("BOOKLY_SUPPORT_HOURS", default="Monday to Friday, 9:00 to 17:00 (UTC)")
+BOOKLY_SUPPORT_REPLY_TIME = env.str("BOOKLY_SUPPORT_REPLY_TIME", default="within one business day")
+BOOKLY_STAFF_IDLE_MINUTES = env.int("BOOKLY_STAFF_IDLE_MINUTES", default=15)
+BOOKLY_SUPPORT_EMAIL = env.str("BOOKLY_SUPPORT_EMAIL", default="support@bookly.example")
+DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Bookly support <support@bookly.example>")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL
+# Unset: email is printed to the console. EMAIL_URL (smtp+tls://, smtp+ssl://) sends it.
+if env.str("EMAIL_URL", default=""):
+    globals().update(env.email_url("EMAIL_URL"))
+else:
+    EMAIL_BACKEND = "django.core.mail.backends.console.EmailBackend"
+
 # --- Security, sessions, rate limits and cache ---------------------------------
 # Defaults are the production values; .env.example turns the HTTPS-only ones off
 # for scripts/run, which serves plain HTTP on 127.0.0.1. See README, "Security".

@@ -4,8 +4,20 @@ from support.conversations.models import (
     Conversation,
     ConversationMessage,
     ConversationReturn,
+    ConversationStatus,
+    HandoffReason,
     MessageRole,
     ModelCall,
+    StaffAvailability,
 )
 
-__all__ = ["Conversation", "ConversationMessage", "ConversationReturn", "MessageRole", "ModelCall"]
+__all__ = [
+    "Conversation",
+    "ConversationMessage",
+    "ConversationReturn",
+    "ConversationStatus",
+    "HandoffReason",
+    "MessageRole",
+    "ModelCall",
+    "StaffAvailability",
+]

@@ -5,6 +5,10 @@
  * it, messages go through the JSON API (/api/chat): the customer's message
  * shows at once, a status line says the assistant is typing, and errors appear
  * inline with a Retry button. Replies are always inserted as text, never HTML.
+ *
+ * "Talk to a person" goes through /api/chat/handoff. While a person answers (or
+ * is on the way) the page asks /api/chat for new messages every few seconds,
+ * less often while nothing changes, and not at all while the tab is hidden.
  */
 (function () {
   "use strict";
@@ -24,6 +28,13 @@
   var hint = document.getElementById("message-hint");
   var resetForm = document.getElementById("reset-form");
   var suggestionButtons = document.querySelectorAll("button[name=suggestion]");
+  var handoff = document.getElementById("handoff");
+  var handoffNotice = document.getElementById("handoff-notice");
+  var handoffReload = document.getElementById("handoff-reload");
+  var handoffForm = document.getElementById("handoff-form");
+  var handoffEmail = document.getElementById("handoff-email");
+  var handoffEmailInput = document.getElementById("handoff-email-input");
+  var handoffButton = document.getElementById("handoff-button");
   var apiUrl = form.dataset.apiUrl;
   var timeoutMs = parseInt(form.dataset.timeoutMs, 10) || 60000;
   var busy = false;
@@ -33,6 +44,12 @@
   var TIMEOUT_ERROR =
     "The assistant is taking too long to answer. Your message may still be answered: try again in a moment.";
   var GENERIC_ERROR = "Something went wrong on our side. Please try again.";
+  var POLL_FIRST_MS = 3000;
+  var POLL_MAX_MS = 15000;
+  var status = handoff.dataset.status;
+  var shownCount = transcript.children.length;
+  var pollDelay = POLL_FIRST_MS;
+  var pollTimer = null;
 
   hint.hidden = false;
   box.setAttribute("aria-describedby", hint.id);
@@ -47,12 +64,22 @@
     return field ? field.value : "";
   }
 
-  function addMessage(role, text) {
+  function authorOf(role, name) {
+    if (role === "customer") {
+      return "You";
+    }
+    if (role === "staff") {
+      return (name ? name + " \u00b7 " : "") + "Bookly support";
+    }
+    return "Bookly assistant";
+  }
+
+  function addMessage(role, text, name) {
     var item = document.createElement("div");
     item.className = "message message--" + role;
     var author = document.createElement("p");
     author.className = "message__author";
-    author.textContent = role === "customer" ? "You" : "Bookly assistant";
+    author.textContent = authorOf(role, name);
     var body = document.createElement("p");
     body.className = "message__text";
     body.textContent = text; // Text, never markup.
@@ -134,6 +161,14 @@
     setOffline(payload.offline);
     if (outcome.status === 200 && typeof payload.reply === "string") {
       addMessage("assistant", payload.reply);
+      shownCount = transcript.children.length;
+      setStatus(payload.status);
+      return;
+    }
+    if (outcome.status === 200) {
+      // A person answers this conversation: the message is kept for them.
+      shownCount = transcript.children.length;
+      refresh();
       return;
     }
     var detail = typeof payload.detail === "string" && payload.detail ? payload.detail : GENERIC_ERROR;
@@ -224,6 +259,8 @@
         }
         setOffline(outcome.payload.offline);
         transcript.replaceChildren();
+        shownCount = 0;
+        applyWho(outcome.payload);
         clearError();
         notices.replaceChildren();
       })
@@ -235,25 +272,124 @@
       });
   });
 
-  // A page restored from the back/forward cache may show an old transcript.
-  window.addEventListener("pageshow", function (event) {
-    if (!event.persisted) {
+  function applyWho(payload) {
+    handoffNotice.textContent = payload.notice || "";
+    handoffNotice.hidden = !payload.notice;
+    var withPerson = payload.status === "waiting" || payload.status === "person";
+    handoffReload.textContent = "New replies from our team appear here as they arrive.";
+    handoffReload.hidden = !withPerson;
+    handoffEmail.hidden = !payload.email_needed;
+    handoffButton.textContent = payload.email_needed ? "Save my email address" : "Talk to a person";
+    handoffForm.hidden = withPerson && !payload.email_needed;
+    setStatus(payload.status);
+  }
+
+  function setStatus(newStatus) {
+    if (!newStatus) {
       return;
     }
-    fetch(apiUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    status = newStatus;
+    handoff.dataset.status = status;
+    if (status === "waiting" || status === "person") {
+      schedulePoll();
+    }
+  }
+
+  function schedulePoll() {
+    if (pollTimer === null) {
+      pollTimer = window.setTimeout(poll, pollDelay);
+    }
+  }
+
+  function poll() {
+    pollTimer = null;
+    if (status !== "waiting" && status !== "person") {
+      return;
+    }
+    if (document.hidden || busy) {
+      schedulePoll(); // Nobody is looking, or a message is on its way: ask later.
+      return;
+    }
+    refresh();
+  }
+
+  // The transcript and who answers, as the server has them now.
+  function refresh() {
+    return fetch(apiUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
         return response.ok ? response.json() : null;
       })
       .then(function (payload) {
         if (!payload) {
+          pollDelay = Math.min(pollDelay * 2, POLL_MAX_MS);
+          schedulePoll();
           return;
         }
-        transcript.replaceChildren();
-        payload.messages.forEach(function (message) {
-          addMessage(message.role, message.text);
-        });
+        if (payload.messages.length !== shownCount) {
+          transcript.replaceChildren();
+          payload.messages.forEach(function (message) {
+            addMessage(message.role, message.text, message.name);
+          });
+          shownCount = payload.messages.length;
+          pollDelay = POLL_FIRST_MS;
+        } else {
+          pollDelay = Math.min(Math.round(pollDelay * 1.5), POLL_MAX_MS);
+        }
         setOffline(payload.offline);
+        applyWho(payload);
       })
-      .catch(function () {});
+      .catch(function () {
+        pollDelay = Math.min(pollDelay * 2, POLL_MAX_MS);
+        schedulePoll();
+      });
+  }
+
+  handoffForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var body = {};
+    var email = handoffEmailInput.value.trim();
+    if (email) {
+      body.email = email;
+    }
+    handoffButton.disabled = true;
+    postJson(handoffForm.dataset.apiUrl, body)
+      .then(function (outcome) {
+        if (outcome.status !== 200) {
+          showError(outcome.payload.detail || GENERIC_ERROR, null);
+          return;
+        }
+        clearError();
+        handoffEmailInput.value = "";
+        pollDelay = POLL_FIRST_MS;
+        applyWho(outcome.payload);
+      })
+      .catch(function () {
+        showError(NETWORK_ERROR, null);
+      })
+      .finally(function () {
+        handoffButton.disabled = false;
+      });
   });
+
+  document.addEventListener("visibilitychange", function () {
+    if (!document.hidden && (status === "waiting" || status === "person")) {
+      pollDelay = POLL_FIRST_MS;
+      window.clearTimeout(pollTimer);
+      pollTimer = null;
+      refresh();
+    }
+  });
+
+  // A page restored from the back/forward cache may show an old transcript.
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) {
+      shownCount = -1;
+      refresh();
+    }
+  });
+
+  setStatus(status);
+  if (status === "waiting" || status === "person") {
+    handoffReload.textContent = "New replies from our team appear here as they arrive.";
+  }
 })();

@@ -27,7 +27,8 @@ from django.db import connections
 from support.assistant.prompts import system_prompt, turn_reminder
 from support.assistant.tools import TOOLS, ToolContext, ToolOutcome, tool_execute
 from support.assistant.validator import FALLBACK_REPLY, reply_validate
-from support.conversations.models import Conversation, MessageRole
+from support.conversations.handoff import conversation_customer_message_keep, conversation_end
+from support.conversations.models import MODEL_ANSWERS, Conversation, ConversationStatus, MessageRole
 from support.conversations.services import (
     NewMessage,
     TurnLease,
@@ -70,9 +71,10 @@ class InvalidMessage(Exception):
 
 @dataclass
 class TurnResult:
-    reply: str
+    reply: str | None  # None when a person, not the assistant, answers the conversation
     offline: bool
     turn: int
+    status: ConversationStatus = ConversationStatus.ASSISTANT
     violations: tuple[str, ...] = ()
     tool_calls: list[dict] = field(default_factory=list)
     model_ms: int = 0  # time spent waiting for the model
@@ -134,6 +136,16 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     model = model or get_model()
     text = message_clean(text=text)
     conversation = conversation_get_for_session(session=session)
+    if conversation is not None and conversation.status == ConversationStatus.CLOSED:
+        # Staff closed it: the customer's next words start a new conversation with the assistant.
+        conversation_end(conversation=conversation)
+        conversation = None
+    if conversation is not None and conversation.status != MODEL_ANSWERS:
+        # A person answers (or is on the way): their words wait for them, and the model is not called.
+        conversation = conversation_customer_message_keep(conversation=conversation, text=text)
+        return TurnResult(
+            reply=None, offline=model.offline, turn=conversation.turn_count, status=conversation.status
+        )
     turns_so_far = conversation.turn_count if conversation else 0
     if turns_so_far >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
         return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=turns_so_far)
@@ -264,15 +276,18 @@ def _release_db_connections() -> None:
 def _history_for_request(stored: list[dict]) -> list[dict]:
     """Stored messages as a Messages API history: adjacent same-role messages merged.
 
-    A turn that failed leaves the customer's message without a reply; merging
-    keeps the roles alternating, and the model sees both of their messages.
+    A turn that failed leaves the customer's message without a reply, and while
+    a person answered, the customer's and staff's messages follow each other;
+    merging keeps the roles alternating, and the model sees all of them.
     """
     merged: list[dict] = []
     for message in stored:
-        if merged and merged[-1]["role"] == message["role"]:
-            merged[-1] = {"role": message["role"], "content": merged[-1]["content"] + message["content"]}
+        # What staff wrote is stored as a tagged block the model reads on the customer's side.
+        role = MessageRole.USER if message["role"] == MessageRole.STAFF else message["role"]
+        if merged and merged[-1]["role"] == role:
+            merged[-1] = {"role": role, "content": merged[-1]["content"] + message["content"]}
         else:
-            merged.append({"role": message["role"], "content": list(message["content"])})
+            merged.append({"role": role, "content": list(message["content"])})
     return merged
 
 

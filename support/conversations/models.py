@@ -1,5 +1,28 @@
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
+
+
+class ConversationStatus(models.TextChoices):
+    """Who answers the customer: the assistant, nobody yet (waiting for a person), a person, or nobody
+    any more (staff closed it; the customer's next message starts a new conversation)."""
+
+    ASSISTANT = "assistant", "With the assistant"
+    WAITING = "waiting", "Waiting for a person"
+    PERSON = "person", "With a person"
+    CLOSED = "closed", "Closed"
+
+
+# The model is called only in this status; in these, a person answers (or is on the way).
+MODEL_ANSWERS = ConversationStatus.ASSISTANT
+PERSON_ANSWERS = frozenset({ConversationStatus.WAITING, ConversationStatus.PERSON})
+
+
+class HandoffReason(models.TextChoices):
+    CUSTOMER_BUTTON = "customer_button", "Customer pressed “Talk to a person”"
+    CUSTOMER_ASKED = "customer_asked", "Customer asked for a person"
+    NEEDS_STAFF = "needs_staff", "Needs something only staff can do"
+    ASSISTANT_STUCK = "assistant_stuck", "The assistant could not help"
 
 
 class Conversation(models.Model):
@@ -25,16 +48,45 @@ class Conversation(models.Model):
     returns = models.ManyToManyField(
         "orders.ReturnRecord", through="ConversationReturn", related_name="conversations", blank=True
     )
+    # The orders a tool looked up here with the right email (the chat's link, as for returns).
+    orders = models.ManyToManyField("orders.Order", related_name="conversations", blank=True)
+
+    # People in the loop.
+    status = models.CharField(
+        max_length=10, choices=ConversationStatus.choices, default=ConversationStatus.ASSISTANT
+    )
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="support_conversations",
+    )
+    # When the conversation last started waiting for a person, why, and a line for staff.
+    handoff_at = models.DateTimeField(null=True, blank=True)
+    handoff_reason = models.CharField(max_length=20, choices=HandoffReason.choices, blank=True)
+    handoff_note = models.CharField(max_length=300, blank=True)
+    # Where staff can answer: an order's email a tool verified here, or one the customer gave.
+    customer_email = models.EmailField(blank=True)
 
     class Meta:
         ordering = ["-last_activity_at"]
+        indexes = [models.Index(fields=["status", "handoff_at"], name="conversation_inbox")]
         constraints = [
             # Two first messages sent at once (two tabs) must land in one conversation.
             models.UniqueConstraint(
                 fields=["session_key"],
                 condition=models.Q(ended_at__isnull=True),
                 name="conversation_one_open_per_session",
-            )
+            ),
+            models.CheckConstraint(
+                condition=models.Q(status__in=ConversationStatus.values), name="conversation_status_valid"
+            ),
+            # A person owns a conversation only when one is assigned.
+            models.CheckConstraint(
+                condition=~models.Q(status=ConversationStatus.PERSON) | models.Q(assigned_to__isnull=False),
+                name="conversation_person_assigned",
+            ),
         ]
 
     def __str__(self):
@@ -44,10 +96,12 @@ class Conversation(models.Model):
 class MessageRole(models.TextChoices):
     USER = "user", "User"
     ASSISTANT = "assistant", "Assistant"
+    # A member of staff writing to the customer; sent to the model as a tagged note (see llm.protocol).
+    STAFF = "staff", "Staff"
 
 
 class ConversationMessage(models.Model):
-    """One Messages API message exactly as sent to or received from the model."""
+    """One Messages API message exactly as sent to or received from the model, or a staff reply."""
 
     conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
     position = models.PositiveIntegerField()
@@ -60,6 +114,12 @@ class ConversationMessage(models.Model):
     # Customer words the model API refused to process: kept for the transcript and
     # staff, never sent to the model again, so the conversation can go on.
     set_aside = models.BooleanField(default=False)
+    # The validator's codes when it replaced the model's reply with the fallback (staff see them).
+    violations = models.JSONField(default=list, blank=True)
+    # The member of staff who wrote a staff message.
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -114,3 +174,17 @@ class ConversationReturn(models.Model):
 
     def __str__(self):
         return f"{self.return_record_id} from conversation {self.conversation_id}"
+
+
+class StaffAvailability(models.Model):
+    """A member of staff who said they can answer chats now, until they go idle."""
+
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    # Moved on while they use the inbox; past it, they count as away.
+    available_until = models.DateTimeField(db_index=True)
+
+    class Meta:
+        verbose_name_plural = "staff availability"
+
+    def __str__(self):
+        return f"{self.user} available until {self.available_until:%H:%M}"

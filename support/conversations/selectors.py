@@ -1,16 +1,49 @@
-from support.conversations.models import Conversation, ConversationMessage, MessageRole
+from django.utils import timezone
+
+from support.conversations.models import (
+    Conversation,
+    ConversationMessage,
+    ConversationStatus,
+    MessageRole,
+    StaffAvailability,
+)
+
+# What the customer's transcript calls each stored role.
+_TRANSCRIPT_ROLES = {
+    MessageRole.USER: "customer",
+    MessageRole.ASSISTANT: "assistant",
+    MessageRole.STAFF: "staff",
+}
 
 
 def conversation_transcript(*, conversation: Conversation | None) -> list[dict[str, str]]:
-    """What the customer sees, oldest first: their words and the replies that passed validation."""
+    """What the customer sees, oldest first: their words, the replies that passed validation, and what
+    staff wrote (with the writer's first name; empty if they have none or their account is gone)."""
     if conversation is None:
         return []
     rows = (
         ConversationMessage.objects.filter(conversation=conversation)
         .exclude(visible_text="")
         .order_by("position")
-        .values_list("role", "visible_text")
+        .values_list("role", "visible_text", "author__first_name")
     )
-    return [
-        {"role": "customer" if role == MessageRole.USER else "assistant", "text": text} for role, text in rows
-    ]
+    transcript = []
+    for role, text, first_name in rows:
+        entry = {"role": _TRANSCRIPT_ROLES[role], "text": text}
+        if role == MessageRole.STAFF:
+            entry["name"] = first_name or ""
+        transcript.append(entry)
+    return transcript
+
+
+def conversation_status(*, conversation: Conversation | None) -> ConversationStatus:
+    return ConversationStatus(conversation.status) if conversation else ConversationStatus.ASSISTANT
+
+
+def staff_available_now() -> bool:
+    """Whether a member of staff said they can answer chats and has not gone idle since."""
+    return StaffAvailability.objects.filter(available_until__gt=timezone.now()).exists()
+
+
+def conversations_waiting_count() -> int:
+    return Conversation.objects.filter(status=ConversationStatus.WAITING, ended_at__isnull=True).count()

@@ -20,6 +20,8 @@ from orders.models import Order, OrderItem, ReturnRecord
 from orders.services import return_record_create
 from support.conversations.lease_keeper import lease_forget, lease_keep
 from support.conversations.models import (
+    MODEL_ANSWERS,
+    PERSON_ANSWERS,
     Conversation,
     ConversationMessage,
     ConversationReturn,
@@ -71,14 +73,15 @@ def _is_idle(conversation: Conversation, now) -> bool:
 
 
 def conversation_get_for_session(*, session) -> Conversation | None:
-    """The session's open conversation, or None; an idle one is ended on the way."""
+    """The session's open conversation, or None; an idle one is ended on the way, unless it waits for
+    or is with a person (the customer may come back for the answer)."""
     if not session.session_key:
         return None
     conversation = Conversation.objects.filter(session_key=session.session_key, ended_at__isnull=True).first()
     if conversation is None:
         return None
     now = timezone.now()
-    if _is_idle(conversation, now):
+    if conversation.status not in PERSON_ANSWERS and _is_idle(conversation, now):
         Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True).update(ended_at=now)
         return None
     return conversation
@@ -122,6 +125,7 @@ def conversation_turn_begin(
             taken = Conversation.objects.filter(
                 pk=conversation.pk,
                 ended_at__isnull=True,
+                status=MODEL_ANSWERS,  # a person may have been asked for since
                 turn_count=conversation.turn_count,
                 lease_token=conversation.lease_token,
             ).update(

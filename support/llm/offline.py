@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from orders.models import ORDER_NUMBER_MENTION_RE
 from orders.services import ReturnRefusal
-from support.llm.protocol import REFUSAL_TEMPLATE, ToolError, is_reminder
+from support.llm.protocol import REFUSAL_TEMPLATE, ToolError, is_reminder, is_staff_message
 from support.llm.types import ModelReply
 
 # The questions this model asks. The next turn recognises them in the history
@@ -206,11 +206,13 @@ def _read_history(messages: list[dict]) -> _History:
                     tool_uses[block.get("id", "")] = block
                     history.tool_use_count += 1
             continue
-        # The per-turn reminder block is for the model's rules, not the customer's words.
+        # The per-turn reminder (rules for the model) and staff replies are not the customer's words.
         texts = [
             block.get("text", "").strip()
             for block in blocks
-            if block.get("type") == "text" and not is_reminder(block.get("text", ""))
+            if block.get("type") == "text"
+            and not is_reminder(block.get("text", ""))
+            and not is_staff_message(block.get("text", ""))
         ]
         if any(text for text in texts):
             history.units.append("\n".join(text for text in texts if text))

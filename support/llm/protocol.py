@@ -26,6 +26,19 @@ def is_reminder(text: str) -> bool:
     return text.lstrip().startswith(f"<{REMINDER_TAG}>")
 
 
+# What a member of staff wrote to the customer reaches the model, once the assistant answers again,
+# as a block of the customer's side of the history wrapped in this tag: context, not the customer's words.
+STAFF_MESSAGE_TAG = "staff_message"
+
+
+def staff_message_block_text(text: str) -> str:
+    return f"<{STAFF_MESSAGE_TAG}>{text}</{STAFF_MESSAGE_TAG}>"
+
+
+def is_staff_message(text: str) -> bool:
+    return text.lstrip().startswith(f"<{STAFF_MESSAGE_TAG}>")
+
+
 class ToolError(StrEnum):
     """The `error` codes of tool results the tools produce themselves.
 

@@ -27,6 +27,17 @@ class ChatClient:
             "/api/chat", body, content_type=content_type, headers={"X-CSRFToken": self.token}
         )
 
+    def handoff(self, body: dict | None = None):
+        """Press "Talk to a person" (optionally with {"reason", "email"})."""
+        if self.token is None:
+            self.transcript()
+        return self.http.post(
+            "/api/chat/handoff",
+            json.dumps(body) if body is not None else "",
+            content_type="application/json",
+            headers={"X-CSRFToken": self.token},
+        )
+
     def reset(self):
         if self.token is None:
             self.transcript()

@@ -28,7 +28,13 @@ class TestMessages:
     def test_get_sets_csrf_cookie_and_returns_an_empty_transcript(self, customer, offline):
         response = customer.transcript()
         assert response.status_code == 200
-        assert response.json() == {"messages": [], "offline": True}
+        assert response.json() == {
+            "messages": [],
+            "offline": True,
+            "status": "assistant",
+            "notice": "",
+            "email_needed": False,
+        }
         assert "csrftoken" in response.cookies
 
     def test_post_without_csrf_token_is_refused(self, claude):
@@ -71,7 +77,12 @@ class TestMessages:
             message(text("Shipping is free over $25.")),
         )
         reply = customer.send("How much is shipping?")
-        assert reply.json() == {"reply": "Shipping is free over $25.", "offline": False, "turn": 1}
+        assert reply.json() == {
+            "reply": "Shipping is free over $25.",
+            "offline": False,
+            "turn": 1,
+            "status": "assistant",
+        }
         assert customer.transcript().json()["messages"] == [
             {"role": "customer", "text": "How much is shipping?"},
             {"role": "assistant", "text": "Shipping is free over $25."},

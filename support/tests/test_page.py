@@ -47,13 +47,14 @@ def test_suggested_questions_are_submit_buttons_of_the_message_form(client):
         assert 'type="submit"' in button and 'form="composer"' in button and "formnovalidate" in button
 
 
-def test_the_form_has_a_labelled_message_box_send_and_start_a_new_conversation(client):
+def test_the_forms_message_box_send_talk_to_a_person_and_start_a_new_conversation(client):
     html = page_html(client)
     assert '<form id="composer" class="composer" method="post" action="/chat/send"' in html
     assert '<label for="message"' in html and '<textarea id="message" name="message"' in html
     assert ">Send</button>" in html
+    assert 'method="post" action="/chat/handoff"' in html and ">Talk to a person</button>" in html
     assert 'method="post" action="/chat/reset"' in html and "Start a new conversation" in html
-    assert html.count('name="csrfmiddlewaretoken"') == 2
+    assert html.count('name="csrfmiddlewaretoken"') == 3
 
 
 def test_offline_notice_says_how_to_connect_claude(client):

@@ -7,10 +7,13 @@ from django.http.request import RawPostDataException
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from support.assistant.turn import conversation_take_turn
+from support.conversations.handoff import conversation_handoff_request
+from support.conversations.models import HandoffReason
 from support.conversations.selectors import conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
+from support.web.notices import email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
 SEND_JSON = 'Send JSON like {"message": "Where is my order?"}.'
@@ -40,18 +43,18 @@ def chat(request):
         # A read makes no session (nor a database row): a visitor gets one with their first message.
         conversation = conversation_get_for_session(session=request.session)
         return JsonResponse(
-            {"messages": conversation_transcript(conversation=conversation), "offline": get_model().offline}
+            {
+                "messages": conversation_transcript(conversation=conversation),
+                "offline": get_model().offline,
+                **who_answers(conversation=conversation),
+            }
         )
 
     wait = chat_send_wait_seconds(request)
     if wait is not None:
         return api_error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
-    try:
-        payload = json.loads(request.body or b"null")
-    except RawPostDataException:
-        # A form or multipart body, already read as a form (by the CSRF check): not JSON.
-        return api_error(400, "invalid_json", SEND_JSON)
-    except (ValueError, UnicodeDecodeError, RecursionError):
+    payload = _json_body(request)
+    if payload is _NOT_JSON:
         return api_error(400, "invalid_json", SEND_JSON)
     message = payload.get("message") if isinstance(payload, dict) else None
     try:
@@ -60,11 +63,69 @@ def chat(request):
         refusal = turn_refusal(error)
         return api_error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
     request.model_ms = result.model_ms  # for the Server-Timing header, when enabled
-    return JsonResponse({"reply": result.reply, "offline": result.offline, "turn": result.turn})
+    # reply is null when a person answers: the message is kept for them.
+    return JsonResponse(
+        {"reply": result.reply, "offline": result.offline, "turn": result.turn, "status": result.status}
+    )
+
+
+_NOT_JSON = object()
+
+
+def _json_body(request):
+    """The request's JSON body (None when empty), or _NOT_JSON."""
+    try:
+        return json.loads(request.body or b"null")
+    except RawPostDataException:
+        # A form or multipart body, already read as a form (by the CSRF check): not JSON.
+        return _NOT_JSON
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return _NOT_JSON
+
+
+HANDOFF_JSON = (
+    'Send JSON like {"reason": "My parcel arrived damaged", "email": "you@example.com"}, or no body.'
+)
+HANDOFF_NOTE_MAX_CHARS = 300
+
+
+def chat_handoff(request):
+    """The customer asks for a person: optional {"reason": text, "email": an address to answer at}."""
+    if request.method != "POST":
+        return _method_not_allowed(["POST"])
+    wait = chat_send_wait_seconds(request)
+    if wait is not None:
+        return api_error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
+    payload = _json_body(request)
+    if payload is None:
+        payload = {}
+    if not isinstance(payload, dict):
+        return api_error(400, "invalid_json", HANDOFF_JSON)
+    reason, email = payload.get("reason", ""), payload.get("email", "")
+    if not isinstance(reason, str) or len(reason) > HANDOFF_NOTE_MAX_CHARS:
+        return api_error(
+            400, "invalid_reason", f"The reason must be text of at most {HANDOFF_NOTE_MAX_CHARS} characters."
+        )
+    if not isinstance(email, str) or (email.strip() and not email_is_valid(email.strip())):
+        return api_error(400, "invalid_email", "That doesn't look like an email address. Please check it.")
+    try:
+        conversation, already = conversation_handoff_request(
+            session=request.session,
+            conversation=conversation_get_for_session(session=request.session),
+            reason=HandoffReason.CUSTOMER_BUTTON,
+            note=reason.strip(),
+            email=email.strip(),
+        )
+    except Exception as error:
+        refusal = turn_refusal(error)
+        return api_error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
+    return JsonResponse(
+        {"already": already, "offline": get_model().offline, **who_answers(conversation=conversation)}
+    )
 
 
 def chat_reset(request):
     if request.method != "POST":
         return _method_not_allowed(["POST"])
     conversation_end_for_session(session=request.session)
-    return JsonResponse({"messages": [], "offline": get_model().offline})
+    return JsonResponse({"messages": [], "offline": get_model().offline, **who_answers(conversation=None)})

@@ -11,10 +11,13 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
 from support.assistant.turn import conversation_take_turn
+from support.conversations.handoff import conversation_handoff_request
+from support.conversations.models import HandoffReason
 from support.conversations.selectors import conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
+from support.web.notices import email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
 logger = logging.getLogger(__name__)
@@ -39,6 +42,7 @@ def _chat_page(request, *, draft: str = "", status: int = 200):
     conversation = conversation_get_for_session(session=request.session)
     context = {
         "transcript": conversation_transcript(conversation=conversation),
+        "who": who_answers(conversation=conversation),
         "offline": get_model().offline,
         "draft": draft,
         "suggestions": SUGGESTIONS,
@@ -89,3 +93,31 @@ def chat_page_reset(request):
     request.session.pop(DRAFT_SESSION_KEY, None)
     messages.success(request, "You started a new conversation.")
     return redirect("support:chat")
+
+
+@require_POST
+def chat_handoff(request):
+    """The page's "Talk to a person" form (and, while waiting, the email address to answer at)."""
+    email = request.POST.get("email", "").strip()
+    wait = chat_send_wait_seconds(request)
+    if wait is not None:
+        messages.error(request, rate_limited_detail(wait))
+        response = _chat_page(request, status=429)
+        response["Retry-After"] = str(wait)
+        return response
+    if email and not email_is_valid(email):
+        messages.error(request, "That doesn't look like an email address. Please check it.")
+        return redirect(reverse("support:chat") + "#handoff")
+    try:
+        conversation_handoff_request(
+            session=request.session,
+            conversation=conversation_get_for_session(session=request.session),
+            reason=HandoffReason.CUSTOMER_BUTTON,
+            email=email,
+        )
+    except Exception as error:
+        messages.error(request, turn_refusal(error).detail)
+    else:
+        if email:
+            messages.success(request, f"Thank you. We'll also answer you at {email}.")
+    return redirect(reverse("support:chat") + "#handoff")

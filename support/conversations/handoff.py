@@ -1,0 +1,282 @@
+"""People in the loop: a customer asks for a person, staff take the conversation, answer, hand it back
+or close it.
+
+Every write here locks the conversation's row first, so that it is ordered
+with the others and with a turn taking its lease (the turn's compare-and-set
+UPDATE waits on the same row lock; SQLite serializes all writers anyway). A
+message is appended only while no turn holds the lease: a running turn has
+already counted the positions it will store at, and must find them free when
+it commits.
+"""
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from support.conversations.models import (
+    PERSON_ANSWERS,
+    Conversation,
+    ConversationMessage,
+    ConversationStatus,
+    HandoffReason,
+    MessageRole,
+    StaffAvailability,
+)
+from support.conversations.services import TurnInProgress, session_ensure, storable
+from support.llm.protocol import staff_message_block_text
+
+logger = logging.getLogger(__name__)
+
+
+class ConversationActionRefused(Exception):
+    """What was asked cannot be done in the conversation's state; `message` says why, for a person."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def _locked(conversation: Conversation) -> Conversation:
+    """The conversation's row as it is now, locked until the transaction ends."""
+    return Conversation.objects.select_for_update().get(pk=conversation.pk)
+
+
+def _turn_running(conversation: Conversation, now) -> bool:
+    return conversation.lease_token is not None and conversation.lease_expires_at >= now
+
+
+def _message_append(
+    conversation: Conversation, *, role: MessageRole, content, visible_text: str, author=None
+) -> ConversationMessage:
+    """Store one message after the last (the row is locked and no turn holds the lease)."""
+    last = conversation.messages.aggregate(last=Max("position"))["last"]
+    return ConversationMessage.objects.create(
+        conversation=conversation,
+        position=0 if last is None else last + 1,
+        turn=conversation.turn_count,
+        role=role,
+        content=storable(content),
+        visible_text=storable(visible_text),
+        author=author,
+    )
+
+
+def _start_waiting(conversation: Conversation, *, reason: HandoffReason, note: str, now) -> None:
+    conversation.status = ConversationStatus.WAITING
+    conversation.assigned_to = None
+    conversation.handoff_at = now
+    conversation.handoff_reason = reason
+    conversation.handoff_note = storable(note)[: Conversation._meta.get_field("handoff_note").max_length]
+    # Once per wait, and only if the wait is stored.
+    transaction.on_commit(lambda: _support_notify(conversation))
+
+
+def _support_notify(conversation: Conversation) -> None:
+    """Tell the support address a customer is waiting. A mail server that fails must not fail the
+    customer's request: the conversation waits in the inbox either way."""
+    waiting_for = ConversationStatus.WAITING.label.lower()
+    lines = [
+        f"Conversation {conversation.pk} is {waiting_for}.",
+        f"Why: {HandoffReason(conversation.handoff_reason).label}.",
+    ]
+    if conversation.handoff_note:
+        lines.append(f"Note: {conversation.handoff_note}")
+    if conversation.customer_email:
+        lines.append(f"Customer's email: {conversation.customer_email}")
+    lines.append(f"Open it in admin: /admin/support/conversation/{conversation.pk}/change/")
+    try:
+        send_mail(
+            subject=f"[Bookly] A customer is waiting (conversation {conversation.pk})",
+            message="\n".join(lines),
+            from_email=None,
+            recipient_list=[settings.BOOKLY_SUPPORT_EMAIL],
+        )
+    except Exception:
+        logger.exception("could not email the support address about conversation %s", conversation.pk)
+
+
+def conversation_handoff_request(
+    *, session, conversation: Conversation | None, reason: HandoffReason, note: str = "", email: str = ""
+) -> tuple[Conversation, bool]:
+    """The customer asks for a person: the session's conversation (a new one if it has none, or only a
+    closed one) starts waiting. Returns it and whether it was already waiting or with a person.
+
+    `email` (already validated) is where staff may answer; given again while waiting, it replaces the
+    one before. A turn running meanwhile is left to finish: its reply is stored, and the model is not
+    called again while a person is on the way.
+    """
+    now = timezone.now()
+    if conversation is not None and conversation.status == ConversationStatus.CLOSED:
+        conversation_end(conversation=conversation)
+        conversation = None
+    if conversation is None:
+        session_ensure(session=session)
+        opened = Conversation(session_key=session.session_key, customer_email=email)
+        try:
+            with transaction.atomic():
+                _start_waiting(opened, reason=reason, note=note, now=now)
+                opened.save(force_insert=True)
+        except IntegrityError:
+            # Another tab opened the session's conversation a moment ago.
+            raise TurnInProgress from None
+        return opened, False
+    with transaction.atomic():
+        conversation = _locked(conversation)
+        already = conversation.status in PERSON_ANSWERS
+        if not already:
+            _start_waiting(conversation, reason=reason, note=note, now=now)
+        if email:
+            conversation.customer_email = email
+        conversation.last_activity_at = now
+        conversation.save(
+            update_fields=[
+                "status",
+                "assigned_to",
+                "handoff_at",
+                "handoff_reason",
+                "handoff_note",
+                "customer_email",
+                "last_activity_at",
+            ]
+        )
+    return conversation, already
+
+
+def conversation_customer_message_keep(*, conversation: Conversation, text: str) -> Conversation:
+    """Store the customer's words for the person who answers them (the model is not called); returns
+    the conversation as it is now. TurnInProgress while a turn of the assistant is still running."""
+    with transaction.atomic():
+        conversation = _locked(conversation)
+        now = timezone.now()
+        if _turn_running(conversation, now):
+            raise TurnInProgress
+        _message_append(
+            conversation, role=MessageRole.USER, content=[{"type": "text", "text": text}], visible_text=text
+        )
+        conversation.last_activity_at = now
+        conversation.save(update_fields=["last_activity_at"])
+    return conversation
+
+
+def conversation_end(*, conversation: Conversation) -> None:
+    """The customer starts afresh: this conversation is no longer theirs to write in."""
+    Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True).update(ended_at=timezone.now())
+
+
+def staff_reply_clean(*, text: str) -> str:
+    text = (text or "").strip()
+    if not text:
+        raise ConversationActionRefused("Write a reply first.")
+    limit = settings.BOOKLY_MAX_MESSAGE_CHARS
+    if len(text) > limit:
+        raise ConversationActionRefused(
+            f"A reply can be at most {limit} characters; this one has {len(text)}."
+        )
+    return text
+
+
+def _staff_name(user) -> str:
+    return user.first_name or user.get_username()
+
+
+def _refuse_unless_open(conversation: Conversation) -> None:
+    if conversation.status == ConversationStatus.CLOSED:
+        raise ConversationActionRefused("This conversation is closed.")
+    if conversation.ended_at is not None:
+        email = f" Write to them at {conversation.customer_email}." if conversation.customer_email else ""
+        raise ConversationActionRefused(
+            "The customer has left this conversation (they started a new one or went idle), so they "
+            f"would not see a reply here.{email}"
+        )
+
+
+def conversation_assign(*, conversation: Conversation, user) -> Conversation:
+    """A member of staff takes the conversation: from now on they answer it, not the model."""
+    with transaction.atomic():
+        conversation = _locked(conversation)
+        _refuse_unless_open(conversation)
+        conversation.status = ConversationStatus.PERSON
+        conversation.assigned_to = user
+        if conversation.handoff_at is None:
+            conversation.handoff_at = timezone.now()
+        conversation.save(update_fields=["status", "assigned_to", "handoff_at"])
+    return conversation
+
+
+def conversation_staff_reply(*, conversation: Conversation, user, text: str) -> ConversationMessage:
+    """Send the customer a staff member's reply. A conversation nobody has taken yet becomes theirs;
+    one another person has taken is refused (take it over first), so two people never answer at once."""
+    text = staff_reply_clean(text=text)
+    with transaction.atomic():
+        conversation = _locked(conversation)
+        _refuse_unless_open(conversation)
+        now = timezone.now()
+        if conversation.status == ConversationStatus.PERSON and conversation.assigned_to_id != user.pk:
+            raise ConversationActionRefused(
+                f"{_staff_name(conversation.assigned_to)} is answering this conversation. Take it over "
+                "first if you mean to answer instead; your reply was not sent."
+            )
+        if _turn_running(conversation, now):
+            raise ConversationActionRefused(
+                "The assistant is finishing a reply in this conversation. Send yours again in a moment."
+            )
+        message = _message_append(
+            conversation,
+            role=MessageRole.STAFF,
+            content=[{"type": "text", "text": staff_message_block_text(text)}],
+            visible_text=text,
+            author=user,
+        )
+        conversation.status = ConversationStatus.PERSON
+        conversation.assigned_to = user
+        conversation.last_activity_at = now
+        conversation.save(update_fields=["status", "assigned_to", "last_activity_at"])
+    return message
+
+
+def conversation_hand_back(*, conversation: Conversation, user) -> Conversation:
+    """The assistant answers the customer's next message again."""
+    with transaction.atomic():
+        conversation = _locked(conversation)
+        _refuse_unless_open(conversation)
+        if conversation.status not in PERSON_ANSWERS:
+            raise ConversationActionRefused("The assistant is already answering this conversation.")
+        conversation.status = ConversationStatus.ASSISTANT
+        conversation.assigned_to = None
+        conversation.save(update_fields=["status", "assigned_to"])
+    return conversation
+
+
+def conversation_close(*, conversation: Conversation, user) -> Conversation:
+    """Staff close the conversation; the customer's next message starts a new one with the assistant."""
+    with transaction.atomic():
+        conversation = _locked(conversation)
+        if conversation.status == ConversationStatus.CLOSED:
+            raise ConversationActionRefused("This conversation is already closed.")
+        conversation.status = ConversationStatus.CLOSED
+        if conversation.assigned_to_id is None:
+            conversation.assigned_to = user
+        conversation.save(update_fields=["status", "assigned_to"])
+    return conversation
+
+
+def staff_availability_set(*, user, available: bool) -> None:
+    """A member of staff says they can (or no longer can) answer chats now."""
+    if available:
+        until = timezone.now() + timedelta(minutes=settings.BOOKLY_STAFF_IDLE_MINUTES)
+        StaffAvailability.objects.update_or_create(user=user, defaults={"available_until": until})
+    else:
+        StaffAvailability.objects.filter(user=user).delete()
+
+
+def staff_availability_extend(*, user) -> None:
+    """They are using the inbox: if they said they are available, they still are."""
+    until = timezone.now() + timedelta(minutes=settings.BOOKLY_STAFF_IDLE_MINUTES)
+    StaffAvailability.objects.filter(user=user, available_until__gt=timezone.now()).update(
+        available_until=until
+    )

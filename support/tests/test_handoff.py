@@ -1,0 +1,250 @@
+"""People in the loop, from the customer's side (the JSON API) and the services staff use."""
+
+import json
+import logging
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from support.conversations.handoff import (
+    ConversationActionRefused,
+    conversation_assign,
+    conversation_close,
+    conversation_hand_back,
+    conversation_staff_reply,
+    staff_availability_set,
+)
+from support.conversations.services import (
+    NewMessage,
+    TurnInProgress,
+    conversation_turn_abandon,
+    conversation_turn_begin,
+)
+from support.models import Conversation, ConversationMessage, ConversationStatus, HandoffReason, MessageRole
+from support.testing.messages_stub import message, text
+
+pytestmark = pytest.mark.usefixtures("demo_data")
+
+
+@pytest.fixture
+def ana(django_user_model):
+    return django_user_model.objects.create_user(username="ana", first_name="Ana", is_staff=True)
+
+
+@pytest.fixture
+def bob(django_user_model):
+    return django_user_model.objects.create_user(username="bob", first_name="Bob", is_staff=True)
+
+
+def _the_conversation() -> Conversation:
+    return Conversation.objects.get()
+
+
+def _waiting(customer) -> Conversation:
+    assert customer.handoff().status_code == 200
+    return _the_conversation()
+
+
+class TestAskingForAPerson:
+    def test_the_button_puts_a_new_conversation_in_the_queue_and_tells_support_once(
+        self, customer, claude, mailoutbox, settings, django_capture_on_commit_callbacks
+    ):
+        with django_capture_on_commit_callbacks(execute=True):
+            first = customer.handoff({"reason": "My parcel arrived soaked"})
+            again = customer.handoff()
+
+        assert first.status_code == again.status_code == 200
+        assert first.json()["status"] == "waiting" and first.json()["already"] is False
+        assert again.json()["already"] is True
+        conversation = _the_conversation()
+        assert conversation.status == ConversationStatus.WAITING
+        assert conversation.handoff_reason == HandoffReason.CUSTOMER_BUTTON
+        assert conversation.handoff_note == "My parcel arrived soaked"
+        assert [mail.to for mail in mailoutbox] == [[settings.BOOKLY_SUPPORT_EMAIL]]
+        assert f"/admin/support/conversation/{conversation.pk}/change/" in mailoutbox[0].body
+        assert "My parcel arrived soaked" in mailoutbox[0].body
+        assert claude.requests == []
+
+    def test_nobody_available_gives_hours_and_asks_for_an_email_address(self, customer, claude, settings):
+        settings.BOOKLY_SUPPORT_HOURS = "every day, 8:00 to 20:00"
+        asked = customer.handoff().json()
+        assert asked["email_needed"] is True
+        assert "every day, 8:00 to 20:00" in asked["notice"]
+        assert "Leave your email address" in asked["notice"]
+
+        given = customer.handoff({"email": "reader@example.com"}).json()
+        assert given["email_needed"] is False
+        assert "We'll also answer you at reader@example.com." in given["notice"]
+        assert _the_conversation().customer_email == "reader@example.com"
+
+    def test_someone_available_joins_shortly_until_they_go_idle(self, customer, claude, ana, settings):
+        staff_availability_set(user=ana, available=True)
+        assert "will join this chat shortly" in customer.handoff().json()["notice"]
+
+        settings.BOOKLY_STAFF_IDLE_MINUTES = -1  # their availability has run out
+        staff_availability_set(user=ana, available=True)
+        assert customer.transcript().json()["email_needed"] is True
+
+    @pytest.mark.parametrize(
+        ("body", "code"),
+        [
+            ({"email": "not an address"}, "invalid_email"),
+            ({"email": 42}, "invalid_email"),
+            ({"reason": "x" * 301}, "invalid_reason"),
+            ({"reason": ["a list"]}, "invalid_reason"),
+            (["not", "an", "object"], "invalid_json"),
+        ],
+    )
+    def test_bad_bodies_get_a_clear_message_and_change_nothing(self, customer, claude, body, code):
+        response = customer.handoff(body)
+        assert response.status_code == 400
+        assert response.json()["error"] == code and response.json()["detail"]
+        assert not Conversation.objects.exists()
+
+    def test_a_mail_server_that_fails_does_not_fail_the_customer(
+        self, customer, claude, settings, caplog, django_capture_on_commit_callbacks
+    ):
+        # Django's real SMTP backend, against a port where nothing listens.
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", 9, 2
+        with caplog.at_level(logging.ERROR), django_capture_on_commit_callbacks(execute=True):
+            response = customer.handoff()
+        assert response.status_code == 200
+        assert _the_conversation().status == ConversationStatus.WAITING
+        assert "could not email the support address" in caplog.text
+
+
+class TestWhileAPersonAnswers:
+    def test_messages_are_kept_for_the_person_and_the_model_is_never_called(self, customer, claude):
+        _waiting(customer)
+        sent = customer.send("Is anyone there?")
+        assert sent.status_code == 200
+        assert sent.json()["reply"] is None and sent.json()["status"] == "waiting"
+        assert claude.requests == []
+        assert customer.transcript().json()["messages"] == [{"role": "customer", "text": "Is anyone there?"}]
+
+    def test_staff_replies_show_under_their_first_name(self, customer, claude, ana):
+        conversation = _waiting(customer)
+        conversation_staff_reply(conversation=conversation, user=ana, text="Hi, I'm Ana. How can I help?")
+        seen = customer.transcript().json()
+        assert seen["status"] == "person"
+        assert seen["messages"][-1] == {
+            "role": "staff",
+            "name": "Ana",
+            "text": "Hi, I'm Ana. How can I help?",
+        }
+
+    def test_an_idle_customer_still_finds_their_conversation(self, customer, claude, ana, settings):
+        conversation = _waiting(customer)
+        conversation_staff_reply(conversation=conversation, user=ana, text="Sorry for the wait.")
+        Conversation.objects.filter(pk=conversation.pk).update(
+            last_activity_at=timezone.now() - timedelta(minutes=settings.BOOKLY_CONVERSATION_IDLE_MINUTES + 5)
+        )
+        assert customer.transcript().json()["messages"][-1]["text"] == "Sorry for the wait."
+
+    def test_handed_back_the_model_sees_what_was_said_meanwhile(self, customer, claude, ana):
+        conversation = _waiting(customer)
+        customer.send("My parcel is soaked")
+        conversation_staff_reply(conversation=conversation, user=ana, text="I've sent you a new copy.")
+        conversation_hand_back(conversation=conversation, user=ana)
+        claude.reset(message(text("Glad that is sorted. Anything else?")))
+
+        reply = customer.send("Thanks! One more question")
+
+        assert reply.json()["reply"] == "Glad that is sorted. Anything else?"
+        (request,) = claude.requests
+        sent = json.dumps(request["messages"])
+        assert "My parcel is soaked" in sent
+        assert "<staff_message>I've sent you a new copy.</staff_message>" in sent
+        assert [turn["role"] for turn in request["messages"]] == ["user"]
+
+    def test_closed_the_next_message_starts_a_new_conversation_with_the_assistant(
+        self, customer, claude, ana
+    ):
+        conversation = _waiting(customer)
+        conversation_close(conversation=conversation, user=ana)
+        assert customer.transcript().json()["status"] == "closed"
+        claude.reset(message(text("Hello again! How can I help?")))
+
+        assert customer.send("Hello?").json()["reply"] == "Hello again! How can I help?"
+        assert Conversation.objects.count() == 2
+        assert Conversation.objects.get(pk=conversation.pk).ended_at is not None
+
+
+class TestStaffActionsRefused:
+    def test_an_empty_or_overlong_reply(self, customer, claude, ana, settings):
+        conversation = _waiting(customer)
+        for reply in ["   ", "x" * (settings.BOOKLY_MAX_MESSAGE_CHARS + 1)]:
+            with pytest.raises(ConversationActionRefused):
+                conversation_staff_reply(conversation=conversation, user=ana, text=reply)
+        assert not ConversationMessage.objects.exists()
+
+    def test_a_reply_to_a_conversation_someone_else_has_taken(self, customer, claude, ana, bob):
+        conversation = _waiting(customer)
+        conversation_assign(conversation=conversation, user=ana)
+        with pytest.raises(ConversationActionRefused, match="Ana is answering"):
+            conversation_staff_reply(conversation=conversation, user=bob, text="I'll take this")
+        conversation_assign(conversation=conversation, user=bob)
+        conversation_staff_reply(conversation=conversation, user=bob, text="I'll take this")
+        assert _the_conversation().assigned_to == bob
+
+    def test_a_reply_to_a_closed_conversation_or_one_the_customer_left(self, customer, claude, ana):
+        conversation = _waiting(customer)
+        customer.handoff({"email": "reader@example.com"})
+        customer.reset()
+        with pytest.raises(ConversationActionRefused, match=r"Write to them at reader@example\.com"):
+            conversation_staff_reply(conversation=conversation, user=ana, text="Hello?")
+        conversation_close(conversation=conversation, user=ana)
+        with pytest.raises(ConversationActionRefused, match="closed"):
+            conversation_staff_reply(conversation=conversation, user=ana, text="Hello?")
+        with pytest.raises(ConversationActionRefused, match="already closed"):
+            conversation_close(conversation=conversation, user=ana)
+
+    def test_a_reply_while_the_assistant_is_still_answering(self, customer, claude, ana):
+        claude.reset(message(text("Hello! How can I help?")))
+        customer.send("Hello")
+        conversation = _the_conversation()
+        lease, _ = conversation_turn_begin(
+            session=None,
+            conversation=conversation,
+            customer_message=NewMessage(MessageRole.USER, [{"type": "text", "text": "and"}], "and"),
+        )
+        try:
+            with pytest.raises(ConversationActionRefused, match="finishing a reply"):
+                conversation_staff_reply(conversation=conversation, user=ana, text="Hi")
+        finally:
+            conversation_turn_abandon(lease=lease, model_calls=[])
+        assert not ConversationMessage.objects.filter(role=MessageRole.STAFF).exists()
+
+
+class TestATurnAndAHandoffAtOnce:
+    def test_a_turn_running_when_the_customer_asks_finishes_and_the_next_message_waits(
+        self, customer, claude
+    ):
+        claude.reset(message(text("Hello! How can I help?")))
+        customer.send("Hello")
+        conversation = _the_conversation()
+        Conversation.objects.filter(pk=conversation.pk).update(
+            lease_token=uuid.uuid4(), lease_expires_at=timezone.now() + timedelta(seconds=30)
+        )
+        assert customer.handoff().json()["status"] == "waiting"
+        # The running turn's lease still holds: the customer's next words wait for it.
+        assert customer.send("Are you there?").status_code == 409
+        Conversation.objects.filter(pk=conversation.pk).update(lease_token=None, lease_expires_at=None)
+        assert customer.send("Are you there?").json()["reply"] is None
+        assert len(claude.requests) == 1
+
+    def test_a_turn_read_before_the_handoff_does_not_begin_after_it(self, customer, claude):
+        claude.reset(message(text("Hello! How can I help?")))
+        customer.send("Hello")
+        read_before = _the_conversation()
+        customer.handoff()
+        with pytest.raises(TurnInProgress):
+            conversation_turn_begin(
+                session=None,
+                conversation=read_before,
+                customer_message=NewMessage(MessageRole.USER, [{"type": "text", "text": "x"}], "x"),
+            )
+        assert _the_conversation().turn_count == 1

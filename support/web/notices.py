@@ -1,0 +1,43 @@
+"""What the customer is told about who answers them: the assistant, a person on the way, a person."""
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+
+from support.conversations.models import Conversation, ConversationStatus
+from support.conversations.selectors import conversation_status, staff_available_now
+
+
+def who_answers(*, conversation: Conversation | None) -> dict:
+    """The API's and the page's view of it: {"status", "notice" (a sentence or two, "" while the
+    assistant answers), "email_needed" (ask for an address to answer at)}."""
+    status = conversation_status(conversation=conversation)
+    notice, email_needed = "", False
+    if status == ConversationStatus.CLOSED:
+        notice = "Our team closed this conversation. Send a message to start a new one with the assistant."
+    elif status == ConversationStatus.PERSON:
+        notice = "A member of our team is answering you here. The assistant is not replying meanwhile."
+    elif status == ConversationStatus.WAITING and staff_available_now():
+        notice = (
+            "A member of our team will join this chat shortly. Anything you write meanwhile is kept for them."
+        )
+    elif status == ConversationStatus.WAITING:
+        email_needed = not conversation.customer_email
+        email = (
+            " Leave your email address and we'll answer you there too."
+            if email_needed
+            else f" We'll also answer you at {conversation.customer_email}."
+        )
+        notice = (
+            f"Our team is not in the chat right now. They answer {settings.BOOKLY_SUPPORT_HOURS}, usually "
+            f"{settings.BOOKLY_SUPPORT_REPLY_TIME}. Anything you write here is kept for them.{email}"
+        )
+    return {"status": str(status), "notice": notice, "email_needed": email_needed}
+
+
+def email_is_valid(text: str) -> bool:
+    try:
+        validate_email(text)
+    except ValidationError:
+        return False
+    return True
