@@ -110,6 +110,8 @@ class ToolContext:
 
     conversation: Conversation
     eligibility_verified: set[str] = field(default_factory=set)
+    # Orders a tool found with the right email, by primary key, with that email (for staff).
+    orders_found: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -246,22 +248,25 @@ _ORDER_NOT_FOUND = (
 )
 
 
-def _verified_order(args: _Arguments) -> Order | ToolOutcome:
+def _verified_order(args: _Arguments, context: ToolContext) -> Order | ToolOutcome:
     order_id, email = args.order_id(), args.email()
     args.done()
     order = order_get_for_customer(order_number=order_id, email=email)
-    return order if order is not None else _error(*_ORDER_NOT_FOUND)
+    if order is None:
+        return _error(*_ORDER_NOT_FOUND)
+    context.orders_found[order.pk] = order.customer_email
+    return order
 
 
 def _lookup_order(args: _Arguments, context: ToolContext) -> ToolOutcome:
-    order = _verified_order(args)
+    order = _verified_order(args, context)
     if isinstance(order, ToolOutcome):
         return order
     return ToolOutcome(_order_summary(order))
 
 
 def _check_return_eligibility(args: _Arguments, context: ToolContext) -> ToolOutcome:
-    order = _verified_order(args)
+    order = _verified_order(args, context)
     if isinstance(order, ToolOutcome):
         return order
     eligibility = order_return_eligibility(order=order, today=store_today())
@@ -295,7 +300,7 @@ def _check_return_eligibility(args: _Arguments, context: ToolContext) -> ToolOut
 def _initiate_return(args: _Arguments, context: ToolContext) -> ToolOutcome:
     reason = args.text("reason", max_length=MAX_REASON_LENGTH)
     titles = args.titles("item_titles")
-    order = _verified_order(args)
+    order = _verified_order(args, context)
     if isinstance(order, ToolOutcome):
         return order
     if order.number not in context.eligibility_verified:

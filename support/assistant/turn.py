@@ -160,12 +160,15 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
         if violations:
             reply_blocks = [{"type": "text", "text": reply}]
-        turn.produced.append(NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply))
+        turn.produced.append(
+            NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply, violations=violations)
+        )
         conversation_turn_commit(
             lease=lease,
             messages=turn.produced,
             model_calls=turn.model_calls,
             eligibility_verified=turn.tools.eligibility_verified,
+            orders_found=turn.tools.orders_found,
         )
     except BaseException as error:
         try:

@@ -45,5 +45,9 @@ def staff_available_now() -> bool:
     return StaffAvailability.objects.filter(available_until__gt=timezone.now()).exists()
 
 
+def staff_is_available(*, user) -> bool:
+    return StaffAvailability.objects.filter(user=user, available_until__gt=timezone.now()).exists()
+
+
 def conversations_waiting_count() -> int:
     return Conversation.objects.filter(status=ConversationStatus.WAITING, ended_at__isnull=True).count()

@@ -8,9 +8,10 @@ transaction that first proves the lease is still its own.
 
 import time
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from types import MappingProxyType
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -54,6 +55,7 @@ class NewMessage:
     role: MessageRole
     content: list[dict]
     visible_text: str = ""
+    violations: tuple[str, ...] = ()  # the validator's codes, on a fallback reply
 
 
 def session_ensure(*, session) -> None:
@@ -200,21 +202,33 @@ def conversation_turn_commit(
     messages: Sequence[NewMessage],
     model_calls: Sequence[ModelReply],
     eligibility_verified: Collection[str],
+    orders_found: Mapping[int, str] = MappingProxyType({}),
 ) -> None:
-    """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress)."""
+    """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress).
+
+    `orders_found` (order primary key -> its email) are the orders a tool found with the customer's
+    email: linked to the conversation, and the first email becomes the one staff may answer at.
+    """
     conversation = lease.conversation
+    ending = {
+        "lease_token": None,
+        "lease_expires_at": None,
+        "last_activity_at": timezone.now(),
+        "eligibility_verified": sorted(eligibility_verified),
+    }
+    if orders_found and not conversation.customer_email:
+        ending["customer_email"] = next(iter(orders_found.values()))
     try:
         with transaction.atomic():
             still_ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
-                lease_token=None,
-                lease_expires_at=None,
-                last_activity_at=timezone.now(),
-                eligibility_verified=sorted(eligibility_verified),
+                **ending
             )
             if not still_ours:
                 raise TurnInProgress
             _messages_add(conversation, lease.number, lease.next_position, messages)
             _model_calls_add(conversation, lease.number, model_calls)
+            if orders_found:
+                conversation.orders.add(*orders_found)
     finally:
         # Renewed until now: waiting for the write lock (SQLite) must not let the lease lapse.
         lease_forget(lease.token)
@@ -270,6 +284,7 @@ def _message(
         role=message.role,
         content=storable(message.content),
         visible_text=storable(message.visible_text),
+        violations=list(message.violations),
     )
 
 

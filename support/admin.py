@@ -1,0 +1,3 @@
+"""Django finds the app's admin here; it lives in the staff room (support/staff/admin.py)."""
+
+import support.staff.admin  # noqa: F401

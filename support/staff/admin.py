@@ -1,0 +1,221 @@
+"""Support staff's side of the chat, in Django admin: the inbox, a conversation's page with its reply box
+and actions, and the links between conversations, the orders they looked up and the returns they started.
+
+The admin classes only read and route: every change goes through
+support.conversations.handoff, which holds the rules.
+"""
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db.models import Case, IntegerField, Value, When
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.timesince import timesince
+
+from orders.admin import OrderAdmin, ReturnRecordAdmin
+from orders.models import Order, ReturnRecord
+from support.conversations.handoff import (
+    ConversationActionRefused,
+    conversation_assign,
+    conversation_close,
+    conversation_hand_back,
+    conversation_staff_reply,
+    staff_availability_extend,
+    staff_availability_set,
+)
+from support.conversations.models import Conversation, ConversationStatus
+from support.conversations.selectors import staff_is_available
+from support.staff.selectors import conversation_staff_transcript
+
+# Waiting conversations first (longest wait at the top), then those with a person, then the rest.
+_INBOX_RANK = Case(
+    When(status=ConversationStatus.WAITING, then=Value(0)),
+    When(status=ConversationStatus.PERSON, then=Value(1)),
+    default=Value(2),
+    output_field=IntegerField(),
+)
+
+
+def _admin_link(obj, label) -> str:
+    url = reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
+    return format_html('<a href="{}">{}</a>', url, label)
+
+
+def _links(objects, label) -> str:
+    return format_html_join(", ", "{}", ((_admin_link(obj, label(obj)),) for obj in objects)) or "-"
+
+
+class AssignedFilter(admin.SimpleListFilter):
+    title = "assigned to"
+    parameter_name = "assigned"
+
+    def lookups(self, request, model_admin):
+        return [("me", "Me"), ("nobody", "Nobody")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "me":
+            return queryset.filter(assigned_to=request.user)
+        if self.value() == "nobody":
+            return queryset.filter(assigned_to__isnull=True)
+        return queryset
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    """The inbox and each conversation's page. Conversations are written by customers, the assistant
+    and the actions on their page: never through a form."""
+
+    list_display = [
+        "__str__",
+        "status_with_wait",
+        "assigned_to",
+        "customer_email",
+        "order_links",
+        "return_links",
+        "turn_count",
+        "last_activity_at",
+    ]
+    list_filter = ["status", AssignedFilter, "created_at"]
+    search_fields = ["orders__number", "customer_email", "orders__customer_email", "returns__rma_number"]
+    date_hierarchy = "created_at"
+    list_select_related = ["assigned_to"]
+    ordering = [_INBOX_RANK.asc(), "handoff_at", "-last_activity_at"]
+    change_list_template = "admin/support/conversation/inbox.html"
+    conversation_template = "admin/support/conversation/conversation.html"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("orders", "returns")
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.display(description="status", ordering="status")
+    def status_with_wait(self, obj):
+        if obj.status == ConversationStatus.WAITING and obj.handoff_at:
+            return f"{obj.get_status_display()}, {timesince(obj.handoff_at)}"
+        return obj.get_status_display()
+
+    @admin.display(description="orders looked up")
+    def order_links(self, obj):
+        return _links(obj.orders.all(), lambda order: order.number)
+
+    @admin.display(description="returns started")
+    def return_links(self, obj):
+        return _links(obj.returns.all(), lambda record: record.rma_number)
+
+    def get_urls(self):
+        own = [
+            path(
+                "availability/",
+                self.admin_site.admin_view(self.availability_view),
+                name="support_conversation_availability",
+            )
+        ]
+        return own + super().get_urls()
+
+    def changelist_view(self, request, extra_context=None):
+        staff_availability_extend(user=request.user)
+        available = staff_is_available(user=request.user)
+        return super().changelist_view(request, {**(extra_context or {}), "available": available})
+
+    def availability_view(self, request):
+        """Staff say they can (or no longer can) answer chats now; customers are told accordingly."""
+        if request.method != "POST" or not self.has_change_permission(request):
+            raise PermissionDenied
+        available = request.POST.get("available") == "yes"
+        staff_availability_set(user=request.user, available=available)
+        self.message_user(
+            request,
+            "Customers asking for a person are told someone will join shortly."
+            if available
+            else "You are away: customers asking for a person are given the opening hours.",
+        )
+        return HttpResponseRedirect(reverse("admin:support_conversation_changelist"))
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        """The conversation as it happened, with the reply box and the actions (POSTed here)."""
+        conversation = self.get_object(request, unquote(object_id))
+        if conversation is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        if not self.has_view_or_change_permission(request, conversation):
+            raise PermissionDenied
+        draft = ""
+        if request.method == "POST":
+            if not self.has_change_permission(request, conversation):
+                raise PermissionDenied
+            try:
+                done = _ACTIONS[request.POST.get("action", "")](request, conversation)
+            except KeyError:
+                self.message_user(request, "Choose an action.", messages.ERROR)
+            except ConversationActionRefused as refused:
+                self.message_user(request, refused.message, messages.ERROR)
+                draft = request.POST.get("reply", "")  # kept in the box, not lost
+            else:
+                self.message_user(request, done)
+                return HttpResponseRedirect(request.path)
+            conversation.refresh_from_db()
+        staff_availability_extend(user=request.user)
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": f"{conversation} ({conversation.get_status_display().lower()})",
+            "conversation": conversation,
+            "entries": conversation_staff_transcript(conversation=conversation),
+            "orders": conversation.orders.all(),
+            "returns": conversation.returns.all(),
+            "can_act": self.has_change_permission(request, conversation),
+            "draft": draft,
+            "waited": timesince(conversation.handoff_at) if conversation.handoff_at else "",
+            **(extra_context or {}),
+        }
+        return TemplateResponse(request, self.conversation_template, context)
+
+
+def _reply(request, conversation) -> str:
+    conversation_staff_reply(conversation=conversation, user=request.user, text=request.POST.get("reply", ""))
+    return "Your reply was sent."
+
+
+def _take(request, conversation) -> str:
+    conversation_assign(conversation=conversation, user=request.user)
+    return "You are answering this conversation; the assistant stays quiet."
+
+
+def _hand_back(request, conversation) -> str:
+    conversation_hand_back(conversation=conversation, user=request.user)
+    return "Handed back: the assistant answers the customer's next message."
+
+
+def _close(request, conversation) -> str:
+    conversation_close(conversation=conversation, user=request.user)
+    return "Closed. The customer's next message starts a new conversation."
+
+
+_ACTIONS = {"reply": _reply, "take": _take, "hand_back": _hand_back, "close": _close}
+
+
+# The store's admin, with the links the chat owns: an order's conversations, a return's conversation.
+admin.site.unregister(Order)
+admin.site.unregister(ReturnRecord)
+
+
+@admin.register(Order)
+class OrderWithConversationsAdmin(OrderAdmin):
+    readonly_fields = [*OrderAdmin.readonly_fields, "conversation_links"]
+
+    @admin.display(description="conversations that looked it up")
+    def conversation_links(self, obj):
+        return _links(obj.conversations.all(), str)
+
+
+@admin.register(ReturnRecord)
+class ReturnRecordWithConversationAdmin(ReturnRecordAdmin):
+    fields = [*ReturnRecordAdmin.fields, "started_in"]
+    readonly_fields = fields
+
+    @admin.display(description="started in")
+    def started_in(self, obj):
+        return _links(obj.conversations.all(), str)

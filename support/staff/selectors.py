@@ -1,0 +1,69 @@
+"""What support staff read: a conversation as it happened, tool calls and the validator included."""
+
+import json
+
+from support.conversations.models import Conversation, ConversationMessage, MessageRole
+from support.llm.protocol import is_reminder, is_staff_message
+
+
+def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
+    """Every stored message, oldest first, as entries of one `kind` each: "customer" (their words;
+    `set_aside` if the model API refused them), "tool_call" (name, input), "tool_result" (result,
+    is_error), "assistant" (the reply the customer read; `violations` when it is the fallback that
+    replaced a rejected reply) and "staff" (text, name). Each has `turn` and `at`."""
+    entries = []
+    messages = (
+        ConversationMessage.objects.filter(conversation=conversation)
+        .select_related("author")
+        .order_by("position")
+    )
+    for message in messages:
+        base = {"turn": message.turn, "at": message.created_at}
+        if message.role == MessageRole.STAFF:
+            author = message.author
+            name = (author.first_name or author.get_username()) if author else "a former member of staff"
+            entries.append({**base, "kind": "staff", "text": message.visible_text, "name": name})
+            continue
+        for block in message.content:
+            entry = _block_entry(message, block)
+            if entry is not None:
+                entries.append({**base, **entry})
+        if message.role == MessageRole.ASSISTANT and message.visible_text:
+            entries.append(
+                {
+                    **base,
+                    "kind": "assistant",
+                    "text": message.visible_text,
+                    "violations": list(message.violations),
+                }
+            )
+    return entries
+
+
+def _block_entry(message: ConversationMessage, block: dict) -> dict | None:
+    kind = block.get("type")
+    if kind == "tool_use":
+        return {"kind": "tool_call", "name": block.get("name", ""), "input": _pretty(block.get("input"))}
+    if kind == "tool_result":
+        return {
+            "kind": "tool_result",
+            "result": _pretty(_parsed(block.get("content"))),
+            "is_error": bool(block.get("is_error")),
+        }
+    text = block.get("text", "") if kind == "text" else ""
+    if message.role == MessageRole.USER and text and not is_reminder(text) and not is_staff_message(text):
+        return {"kind": "customer", "text": text, "set_aside": message.set_aside}
+    return None
+
+
+def _parsed(content):
+    if isinstance(content, str):
+        try:
+            return json.loads(content)
+        except ValueError:
+            return content
+    return content
+
+
+def _pretty(value) -> str:
+    return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)

@@ -1,0 +1,11 @@
+from django import template
+
+from support.conversations.selectors import conversations_waiting_count
+
+register = template.Library()
+
+
+@register.simple_tag
+def waiting_conversations() -> int:
+    """How many customers are waiting for a person (for the admin index)."""
+    return conversations_waiting_count()

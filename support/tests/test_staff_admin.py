@@ -1,0 +1,174 @@
+"""Support staff in admin, logged in through the real login form: the inbox, a conversation's page and its
+actions, the links to orders and returns, and who may do what."""
+
+import pytest
+from django.contrib.auth.models import Group
+
+from orders.models import ReturnRecord
+from support.conversations.handoff import conversation_assign
+from support.models import Conversation, ConversationMessage, ConversationStatus, MessageRole
+from support.testing.chat_client import ChatClient
+from support.testing.messages_stub import message, text, tool_use
+
+pytestmark = pytest.mark.usefixtures("demo_data")
+
+INBOX = "/admin/support/conversation/"
+
+
+def _page(conversation: Conversation) -> str:
+    return f"{INBOX}{conversation.pk}/change/"
+
+
+@pytest.fixture
+def looked_up(claude):
+    """A conversation where the assistant looked up an order and its reply was replaced by the fallback."""
+    claude.reset(
+        message(
+            tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"})
+        ),
+        # An invented order number: the validator replaces the reply.
+        message(text("Your order BK-77777 has shipped.")),
+    )
+    chat = ChatClient()
+    chat.send("Where is BK-10042? I'm sarah.chen@example.com")
+    return chat, Conversation.objects.get()
+
+
+@pytest.fixture
+def waiting(customer, claude):
+    customer.handoff({"reason": "Please call me back"})
+    return Conversation.objects.get(status=ConversationStatus.WAITING)
+
+
+@pytest.fixture
+def colleague(django_user_model):
+    user = django_user_model.objects.create_user(username="bob", first_name="Bob", is_staff=True)
+    user.groups.add(Group.objects.get(name="Support staff"))
+    return user
+
+
+class TestInbox:
+    def test_waiting_conversations_come_first_with_their_wait(self, staff_client, looked_up, waiting):
+        html = staff_client.get(INBOX).content.decode()
+        assert html.index(str(waiting)) < html.index(str(looked_up[1]))
+        assert "Waiting for a person, 0" in html  # "0 minutes" as Django says it
+        assert "BK-10042" in html and "sarah.chen@example.com" in html
+
+    def test_the_admin_index_counts_who_is_waiting(self, staff_client, waiting):
+        html = staff_client.get("/admin/").content.decode()
+        assert "<strong>1</strong> customer waiting for a person" in html
+
+    @pytest.mark.parametrize("query", ["BK-10042", "sarah.chen@example.com"])
+    def test_search_by_order_number_or_email(self, staff_client, looked_up, waiting, query):
+        html = staff_client.get(INBOX, {"q": query}).content.decode()
+        assert str(looked_up[1]) in html and str(waiting) not in html
+
+    def test_filters_by_status_and_by_who_answers(self, staff_client, staff_user, looked_up, waiting):
+        assert str(looked_up[1]) not in staff_client.get(INBOX, {"status__exact": "waiting"}).content.decode()
+        assert str(waiting) not in staff_client.get(INBOX, {"assigned": "me"}).content.decode()
+        conversation_assign(conversation=waiting, user=staff_user)
+        assert str(waiting) in staff_client.get(INBOX, {"assigned": "me"}).content.decode()
+
+    def test_staff_say_they_are_available_and_customers_hear_it(self, staff_client, customer, claude):
+        staff_client.post(f"{INBOX}availability/", {"available": "yes"})
+        assert "You are available" in staff_client.get(INBOX).content.decode()
+        assert "will join this chat shortly" in customer.handoff().json()["notice"]
+        staff_client.post(f"{INBOX}availability/", {"available": "no"})
+        assert customer.transcript().json()["email_needed"] is True
+
+
+class TestConversationPage:
+    def test_shows_tool_calls_results_and_the_validators_verdict(self, staff_client, looked_up):
+        html = staff_client.get(_page(looked_up[1])).content.decode()
+        assert "Tool call: lookup_order" in html and "&quot;delivered_on&quot;" in html
+        assert "Fallback shown: the validator rejected the model's reply" in html
+        assert "BK-77777" not in html  # the rejected reply is never stored
+        assert 'href="/admin/orders/order/' in html
+
+    def test_a_reply_reaches_the_customer_and_silences_the_assistant(self, staff_client, waiting, customer):
+        response = staff_client.post(_page(waiting), {"action": "reply", "reply": "Hello, I'm on it."})
+        assert response.status_code == 302
+        seen = customer.transcript().json()
+        assert seen["status"] == "person"
+        assert seen["messages"][-1]["text"] == "Hello, I'm on it."
+
+    def test_a_refused_reply_keeps_the_text_and_says_why(self, staff_client, waiting, colleague):
+        conversation_assign(conversation=waiting, user=colleague)
+        response = staff_client.post(_page(waiting), {"action": "reply", "reply": "My careful answer"})
+        html = response.content.decode()
+        assert response.status_code == 200
+        assert "Bob is answering this conversation" in html
+        assert ">My careful answer</textarea>" in html
+        assert not ConversationMessage.objects.filter(role=MessageRole.STAFF).exists()
+
+    def test_take_hand_back_and_close(self, staff_client, staff_user, waiting):
+        staff_client.post(_page(waiting), {"action": "take"})
+        waiting.refresh_from_db()
+        assert (waiting.status, waiting.assigned_to) == (ConversationStatus.PERSON, staff_user)
+        staff_client.post(_page(waiting), {"action": "hand_back"})
+        waiting.refresh_from_db()
+        assert (waiting.status, waiting.assigned_to) == (ConversationStatus.ASSISTANT, None)
+        staff_client.post(_page(waiting), {"action": "close"})
+        waiting.refresh_from_db()
+        assert waiting.status == ConversationStatus.CLOSED
+        assert (
+            "This conversation is already closed."
+            in staff_client.post(_page(waiting), {"action": "close"}).content.decode()
+        )
+
+    def test_an_unknown_action_changes_nothing(self, staff_client, waiting):
+        html = staff_client.post(_page(waiting), {"action": "delete_everything"}).content.decode()
+        assert "Choose an action." in html
+        waiting.refresh_from_db()
+        assert waiting.status == ConversationStatus.WAITING
+
+
+class TestLinksBetweenTheChatAndTheStore:
+    def test_an_order_and_a_return_link_to_their_conversations(self, staff_client, claude):
+        claude.reset(
+            message(
+                tool_use(
+                    "check_return_eligibility",
+                    {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"},
+                )
+            ),
+            message(text("It can be returned. Shall I start the return?")),
+            message(
+                tool_use(
+                    "initiate_return",
+                    {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com", "reason": "Damaged"},
+                )
+            ),
+            message(text("Done.")),
+        )
+        chat = ChatClient()
+        chat.send("Can I return BK-10042? sarah.chen@example.com")
+        chat.send("Yes please")
+        conversation = Conversation.objects.get()
+        record = ReturnRecord.objects.get()
+
+        order_html = staff_client.get(f"/admin/orders/order/{record.order_id}/change/").content.decode()
+        return_html = staff_client.get(f"/admin/orders/returnrecord/{record.pk}/change/").content.decode()
+        page_html = staff_client.get(_page(conversation)).content.decode()
+        assert f'href="{_page(conversation)}"' in order_html
+        assert f'href="{_page(conversation)}"' in return_html
+        assert f'href="/admin/orders/returnrecord/{record.pk}/change/"' in page_html
+
+
+class TestPermissions:
+    def test_support_staff_cannot_add_or_delete_conversations(self, staff_client, waiting):
+        assert staff_client.get(f"{INBOX}add/").status_code == 403
+        assert staff_client.post(f"{INBOX}{waiting.pk}/delete/", {"post": "yes"}).status_code == 403
+        assert Conversation.objects.filter(pk=waiting.pk).exists()
+
+    def test_staff_outside_the_group_cannot_read_or_answer(self, client, django_user_model, waiting):
+        django_user_model.objects.create_user(username="intern", password="intern-pass-1234", is_staff=True)
+        client.post("/admin/login/", {"username": "intern", "password": "intern-pass-1234"})
+        assert client.get(_page(waiting)).status_code == 403
+        assert client.post(_page(waiting), {"action": "reply", "reply": "hi"}).status_code == 403
+        assert client.post(f"{INBOX}availability/", {"available": "yes"}).status_code == 403
+        assert not ConversationMessage.objects.exists()
+
+    def test_a_superuser_may_delete_a_conversation(self, superuser_client, waiting):
+        assert superuser_client.post(f"{INBOX}{waiting.pk}/delete/", {"post": "yes"}).status_code == 302
+        assert not Conversation.objects.exists()
