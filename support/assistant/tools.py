@@ -14,6 +14,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from orders.models import ORDER_NUMBER_PATTERN, Order
@@ -23,8 +24,10 @@ from policies.models import TOPIC_KEY_PATTERN
 from policies.selectors import policy_entry_get_published, policy_entry_list_published
 from store.clock import store_today
 from support.conversations.models import Conversation
+from support.conversations.selectors import staff_available_now
 from support.conversations.services import conversation_return_create
-from support.llm.protocol import ToolError
+from support.conversations.waiting import waiting_notice
+from support.llm.protocol import HANDOFF_TOOL, HandoffAsk, ToolError
 
 ORDER_ID_RE = re.compile(ORDER_NUMBER_PATTERN)
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
@@ -34,6 +37,7 @@ MAX_EMAIL_LENGTH = 254
 MAX_REASON_LENGTH = 500
 MAX_TITLE_LENGTH = 300
 MAX_ITEM_TITLES = 20
+MAX_SUMMARY_LENGTH = 300
 
 _ORDER_ID_SCHEMA = {
     "type": "string",
@@ -100,6 +104,26 @@ TOOLS: list[dict[str, Any]] = [
             "additionalProperties": False,
         },
     },
+    {
+        "name": HANDOFF_TOOL,
+        "description": (
+            "Hand the chat to support staff: the customer asks for a person (customer_asked), or needs "
+            "what only staff can do, like a lost parcel or a complaint (needs_staff). Then say only the "
+            "result's tell_the_customer."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "reason": {"type": "string", "enum": [code.value for code in HandoffAsk]},
+                "summary": {
+                    "type": "string",
+                    "description": "For staff, one line: what they need.",
+                },
+            },
+            "required": ["reason", "summary"],
+            "additionalProperties": False,
+        },
+    },
 ]
 TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
 
@@ -112,6 +136,8 @@ class ToolContext:
     eligibility_verified: set[str] = field(default_factory=set)
     # Orders a tool found with the right email, by primary key, with that email (for staff).
     orders_found: dict[int, str] = field(default_factory=dict)
+    # Set by hand_off_to_person: (reason code, one line for staff).
+    handoff: tuple[HandoffAsk, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -201,6 +227,13 @@ class _Arguments:
         return self.matching(
             "customer_email", EMAIL_RE, max_length=MAX_EMAIL_LENGTH, shape="name@example.com", lower=True
         )
+
+    def one_of(self, name: str, choices: type[StrEnum]):
+        value = self.raw.get(name)
+        if not isinstance(value, str) or value not in {choice.value for choice in choices}:
+            self.problems.append({"field": name, "problem": "must be one of " + ", ".join(choices)})
+            return None
+        return choices(value)
 
     def titles(self, name: str) -> list[str] | None:
         value = self.raw.get(name)
@@ -355,11 +388,29 @@ def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
     return ToolOutcome({"topic": entry.topic, "title": entry.title, "text": entry.text})
 
 
+def _hand_off_to_person(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    reason = args.one_of("reason", HandoffAsk)
+    summary = args.text("summary", max_length=MAX_SUMMARY_LENGTH)
+    args.done()
+    # Stored with the turn: the conversation waits for a person once the reply is kept.
+    context.handoff = (reason, summary)
+    available = staff_available_now()
+    return ToolOutcome(
+        {
+            "handed_off": True,
+            "staff_available_now": available,
+            "tell_the_customer": "I've passed this conversation to our support team. "
+            + waiting_notice(staff_available=available, email=context.conversation.customer_email),
+        }
+    )
+
+
 _HANDLERS = {
     "lookup_order": (_lookup_order, {"order_id", "customer_email"}),
     "check_return_eligibility": (_check_return_eligibility, {"order_id", "customer_email"}),
     "initiate_return": (_initiate_return, {"order_id", "customer_email", "reason", "item_titles"}),
     "lookup_policy": (_lookup_policy, {"topic"}),
+    HANDOFF_TOOL: (_hand_off_to_person, {"reason", "summary"}),
 }
 
 

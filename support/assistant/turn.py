@@ -28,7 +28,13 @@ from support.assistant.prompts import system_prompt, turn_reminder
 from support.assistant.tools import TOOLS, ToolContext, ToolOutcome, tool_execute
 from support.assistant.validator import FALLBACK_REPLY, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
-from support.conversations.models import MODEL_ANSWERS, Conversation, ConversationStatus, MessageRole
+from support.conversations.models import (
+    MODEL_ANSWERS,
+    Conversation,
+    ConversationStatus,
+    HandoffReason,
+    MessageRole,
+)
 from support.conversations.services import (
     NewMessage,
     TurnLease,
@@ -51,6 +57,12 @@ STUCK_REPLY = (
 TOO_LONG_REPLY = (
     "My answer was getting too long. Could you ask about one order, return or policy question at a time?"
 )
+# When the assistant fails the customer twice in a row, a person takes over.
+STUCK_HANDOFF_REPLY = (
+    "I'm sorry, I'm not getting this right. I've asked a member of our support team to take over this "
+    "conversation; their answer will appear here."
+)
+_FAILED_REPLIES = frozenset({FALLBACK_REPLY, STUCK_REPLY})
 TURN_LIMIT_REPLY = (
     "This conversation has reached its length limit. Please start a new conversation to carry on with "
     "your order, return or policy question."
@@ -88,6 +100,7 @@ class Turn:
     messages: list[dict]  # the request's history; grows with each tool step
     grounding: list[str]  # customer words and tool results a reply may draw its facts from
     tools: ToolContext
+    previous_reply: str  # what the customer read last from the assistant ("" if nothing yet)
     produced: list[NewMessage] = field(default_factory=list)  # stored when the turn commits
     model_calls: list[ModelReply] = field(default_factory=list)
     tool_calls: list[dict] = field(default_factory=list)  # name, input and result, for evals
@@ -158,17 +171,21 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         turn = _turn_of(lease, history)
         reply_blocks = _tool_loop(turn, model)
         reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
-        if violations:
+        handoff = turn.tools.handoff
+        if reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
+            reply, handoff = STUCK_HANDOFF_REPLY, (HandoffReason.ASSISTANT_STUCK, f"Last message: {text}")
+        if reply != _text_of(reply_blocks):
             reply_blocks = [{"type": "text", "text": reply}]
         turn.produced.append(
             NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply, violations=violations)
         )
-        conversation_turn_commit(
+        handed_off = conversation_turn_commit(
             lease=lease,
             messages=turn.produced,
             model_calls=turn.model_calls,
             eligibility_verified=turn.tools.eligibility_verified,
             orders_found=turn.tools.orders_found,
+            handoff=handoff,
         )
     except BaseException as error:
         try:
@@ -186,6 +203,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         reply=reply,
         offline=model.offline,
         turn=lease.number,
+        status=ConversationStatus.WAITING if handed_off else ConversationStatus.ASSISTANT,
         violations=violations,
         tool_calls=turn.tool_calls,
         model_ms=turn.model_ms,
@@ -203,7 +221,9 @@ def _customer_message(text: str, number: int) -> NewMessage:
 
 def _turn_of(lease: TurnLease, history: list[dict]) -> Turn:
     sent = [message for message in history if not message["set_aside"]]
+    replies = [message["visible_text"] for message in history if message["role"] == MessageRole.ASSISTANT]
     return Turn(
+        previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
         messages=_history_for_request(sent),
         grounding=[grounding for message in sent for grounding in _grounding_of(message)],
@@ -257,7 +277,12 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
 
 def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
     """The reply if the validator passes it, else the fallback; with the validator's codes."""
-    verdict = reply_validate(reply=reply, customer_message=customer_message, grounding=turn.grounding)
+    verdict = reply_validate(
+        reply=reply,
+        customer_message=customer_message,
+        grounding=turn.grounding,
+        handed_off=turn.tools.handoff is not None,
+    )
     if verdict.ok:
         return reply, ()
     logger.warning(

@@ -9,11 +9,9 @@ already counted the positions it will store at, and must find them free when
 it commits.
 """
 
-import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -28,9 +26,8 @@ from support.conversations.models import (
     StaffAvailability,
 )
 from support.conversations.services import TurnInProgress, session_ensure, storable
+from support.conversations.waiting import support_notify_on_commit, waiting_fields
 from support.llm.protocol import staff_message_block_text
-
-logger = logging.getLogger(__name__)
 
 
 class ConversationActionRefused(Exception):
@@ -67,37 +64,8 @@ def _message_append(
 
 
 def _start_waiting(conversation: Conversation, *, reason: HandoffReason, note: str, now) -> None:
-    conversation.status = ConversationStatus.WAITING
-    conversation.assigned_to = None
-    conversation.handoff_at = now
-    conversation.handoff_reason = reason
-    conversation.handoff_note = storable(note)[: Conversation._meta.get_field("handoff_note").max_length]
-    # Once per wait, and only if the wait is stored.
-    transaction.on_commit(lambda: _support_notify(conversation))
-
-
-def _support_notify(conversation: Conversation) -> None:
-    """Tell the support address a customer is waiting. A mail server that fails must not fail the
-    customer's request: the conversation waits in the inbox either way."""
-    waiting_for = ConversationStatus.WAITING.label.lower()
-    lines = [
-        f"Conversation {conversation.pk} is {waiting_for}.",
-        f"Why: {HandoffReason(conversation.handoff_reason).label}.",
-    ]
-    if conversation.handoff_note:
-        lines.append(f"Note: {conversation.handoff_note}")
-    if conversation.customer_email:
-        lines.append(f"Customer's email: {conversation.customer_email}")
-    lines.append(f"Open it in admin: /admin/support/conversation/{conversation.pk}/change/")
-    try:
-        send_mail(
-            subject=f"[Bookly] A customer is waiting (conversation {conversation.pk})",
-            message="\n".join(lines),
-            from_email=None,
-            recipient_list=[settings.BOOKLY_SUPPORT_EMAIL],
-        )
-    except Exception:
-        logger.exception("could not email the support address about conversation %s", conversation.pk)
+    for name, value in waiting_fields(reason=reason, note=storable(note), now=now).items():
+        setattr(conversation, name, value)
 
 
 def conversation_handoff_request(
@@ -121,6 +89,7 @@ def conversation_handoff_request(
             with transaction.atomic():
                 _start_waiting(opened, reason=reason, note=note, now=now)
                 opened.save(force_insert=True)
+                support_notify_on_commit(conversation_id=opened.pk)
         except IntegrityError:
             # Another tab opened the session's conversation a moment ago.
             raise TurnInProgress from None
@@ -130,6 +99,7 @@ def conversation_handoff_request(
         already = conversation.status in PERSON_ANSWERS
         if not already:
             _start_waiting(conversation, reason=reason, note=note, now=now)
+            support_notify_on_commit(conversation_id=conversation.pk)
         if email:
             conversation.customer_email = email
         conversation.last_activity_at = now

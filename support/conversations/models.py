@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from support.llm.protocol import HandoffAsk
+
 
 class ConversationStatus(models.TextChoices):
     """Who answers the customer: the assistant, nobody yet (waiting for a person), a person, or nobody
@@ -20,9 +22,10 @@ PERSON_ANSWERS = frozenset({ConversationStatus.WAITING, ConversationStatus.PERSO
 
 class HandoffReason(models.TextChoices):
     CUSTOMER_BUTTON = "customer_button", "Customer pressed “Talk to a person”"
-    CUSTOMER_ASKED = "customer_asked", "Customer asked for a person"
-    NEEDS_STAFF = "needs_staff", "Needs something only staff can do"
-    ASSISTANT_STUCK = "assistant_stuck", "The assistant could not help"
+    # The two the model may give (llm.protocol.HandoffAsk), and the assistant's own.
+    CUSTOMER_ASKED = HandoffAsk.CUSTOMER_ASKED.value, "Customer asked for a person"
+    NEEDS_STAFF = HandoffAsk.NEEDS_STAFF.value, "Needs something only staff can do"
+    ASSISTANT_STUCK = "assistant_stuck", "The assistant failed twice in a row"
 
 
 class Conversation(models.Model):

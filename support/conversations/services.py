@@ -29,6 +29,7 @@ from support.conversations.models import (
     MessageRole,
     ModelCall,
 )
+from support.conversations.waiting import support_notify_on_commit, waiting_fields
 from support.llm.types import ModelReply
 
 
@@ -203,11 +204,14 @@ def conversation_turn_commit(
     model_calls: Sequence[ModelReply],
     eligibility_verified: Collection[str],
     orders_found: Mapping[int, str] = MappingProxyType({}),
-) -> None:
+    handoff: tuple[str, str] | None = None,
+) -> bool:
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress).
 
     `orders_found` (order primary key -> its email) are the orders a tool found with the customer's
     email: linked to the conversation, and the first email becomes the one staff may answer at.
+    `handoff` (reason, a line for staff): the conversation waits for a person from now on, unless a
+    person was asked for (or took it) while the turn ran. Returns whether this turn handed it over.
     """
     conversation = lease.conversation
     ending = {
@@ -229,9 +233,20 @@ def conversation_turn_commit(
             _model_calls_add(conversation, lease.number, model_calls)
             if orders_found:
                 conversation.orders.add(*orders_found)
+            handed_off = False
+            if handoff is not None:
+                reason, note = handoff
+                handed_off = bool(
+                    Conversation.objects.filter(pk=conversation.pk, status=MODEL_ANSWERS).update(
+                        **waiting_fields(reason=reason, note=storable(note), now=ending["last_activity_at"])
+                    )
+                )
+                if handed_off:
+                    support_notify_on_commit(conversation_id=conversation.pk)
     finally:
         # Renewed until now: waiting for the write lock (SQLite) must not let the lease lapse.
         lease_forget(lease.token)
+    return handed_off
 
 
 def conversation_turn_abandon(

@@ -15,6 +15,9 @@ from django.contrib.sessions.backends.db import SessionStore
 from orders.models import ReturnRecord
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER, system_prompt_forget
 from support.assistant.turn import conversation_take_turn
+from support.conversations.handoff import conversation_handoff_request
+from support.conversations.models import PERSON_ANSWERS, ConversationStatus, HandoffReason
+from support.conversations.services import conversation_get_for_session
 from support.llm.types import Model, ModelReply
 
 ToolCall = tuple[str, dict[str, Any]]
@@ -22,9 +25,11 @@ ToolCall = tuple[str, dict[str, Any]]
 
 @dataclass(frozen=True)
 class Turn:
-    say: str
+    say: str = ""
     reply_contains: tuple[str, ...] = ()
     reply_excludes: tuple[str, ...] = ()
+    # Press "Talk to a person" instead of saying anything.
+    press_handoff: bool = False
 
 
 @dataclass(frozen=True)
@@ -41,6 +46,8 @@ class Scenario:
     violations: tuple[str, ...] = ()
     setup: Callable[[], None] | None = None
     check_reminders: bool = False
+    # Who answers at the end: assistant, waiting (for a person), person or closed.
+    status: str = "assistant"
 
 
 class RecordingModel:
@@ -66,7 +73,7 @@ def _normalized(call: ToolCall) -> ToolCall:
             value = value.strip().casefold()
         elif key == "item_titles" and isinstance(value, list):
             value = sorted(title.strip().casefold() for title in value)
-        elif key == "reason":
+        elif (key == "reason" and name == "initiate_return") or key == "summary":
             value = "<any>"  # the customer's words, paraphrased by a real model
         clean[key] = value
     return name, clean
@@ -87,7 +94,17 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
 
     for number, turn in enumerate(scenario.turns, start=1):
         requests_before = len(recorder.requests)
+        if turn.press_handoff:
+            conversation_handoff_request(
+                session=session,
+                conversation=conversation_get_for_session(session=session),
+                reason=HandoffReason.CUSTOMER_BUTTON,
+            )
+            continue
+        person_answers = _status(session) in PERSON_ANSWERS
         result = conversation_take_turn(session=session, text=turn.say, model=recorder)
+        if person_answers and len(recorder.requests) > requests_before:
+            failures.append(f"turn {number}: the model was called while a person answers")
         if scenario.check_reminders and len(recorder.requests) > requests_before:
             # Stated here, not asked of prompts.py: the scenario checks the rule itself.
             expected = LONG_CONVERSATION_REMINDER if number > 5 else TURN_REMINDER
@@ -96,7 +113,7 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
                 failures.append(f"turn {number}: the customer's message did not carry the expected reminder")
         calls += [(call["name"], call["input"]) for call in result.tool_calls]
         violations += result.violations
-        reply = result.reply.casefold()
+        reply = (result.reply or "").casefold()
         for wanted in turn.reply_contains:
             if wanted.casefold() not in reply:
                 failures.append(f"turn {number}: reply lacks {wanted!r}: {result.reply!r}")
@@ -112,6 +129,9 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
     if tuple(violations) != scenario.violations:
         failures.append(f"validator codes {violations} != expected {list(scenario.violations)}")
 
+    if _status(session) != scenario.status:
+        failures.append(f"status {_status(session)!r} != expected {scenario.status!r}")
+
     open_returns = {}
     for record in ReturnRecord.objects.select_related("order"):
         open_returns[record.order.number] = open_returns.get(record.order.number, 0) + 1
@@ -125,3 +145,8 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
             failures.append(f"returned items {titles} != expected {sorted(scenario.returned_titles)}")
 
     return failures
+
+
+def _status(session) -> str:
+    conversation = conversation_get_for_session(session=session)
+    return conversation.status if conversation else ConversationStatus.ASSISTANT

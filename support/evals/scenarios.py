@@ -31,6 +31,10 @@ def policy(topic):
     return ("lookup_policy", {"topic": topic})
 
 
+def hand_off(reason="customer_asked"):
+    return ("hand_off_to_person", {"reason": reason, "summary": "<any>"})
+
+
 def _sarah_already_returned():
     return_record_create(
         order=Order.objects.get(number="BK-10042"), reason="Returned earlier", today=store_today()
@@ -430,5 +434,37 @@ SCENARIOS: tuple[Scenario, ...] = (
             Turn("Yes", reply_excludes=("RMA-",)),
         ),
         tools=(lookup("BK-10042", SARAH),),
+    ),
+    # --- A person ------------------------------------------------------------
+    Scenario(
+        "handoff_asked_in_words",
+        turns=(
+            Turn("Can I talk to an agent?", reply_contains=("support team",), reply_excludes=("can't help",)),
+            Turn("Hello? Is anyone there?"),
+        ),
+        tools=(hand_off(),),
+        status="waiting",
+    ),
+    Scenario(
+        "handoff_to_customer_service_after_a_status_answer",
+        turns=(
+            Turn(f"Where is BK-10089? {JAMES}", reply_contains=("shipped",)),
+            Turn("Could you help me contact customer service?", reply_contains=("support team",)),
+        ),
+        tools=(lookup("BK-10089", JAMES), hand_off()),
+        status="waiting",
+    ),
+    Scenario(
+        "handoff_by_the_button_then_the_model_stays_quiet",
+        turns=(
+            Turn(press_handoff=True),
+            Turn("My book arrived soaked, can someone call me?"),
+            Turn("Where is my order BK-10089?"),
+        ),
+        status="waiting",
+    ),
+    Scenario(
+        "asking_whether_it_is_a_person_is_not_a_handoff",
+        turns=(Turn("Are you a human?", reply_contains=("assistant",)),),
     ),
 )

@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 
 from orders.models import ORDER_NUMBER_MENTION_RE
 from orders.services import ReturnRefusal
-from support.llm.protocol import REFUSAL_TEMPLATE, ToolError, is_reminder, is_staff_message
+from support.llm.protocol import (
+    HANDOFF_TOOL,
+    REFUSAL_TEMPLATE,
+    HandoffAsk,
+    ToolError,
+    is_reminder,
+    is_staff_message,
+)
 from support.llm.types import ModelReply
 
 # The questions this model asks. The next turn recognises them in the history
@@ -100,6 +107,23 @@ _NO_NUMBER_RE = re.compile(
     r"|\b(?:where|how)\b.{0,30}\border number\b"
     r"|\b(?:find|look ?up|search)\b.{0,40}\b(?:by|with|using) (?:just |only )?(?:my |an |the )?e-?mail\b"
 )
+# Asking for a person: to be put in touch with someone, or customer service itself.
+_PEOPLE = (
+    r"(?:human(?: being)?|person|agent|representative|rep|operator|somebody|someone|staff|manager|"
+    r"supervisor|employee|team member|member of (?:staff|your team|the team))"
+)
+_PERSON_RE = re.compile(
+    # A verb of getting in touch, a few small words, then someone: "talk to one of your agents".
+    r"\b(?:talk|speak|chat|connect|transfer|put|get|reach|contact|escalate|call|phone|need|want|see)\b"
+    r"(?: (?:to|with|me|us|through|in|touch|a|an|the|your|some|one|of|real|live|actual|human|please|"
+    r"directly|now|right|away|i|can|could|speak|talk|chat))*? " + _PEOPLE + r"s?\b"
+    r"|\bcustomer (?:service|services|support|care)\b|\bsupport (?:team|staff|desk)\b"
+    r"|\b(?:real|live|actual) (?:person|human|agent|people)\b"
+    r"|^\W*(?:a |an )?(?:human|agent|person|representative|operator)(?: please)?\W*$"
+)
+_ARE_YOU_HUMAN_RE = re.compile(r"\bare you (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b")
+MAX_SUMMARY_CHARS = 200
+
 # (words, topic for the refusal sentence)
 _OFF_TOPICS = [
     (re.compile(pattern), topic)
@@ -114,7 +138,6 @@ _OFF_TOPICS = [
         (r"\b(?:price|prices|in stock|available|availability)\b", "book prices or availability"),
         (r"\b(?:discount|coupon|promo|voucher)\b", "discounts or promotions"),
         (r"\b(?:coding|programming|python|javascript|sql|code|script|algorithm)\b", "programming questions"),
-        (r"\b(?:human|real person|agent|representative|manager)\b", "connecting you to a person"),
     ]
 ]
 # (kind, words, reply): greetings, thanks and the like, answered in kind.
@@ -155,7 +178,7 @@ _TASKS = ("status", "return")
 
 @dataclass(frozen=True)
 class _Intent:
-    kind: str  # status, return, policy, info, order_unclear, no_number, offtopic, help, greeting, ...
+    kind: str  # person, status, return, policy, info, order_unclear, no_number, offtopic, help, ...
     topic: str = ""
 
 
@@ -263,6 +286,8 @@ def _policy_topic(text: str) -> str | None:
 
 def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
     text = _plain(raw)
+    if _PERSON_RE.search(text) and not _ARE_YOU_HUMAN_RE.search(text):
+        return _Intent("person")
     order_id, email = _order_id_in(raw), _email_in(raw)
     personal = bool(
         order_id or _MY_ORDER_RE.search(text) or (has_prior_order and _REFERS_BACK_RE.search(text))
@@ -441,6 +466,11 @@ def _respond(history: _History) -> str | _ToolCall:
         return f"Sorry, I didn't catch that. {step}" if isinstance(step, str) else step
     if intent.kind in ("info", "order_unclear"):
         return f"I can help with that order. {ASK_WHICH_TASK}"
+    if intent.kind == "person":
+        summary = " ".join(units[-1].split())
+        if len(summary) > MAX_SUMMARY_CHARS:
+            summary = summary[:MAX_SUMMARY_CHARS].rsplit(" ", 1)[0]
+        return _ToolCall(HANDOFF_TOOL, {"reason": HandoffAsk.CUSTOMER_ASKED, "summary": summary})
     if intent.kind == "offtopic":
         return REFUSAL_TEMPLATE.format(topic=intent.topic)
     if intent.kind == "no_number":
@@ -564,6 +594,8 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
         return _return_started_reply(result)
     if name == "lookup_policy":
         return f"{result.get('title')}: {result.get('text')}"
+    if name == HANDOFF_TOOL:
+        return result.get("tell_the_customer") or GENERIC_ERROR_REPLY
     return GENERIC_ERROR_REPLY
 
 

@@ -39,6 +39,15 @@ def is_staff_message(text: str) -> bool:
     return text.lstrip().startswith(f"<{STAFF_MESSAGE_TAG}>")
 
 
+# The tool that hands a conversation to support staff, and its reason codes.
+HANDOFF_TOOL = "hand_off_to_person"
+
+
+class HandoffAsk(StrEnum):
+    CUSTOMER_ASKED = "customer_asked"  # the customer asked for a person
+    NEEDS_STAFF = "needs_staff"  # something only staff can do
+
+
 class ToolError(StrEnum):
     """The `error` codes of tool results the tools produce themselves.
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from support.assistant.turn import STUCK_HANDOFF_REPLY
 from support.conversations.handoff import (
     ConversationActionRefused,
     conversation_assign,
@@ -23,7 +24,7 @@ from support.conversations.services import (
     conversation_turn_begin,
 )
 from support.models import Conversation, ConversationMessage, ConversationStatus, HandoffReason, MessageRole
-from support.testing.messages_stub import message, text
+from support.testing.messages_stub import message, text, tool_use
 
 pytestmark = pytest.mark.usefixtures("demo_data")
 
@@ -248,3 +249,66 @@ class TestATurnAndAHandoffAtOnce:
                 customer_message=NewMessage(MessageRole.USER, [{"type": "text", "text": "x"}], "x"),
             )
         assert _the_conversation().turn_count == 1
+
+
+class TestTheAssistantHandsOver:
+    def test_the_model_hands_over_and_tells_the_customer_in_its_own_words(
+        self, customer, claude, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        claude.reset(
+            message(
+                tool_use("hand_off_to_person", {"reason": "customer_asked", "summary": "Wants a person"})
+            ),
+            # No word about orders, returns or policies: on topic only because the turn handed over.
+            message(text("Of course. A colleague from our team will take it from here.")),
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            reply = customer.send("Can I talk to an agent?")
+
+        assert reply.json()["reply"] == "Of course. A colleague from our team will take it from here."
+        assert reply.json()["status"] == "waiting"
+        conversation = _the_conversation()
+        assert (conversation.handoff_reason, conversation.handoff_note) == (
+            "customer_asked",
+            "Wants a person",
+        )
+        assert len(mailoutbox) == 1
+        assert customer.send("Thanks").json()["reply"] is None
+        assert len(claude.requests) == 2
+
+    @pytest.mark.parametrize(
+        "arguments",
+        [
+            {"reason": "bored", "summary": "x"},
+            {"reason": ["customer_asked"], "summary": "x"},
+            {"reason": "needs_staff"},
+        ],
+    )
+    def test_malformed_arguments_hand_nothing_over(self, customer, claude, arguments):
+        claude.reset(
+            message(tool_use("hand_off_to_person", arguments)),
+            message(text("Sorry, I could not pass this on. Can I help with an order instead?")),
+        )
+        customer.send("Can I talk to an agent?")
+        (_, second) = claude.requests
+        result = second["messages"][-1]["content"][0]
+        assert result["is_error"] is True and "invalid_arguments" in result["content"]
+        assert _the_conversation().status == ConversationStatus.ASSISTANT
+
+    def test_failing_the_customer_twice_in_a_row_brings_in_a_person(self, customer, claude):
+        invented = message(text("Your order BK-55555 shipped."))  # ungrounded: replaced by the fallback
+        claude.reset(invented, invented)
+        first = customer.send("Where is my order?").json()
+        second = customer.send("Where is my order??").json()
+
+        assert first["status"] == "assistant"
+        assert second["status"] == "waiting"
+        assert second["reply"] == STUCK_HANDOFF_REPLY
+        conversation = _the_conversation()
+        assert conversation.handoff_reason == HandoffReason.ASSISTANT_STUCK
+        # Staff still see why: the validator's codes stay on the reply.
+        assert list(
+            ConversationMessage.objects.filter(role=MessageRole.ASSISTANT).values_list(
+                "violations", flat=True
+            )
+        ) == [["ungrounded_order_number"], ["ungrounded_order_number"]]

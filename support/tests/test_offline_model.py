@@ -25,7 +25,7 @@ from support.llm.offline import (
     THANKS_REPLY,
     OfflineModel,
 )
-from support.llm.protocol import REFUSAL_TEMPLATE, ToolError
+from support.llm.protocol import REFUSAL_TEMPLATE, ToolError, staff_message_block_text
 
 SYSTEM = [{"type": "text", "text": "You are Bookly's support assistant."}]
 SARAH = "sarah.chen@example.com"
@@ -282,6 +282,59 @@ def test_out_of_scope_gets_the_refusal_sentence_only(message, topic):
 )
 def test_policy_questions_look_up_their_topic(question, topic):
     assert tool_call_of(ask([customer(question)])) == ("lookup_policy", {"topic": topic})
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "can I talk to an agent?",
+        "how to talk to an agent?",
+        "could you help me contact customer service?",
+        "I want to speak to a human",
+        "agent",
+        "Human please",
+        "is there a live person I can chat with?",
+        "Can I speak to your manager?",
+        "I'd like to talk to a member of staff about my return",
+        "put me through to customer care",
+        "how can I reach your support team?",
+        "I want to talk to one of your agents about BK-10042",
+    ],
+)
+def test_asking_for_a_person_hands_the_conversation_over(message):
+    name, arguments = tool_call_of(ask([customer(message)]))
+    assert (name, arguments["reason"]) == ("hand_off_to_person", "customer_asked")
+    assert arguments["summary"] == message
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Are you a human?",
+        "Are you a real person?",
+        "I want to return a book someone gave me",
+        "My parcel was delivered to the wrong person",
+        "The agent at the post office lost it",
+    ],
+)
+def test_mentioning_people_is_not_asking_for_one(message):
+    reply = ask([customer(message)])
+    assert not (reply.stop_reason == "tool_use" and reply.content[0]["name"] == "hand_off_to_person")
+
+
+def test_after_the_handoff_it_tells_the_customer_what_the_tool_says():
+    tell = "I've passed this conversation to our support team. A member of our team will join shortly."
+    messages = [
+        customer("Agent please"),
+        *tool_round("hand_off_to_person", {"reason": "customer_asked"}, {"tell_the_customer": tell}),
+    ]
+    assert text_of(ask(messages)) == tell
+
+
+def test_staff_messages_are_not_read_as_customer_words():
+    said_by_staff = {"type": "text", "text": staff_message_block_text("Where is your order BK-10089?")}
+    messages = [{"role": "user", "content": [said_by_staff, *customer("Thanks!")["content"]]}]
+    assert text_of(ask(messages)) == THANKS_REPLY
 
 
 def test_an_order_number_alone_asks_which_task():

@@ -1,11 +1,11 @@
 """What the customer is told about who answers them: the assistant, a person on the way, a person."""
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
 from support.conversations.models import Conversation, ConversationStatus
 from support.conversations.selectors import conversation_status, staff_available_now
+from support.conversations.waiting import waiting_notice
 
 
 def who_answers(*, conversation: Conversation | None) -> dict:
@@ -17,21 +17,10 @@ def who_answers(*, conversation: Conversation | None) -> dict:
         notice = "Our team closed this conversation. Send a message to start a new one with the assistant."
     elif status == ConversationStatus.PERSON:
         notice = "A member of our team is answering you here. The assistant is not replying meanwhile."
-    elif status == ConversationStatus.WAITING and staff_available_now():
-        notice = (
-            "A member of our team will join this chat shortly. Anything you write meanwhile is kept for them."
-        )
     elif status == ConversationStatus.WAITING:
-        email_needed = not conversation.customer_email
-        email = (
-            " Leave your email address and we'll answer you there too."
-            if email_needed
-            else f" We'll also answer you at {conversation.customer_email}."
-        )
-        notice = (
-            f"Our team is not in the chat right now. They answer {settings.BOOKLY_SUPPORT_HOURS}, usually "
-            f"{settings.BOOKLY_SUPPORT_REPLY_TIME}. Anything you write here is kept for them.{email}"
-        )
+        available = staff_available_now()
+        email_needed = not available and not conversation.customer_email
+        notice = waiting_notice(staff_available=available, email=conversation.customer_email)
     return {"status": str(status), "notice": notice, "email_needed": email_needed}
 
 

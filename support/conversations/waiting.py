@@ -1,0 +1,68 @@
+"""A conversation starting to wait for a person: the fields that say so, and the one email about it."""
+
+import logging
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+
+from support.conversations.models import Conversation, ConversationStatus, HandoffReason
+
+logger = logging.getLogger(__name__)
+
+
+def waiting_fields(*, reason: HandoffReason, note: str, now) -> dict:
+    """The conversation's fields once it waits for a person (nobody assigned yet)."""
+    return {
+        "status": ConversationStatus.WAITING,
+        "assigned_to": None,
+        "handoff_at": now,
+        "handoff_reason": reason,
+        "handoff_note": note[: Conversation._meta.get_field("handoff_note").max_length],
+    }
+
+
+def waiting_notice(*, staff_available: bool, email: str) -> str:
+    """What a customer waiting for a person is told (the page, the API and the handoff tool's result)."""
+    if staff_available:
+        return (
+            "A member of our team will join this chat shortly. Anything you write meanwhile is kept for them."
+        )
+    then = (
+        f" We'll also answer you at {email}."
+        if email
+        else " Leave your email address and we'll answer you there too."
+    )
+    return (
+        f"Our team is not in the chat right now. They answer {settings.BOOKLY_SUPPORT_HOURS}, usually "
+        f"{settings.BOOKLY_SUPPORT_REPLY_TIME}. Anything you write here is kept for them.{then}"
+    )
+
+
+def support_notify_on_commit(*, conversation_id: int) -> None:
+    """Email the support address about this newly waiting conversation, once the wait is stored."""
+    transaction.on_commit(lambda: _support_notify(conversation_id))
+
+
+def _support_notify(conversation_id: int) -> None:
+    """A mail server that fails must not fail the customer's request: the conversation waits in the
+    inbox either way."""
+    try:
+        conversation = Conversation.objects.get(pk=conversation_id)
+        lines = [
+            f"Conversation {conversation.pk} is waiting for a person.",
+            f"Why: {HandoffReason(conversation.handoff_reason).label}.",
+        ]
+        if conversation.handoff_note:
+            lines.append(f"Note: {conversation.handoff_note}")
+        if conversation.customer_email:
+            lines.append(f"Customer's email: {conversation.customer_email}")
+        lines.append(f"Open it in admin: /admin/support/conversation/{conversation.pk}/change/")
+        send_mail(
+            subject=f"[Bookly] A customer is waiting (conversation {conversation.pk})",
+            message="\n".join(lines),
+            from_email=None,
+            recipient_list=[settings.BOOKLY_SUPPORT_EMAIL],
+        )
+    except Exception:
+        logger.exception("could not email the support address about conversation %s", conversation_id)
