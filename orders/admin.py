@@ -1,8 +1,12 @@
 from django.contrib import admin
-from django.urls import reverse
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.urls import path, reverse
 from django.utils.html import format_html
 
-from orders.models import Order, OrderItem, ReturnLine, ReturnRecord
+from orders.models import Order, OrderItem, ReturnLine, ReturnRecord, ReturnStatus, ReturnStatusChange
+from orders.services import ReturnStatusNotAllowed, return_next_statuses, return_record_set_status
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -54,9 +58,32 @@ class ReturnLineInline(ReadOnlyInline):
     verbose_name_plural = "returned items"
 
 
+class ReturnStatusChangeInline(ReadOnlyInline):
+    model = ReturnStatusChange
+    fields = ["from_status", "to_status", "changed_by_name", "changed_at"]
+    readonly_fields = fields
+    verbose_name = "status change"
+    verbose_name_plural = "status history"
+
+    def has_view_permission(self, request, obj=None):
+        # The history is part of the return: whoever may see the return sees it.
+        return request.user.has_perm("orders.view_returnrecord")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("changed_by")
+
+    @admin.display(description="changed by")
+    def changed_by_name(self, obj):
+        # A name, not a link: support staff may not open user accounts.
+        user = obj.changed_by
+        return (user.get_full_name() or user.get_username()) if user else "the system"
+
+
 @admin.register(ReturnRecord)
 class ReturnRecordAdmin(admin.ModelAdmin):
-    """Returns are created by the assistant and the return services; admin only shows them."""
+    """Returns are created by the assistant and the return services. Staff with the permission to
+    change returns move them along their lifecycle with the buttons on a return's page; nothing else
+    about a return is edited here."""
 
     list_display = ["rma_number", "order_link", "customer_email", "status", "item_count", "created_at"]
     list_filter = ["status", "created_at"]
@@ -74,10 +101,55 @@ class ReturnRecordAdmin(admin.ModelAdmin):
         "created_at",
     ]
     readonly_fields = fields
-    inlines = [ReturnLineInline]
+    inlines = [ReturnLineInline, ReturnStatusChangeInline]
+    change_form_template = "admin/orders/returnrecord/change_form.html"
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("lines")
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}_status"
+        own = [path("<path:object_id>/status/", self.admin_site.admin_view(self.status_view), name=name)]
+        return own + super().get_urls()
+
+    def _can_move(self, request) -> bool:
+        # Not has_change_permission: that would open the return's fields to editing.
+        return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        record = self.get_object(request, unquote(object_id)) if object_id else None
+        moves = return_next_statuses(status=record.status) if record and self._can_move(request) else []
+        extra_context = {**(extra_context or {}), "status_moves": moves}
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    @staticmethod
+    def _status_from(request) -> ReturnStatus | None:
+        try:
+            return ReturnStatus(request.POST.get("status", ""))
+        except ValueError:
+            return None
+
+    def status_view(self, request, object_id):
+        """Move the return to the status of the button pressed (the service checks the move)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        if not self._can_move(request):
+            raise PermissionDenied
+        record = self.get_object(request, unquote(object_id))
+        if record is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        status = self._status_from(request)
+        if status is None:
+            self.message_user(request, "Choose a status to move the return to.", level="error")
+        else:
+            try:
+                return_record_set_status(return_record=record, status=status, changed_by=request.user)
+            except ReturnStatusNotAllowed as refused:
+                self.message_user(request, refused.message, level="error")
+            else:
+                self.message_user(request, f"Return {record.rma_number} is now {status.label.lower()}.")
+        change = f"admin:{self.opts.app_label}_{self.opts.model_name}_change"
+        return HttpResponseRedirect(reverse(change, args=[record.pk]))
 
     @admin.display(description="order", ordering="order__number")
     def order_link(self, obj):

@@ -1,6 +1,7 @@
 import re
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models.functions import Length
@@ -178,6 +179,33 @@ class ReturnRecord(models.Model):
     @property
     def holds_items(self) -> bool:
         return self.status not in RETURN_STATUSES_RELEASING_ITEMS
+
+
+class ReturnStatusChange(models.Model):
+    """One move of a return to its next status: from what, to what, by whom, when."""
+
+    return_record = models.ForeignKey(ReturnRecord, on_delete=models.CASCADE, related_name="status_changes")
+    from_status = models.CharField(max_length=20, choices=ReturnStatus.choices)
+    to_status = models.CharField(max_length=20, choices=ReturnStatus.choices)
+    # The member of staff (empty for changes made by the system).
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["return_record", "changed_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(to_status__in=ReturnStatus.values), name="return_change_status_valid"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(from_status=models.F("to_status")), name="return_change_moves"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.return_record_id}: {self.from_status} -> {self.to_status}"
 
 
 class ReturnLine(models.Model):

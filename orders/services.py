@@ -13,6 +13,7 @@ from orders.models import (
     ReturnLine,
     ReturnRecord,
     ReturnStatus,
+    ReturnStatusChange,
 )
 from orders.selectors import EligibilityCode, ItemEligibility, ReturnEligibility, order_return_eligibility
 
@@ -146,16 +147,42 @@ def return_record_create(
         raise RuntimeError("Could not allocate a unique RMA number.")
 
 
-def return_record_set_status(*, return_record: ReturnRecord, status: ReturnStatus) -> ReturnRecord:
-    """Move a return to its next status; a rejected or cancelled return frees its items."""
+class ReturnStatusNotAllowed(Exception):
+    """The return cannot move to that status from the one it is in; `message` says why, for a person."""
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+def return_next_statuses(*, status: str) -> list[ReturnStatus]:
+    """Where a return in `status` may go next, in the lifecycle's order."""
+    return [choice for choice in ReturnStatus if choice in RETURN_STATUS_TRANSITIONS[status]]
+
+
+def return_record_set_status(
+    *, return_record: ReturnRecord, status: ReturnStatus, changed_by=None
+) -> ReturnRecord:
+    """Move a return to its next status and record who did it; a rejected or cancelled return frees its
+    items. The status is checked as it is now (locked), not as the caller last saw it."""
     with transaction.atomic():
         record = ReturnRecord.objects.select_for_update().get(pk=return_record.pk)
         if status not in RETURN_STATUS_TRANSITIONS[record.status]:
-            raise ValueError(f"A return cannot go from {record.status} to {status}.")
+            raise ReturnStatusNotAllowed(_not_allowed_message(record, status))
+        ReturnStatusChange.objects.create(
+            return_record=record, from_status=record.status, to_status=status, changed_by=changed_by
+        )
         record.status = status
         record.save(update_fields=["status"])
         record.lines.update(holds_item=status not in RETURN_STATUSES_RELEASING_ITEMS)
     return record
+
+
+def _not_allowed_message(record: ReturnRecord, status: str) -> str:
+    now, wanted = ReturnStatus(record.status).label.lower(), ReturnStatus(status).label.lower()
+    allowed = [choice.label.lower() for choice in return_next_statuses(status=record.status)]
+    then = f" From {now} it can go to: {', '.join(allowed)}." if allowed else f" {now.capitalize()} is final."
+    return f"Return {record.rma_number} is {now}, so it cannot become {wanted}.{then}"
 
 
 def return_records_delete_for_orders(*, order_numbers: Collection[str]) -> int:

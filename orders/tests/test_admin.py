@@ -1,3 +1,4 @@
+import re
 from datetime import date
 
 import pytest
@@ -99,7 +100,8 @@ class TestReturnAdminForSupportStaff:
         assert page.status_code == 200
         assert "Arrived with a torn cover" in html
         assert "The Goldfinch" in html and "Sapiens" in html
-        assert 'name="status"' not in html
+        assert '<select name="status"' not in html and 'name="reason"' not in html
+        assert 'name="_save"' not in html
 
     def test_cannot_change_add_or_delete_returns(self, demo_return, staff_client):
         change = staff_client.post(
@@ -130,3 +132,45 @@ def test_staff_without_the_group_sees_no_orders(demo_data, client, django_user_m
     django_user_model.objects.create_user(username="temp", password="temp-pass-1234", is_staff=True)
     client.post("/admin/login/", {"username": "temp", "password": "temp-pass-1234"})
     assert client.get("/admin/orders/order/").status_code == 403
+
+
+@pytest.mark.django_db
+class TestReturnLifecycleInAdmin:
+    def _status(self, client, record, status):
+        return client.post(f"/admin/orders/returnrecord/{record.pk}/status/", {"status": status}, follow=True)
+
+    def test_the_page_offers_only_the_moves_the_rules_allow(self, demo_return, staff_client):
+        html = staff_client.get(f"/admin/orders/returnrecord/{demo_return.pk}/change/").content.decode()
+        offered = re.findall(r'name="status" value="(\w+)"', html)
+        assert offered == ["label_sent", "rejected", "cancelled"]
+
+    def test_staff_move_a_return_along_and_each_move_is_recorded(self, demo_return, staff_client):
+        for status in ("label_sent", "received", "refunded"):
+            page = self._status(staff_client, demo_return, status)
+        html = page.content.decode()
+        assert f"Return {demo_return.rma_number} is now refunded." in html
+        assert ReturnRecord.objects.get().status == "refunded"
+        assert len(re.findall(r'field-changed_by_name">\s*<p>agent</p>', html)) == 3
+        assert 'name="status" value=' not in html  # refunded is final: no moves left
+
+    def test_a_move_the_rules_refuse_says_why_and_changes_nothing(self, demo_return, staff_client):
+        html = self._status(staff_client, demo_return, "refunded").content.decode()
+        assert "is initiated, so it cannot become refunded. From initiated it can go to" in html
+        assert ReturnRecord.objects.get().status == "initiated"
+
+    def test_two_staff_pressing_at_once_the_second_is_told_it_already_moved(self, demo_return, staff_client):
+        self._status(staff_client, demo_return, "cancelled")
+        html = self._status(staff_client, demo_return, "cancelled").content.decode()
+        assert "is cancelled, so it cannot become cancelled. Cancelled is final." in html
+        assert demo_return.status_changes.count() == 1
+
+    def test_an_unknown_status_or_a_get_changes_nothing(self, demo_return, staff_client):
+        assert "Choose a status" in self._status(staff_client, demo_return, "lost_in_space").content.decode()
+        assert staff_client.get(f"/admin/orders/returnrecord/{demo_return.pk}/status/").status_code == 405
+        assert ReturnRecord.objects.get().status == "initiated"
+
+    def test_staff_outside_the_group_cannot_move_returns(self, demo_return, client, django_user_model):
+        django_user_model.objects.create_user(username="intern", password="intern-pass-1234", is_staff=True)
+        client.post("/admin/login/", {"username": "intern", "password": "intern-pass-1234"})
+        assert self._status(client, demo_return, "label_sent").status_code == 403
+        assert ReturnRecord.objects.get().status == "initiated"

@@ -8,7 +8,12 @@ from django.db import IntegrityError
 
 from orders import services
 from orders.models import ReturnLine, ReturnRecord, ReturnStatus
-from orders.services import ReturnNotAllowed, return_record_create, return_record_set_status
+from orders.services import (
+    ReturnNotAllowed,
+    ReturnStatusNotAllowed,
+    return_record_create,
+    return_record_set_status,
+)
 from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
 from policies.selectors import return_policy_get
 from store.categories import ItemCategory
@@ -176,8 +181,27 @@ class TestReturnRecordSetStatus:
         order = delivered_order(days_ago=3, today=TODAY)
         record = return_record_create(order=order, reason="Damaged", today=TODAY)
         record = return_record_set_status(return_record=record, status=ReturnStatus.REJECTED)
-        with pytest.raises(ValueError, match="cannot go from rejected"):
+        with pytest.raises(ReturnStatusNotAllowed) as refused:
             return_record_set_status(return_record=record, status=ReturnStatus.RECEIVED)
+        assert refused.value.message.endswith("is rejected, so it cannot become received. Rejected is final.")
+
+    def test_a_refused_move_names_where_it_can_go(self):
+        order = delivered_order(days_ago=3, today=TODAY)
+        record = return_record_create(order=order, reason="Damaged", today=TODAY)
+        with pytest.raises(ReturnStatusNotAllowed) as refused:
+            return_record_set_status(return_record=record, status=ReturnStatus.REFUNDED)
+        assert "From initiated it can go to: label sent, rejected, cancelled." in refused.value.message
+        assert not record.status_changes.exists()
+
+    def test_every_move_is_recorded_with_who_made_it(self, django_user_model):
+        agent = django_user_model.objects.create_user(username="agent")
+        record = return_record_create(order=delivered_order(days_ago=3, today=TODAY), reason="x", today=TODAY)
+        return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT, changed_by=agent)
+        return_record_set_status(return_record=record, status=ReturnStatus.RECEIVED)
+        assert list(record.status_changes.values_list("from_status", "to_status", "changed_by")) == [
+            ("initiated", "label_sent", agent.pk),
+            ("label_sent", "received", None),
+        ]
 
     def test_rejecting_releases_the_lines(self):
         order = delivered_order(days_ago=3, today=TODAY)

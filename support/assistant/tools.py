@@ -56,8 +56,9 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "lookup_order",
         "description": (
-            "An order's status, dates, tracking number and items. Needs the order number and the email "
-            "on the order, both from the customer. order_not_found when either is wrong, never saying which."
+            "An order's status, dates, tracking number, items and returns (with their status). Needs the "
+            "order number and the email on the order, both from the customer. order_not_found when either "
+            "is wrong, never saying which."
         ),
         "input_schema": _ORDER_AND_EMAIL_SCHEMA,
     },
@@ -272,6 +273,14 @@ def _order_summary(order: Order) -> dict[str, Any]:
             for item in order.items.all()
         ],
         "total": str(order.total),
+        "returns": [
+            {
+                "rma_number": record.rma_number,
+                "status": record.status,
+                "items": [line.order_item.title for line in record.lines.all()],
+            }
+            for record in order.returns.prefetch_related("lines__order_item")
+        ],
     }
 
 

@@ -1,7 +1,7 @@
 """The scenario suite: whole customer conversations over the demo data, with what must happen."""
 
-from orders.models import Order
-from orders.services import return_record_create
+from orders.models import Order, ReturnStatus
+from orders.services import return_record_create, return_record_set_status
 from policies.models import PolicyEntry
 from store.clock import store_today
 from support.evals.runner import Scenario, Turn
@@ -39,6 +39,13 @@ def _sarah_already_returned():
     return_record_create(
         order=Order.objects.get(number="BK-10042"), reason="Returned earlier", today=store_today()
     )
+
+
+def _sarah_return_label_sent():
+    record = return_record_create(
+        order=Order.objects.get(number="BK-10042"), reason="Torn cover", today=store_today()
+    )
+    return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
 
 
 def _password_faq_unpublished():
@@ -434,6 +441,16 @@ SCENARIOS: tuple[Scenario, ...] = (
             Turn("Yes", reply_excludes=("RMA-",)),
         ),
         tools=(lookup("BK-10042", SARAH),),
+    ),
+    Scenario(
+        "return_status_as_staff_moved_it",
+        setup=_sarah_return_label_sent,
+        turns=(
+            Turn("What's the status of my return?", reply_contains=("order number",)),
+            Turn(f"BK-10042, {SARAH}", reply_contains=("label sent", "RMA-")),
+        ),
+        tools=(lookup("BK-10042", SARAH),),
+        returns={"BK-10042": 1},
     ),
     # --- A person ------------------------------------------------------------
     Scenario(

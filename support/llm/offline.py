@@ -92,6 +92,11 @@ _STATUS_RE = re.compile(
     r"|\bwhen will\b.{0,25}\b(?:order|package|parcel|books?|it|bk)\b"
     r"|\bcheck (?:on )?(?:my|the|an|this|that) order\b"
 )
+_RETURN_STATUS_RE = re.compile(
+    r"\bstatus of (?:my|the|our|that) (?:return|refund|rma)\b|\b(?:return|refund|rma)(?:'s)? status\b"
+    r"|\bwhere(?:'s| is) (?:my|the) (?:return|refund)\b|\b(?:has|did|is) my (?:return|refund)\b"
+    r"|\b(?:received|got) my (?:return|returned)\b|\brma-[a-z0-9]{8}\b"
+)
 _SHIPPING_RE = re.compile(
     r"\b(?:ship|ships|shipping|postage|expedited|express|overnight|international(?:ly)?|overseas|abroad|"
     r"canada|mexico|uk|europe|australia|delivery|deliver)\b"
@@ -296,6 +301,8 @@ def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
         return _Intent("no_number")
     if _CHANGE_ORDER_RE.search(text):
         return _Intent("offtopic", "changing or cancelling orders")
+    if _RETURN_STATUS_RE.search(text):
+        return _Intent("status")  # a return already started: looked up with its order
     if _RETURN_RE.search(text) or (personal and _PROBLEM_RE.search(text)):
         if _POLICY_WORD_RE.search(text) and not order_id:
             return _Intent("policy", "returns_overview")
@@ -506,6 +513,9 @@ def _order_reply(result: dict) -> str:
     ]
     if items:
         sentences.append(f"It contains {_join(items)}.")
+    for record in result.get("returns", []):
+        status = str(record.get("status", "")).replace("_", " ")
+        sentences.append(f"Return {record.get('rma_number')} for this order is {status}.")
     return " ".join(sentences)
 
 
