@@ -12,6 +12,7 @@ it commits.
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.utils import timezone
@@ -25,6 +26,7 @@ from support.conversations.models import (
     MessageRole,
     StaffAvailability,
 )
+from support.conversations.selectors import conversation_transcript
 from support.conversations.services import TurnInProgress, session_ensure, storable
 from support.conversations.waiting import support_notify_on_commit, waiting_fields
 from support.llm.protocol import staff_message_block_text
@@ -233,6 +235,30 @@ def conversation_close(*, conversation: Conversation, user) -> Conversation:
             conversation.assigned_to = user
         conversation.save(update_fields=["status", "assigned_to"])
     return conversation
+
+
+def conversation_transcript_email(*, conversation: Conversation) -> str:
+    """Email the customer what they saw in the chat, to the address known for them. Returns that
+    address; raises ConversationActionRefused when none is known, and the mail backend's error when
+    sending fails."""
+    if not conversation.customer_email:
+        raise ConversationActionRefused("No email address is known for this customer.")
+    lines = ["Here is your conversation with Bookly support.", ""]
+    for entry in conversation_transcript(conversation=conversation):
+        lines.append(f"{_speaker(entry)}: {entry['text']}")
+    send_mail(
+        subject="Your conversation with Bookly support",
+        message="\n".join(lines),
+        from_email=None,
+        recipient_list=[conversation.customer_email],
+    )
+    return conversation.customer_email
+
+
+def _speaker(entry: dict) -> str:
+    if entry["role"] == "staff":
+        return f"{entry['name']} from Bookly support" if entry["name"] else "Bookly support"
+    return "You" if entry["role"] == "customer" else "Bookly assistant"
 
 
 def staff_availability_set(*, user, available: bool) -> None:

@@ -5,6 +5,8 @@ The admin classes only read and route: every change goes through
 support.conversations.handoff, which holds the rules.
 """
 
+import logging
+
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
@@ -23,12 +25,15 @@ from support.conversations.handoff import (
     conversation_close,
     conversation_hand_back,
     conversation_staff_reply,
+    conversation_transcript_email,
     staff_availability_extend,
     staff_availability_set,
 )
 from support.conversations.models import Conversation, ConversationStatus
 from support.conversations.selectors import staff_is_available
 from support.staff.selectors import conversation_staff_transcript
+
+logger = logging.getLogger(__name__)
 
 # Waiting conversations first (longest wait at the top), then those with a person, then the rest.
 _INBOX_RANK = Case(
@@ -190,8 +195,18 @@ def _hand_back(request, conversation) -> str:
 
 
 def _close(request, conversation) -> str:
-    conversation_close(conversation=conversation, user=request.user)
-    return "Closed. The customer's next message starts a new conversation."
+    conversation = conversation_close(conversation=conversation, user=request.user)
+    closed = "Closed. The customer's next message starts a new conversation."
+    if request.POST.get("email_transcript") != "yes":
+        return closed
+    try:
+        address = conversation_transcript_email(conversation=conversation)
+    except ConversationActionRefused as refused:
+        return f"{closed} The transcript was not emailed: {refused.message}"
+    except Exception:
+        logger.exception("could not email the transcript of conversation %s", conversation.pk)
+        return f"{closed} The transcript could not be emailed (the mail server failed); try again later."
+    return f"{closed} The transcript was emailed to {address}."
 
 
 _ACTIONS = {"reply": _reply, "take": _take, "hand_back": _hand_back, "close": _close}

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.utils.html import escape
 
 from policies.models import PolicyEntry
+from support.conversations.handoff import conversation_staff_reply
 from support.conversations.services import TurnInProgress
 from support.llm.types import ModelFailed, ModelUnavailable
 from support.models import Conversation
@@ -184,3 +185,35 @@ def test_sending_needs_post(client):
 def test_favicon_redirects_to_the_static_icon(client):
     response = client.get("/favicon.ico")
     assert response.status_code == 301 and response["Location"] == "/static/support/favicon.svg"
+
+
+def test_talk_to_a_person_without_javascript(client, django_user_model):
+    response = client.post("/chat/handoff")
+    assert response.status_code == 302 and response["Location"].endswith("#handoff")
+    html = page_html(client)
+    assert "Our team is not in the chat right now." in html
+    assert "Reload this page to see new replies from our team." in html
+    assert 'name="email" type="email"' in html and ">Save my email address</button>" in html
+
+    client.post("/chat/send", {"message": "My book arrived soaked"})
+    conversation_staff_reply(
+        conversation=Conversation.objects.get(),
+        user=django_user_model.objects.create_user(username="ana", first_name="Ana"),
+        text=f"So sorry! {XSS}",
+    )
+    html = transcript_html(page_html(client))
+    assert "My book arrived soaked" in html
+    assert "Ana · Bookly support" in html and escape(f"So sorry! {XSS}") in html
+
+
+def test_the_email_address_to_answer_at_is_checked_and_kept(client):
+    client.post("/chat/handoff")
+    client.post("/chat/handoff", {"email": "not an address"})
+    assert "doesn&#x27;t look like an email address" in page_html(client)
+    assert Conversation.objects.get().customer_email == ""
+
+    client.post("/chat/handoff", {"email": "reader@example.com"})
+    html = page_html(client)
+    assert "We&#x27;ll also answer you at reader@example.com." in html
+    # Nothing left to ask: the form (email box and button) is hidden while they wait.
+    assert re.search(r'<form id="handoff-form"[^>]*\shidden>', html)

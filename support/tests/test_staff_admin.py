@@ -172,3 +172,29 @@ class TestPermissions:
     def test_a_superuser_may_delete_a_conversation(self, superuser_client, waiting):
         assert superuser_client.post(f"{INBOX}{waiting.pk}/delete/", {"post": "yes"}).status_code == 302
         assert not Conversation.objects.exists()
+
+
+class TestClosingWithTheTranscript:
+    def test_the_transcript_goes_to_the_customers_address(self, staff_client, customer, claude, mailoutbox):
+        customer.handoff({"email": "reader@example.com"})
+        conversation = Conversation.objects.get()
+        staff_client.post(_page(conversation), {"action": "reply", "reply": "Your refund is on its way."})
+        mailoutbox.clear()
+        page = staff_client.post(
+            _page(conversation), {"action": "close", "email_transcript": "yes"}, follow=True
+        )
+        assert "The transcript was emailed to reader@example.com." in page.content.decode()
+        (mail,) = mailoutbox
+        assert mail.to == ["reader@example.com"]
+        # The agent has no first name on their account: "Bookly support" alone.
+        assert "Bookly support: Your refund is on its way." in mail.body
+
+    def test_without_an_address_it_closes_and_says_why_nothing_was_sent(
+        self, staff_client, waiting, mailoutbox
+    ):
+        mailoutbox.clear()
+        page = staff_client.post(_page(waiting), {"action": "close", "email_transcript": "yes"}, follow=True)
+        assert "No email address is known for this customer." in page.content.decode()
+        assert mailoutbox == []
+        waiting.refresh_from_db()
+        assert waiting.status == ConversationStatus.CLOSED
