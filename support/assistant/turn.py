@@ -304,14 +304,17 @@ def _release_db_connections() -> None:
 def _history_for_request(stored: list[dict]) -> list[dict]:
     """Stored messages as a Messages API history: adjacent same-role messages merged.
 
-    A turn that failed leaves the customer's message without a reply, and while
-    a person answered, the customer's and staff's messages follow each other;
-    merging keeps the roles alternating, and the model sees all of them.
+    A turn that failed leaves the customer's message without a reply; merging
+    keeps the roles alternating, and the model sees both of their messages.
     """
     merged: list[dict] = []
     for message in stored:
-        # What staff wrote is stored as a tagged block the model reads on the customer's side.
-        role = MessageRole.USER if message["role"] == MessageRole.STAFF else message["role"]
+        role = message["role"]
+        if role == MessageRole.STAFF:
+            # Staff answered for our side: an assistant turn, its text tagged as theirs, so that what
+            # they answered is not asked again. A request starts with the customer's side, so staff
+            # words that open the conversation (before the customer wrote) stay there.
+            role = MessageRole.ASSISTANT if merged else MessageRole.USER
         if merged and merged[-1]["role"] == role:
             merged[-1] = {"role": role, "content": merged[-1]["content"] + message["content"]}
         else:

@@ -80,7 +80,6 @@ class ConversationAdmin(admin.ModelAdmin):
         "customer_email",
         "order_links",
         "return_links",
-        "turn_count",
         "last_activity_at",
     ]
     list_filter = ["status", AssignedFilter, "created_at"]
@@ -124,7 +123,8 @@ class ConversationAdmin(admin.ModelAdmin):
     def changelist_view(self, request, extra_context=None):
         staff_availability_extend(user=request.user)
         available = staff_is_available(user=request.user)
-        return super().changelist_view(request, {**(extra_context or {}), "available": available})
+        context = {"title": "Inbox: conversations, waiting ones first", "available": available}
+        return super().changelist_view(request, {**context, **(extra_context or {})})
 
     def availability_view(self, request):
         """Staff say they can (or no longer can) answer chats now; customers are told accordingly."""

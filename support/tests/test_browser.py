@@ -194,6 +194,61 @@ def test_whole_conversation_with_javascript(tab, open_tab, staff_user):
     assert staff.errors == []
 
 
+def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, staff_user):
+    staff_user.first_name = "Ana"
+    staff_user.save()
+    page = tab.page
+    send_with_js(page, "Hello!")
+    page.get_by_role("button", name="Talk to a person").click()
+    notice = page.locator("#handoff-notice")
+    expect(notice).to_contain_text("Our team is not in the chat right now")
+    page.get_by_label("Your email address").fill("reader@example.com")
+    page.get_by_role("button", name="Save my email address").click()
+    expect(notice).to_contain_text("We'll also answer you at reader@example.com.")
+    expect(page.get_by_text("New replies from our team appear here as they arrive.")).to_be_visible()
+
+    # While waiting, words are kept for the person and nothing answers them.
+    box = page.get_by_label("Your message")
+    box.fill("My parcel arrived soaked")
+    box.press("Enter")
+    expect(customer_messages(page)).to_have_count(2)
+    expect(page.locator("#typing")).to_have_text("")
+    expect(replies(page)).to_have_count(1)
+
+    staff = staff_login(open_tab, "/admin/")
+    admin = staff.page
+    expect(admin.locator("#waiting-count")).to_contain_text("1 customer waiting for a person")
+    admin.locator("#waiting-count a").click()
+    expect(admin.get_by_text(re.compile(r"Waiting for a person, \d+"))).to_be_visible()
+    screenshot(admin, "admin-inbox")
+    admin.get_by_role("link", name=re.compile(r"Conversation \d+")).click()
+    expect(admin.locator("#transcript")).to_contain_text("My parcel arrived soaked")
+    with admin.expect_navigation():
+        admin.get_by_role("button", name="Take it (answer it myself)").click()
+    expect(admin.get_by_text("You are answering this conversation")).to_be_visible()
+    admin.get_by_label(re.compile("Reply to the customer")).fill("So sorry! A new copy is on its way.")
+    with admin.expect_navigation():
+        admin.get_by_role("button", name="Send reply").click()
+    expect(admin.get_by_text("Your reply was sent.")).to_be_visible()
+    screenshot(admin, "admin-conversation")
+
+    # The customer's page shows it without a reload.
+    staff_message = page.locator(".message--staff")
+    expect(staff_message.locator(".message__text")).to_have_text(
+        ["So sorry! A new copy is on its way."], timeout=20_000
+    )
+    expect(staff_message.locator(".message__author")).to_have_text(["Ana · Bookly support"])
+    expect(notice).to_contain_text("A member of our team is answering you here.")
+    screenshot(page, "chat-with-a-person")
+
+    with admin.expect_navigation():
+        admin.get_by_role("button", name="Hand back to the assistant").click()
+    reply = send_with_js(page, "How long does shipping take?")
+    assert PolicyEntry.objects.get(topic="shipping").text in reply
+    assert tab.errors == []
+    assert staff.errors == []
+
+
 def test_whole_conversation_without_javascript(open_tab):
     tab = open_tab(javascript=False)
     page = tab.page
@@ -414,6 +469,7 @@ def test_admin_pages_run_without_csp_violations(open_tab, staff_user):
         "/admin/orders/order/?q=BK-10042",
         "/admin/policies/policyentry/add/",
         "/admin/orders/returnrecord/",
+        "/admin/support/conversation/",
     ):
         page.goto(path)
         expect(page.locator("#content")).to_be_visible()

@@ -25,6 +25,7 @@ from support.conversations.services import (
 )
 from support.models import Conversation, ConversationMessage, ConversationStatus, HandoffReason, MessageRole
 from support.testing.messages_stub import message, text, tool_use
+from support.testing.protocol import messages_problems
 
 pytestmark = pytest.mark.usefixtures("demo_data")
 
@@ -159,7 +160,21 @@ class TestWhileAPersonAnswers:
         sent = json.dumps(request["messages"])
         assert "My parcel is soaked" in sent
         assert "<staff_message>I've sent you a new copy.</staff_message>" in sent
+        # Staff answered on our side: the model is not asked the soaked parcel again.
+        assert [turn["role"] for turn in request["messages"]] == ["user", "assistant", "user"]
+        assert "soaked" not in json.dumps(request["messages"][-1])
+
+    def test_staff_words_before_any_customer_words_open_the_request_on_the_customers_side(
+        self, customer, claude, ana
+    ):
+        conversation = _waiting(customer)
+        conversation_staff_reply(conversation=conversation, user=ana, text="Hi, how can I help?")
+        conversation_hand_back(conversation=conversation, user=ana)
+        claude.reset(message(text("Sure, what is your order number?")))
+        customer.send("Where is my order?")
+        (request,) = claude.requests
         assert [turn["role"] for turn in request["messages"]] == ["user"]
+        assert messages_problems(request["messages"]) == []
 
     def test_closed_the_next_message_starts_a_new_conversation_with_the_assistant(
         self, customer, claude, ana
