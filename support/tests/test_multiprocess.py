@@ -11,12 +11,14 @@ import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from http.cookiejar import CookieJar
 
 import pytest
 from django.conf import settings
+from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.cache import cache
 
 from support.models import Conversation, ConversationMessage
@@ -275,3 +277,89 @@ def test_no_message_is_lost_under_concurrent_customers(site, stub):
     assert ConversationMessage.objects.filter(role="user").count() == len(customers) * turns
     assert ConversationMessage.objects.filter(role="assistant").count() == len(customers) * turns
     assert Conversation.objects.count() == len(customers)
+
+
+class Staff:
+    """A member of support staff's browser, logged in through the real admin login form."""
+
+    def __init__(self, site: Site, username: str, password: str):
+        self.site = site
+        self.jar = CookieJar()
+        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
+        self.opener.open(f"{site.url}/admin/login/", timeout=10).read()
+        status, _ = self.post("/admin/login/?next=/admin/", {"username": username, "password": password})
+        assert status == 200 and any(cookie.name == "sessionid" for cookie in self.jar), "login failed"
+
+    def post(self, path: str, fields: dict) -> tuple[int, dict]:
+        token = next(cookie.value for cookie in self.jar if cookie.name == "csrftoken")
+        request = urllib.request.Request(  # noqa: S310 - our own http URL
+            f"{self.site.url}{path}",
+            data=urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": token}).encode(),
+            headers={"Referer": f"{self.site.url}{path}"},
+        )
+        with self.opener.open(request, timeout=15) as response:
+            return response.status, dict(response.headers)
+
+
+@pytest.fixture(scope="module")
+def collected_static():
+    """Admin pages need the static files collected, as an operator deploys them (README)."""
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "--verbosity", "0"],
+        cwd=settings.BASE_DIR,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "bookly.settings",
+            "DJANGO_DEBUG": "false",
+            "DJANGO_SECRET_KEY": "multiprocess-test-key",
+        },
+        check=True,
+    )
+
+
+def test_staff_replies_and_customer_messages_at_once_are_all_kept_in_order(
+    stub, demo_data, staff_user, collected_static
+):
+    cache.clear()
+    # The site runs the real settings, whose password hashers do not include the tests' fast one.
+    hasher = PBKDF2PasswordHasher()
+    staff_user.password = hasher.encode("agent-pass-1234", hasher.salt())
+    staff_user.save()
+    running = Site(stub, BOOKLY_SERVER_TIMING="1")
+    rounds = 8
+    try:
+        customer = Customer(running)
+        customer.start_chatting(stub)
+        request = urllib.request.Request(  # noqa: S310 - our own http URL
+            f"{running.url}/api/chat/handoff", data=b"", headers={"X-CSRFToken": customer.token}
+        )
+        customer.opener.open(request, timeout=10).read()
+        conversation = Conversation.objects.get()
+        staff = Staff(running, "agent", "agent-pass-1234")
+        page = f"/admin/support/conversation/{conversation.pk}/change/"
+
+        def both_at_once(n):
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                said = pool.submit(customer.send_with_headers, f"Customer {n}")
+                replied = pool.submit(staff.post, page, {"action": "reply", "reply": f"Staff {n}"})
+                return said.result(), replied.result()
+
+        outcomes = [both_at_once(n) for n in range(rounds)]
+    finally:
+        running.stop()
+
+    for (status, body, _), (staff_status, _) in outcomes:
+        assert (status, body["reply"], staff_status) == (200, None, 200)
+    workers = {
+        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1)
+        for (_, _, headers), (_, staff_headers) in outcomes
+        for headers in (headers, staff_headers)
+    }
+    assert len(workers) == WORKERS  # the two sides met on different processes
+    stored = list(ConversationMessage.objects.filter(conversation=conversation).order_by("position"))
+    assert [message.position for message in stored] == list(range(len(stored)))
+    said = [m.visible_text for m in stored if m.role == "user"][1:]
+    replied = [m.visible_text for m in stored if m.role == "staff"]
+    assert said == [f"Customer {n}" for n in range(rounds)]
+    assert replied == [f"Staff {n}" for n in range(rounds)]
+    assert len(stub.requests) == 1  # the first "Hi" only: nothing while a person answers
