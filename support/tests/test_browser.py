@@ -249,6 +249,35 @@ def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, 
     assert staff.errors == []
 
 
+def test_without_javascript_a_person_answers_and_a_reload_shows_it(open_tab, staff_user):
+    tab = open_tab(javascript=False)
+    page = tab.page
+    page.goto("/")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Talk to a person").click()
+    expect(page.locator("#handoff-notice")).to_contain_text("Our team is not in the chat right now")
+    page.get_by_label("Your email address").fill("reader@example")  # the browser lets it through
+    with page.expect_navigation():
+        page.get_by_role("button", name="Save my email address").click()
+    expect(page.get_by_role("alert")).to_contain_text("doesn't look like an email address")
+    page.get_by_label("Your message").fill("My parcel arrived soaked")
+    with page.expect_navigation():
+        page.get_by_role("button", name="Send", exact=True).click()
+    expect(customer_messages(page)).to_have_text(["My parcel arrived soaked"])
+    expect(replies(page)).to_have_count(0)
+    expect(page.get_by_text("Reload this page to see new replies from our team.")).to_be_visible()
+
+    staff = staff_login(open_tab, "/admin/support/conversation/")
+    staff.page.get_by_role("link", name=re.compile(r"Conversation \d+")).click()
+    staff.page.get_by_label(re.compile("Reply to the customer")).fill("A new copy is on its way.")
+    with staff.page.expect_navigation():
+        staff.page.get_by_role("button", name="Send reply").click()
+
+    page.reload()
+    expect(page.locator(".message--staff .message__text")).to_have_text(["A new copy is on its way."])
+    assert tab.errors == [] and staff.errors == []
+
+
 def test_whole_conversation_without_javascript(open_tab):
     tab = open_tab(javascript=False)
     page = tab.page
