@@ -8,7 +8,7 @@
  *
  * "Talk to a person" goes through /api/chat/handoff. While a person answers (or
  * is on the way) the page asks /api/chat for new messages every few seconds,
- * less often while nothing changes, and not at all while the tab is hidden.
+ * less often while nothing changes or the tab is hidden.
  */
 (function () {
   "use strict";
@@ -162,7 +162,9 @@
     if (outcome.status === 200 && typeof payload.reply === "string") {
       addMessage("assistant", payload.reply);
       shownCount = transcript.children.length;
-      setStatus(payload.status);
+      if (payload.status !== status) {
+        refresh(); // who answers changed (a handoff, a person took over, a new conversation)
+      }
       return;
     }
     if (outcome.status === 200) {
@@ -306,9 +308,13 @@
     if (status !== "waiting" && status !== "person") {
       return;
     }
-    if (document.hidden || busy) {
-      schedulePoll(); // Nobody is looking, or a message is on its way: ask later.
+    if (busy) {
+      schedulePoll(); // A message is on its way: ask later.
       return;
+    }
+    if (document.hidden) {
+      // Nobody is looking: ask rarely, which also keeps the session (and the conversation) alive.
+      pollDelay = POLL_MAX_MS;
     }
     refresh();
   }

@@ -129,6 +129,15 @@ TOOLS: list[dict[str, Any]] = [
 TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
 
 
+@dataclass(frozen=True)
+class HandoffAsked:
+    """The model handed the conversation over: why, a line for staff, and what the customer is told."""
+
+    reason: HandoffAsk
+    summary: str
+    reply: str
+
+
 @dataclass
 class ToolContext:
     """What a tool may know about the conversation it runs in."""
@@ -137,8 +146,8 @@ class ToolContext:
     eligibility_verified: set[str] = field(default_factory=set)
     # Orders a tool found with the right email, by primary key, with that email (for staff).
     orders_found: dict[int, str] = field(default_factory=dict)
-    # Set by hand_off_to_person: (reason code, one line for staff).
-    handoff: tuple[HandoffAsk, str] | None = None
+    # Set by hand_off_to_person.
+    handoff: "HandoffAsked | None" = None
 
 
 @dataclass(frozen=True)
@@ -401,17 +410,13 @@ def _hand_off_to_person(args: _Arguments, context: ToolContext) -> ToolOutcome:
     reason = args.one_of("reason", HandoffAsk)
     summary = args.text("summary", max_length=MAX_SUMMARY_LENGTH)
     args.done()
-    # Stored with the turn: the conversation waits for a person once the reply is kept.
-    context.handoff = (reason, summary)
     available = staff_available_now()
-    return ToolOutcome(
-        {
-            "handed_off": True,
-            "staff_available_now": available,
-            "tell_the_customer": "I've passed this conversation to our support team. "
-            + waiting_notice(staff_available=available, email=context.conversation.customer_email),
-        }
+    tell = "I've passed this conversation to our support team. " + waiting_notice(
+        staff_available=available, email=context.conversation.customer_email
     )
+    # Stored with the turn: the conversation waits for a person once the reply is kept.
+    context.handoff = HandoffAsked(reason=reason, summary=summary, reply=tell)
+    return ToolOutcome({"handed_off": True, "staff_available_now": available, "tell_the_customer": tell})
 
 
 _HANDLERS = {

@@ -29,7 +29,7 @@ from support.assistant.tools import TOOLS, ToolContext, ToolOutcome, tool_execut
 from support.assistant.validator import FALLBACK_REPLY, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (
-    MODEL_ANSWERS,
+    PERSON_ANSWERS,
     Conversation,
     ConversationStatus,
     HandoffReason,
@@ -45,7 +45,7 @@ from support.conversations.services import (
     storable,
 )
 from support.llm.configured import get_model
-from support.llm.protocol import ToolError
+from support.llm.protocol import ToolError, protocol_tags_neutralised
 from support.llm.types import Model, ModelFailed, ModelReply
 
 logger = logging.getLogger(__name__)
@@ -133,6 +133,7 @@ def message_clean(*, text) -> str:
     ).strip()
     if not text:
         raise InvalidMessage("Please type a message first.")
+    text = protocol_tags_neutralised(text)
     limit = settings.BOOKLY_MAX_MESSAGE_CHARS
     if len(text) > limit:
         raise InvalidMessage(f"Messages can be at most {limit} characters. Please shorten yours.")
@@ -149,16 +150,17 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     model = model or get_model()
     text = message_clean(text=text)
     conversation = conversation_get_for_session(session=session)
+    if conversation is not None and conversation.status in PERSON_ANSWERS:
+        # A person answers (or is on the way): their words wait for them, and the model is not called.
+        kept = conversation_customer_message_keep(conversation=conversation, text=text)
+        if kept is not None:
+            return TurnResult(reply=None, offline=model.offline, turn=kept.turn_count, status=kept.status)
+        # Handed back or closed a moment ago: answered as the conversation is now.
+        conversation = conversation_get_for_session(session=session)
     if conversation is not None and conversation.status == ConversationStatus.CLOSED:
         # Staff closed it: the customer's next words start a new conversation with the assistant.
         conversation_end(conversation=conversation)
         conversation = None
-    if conversation is not None and conversation.status != MODEL_ANSWERS:
-        # A person answers (or is on the way): their words wait for them, and the model is not called.
-        conversation = conversation_customer_message_keep(conversation=conversation, text=text)
-        return TurnResult(
-            reply=None, offline=model.offline, turn=conversation.turn_count, status=conversation.status
-        )
     turns_so_far = conversation.turn_count if conversation else 0
     if turns_so_far >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
         return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=turns_so_far)
@@ -170,16 +172,21 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     try:
         turn = _turn_of(lease, history)
         reply_blocks = _tool_loop(turn, model)
-        reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
-        handoff = turn.tools.handoff
-        if reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
+        handoff = None
+        if asked := turn.tools.handoff:
+            # What happens next is a promise only our tool can word: the customer reads its words,
+            # and whatever the model said instead is neither shown nor kept.
+            reply, violations, handoff = asked.reply, (), (asked.reason, asked.summary)
+        else:
+            reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
+        if not handoff and reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
             reply, handoff = STUCK_HANDOFF_REPLY, (HandoffReason.ASSISTANT_STUCK, f"Last message: {text}")
         if reply != _text_of(reply_blocks):
             reply_blocks = [{"type": "text", "text": reply}]
         turn.produced.append(
             NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply, violations=violations)
         )
-        handed_off = conversation_turn_commit(
+        status = conversation_turn_commit(
             lease=lease,
             messages=turn.produced,
             model_calls=turn.model_calls,
@@ -203,7 +210,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         reply=reply,
         offline=model.offline,
         turn=lease.number,
-        status=ConversationStatus.WAITING if handed_off else ConversationStatus.ASSISTANT,
+        status=status,
         violations=violations,
         tool_calls=turn.tool_calls,
         model_ms=turn.model_ms,
@@ -277,12 +284,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
 
 def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
     """The reply if the validator passes it, else the fallback; with the validator's codes."""
-    verdict = reply_validate(
-        reply=reply,
-        customer_message=customer_message,
-        grounding=turn.grounding,
-        handed_off=turn.tools.handoff is not None,
-    )
+    verdict = reply_validate(reply=reply, customer_message=customer_message, grounding=turn.grounding)
     if verdict.ok:
         return reply, ()
     logger.warning(

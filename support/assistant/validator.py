@@ -6,8 +6,7 @@ It assumes the prompt, the reminders and the model all failed, and checks:
   the customer's own words (any earlier turn counts: follow-ups are normal);
 - no markdown;
 - no engagement outside the three tasks: a reply that says nothing about
-  orders, returns or store policies must be the refusal sentence (unless the
-  turn handed the conversation to a person, which the reply then tells).
+  orders, returns or store policies must be the refusal sentence.
 """
 
 import re
@@ -70,14 +69,10 @@ def _normalize(text: str) -> str:
     return re.sub(r"[\s-]", "", text).casefold()
 
 
-def reply_validate(
-    *, reply: str, customer_message: str, grounding: list[str], handed_off: bool = False
-) -> Verdict:
+def reply_validate(*, reply: str, customer_message: str, grounding: list[str]) -> Verdict:
     """Check one final reply to `customer_message`.
 
-    `grounding` is every tool result and customer message of the conversation so far. `handed_off`:
-    the turn handed the conversation to a person, so the reply may be about that alone (every other
-    check still holds).
+    `grounding` is every tool result and customer message of the conversation so far.
     """
     violations: list[str] = []
     if not reply.strip():
@@ -94,10 +89,8 @@ def reply_validate(
     if any(pattern.search(reply) for pattern in _MARKDOWN_PATTERNS):
         violations.append("markdown")
 
-    refusal = None if handed_off else _REFUSAL_RE.search(reply)
-    if handed_off:
-        pass  # the reply tells the customer a person takes over: on topic by definition
-    elif refusal:
+    refusal = _REFUSAL_RE.search(reply)
+    if refusal:
         rest = (reply[: refusal.start()] + reply[refusal.end() :]).strip()
         if rest and not _SCOPE_WORDS.search(rest):
             violations.append("off_topic_after_refusal")

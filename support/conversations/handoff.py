@@ -15,6 +15,8 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.db.models.signals import pre_delete
+from django.dispatch import receiver
 from django.utils import timezone
 
 from support.conversations.models import (
@@ -26,7 +28,7 @@ from support.conversations.models import (
     MessageRole,
     StaffAvailability,
 )
-from support.conversations.selectors import conversation_transcript
+from support.conversations.selectors import conversation_transcript, session_is_live
 from support.conversations.services import TurnInProgress, session_ensure, storable
 from support.conversations.waiting import support_notify_on_commit, waiting_fields
 from support.llm.protocol import staff_message_block_text
@@ -45,8 +47,15 @@ def _locked(conversation: Conversation) -> Conversation:
     return Conversation.objects.select_for_update().get(pk=conversation.pk)
 
 
-def _turn_running(conversation: Conversation, now) -> bool:
-    return conversation.lease_token is not None and conversation.lease_expires_at >= now
+def _turn_stopped(conversation: Conversation, now, *, running: Exception) -> None:
+    """Raise `running` while a turn holds the lease. A lapsed lease is cleared (the caller saves it
+    with its message): a turn still alive past it must then fail its commit cleanly, not collide with
+    the position the message takes."""
+    if conversation.lease_token is None:
+        return
+    if conversation.lease_expires_at >= now:
+        raise running
+    conversation.lease_token = conversation.lease_expires_at = None
 
 
 def _message_append(
@@ -119,19 +128,21 @@ def conversation_handoff_request(
     return conversation, already
 
 
-def conversation_customer_message_keep(*, conversation: Conversation, text: str) -> Conversation:
+def conversation_customer_message_keep(*, conversation: Conversation, text: str) -> Conversation | None:
     """Store the customer's words for the person who answers them (the model is not called); returns
-    the conversation as it is now. TurnInProgress while a turn of the assistant is still running."""
+    the conversation as it is now, or None, storing nothing, when a person no longer answers it (staff
+    handed it back or closed it since it was read). TurnInProgress while a turn is still running."""
     with transaction.atomic():
         conversation = _locked(conversation)
+        if conversation.status not in PERSON_ANSWERS or conversation.ended_at is not None:
+            return None
         now = timezone.now()
-        if _turn_running(conversation, now):
-            raise TurnInProgress
+        _turn_stopped(conversation, now, running=TurnInProgress())
         _message_append(
             conversation, role=MessageRole.USER, content=[{"type": "text", "text": text}], visible_text=text
         )
         conversation.last_activity_at = now
-        conversation.save(update_fields=["last_activity_at"])
+        conversation.save(update_fields=["last_activity_at", "lease_token", "lease_expires_at"])
     return conversation
 
 
@@ -156,14 +167,19 @@ def _staff_name(user) -> str:
     return user.first_name or user.get_username()
 
 
-def _refuse_unless_open(conversation: Conversation) -> None:
+def _refuse_unless_open(conversation: Conversation, *, to_reply: bool = False) -> None:
     if conversation.status == ConversationStatus.CLOSED:
         raise ConversationActionRefused("This conversation is closed.")
+    email = f" Write to them at {conversation.customer_email}." if conversation.customer_email else ""
     if conversation.ended_at is not None:
-        email = f" Write to them at {conversation.customer_email}." if conversation.customer_email else ""
         raise ConversationActionRefused(
             "The customer has left this conversation (they started a new one or went idle), so they "
             f"would not see a reply here.{email}"
+        )
+    if to_reply and not session_is_live(session_key=conversation.session_key):
+        raise ConversationActionRefused(
+            "The customer's chat session has ended (their browser was away too long), so they would not "
+            f"see a reply here.{email}"
         )
 
 
@@ -186,17 +202,20 @@ def conversation_staff_reply(*, conversation: Conversation, user, text: str) -> 
     text = staff_reply_clean(text=text)
     with transaction.atomic():
         conversation = _locked(conversation)
-        _refuse_unless_open(conversation)
+        _refuse_unless_open(conversation, to_reply=True)
         now = timezone.now()
         if conversation.status == ConversationStatus.PERSON and conversation.assigned_to_id != user.pk:
             raise ConversationActionRefused(
                 f"{_staff_name(conversation.assigned_to)} is answering this conversation. Take it over "
                 "first if you mean to answer instead; your reply was not sent."
             )
-        if _turn_running(conversation, now):
-            raise ConversationActionRefused(
+        _turn_stopped(
+            conversation,
+            now,
+            running=ConversationActionRefused(
                 "The assistant is finishing a reply in this conversation. Send yours again in a moment."
-            )
+            ),
+        )
         message = _message_append(
             conversation,
             role=MessageRole.STAFF,
@@ -207,7 +226,9 @@ def conversation_staff_reply(*, conversation: Conversation, user, text: str) -> 
         conversation.status = ConversationStatus.PERSON
         conversation.assigned_to = user
         conversation.last_activity_at = now
-        conversation.save(update_fields=["status", "assigned_to", "last_activity_at"])
+        conversation.save(
+            update_fields=["status", "assigned_to", "last_activity_at", "lease_token", "lease_expires_at"]
+        )
     return message
 
 
@@ -275,4 +296,13 @@ def staff_availability_extend(*, user) -> None:
     until = timezone.now() + timedelta(minutes=settings.BOOKLY_STAFF_IDLE_MINUTES)
     StaffAvailability.objects.filter(user=user, available_until__gt=timezone.now()).update(
         available_until=until
+    )
+
+
+@receiver(pre_delete, sender=settings.AUTH_USER_MODEL)
+def _staff_deleted_conversations_wait_again(sender, instance, **kwargs):
+    """Conversations a deleted member of staff answered wait for someone else (the database allows no
+    conversation "with a person" without one)."""
+    Conversation.objects.filter(assigned_to=instance, status=ConversationStatus.PERSON).update(
+        status=ConversationStatus.WAITING, assigned_to=None
     )

@@ -1,3 +1,6 @@
+from importlib import import_module
+
+from django.conf import settings
 from django.utils import timezone
 
 from support.conversations.models import (
@@ -51,3 +54,9 @@ def staff_is_available(*, user) -> bool:
 
 def conversations_waiting_count() -> int:
     return Conversation.objects.filter(status=ConversationStatus.WAITING, ended_at__isnull=True).count()
+
+
+def session_is_live(*, session_key: str) -> bool:
+    """Whether the customer's browser session still exists (it expires after inactivity, see
+    SESSION_COOKIE_AGE): only then can they see a reply in the chat. Every chat session holds data."""
+    return bool(import_module(settings.SESSION_ENGINE).SessionStore(session_key).load())

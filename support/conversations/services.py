@@ -26,6 +26,7 @@ from support.conversations.models import (
     Conversation,
     ConversationMessage,
     ConversationReturn,
+    ConversationStatus,
     MessageRole,
     ModelCall,
 )
@@ -205,48 +206,49 @@ def conversation_turn_commit(
     eligibility_verified: Collection[str],
     orders_found: Mapping[int, str] = MappingProxyType({}),
     handoff: tuple[str, str] | None = None,
-) -> bool:
+) -> ConversationStatus:
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress).
+    Returns who answers the conversation now.
 
     `orders_found` (order primary key -> its email) are the orders a tool found with the customer's
     email: linked to the conversation, and the first email becomes the one staff may answer at.
     `handoff` (reason, a line for staff): the conversation waits for a person from now on, unless a
-    person was asked for (or took it) while the turn ran. Returns whether this turn handed it over.
+    person was asked for (or took it) while the turn ran; the turn's reply is kept either way.
     """
     conversation = lease.conversation
+    now = timezone.now()
     ending = {
         "lease_token": None,
         "lease_expires_at": None,
-        "last_activity_at": timezone.now(),
+        "last_activity_at": now,
         "eligibility_verified": sorted(eligibility_verified),
     }
     if orders_found and not conversation.customer_email:
         ending["customer_email"] = next(iter(orders_found.values()))
+    handing_over = waiting_fields(reason=handoff[0], note=storable(handoff[1]), now=now) if handoff else {}
+    ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token)
     try:
         with transaction.atomic():
-            still_ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token).update(
-                **ending
-            )
-            if not still_ours:
+            # One statement in the usual case: the lease is ours and the assistant still answers.
+            if ours.filter(status=MODEL_ANSWERS).update(**ending, **handing_over):
+                status = ConversationStatus.WAITING if handoff else ConversationStatus.ASSISTANT
+                if handoff:
+                    support_notify_on_commit(conversation_id=conversation.pk)
+            elif ours.update(**ending):
+                # A person was asked for, or took it, while the turn ran.
+                status = ConversationStatus(
+                    Conversation.objects.values_list("status", flat=True).get(pk=conversation.pk)
+                )
+            else:
                 raise TurnInProgress
             _messages_add(conversation, lease.number, lease.next_position, messages)
             _model_calls_add(conversation, lease.number, model_calls)
             if orders_found:
                 conversation.orders.add(*orders_found)
-            handed_off = False
-            if handoff is not None:
-                reason, note = handoff
-                handed_off = bool(
-                    Conversation.objects.filter(pk=conversation.pk, status=MODEL_ANSWERS).update(
-                        **waiting_fields(reason=reason, note=storable(note), now=ending["last_activity_at"])
-                    )
-                )
-                if handed_off:
-                    support_notify_on_commit(conversation_id=conversation.pk)
     finally:
         # Renewed until now: waiting for the write lock (SQLite) must not let the lease lapse.
         lease_forget(lease.token)
-    return handed_off
+    return status
 
 
 def conversation_turn_abandon(

@@ -119,7 +119,7 @@ _PEOPLE = (
 )
 _PERSON_RE = re.compile(
     # A verb of getting in touch, a few small words, then someone: "talk to one of your agents".
-    r"\b(?:talk|speak|chat|connect|transfer|put|get|reach|contact|escalate|call|phone|need|want|see)\b"
+    r"\b(?:talk|speak|chat|connect|transfer|put|get|reach|contact|escalate|call|phone|need|want)\b"
     r"(?: (?:to|with|me|us|through|in|touch|a|an|the|your|some|one|of|real|live|actual|human|please|"
     r"directly|now|right|away|i|can|could|speak|talk|chat))*? " + _PEOPLE + r"s?\b"
     r"|\bcustomer (?:service|services|support|care)\b|\bsupport (?:team|staff|desk)\b"

@@ -5,6 +5,7 @@ results; a model reads them there. The offline model reads them from here, so
 the two never drift apart.
 """
 
+import re
 from enum import StrEnum
 
 # The one sentence for anything outside order status, returns and store policies.
@@ -46,6 +47,20 @@ HANDOFF_TOOL = "hand_off_to_person"
 class HandoffAsk(StrEnum):
     CUSTOMER_ASKED = "customer_asked"  # the customer asked for a person
     NEEDS_STAFF = "needs_staff"  # something only staff can do
+
+
+_TAG_LOOKALIKE = re.compile(rf"<(/?)({REMINDER_TAG}|{STAFF_MESSAGE_TAG})\b", re.IGNORECASE)
+
+
+# What stands in for "<" before a tag-like word in a customer's message.
+TAG_STAND_IN = "\u2039"  # single left-pointing angle quotation mark
+
+
+def protocol_tags_neutralised(text: str) -> str:
+    """A customer's words with anything that looks like our tags turned harmless (the "<" of
+    "<reminder" becomes TAG_STAND_IN): they cannot pose as our rules or as staff, to a model or to
+    staff reading them."""
+    return _TAG_LOOKALIKE.sub(TAG_STAND_IN + r"\1\2", text)
 
 
 class ToolError(StrEnum):

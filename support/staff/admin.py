@@ -10,7 +10,7 @@ import logging
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, DateTimeField, F, IntegerField, Value, When
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -35,12 +35,18 @@ from support.staff.selectors import conversation_staff_transcript
 
 logger = logging.getLogger(__name__)
 
-# Waiting conversations first (longest wait at the top), then those with a person, then the rest.
+# Waiting conversations first (longest wait at the top), then those with a person, then the rest
+# (including those the customer left: they can no longer be answered in the chat).
 _INBOX_RANK = Case(
-    When(status=ConversationStatus.WAITING, then=Value(0)),
-    When(status=ConversationStatus.PERSON, then=Value(1)),
+    When(status=ConversationStatus.WAITING, ended_at__isnull=True, then=Value(0)),
+    When(status=ConversationStatus.PERSON, ended_at__isnull=True, then=Value(1)),
     default=Value(2),
     output_field=IntegerField(),
+)
+_WAITING_SINCE = Case(
+    When(status=ConversationStatus.WAITING, ended_at__isnull=True, then=F("handoff_at")),
+    default=None,
+    output_field=DateTimeField(),
 )
 
 
@@ -86,7 +92,7 @@ class ConversationAdmin(admin.ModelAdmin):
     search_fields = ["orders__number", "customer_email", "orders__customer_email", "returns__rma_number"]
     date_hierarchy = "created_at"
     list_select_related = ["assigned_to"]
-    ordering = [_INBOX_RANK.asc(), "handoff_at", "-last_activity_at"]
+    ordering = [_INBOX_RANK.asc(), _WAITING_SINCE.asc(nulls_last=True), "-last_activity_at"]
     change_list_template = "admin/support/conversation/inbox.html"
     conversation_template = "admin/support/conversation/conversation.html"
 
@@ -98,6 +104,8 @@ class ConversationAdmin(admin.ModelAdmin):
 
     @admin.display(description="status", ordering="status")
     def status_with_wait(self, obj):
+        if obj.ended_at is not None and obj.status != ConversationStatus.CLOSED:
+            return f"{obj.get_status_display()} (the customer left)"
         if obj.status == ConversationStatus.WAITING and obj.handoff_at:
             return f"{obj.get_status_display()}, {timesince(obj.handoff_at)}"
         return obj.get_status_display()

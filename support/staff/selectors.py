@@ -3,7 +3,7 @@
 import json
 
 from support.conversations.models import Conversation, ConversationMessage, MessageRole
-from support.llm.protocol import is_reminder, is_staff_message
+from support.llm.protocol import is_reminder
 
 
 def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
@@ -51,7 +51,8 @@ def _block_entry(message: ConversationMessage, block: dict) -> dict | None:
             "is_error": bool(block.get("is_error")),
         }
     text = block.get("text", "") if kind == "text" else ""
-    if message.role == MessageRole.USER and text and not is_reminder(text) and not is_staff_message(text):
+    # The customer's words: never tag-like (the turn neutralises that), so only our reminder is left out.
+    if message.role == MessageRole.USER and text and not is_reminder(text):
         return {"kind": "customer", "text": text, "set_aside": message.set_aside}
     return None
 

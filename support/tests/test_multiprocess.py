@@ -287,18 +287,18 @@ class Staff:
         self.jar = CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
         self.opener.open(f"{site.url}/admin/login/", timeout=10).read()
-        status, _ = self.post("/admin/login/?next=/admin/", {"username": username, "password": password})
+        status, _, _ = self.post("/admin/login/?next=/admin/", {"username": username, "password": password})
         assert status == 200 and any(cookie.name == "sessionid" for cookie in self.jar), "login failed"
 
-    def post(self, path: str, fields: dict) -> tuple[int, dict]:
+    def post(self, path: str, fields: dict) -> tuple[int, dict, str]:
         token = next(cookie.value for cookie in self.jar if cookie.name == "csrftoken")
         request = urllib.request.Request(  # noqa: S310 - our own http URL
             f"{self.site.url}{path}",
             data=urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": token}).encode(),
             headers={"Referer": f"{self.site.url}{path}"},
         )
-        with self.opener.open(request, timeout=15) as response:
-            return response.status, dict(response.headers)
+        with self.opener.open(request, timeout=15) as response:  # follows the redirect after a POST
+            return response.status, dict(response.headers), response.read().decode()
 
 
 @pytest.fixture(scope="module")
@@ -348,12 +348,13 @@ def test_staff_replies_and_customer_messages_at_once_are_all_kept_in_order(
     finally:
         running.stop()
 
-    for (status, body, _), (staff_status, _) in outcomes:
+    for (status, body, _), (staff_status, _, page) in outcomes:
         assert (status, body["reply"], staff_status) == (200, None, 200)
+        assert "Your reply was sent." in page  # not a refusal shown on the same page
     workers = {
         re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1)
-        for (_, _, headers), (_, staff_headers) in outcomes
-        for headers in (headers, staff_headers)
+        for (_, _, customer_headers), (_, staff_headers, _) in outcomes
+        for headers in (customer_headers, staff_headers)
     }
     assert len(workers) == WORKERS  # the two sides met on different processes
     stored = list(ConversationMessage.objects.filter(conversation=conversation).order_by("position"))

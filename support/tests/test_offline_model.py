@@ -315,6 +315,7 @@ def test_asking_for_a_person_hands_the_conversation_over(message):
         "I want to return a book someone gave me",
         "My parcel was delivered to the wrong person",
         "The agent at the post office lost it",
+        "I see someone else's name on my order",
     ],
 )
 def test_mentioning_people_is_not_asking_for_one(message):

@@ -169,6 +169,15 @@ class TestPermissions:
         assert client.post(f"{INBOX}availability/", {"available": "yes"}).status_code == 403
         assert not ConversationMessage.objects.exists()
 
+    def test_deleting_a_staff_login_puts_their_conversations_back_in_the_queue(
+        self, superuser_client, waiting, colleague
+    ):
+        conversation_assign(conversation=waiting, user=colleague)
+        response = superuser_client.post(f"/admin/auth/user/{colleague.pk}/delete/", {"post": "yes"})
+        assert response.status_code == 302
+        waiting.refresh_from_db()
+        assert (waiting.status, waiting.assigned_to) == (ConversationStatus.WAITING, None)
+
     def test_a_superuser_may_delete_a_conversation(self, superuser_client, waiting):
         assert superuser_client.post(f"{INBOX}{waiting.pk}/delete/", {"post": "yes"}).status_code == 302
         assert not Conversation.objects.exists()
@@ -198,3 +207,14 @@ class TestClosingWithTheTranscript:
         assert mailoutbox == []
         waiting.refresh_from_db()
         assert waiting.status == ConversationStatus.CLOSED
+
+
+def test_a_conversation_the_customer_left_is_not_shown_as_waiting_first(staff_client, customer, claude):
+    customer.handoff()
+    left = Conversation.objects.get()
+    customer.reset()
+    other = ChatClient()
+    other.send("Hello")
+    html = staff_client.get(INBOX).content.decode()
+    assert "Waiting for a person (the customer left)" in html
+    assert html.index(f">{Conversation.objects.exclude(pk=left.pk).get()}<") < html.index(f">{left}<")

@@ -25,6 +25,9 @@ def who_answers(*, conversation: Conversation | None) -> dict:
 
 
 def email_is_valid(text: str) -> bool:
+    """An address we can store and answer at (Django's validator allows longer ones than the field)."""
+    if len(text) > Conversation._meta.get_field("customer_email").max_length:
+        return False
     try:
         validate_email(text)
     except ValidationError:
