@@ -205,7 +205,7 @@ class ReturnStatusChange(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.return_record_id}: {self.from_status} -> {self.to_status}"
+        return f"{self.get_from_status_display()} to {self.get_to_status_display()}"
 
 
 class ReturnLine(models.Model):
