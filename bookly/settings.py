@@ -204,6 +204,8 @@ BOOKLY_SUPPORT_HOURS = env.str("BOOKLY_SUPPORT_HOURS", default="Monday to Friday
 BOOKLY_SUPPORT_REPLY_TIME = env.str("BOOKLY_SUPPORT_REPLY_TIME", default="within one business day")
 BOOKLY_STAFF_IDLE_MINUTES = env.int("BOOKLY_STAFF_IDLE_MINUTES", default=15)
 BOOKLY_SUPPORT_EMAIL = env.str("BOOKLY_SUPPORT_EMAIL", default="support@bookly.example")
+# Where staff reach the site, for links in the emails they get.
+BOOKLY_SITE_URL = env.str("BOOKLY_SITE_URL", default="http://127.0.0.1:8000")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Bookly support <support@bookly.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # Unset: email is printed to the console. EMAIL_URL (smtp+tls://, smtp+ssl://) sends it.

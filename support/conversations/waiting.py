@@ -5,6 +5,7 @@ import logging
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
+from django.urls import reverse
 
 from support.conversations.models import Conversation, ConversationStatus, HandoffReason
 
@@ -57,7 +58,8 @@ def _support_notify(conversation_id: int) -> None:
             lines.append(f"Note: {conversation.handoff_note}")
         if conversation.customer_email:
             lines.append(f"Customer's email: {conversation.customer_email}")
-        lines.append(f"Open it in admin: /admin/support/conversation/{conversation.pk}/change/")
+        path = reverse("admin:support_conversation_change", args=[conversation.pk])
+        lines.append(f"Open it in admin: {settings.BOOKLY_SITE_URL.rstrip('/')}{path}")
         send_mail(
             subject=f"[Bookly] A customer is waiting (conversation {conversation.pk})",
             message="\n".join(lines),

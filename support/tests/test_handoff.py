@@ -59,6 +59,7 @@ class TestAskingForAPerson:
     def test_the_button_puts_a_new_conversation_in_the_queue_and_tells_support_once(
         self, customer, claude, mailoutbox, settings, django_capture_on_commit_callbacks
     ):
+        settings.BOOKLY_SITE_URL = "https://shop.example.com/"
         with django_capture_on_commit_callbacks(execute=True):
             first = customer.handoff({"reason": "My parcel arrived soaked"})
             again = customer.handoff()
@@ -71,7 +72,8 @@ class TestAskingForAPerson:
         assert conversation.handoff_reason == HandoffReason.CUSTOMER_BUTTON
         assert conversation.handoff_note == "My parcel arrived soaked"
         assert [mail.to for mail in mailoutbox] == [[settings.BOOKLY_SUPPORT_EMAIL]]
-        assert f"/admin/support/conversation/{conversation.pk}/change/" in mailoutbox[0].body
+        link = f"https://shop.example.com/admin/support/conversation/{conversation.pk}/change/"
+        assert link in mailoutbox[0].body
         assert "My parcel arrived soaked" in mailoutbox[0].body
         assert claude.requests == []
 
