@@ -241,6 +241,14 @@ def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, 
     expect(notice).to_contain_text("A member of our team is answering you here.")
     screenshot(page, "chat-with-a-person")
 
+    # And the customer's answer reaches the staff page without a reload, leaving a draft alone.
+    draft = admin.get_by_label(re.compile("Reply to the customer"))
+    draft.fill("Half-written answer")
+    box.fill("Thank you, Ana!")
+    box.press("Enter")
+    expect(admin.locator("#transcript")).to_contain_text("Thank you, Ana!", timeout=20_000)
+    expect(draft).to_have_value("Half-written answer")
+
     with admin.expect_navigation():
         admin.get_by_role("button", name="Hand back to the assistant").click()
     reply = send_with_js(page, "How long does shipping take?")
