@@ -28,7 +28,7 @@ from support.conversations.models import (
     MessageRole,
     StaffAvailability,
 )
-from support.conversations.selectors import conversation_transcript, session_is_live
+from support.conversations.selectors import conversation_transcript, session_is_live, staff_name
 from support.conversations.services import TurnInProgress, session_ensure, storable
 from support.conversations.waiting import support_notify_on_commit, waiting_fields
 from support.llm.protocol import staff_message_block_text
@@ -163,10 +163,6 @@ def staff_reply_clean(*, text: str) -> str:
     return text
 
 
-def _staff_name(user) -> str:
-    return user.first_name or user.get_username()
-
-
 def _refuse_unless_open(conversation: Conversation, *, to_reply: bool = False) -> None:
     if conversation.status == ConversationStatus.CLOSED:
         raise ConversationActionRefused("This conversation is closed.")
@@ -206,7 +202,7 @@ def conversation_staff_reply(*, conversation: Conversation, user, text: str) -> 
         now = timezone.now()
         if conversation.status == ConversationStatus.PERSON and conversation.assigned_to_id != user.pk:
             raise ConversationActionRefused(
-                f"{_staff_name(conversation.assigned_to)} is answering this conversation. Take it over "
+                f"{staff_name(conversation.assigned_to)} is answering this conversation. Take it over "
                 "first if you mean to answer instead; your reply was not sent."
             )
         _turn_stopped(

@@ -39,6 +39,11 @@ def conversation_transcript(*, conversation: Conversation | None) -> list[dict[s
     return transcript
 
 
+def staff_name(user) -> str:
+    """How staff are named to each other: their first name, else their login."""
+    return user.first_name or user.get_username()
+
+
 def conversation_status(*, conversation: Conversation | None) -> ConversationStatus:
     return ConversationStatus(conversation.status) if conversation else ConversationStatus.ASSISTANT
 

@@ -30,7 +30,7 @@ from support.conversations.handoff import (
     staff_availability_set,
 )
 from support.conversations.models import Conversation, ConversationStatus
-from support.conversations.selectors import staff_is_available
+from support.conversations.selectors import staff_is_available, staff_name
 from support.staff.selectors import conversation_staff_transcript
 
 logger = logging.getLogger(__name__)
@@ -176,6 +176,7 @@ class ConversationAdmin(admin.ModelAdmin):
             "opts": self.opts,
             "title": f"{conversation} ({conversation.get_status_display().lower()})",
             "conversation": conversation,
+            "answered_by": staff_name(conversation.assigned_to) if conversation.assigned_to else "",
             "entries": conversation_staff_transcript(conversation=conversation),
             "orders": conversation.orders.all(),
             "returns": conversation.returns.all(),

@@ -3,6 +3,7 @@
 import json
 
 from support.conversations.models import Conversation, ConversationMessage, MessageRole
+from support.conversations.selectors import staff_name
 from support.llm.protocol import is_reminder
 
 
@@ -20,8 +21,7 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
     for message in messages:
         base = {"turn": message.turn, "at": message.created_at}
         if message.role == MessageRole.STAFF:
-            author = message.author
-            name = (author.first_name or author.get_username()) if author else "a former member of staff"
+            name = staff_name(message.author) if message.author else "a former member of staff"
             entries.append({**base, "kind": "staff", "text": message.visible_text, "name": name})
             continue
         for block in message.content:

@@ -1,12 +1,21 @@
 """Support staff in admin, logged in through the real login form: the inbox, a conversation's page and its
 actions, the links to orders and returns, and who may do what."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth.models import Group
+from django.utils import timezone
 
 from orders.models import ReturnRecord
 from support.conversations.handoff import conversation_assign
-from support.models import Conversation, ConversationMessage, ConversationStatus, MessageRole
+from support.models import (
+    Conversation,
+    ConversationMessage,
+    ConversationStatus,
+    MessageRole,
+    StaffAvailability,
+)
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import message, text, tool_use
 
@@ -69,6 +78,15 @@ class TestInbox:
         conversation_assign(conversation=waiting, user=staff_user)
         assert str(waiting) in staff_client.get(INBOX, {"assigned": "me"}).content.decode()
 
+    def test_using_the_inbox_keeps_staff_available(self, staff_client, staff_user):
+        staff_client.post(f"{INBOX}availability/", {"available": "yes"})
+        almost_over = timezone.now() + timedelta(seconds=30)
+        StaffAvailability.objects.filter(user=staff_user).update(available_until=almost_over)
+        staff_client.get(INBOX)
+        assert StaffAvailability.objects.get(user=staff_user).available_until > almost_over + timedelta(
+            minutes=5
+        )
+
     def test_staff_say_they_are_available_and_customers_hear_it(self, staff_client, customer, claude):
         staff_client.post(f"{INBOX}availability/", {"available": "yes"})
         assert "You are available" in staff_client.get(INBOX).content.decode()
@@ -108,6 +126,8 @@ class TestConversationPage:
         staff_client.post(_page(waiting), {"action": "hand_back"})
         waiting.refresh_from_db()
         assert (waiting.status, waiting.assigned_to) == (ConversationStatus.ASSISTANT, None)
+        again = staff_client.post(_page(waiting), {"action": "hand_back"}).content.decode()
+        assert "The assistant is already answering this conversation." in again
         staff_client.post(_page(waiting), {"action": "close"})
         waiting.refresh_from_db()
         assert waiting.status == ConversationStatus.CLOSED
