@@ -13,7 +13,7 @@ from support.conversations.selectors import conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
-from support.web.notices import email_is_valid, who_answers
+from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
 SEND_JSON = 'Send JSON like {"message": "Where is my order?"}.'
@@ -107,7 +107,7 @@ def chat_handoff(request):
             400, "invalid_reason", f"The reason must be text of at most {HANDOFF_NOTE_MAX_CHARS} characters."
         )
     if not isinstance(email, str) or (email.strip() and not email_is_valid(email.strip())):
-        return api_error(400, "invalid_email", "That doesn't look like an email address. Please check it.")
+        return api_error(400, "invalid_email", INVALID_EMAIL)
     try:
         conversation, already = conversation_handoff_request(
             session=request.session,

@@ -24,6 +24,9 @@ def who_answers(*, conversation: Conversation | None) -> dict:
     return {"status": str(status), "notice": notice, "email_needed": email_needed}
 
 
+INVALID_EMAIL = "That doesn't look like an email address. Please check it."
+
+
 def email_is_valid(text: str) -> bool:
     """An address we can store and answer at (Django's validator allows longer ones than the field)."""
     if len(text) > Conversation._meta.get_field("customer_email").max_length:

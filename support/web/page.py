@@ -17,7 +17,7 @@ from support.conversations.selectors import conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
-from support.web.notices import email_is_valid, who_answers
+from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
 logger = logging.getLogger(__name__)
@@ -106,7 +106,7 @@ def chat_handoff(request):
         response["Retry-After"] = str(wait)
         return response
     if email and not email_is_valid(email):
-        messages.error(request, "That doesn't look like an email address. Please check it.")
+        messages.error(request, INVALID_EMAIL)
         return redirect(reverse("support:chat") + "#handoff")
     try:
         conversation_handoff_request(
