@@ -17,14 +17,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from orders.models import ORDER_NUMBER_PATTERN, Order
+from orders.models import ORDER_NUMBER_PATTERN, Order, ReturnRecord
 from orders.selectors import order_get_for_customer, order_return_eligibility
 from orders.services import ReturnNotAllowed, ReturnRefusal
 from policies.models import TOPIC_KEY_PATTERN
 from policies.selectors import policy_entry_get_published, policy_entry_list_published
 from store.clock import store_today
 from support.conversations.models import Conversation
-from support.conversations.selectors import staff_available_now
+from support.conversations.selectors import conversation_return_get_open, staff_available_now
 from support.conversations.services import conversation_return_create
 from support.conversations.waiting import waiting_notice
 from support.llm.protocol import HANDOFF_TOOL, HandoffAsk, ToolError
@@ -127,6 +127,8 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
+# Tools that change the store: the step that calls one is stored in the same transaction as the change.
+WRITE_TOOLS = frozenset({"initiate_return"})
 
 
 @dataclass(frozen=True)
@@ -154,6 +156,9 @@ class ToolContext:
 class ToolOutcome:
     result: dict[str, Any]
     is_error: bool = False
+    # A write's outcome in fixed words, for when the model cannot word it (its next call failed):
+    # what was done is told, never lost.
+    receipt: str | None = None
 
     def as_block(self, tool_use_id: str) -> dict[str, Any]:
         block = {
@@ -375,22 +380,47 @@ def _initiate_return(args: _Arguments, context: ToolContext) -> ToolOutcome:
             conversation=context.conversation, order=order, reason=reason, items=items, today=store_today()
         )
     except ReturnNotAllowed as refused:
-        return _error(refused.code, refused.message)
-    return ToolOutcome(
-        {
-            "rma_number": record.rma_number,
-            "order_id": order.number,
-            "status": record.status,
-            "items": [line.order_item.title for line in record.lines.select_related("order_item")],
-            "refund_method": record.refund_method,
-            "refund_timeline_business_days": record.refund_timeline_business_days,
-            "next_steps": (
-                "We will email a prepaid return label to the address on the order. Pack the items in their "
-                "original packaging, attach the label and drop the parcel off. The refund follows once we "
-                "receive the items."
-            ),
-        }
+        # Asked again (a retry, or after a turn that failed once the return was made): the same
+        # return, not a refusal the customer would read as "it did not work".
+        earlier = (
+            conversation_return_get_open(conversation=context.conversation, order=order, items=items)
+            if refused.code == ReturnRefusal.ALREADY_INITIATED
+            else None
+        )
+        if earlier is None:
+            return _error(refused.code, refused.message)
+        return _return_started(earlier, already_started=True)
+    return _return_started(record)
+
+
+def _return_started(record: ReturnRecord, *, already_started: bool = False) -> ToolOutcome:
+    titles = [line.order_item.title for line in record.lines.select_related("order_item")]
+    result = {
+        "rma_number": record.rma_number,
+        "order_id": record.order.number,
+        "status": record.status,
+        "items": titles,
+        "refund_method": record.refund_method,
+        "refund_timeline_business_days": record.refund_timeline_business_days,
+        "next_steps": _RETURN_NEXT_STEPS,
+    }
+    if already_started:
+        result["already_started"] = True
+    receipt = (
+        f"Your return for order {record.order.number} has started: RMA number {record.rma_number}, for "
+        f"{_titles_joined(titles)}. {_RETURN_NEXT_STEPS}"
     )
+    return ToolOutcome(result, receipt=receipt)
+
+
+_RETURN_NEXT_STEPS = (
+    "We will email a prepaid return label to the address on the order. Pack the items in their original "
+    "packaging, attach the label and drop the parcel off. The refund follows once we receive the items."
+)
+
+
+def _titles_joined(titles: list[str]) -> str:
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
 
 
 def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:

@@ -9,6 +9,9 @@ Read it top to bottom in conversation_take_turn:
 3. validate the reply (a bad one is replaced by the fallback, never stored);
 4. commit everything the turn produced in one transaction that first proves
    the lease is still ours.
+A step that writes to the store (a return) is the exception: it is stored in
+the same transaction as the write, so that nothing can separate the two; if
+the model then fails, the customer reads the write's outcome in fixed words.
 A failure at any step frees the conversation and leaves the stored history a
 valid Messages API request: adjacent customer messages are merged when the
 history is sent, and no tool_use is ever stored without its tool_result.
@@ -19,13 +22,14 @@ import hashlib
 import logging
 import re
 import unicodedata
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connections
+from django.db import connections, transaction
 
 from support.assistant.prompts import system_prompt, turn_reminder
-from support.assistant.tools import TOOLS, ToolContext, ToolOutcome, tool_execute
+from support.assistant.tools import TOOLS, WRITE_TOOLS, ToolContext, ToolOutcome, tool_execute
 from support.assistant.validator import FALLBACK_REPLY, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (
@@ -42,11 +46,12 @@ from support.conversations.services import (
     conversation_turn_abandon,
     conversation_turn_begin,
     conversation_turn_commit,
+    conversation_turn_keep,
     storable,
 )
 from support.llm.configured import get_model
 from support.llm.protocol import ToolError, protocol_tags_neutralised
-from support.llm.types import Model, ModelFailed, ModelReply
+from support.llm.types import Model, ModelFailed, ModelReply, ModelUnavailable
 
 logger = logging.getLogger(__name__)
 
@@ -102,6 +107,8 @@ class Turn:
     tools: ToolContext
     previous_reply: str  # what the customer read last from the assistant ("" if nothing yet)
     produced: list[NewMessage] = field(default_factory=list)  # stored when the turn commits
+    kept: int = 0  # how many of `produced` are stored already (a step that wrote)
+    receipts: list[str] = field(default_factory=list)  # the fixed words of the writes this turn made
     model_calls: list[ModelReply] = field(default_factory=list)
     tool_calls: list[dict] = field(default_factory=list)  # name, input and result, for evals
 
@@ -122,6 +129,13 @@ class Turn:
             self.messages.append({"role": message.role, "content": message.content})
             self.produced.append(message)
         self.grounding += [result["content"] for result in results]
+
+    def keep(self) -> None:
+        """Store what the turn has produced so far, now (in the transaction of a write)."""
+        conversation_turn_keep(
+            lease=self.lease, messages=self.produced[self.kept :], first=self.lease.next_position + self.kept
+        )
+        self.kept = len(self.produced)
 
 
 def message_clean(*, text) -> str:
@@ -188,7 +202,8 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         )
         status = conversation_turn_commit(
             lease=lease,
-            messages=turn.produced,
+            messages=turn.produced[turn.kept :],
+            first=lease.next_position + turn.kept,
             model_calls=turn.model_calls,
             eligibility_verified=turn.tools.eligibility_verified,
             orders_found=turn.tools.orders_found,
@@ -246,12 +261,23 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
     calls_left = settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
     while True:
         _release_db_connections()
-        response = model.create(
-            system=system,
-            tools=_TOOLS_FOR_REQUEST,
-            messages=_with_cache_point(turn.messages),
-            deadline=turn.lease.deadline,
-        )
+        try:
+            response = model.create(
+                system=system,
+                tools=_TOOLS_FOR_REQUEST,
+                messages=_with_cache_point(turn.messages),
+                deadline=turn.lease.deadline,
+            )
+        except (ModelUnavailable, ModelFailed) as error:
+            if not turn.receipts:
+                raise
+            # The return is made and stored: tell the customer so, instead of "try again".
+            logger.warning(
+                "model failed after a write; answered with its receipt: %s conversation=%s",
+                type(error).__name__,
+                log_id(turn.conversation.pk),
+            )
+            return [{"type": "text", "text": " ".join(turn.receipts)}]
         turn.model_calls.append(response)
         calls_left -= 1
         # What the customer reads, what is stored and what the model is sent again are the same.
@@ -262,28 +288,37 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             # Half a sentence is never shown. A tool call cut short cannot be
             # run, and the text before it only announced it.
             text = "" if tool_uses else _whole_sentences(_text_of(content))
-            return [{"type": "text", "text": text or TOO_LONG_REPLY}]
+            return [{"type": "text", "text": text or " ".join(turn.receipts) or TOO_LONG_REPLY}]
         if not tool_uses:
             return [block for block in content if block["type"] == "text"]
 
-        results = []
-        for block in tool_uses:
-            if calls_left:
-                outcome = tool_execute(name=block["name"], arguments=block["input"], context=turn.tools)
-            else:
-                # The model could never read this result: do not act on the call.
-                outcome = ToolOutcome(
-                    {"error": ToolError.CALL_LIMIT_REACHED, "message": "Not run."}, is_error=True
+        writes = calls_left and any(block["name"] in WRITE_TOOLS for block in tool_uses)
+        with transaction.atomic() if writes else nullcontext():
+            results = []
+            for block in tool_uses:
+                if calls_left:
+                    outcome = tool_execute(name=block["name"], arguments=block["input"], context=turn.tools)
+                else:
+                    # The model could never read this result: do not act on the call.
+                    outcome = ToolOutcome(
+                        {"error": ToolError.CALL_LIMIT_REACHED, "message": "Not run."}, is_error=True
+                    )
+                if outcome.receipt:
+                    turn.receipts.append(outcome.receipt)
+                turn.tool_calls.append(
+                    {"name": block["name"], "input": block["input"], "result": outcome.result}
                 )
-            turn.tool_calls.append({"name": block["name"], "input": block["input"], "result": outcome.result})
-            results.append(outcome.as_block(block["id"]))
-        turn.add_tool_step(content, results)
+                results.append(outcome.as_block(block["id"]))
+            turn.add_tool_step(content, results)
+            if writes:
+                turn.keep()
         if not calls_left:
             return [{"type": "text", "text": STUCK_REPLY}]
 
 
 def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
-    """The reply if the validator passes it, else the fallback; with the validator's codes."""
+    """The reply if the validator passes it, else the fallback (or, after a write, the write's receipt:
+    what was done is never lost with a bad reply); with the validator's codes."""
     verdict = reply_validate(reply=reply, customer_message=customer_message, grounding=turn.grounding)
     if verdict.ok:
         return reply, ()
@@ -293,7 +328,7 @@ def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, t
         log_id(turn.conversation.pk),
         turn.lease.number,
     )
-    return FALLBACK_REPLY, verdict.violations
+    return " ".join(turn.receipts) or FALLBACK_REPLY, verdict.violations
 
 
 def _release_db_connections() -> None:

@@ -1,8 +1,10 @@
+from collections.abc import Collection
 from importlib import import_module
 
 from django.conf import settings
 from django.utils import timezone
 
+from orders.models import RETURN_STATUSES_RELEASING_ITEMS, Order, OrderItem, ReturnRecord
 from support.conversations.models import (
     Conversation,
     ConversationMessage,
@@ -65,3 +67,21 @@ def session_is_live(*, session_key: str) -> bool:
     """Whether the customer's browser session still exists (it expires after inactivity, see
     SESSION_COOKIE_AGE): only then can they see a reply in the chat. Every chat session holds data."""
     return bool(import_module(settings.SESSION_ENGINE).SessionStore(session_key).load())
+
+
+def conversation_return_get_open(
+    *, conversation: Conversation, order: Order, items: Collection[OrderItem] | None
+) -> ReturnRecord | None:
+    """The open return this conversation started for these items of the order (None: its latest open
+    return of the order), or None."""
+    records = (
+        ReturnRecord.objects.filter(order=order, conversation_link__conversation=conversation)
+        .exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS)
+        .prefetch_related("lines")
+        .order_by("-created_at", "-pk")
+    )
+    wanted = None if items is None else {item.pk for item in items}
+    for record in records:
+        if wanted is None or {line.order_item_id for line in record.lines.all()} == wanted:
+            return record
+    return None

@@ -6,6 +6,7 @@ instead of interleaving. Everything a turn produced is stored in one
 transaction that first proves the lease is still its own.
 """
 
+import re
 import time
 import uuid
 from collections.abc import Collection, Mapping, Sequence
@@ -198,10 +199,26 @@ def _as_history(position: int, message: NewMessage) -> dict:
     }
 
 
+def conversation_turn_keep(*, lease: TurnLease, messages: Sequence[NewMessage], first: int) -> None:
+    """Store part of a running turn now (a step that wrote to the store), at positions from `first`,
+    only if the lease is still ours (else TurnInProgress).
+
+    Called inside the transaction that made the write: the write and the tool call that asked for it
+    commit together or not at all, so a turn that fails afterwards, or a worker killed, never leaves a
+    return the conversation does not show.
+    """
+    with transaction.atomic():
+        ours = Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token)
+        if not ours.update(last_activity_at=timezone.now()):
+            raise TurnInProgress
+        _messages_add(lease.conversation, lease.number, first, messages)
+
+
 def conversation_turn_commit(
     *,
     lease: TurnLease,
     messages: Sequence[NewMessage],
+    first: int | None = None,
     model_calls: Sequence[ModelReply],
     eligibility_verified: Collection[str],
     orders_found: Mapping[int, str] = MappingProxyType({}),
@@ -210,12 +227,16 @@ def conversation_turn_commit(
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress).
     Returns who answers the conversation now.
 
+    `first` is the position of the first of `messages` (default: the lease's next position; later
+    when part of the turn was kept already).
+
     `orders_found` (order primary key -> its email) are the orders a tool found with the customer's
     email: linked to the conversation, and the first email becomes the one staff may answer at.
     `handoff` (reason, a line for staff): the conversation waits for a person from now on, unless a
     person was asked for (or took it) while the turn ran; the turn's reply is kept either way.
     """
     conversation = lease.conversation
+    first = lease.next_position if first is None else first
     now = timezone.now()
     ending = {
         "lease_token": None,
@@ -241,7 +262,7 @@ def conversation_turn_commit(
                 )
             else:
                 raise TurnInProgress
-            _messages_add(conversation, lease.number, lease.next_position, messages)
+            _messages_add(conversation, lease.number, first, messages)
             _model_calls_add(conversation, lease.number, model_calls)
             if orders_found:
                 conversation.orders.add(*orders_found)
@@ -329,11 +350,15 @@ def _model_calls_add(conversation: Conversation, turn: int, calls: Sequence[Mode
     )
 
 
+_UNSTORABLE_RE = re.compile("[\x00\ud800-\udfff]")
+
+
 def storable(value):
-    """The value without NUL characters, which PostgreSQL cannot store in text or jsonb (a model may
-    send them). Applied to everything a conversation stores."""
+    """The value without what PostgreSQL text and jsonb cannot hold (and UTF-8 cannot encode): NUL and
+    lone surrogates, which a model's JSON or a customer's may carry. Applied to everything a
+    conversation stores."""
     if isinstance(value, str):
-        return value.replace("\x00", "")
+        return _UNSTORABLE_RE.sub("", value)
     if isinstance(value, list):
         return [storable(item) for item in value]
     if isinstance(value, dict):

@@ -268,17 +268,104 @@ def test_api_error_in_the_middle_of_a_tool_turn_leaves_a_valid_history(claude, c
 
 
 def test_nul_characters_from_the_model_are_never_shown_stored_or_sent_back(claude, customer):
-    """PostgreSQL can hold no NUL, and no customer should read one: a model reply's NULs go where it
-    enters the turn, so what is shown, stored and sent again is the same."""
+    """PostgreSQL can hold no NUL, no database a lone surrogate, and no customer should read either: they
+    go where a model reply enters the turn, so what is shown, stored and sent again is the same."""
     claude.reset(
         message(tool_use("lookup_order", {**SARAH, "customer_email": "sarah.chen@example.com\x00"})),
-        message(text("Your order BK-10042 was\x00 delivered on 2026-03-30.")),
+        message(text("Your order BK-10042 was\x00 delivered\ud800 on 2026-03-30.")),
     )
     reply = customer.send("Where is BK-10042? sarah.chen@example.com").json()["reply"]
     assert reply == "Your order BK-10042 was delivered on 2026-03-30."
     stored = json.dumps(list(ConversationMessage.objects.values_list("content", "visible_text")))
-    assert "\\u0000" not in stored
+    assert "\\u0000" not in stored and "\\ud800" not in stored
 
     claude.reset(message(text("You're welcome! Anything else about your order?")))
     customer.send("Thanks")
     assert "\\u0000" not in json.dumps(claude.requests[0]["messages"])
+
+
+@pytest.fixture
+def return_checked(demo_data, claude, customer):
+    """Sarah's order BK-10042 passed the eligibility check in this conversation."""
+    claude.reset(
+        message(tool_use("check_return_eligibility", SARAH)),
+        message(text("Order BK-10042 can be returned. Shall I start the return?")),
+    )
+    customer.send("I want to return BK-10042, sarah.chen@example.com")
+
+
+def rma_from_history(request: dict) -> str:
+    return next(
+        json.loads(block["content"])["rma_number"]
+        for turn in request["messages"]
+        for block in turn["content"]
+        if block["type"] == "tool_result" and "rma_number" in block["content"]
+    )
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_a_return_made_before_the_model_fails_is_told_to_the_customer_and_kept(claude, customer):
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+        *[ErrorReply(529, "overloaded_error")] * 2,
+    )
+    response = customer.send("Yes please, it arrived damaged")
+
+    record = ReturnRecord.objects.get()
+    assert response.status_code == 200
+    assert record.rma_number in response.json()["reply"]
+    assert record.rma_number in customer.transcript().json()["messages"][-1]["text"]
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_a_return_and_the_call_that_made_it_are_stored_together_even_if_the_turn_dies(
+    claude, customer, monkeypatch
+):
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+        message(text("Your return has started.")),
+    )
+    with monkeypatch.context() as patched:
+        patched.setattr("support.assistant.turn.conversation_turn_commit", _killed)
+        with pytest.raises(KeyboardInterrupt):
+            customer.send("Yes please")
+
+    record = ReturnRecord.objects.get()
+    stored = stored_texts(ConversationMessage.objects.all())
+    assert record.rma_number in stored
+    claude.reset(lambda request: message(text(f"Yes, your return {rma_from_history(request)} has started.")))
+    response = customer.send("Did my return go through? What is the RMA number?")
+    assert messages_problems(claude.requests[0]["messages"]) == []
+    assert record.rma_number in response.json()["reply"]
+
+
+def _killed(**_):
+    raise KeyboardInterrupt("the worker was stopped")
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_asking_again_for_the_same_return_gives_the_same_rma(claude, customer):
+    start = message(tool_use("initiate_return", {**SARAH, "reason": "Damaged", "item_titles": ["Sapiens"]}))
+    said = lambda request: message(text(f"Your return {tool_results(request)[0]['content']['rma_number']}."))  # noqa: E731
+    claude.reset(start, said)
+    customer.send("Yes, Sapiens please")
+    claude.reset(start, said)
+    customer.send("Did that work? Please start it")
+
+    record = ReturnRecord.objects.get()
+    [again] = tool_results(claude.requests[1])
+    assert again["content"]["rma_number"] == record.rma_number
+    assert again["content"]["already_started"] is True
+    assert "is_error" not in again
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_a_rejected_reply_after_a_return_gives_its_receipt_not_the_fallback(claude, customer):
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+        message(text("**Done!** Your return is on its way.")),
+    )
+    reply = customer.send("Yes please").json()["reply"]
+
+    assert ReturnRecord.objects.get().rma_number in reply
+    assert "**" not in reply
