@@ -332,6 +332,7 @@ def _check_return_eligibility(args: _Arguments, context: ToolContext) -> ToolOut
     return ToolOutcome(
         {
             "order_id": order.number,
+            "order_status": order.status,
             "eligible": eligibility.eligible,
             "reason": eligibility.reason,
             "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import connections, transaction
 
+from support.assistant.claims import ToolResult
 from support.assistant.prompts import system_prompt, turn_reminder
 from support.assistant.tools import TOOLS, WRITE_TOOLS, ToolContext, ToolOutcome, tool_execute
 from support.assistant.validator import FALLBACK_REPLY, reply_validate
@@ -103,7 +104,8 @@ class Turn:
 
     lease: TurnLease
     messages: list[dict]  # the request's history; grows with each tool step
-    grounding: list[str]  # customer words and tool results a reply may draw its facts from
+    customer_words: list[str]  # what the customer wrote, and
+    tool_results: list[ToolResult]  # what the tools returned: all a reply may draw its facts from
     tools: ToolContext
     previous_reply: str  # what the customer read last from the assistant ("" if nothing yet)
     produced: list[NewMessage] = field(default_factory=list)  # stored when the turn commits
@@ -128,7 +130,7 @@ class Turn:
         ):
             self.messages.append({"role": message.role, "content": message.content})
             self.produced.append(message)
-        self.grounding += [result["content"] for result in results]
+        self.tool_results += _tool_results_of(tool_use, results)
 
     def keep(self) -> None:
         """Store what the turn has produced so far, now (in the transaction of a write)."""
@@ -248,7 +250,13 @@ def _turn_of(lease: TurnLease, history: list[dict]) -> Turn:
         previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
         messages=_history_for_request(sent),
-        grounding=[grounding for message in sent for grounding in _grounding_of(message)],
+        customer_words=[
+            m["visible_text"] for m in sent if m["role"] == MessageRole.USER and m["visible_text"]
+        ],
+        tool_results=_tool_results_of(
+            [block for m in sent if m["role"] == MessageRole.ASSISTANT for block in m["content"]],
+            [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
+        ),
         tools=ToolContext(
             conversation=lease.conversation, eligibility_verified=set(lease.conversation.eligibility_verified)
         ),
@@ -319,7 +327,12 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
 def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
     """The reply if the validator passes it, else the fallback (or, after a write, the write's receipt:
     what was done is never lost with a bad reply); with the validator's codes."""
-    verdict = reply_validate(reply=reply, customer_message=customer_message, grounding=turn.grounding)
+    verdict = reply_validate(
+        reply=reply,
+        customer_message=customer_message,
+        customer_words=turn.customer_words,
+        tool_results=turn.tool_results,
+    )
     if verdict.ok:
         return reply, ()
     logger.warning(
@@ -359,13 +372,14 @@ def _history_for_request(stored: list[dict]) -> list[dict]:
     return merged
 
 
-def _grounding_of(message: dict) -> list[str]:
-    """What a stored message lets a reply draw on: the customer's words and tool results."""
-    if message["role"] != MessageRole.USER:
-        return []
-    found = [message["visible_text"]] if message["visible_text"] else []
-    found += [block["content"] for block in message["content"] if block.get("type") == "tool_result"]
-    return found
+def _tool_results_of(calls: list[dict], blocks: list[dict]) -> list[ToolResult]:
+    """The tool results among `blocks`, each with the name of the tool whose call (in `calls`) it answers."""
+    names = {call["id"]: call["name"] for call in calls if call.get("type") == "tool_use"}
+    return [
+        ToolResult(tool=names.get(block["tool_use_id"], ""), content=block["content"])
+        for block in blocks
+        if block.get("type") == "tool_result"
+    ]
 
 
 def _with_cache_point(messages: list[dict]) -> list[dict]:

@@ -1,6 +1,9 @@
 """Guard layer 4: a deterministic check of every final reply before it leaves the server.
 
 It assumes the prompt, the reminders and the model all failed, and checks:
+- claims: what each sentence says about an order (status, dates, amounts,
+  tracking number, titles, RMA, return eligibility) matches the latest
+  successful tool results for that very order (support.assistant.claims);
 - grounding: every order number, ISO date, RMA number, email address and
   dollar amount in the reply appears in this conversation's tool results or in
   the customer's own words (any earlier turn counts: follow-ups are normal);
@@ -13,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 from orders.models import ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE
+from support.assistant.claims import ToolResult, claim_violations, knowledge_of, mentions_order_facts
 from support.llm.protocol import REFUSAL_TEMPLATE
 
 FALLBACK_REPLY = (
@@ -51,7 +55,8 @@ _REFUSAL_RE = re.compile(
 _SCOPE_WORDS = re.compile(
     r"\b(order|orders|ordered|return|returns|returned|returning|refund|refunds|refunded|rma|ship|"
     r"shipping|shipped|delivery|delivered|deliver|tracking|track|parcel|package|policy|policies|faq|"
-    r"password|account|email|items?|exchange|purchase|bookly)\b",
+    r"password|account|email|items?|exchange|purchase|bookly|arrived|arrive|transit|on its way|processing|"
+    r"prepared|cancell?ed|eligible|returnable|cost|costs|total|price|paid|BK\s*-?\s*\d+)\b",
     re.IGNORECASE,
 )
 
@@ -69,22 +74,27 @@ def _normalize(text: str) -> str:
     return re.sub(r"[\s-]", "", text).casefold()
 
 
-def reply_validate(*, reply: str, customer_message: str, grounding: list[str]) -> Verdict:
-    """Check one final reply to `customer_message`.
-
-    `grounding` is every tool result and customer message of the conversation so far.
-    """
+def reply_validate(
+    *, reply: str, customer_message: str, customer_words: list[str], tool_results: list[ToolResult]
+) -> Verdict:
+    """Check one final reply to `customer_message`, given everything the customer wrote and every
+    tool result of the conversation so far (oldest first)."""
     violations: list[str] = []
     if not reply.strip():
         return Verdict(("empty_reply",))
 
-    corpus = _normalize("\n".join(grounding))
+    corpus = _normalize("\n".join([*customer_words, *(result.content for result in tool_results)]))
     for code, pattern, group in _IDENTIFIER_PATTERNS:
         for match in pattern.finditer(reply):
             value = match.group(group)
             if _normalize(value.replace(",", "")) not in corpus.replace(",", ""):
                 violations.append(code)
                 break
+
+    knowledge = knowledge_of(tool_results)
+    for code in claim_violations(reply=reply, customer_message=customer_message, knowledge=knowledge):
+        if code not in violations:
+            violations.append(code)
 
     if any(pattern.search(reply) for pattern in _MARKDOWN_PATTERNS):
         violations.append("markdown")
@@ -94,7 +104,11 @@ def reply_validate(*, reply: str, customer_message: str, grounding: list[str]) -
         rest = (reply[: refusal.start()] + reply[refusal.end() :]).strip()
         if rest and not _SCOPE_WORDS.search(rest):
             violations.append("off_topic_after_refusal")
-    elif not _SCOPE_WORDS.search(reply) and not (_is_pleasantry(customer_message) and _is_pleasantry(reply)):
+    elif not (
+        _SCOPE_WORDS.search(reply)
+        or mentions_order_facts(reply, knowledge)
+        or (_is_pleasantry(customer_message) and _is_pleasantry(reply))
+    ):
         violations.append("off_topic")
     return Verdict(tuple(violations))
 

@@ -144,6 +144,60 @@ def test_validator_replaces_a_bad_reply_and_never_stores_it(claude, customer, ca
     assert bad_reply not in line and "BK-" not in line and "@" not in line
 
 
+JAMES = {"order_id": "BK-10089", "customer_email": "james.murphy@example.com"}
+
+
+@pytest.mark.parametrize(
+    ("turns", "code"),
+    [
+        # A status for an order no tool returned: the customer's own words named it.
+        (
+            [("Where is my order BK-10042?", [text("Your order BK-10042 has shipped and is on its way.")])],
+            "claim_without_lookup",
+        ),
+        # A status the lookup did not return, a turn later.
+        (
+            [
+                (
+                    "Where is BK-10042? sarah.chen@example.com",
+                    [tool_use("lookup_order", SARAH), text("It was delivered.")],
+                ),
+                (
+                    "Is it still processing?",
+                    [text("Yes, your order is still processing and has not shipped yet.")],
+                ),
+            ],
+            "status_not_in_result",
+        ),
+        # One order's date given to the other.
+        (
+            [
+                (
+                    "BK-10042 sarah.chen@example.com, BK-10089 james.murphy@example.com: when was that?",
+                    [
+                        tool_use("lookup_order", SARAH),
+                        tool_use("lookup_order", JAMES),
+                        text("Order BK-10042 was delivered on 2026-04-10."),
+                    ],
+                )
+            ],
+            "date_not_for_order",
+        ),
+    ],
+    ids=["status_without_lookup", "status_not_returned", "another_orders_date"],
+)
+def test_a_claim_no_tool_result_for_that_order_supports_is_replaced(claude, customer, caplog, turns, code):
+    for said, script in turns:
+        claude.reset(*[message(block) for block in script])
+        with caplog.at_level(logging.WARNING, logger="support.assistant.turn"):
+            reply = customer.send(said).json()["reply"]
+
+    assert reply == FALLBACK_REPLY
+    bad = script[-1]["text"]
+    assert bad not in stored_texts(ConversationMessage.objects.all())
+    assert code in caplog.records[-1].getMessage()
+
+
 def test_a_follow_up_may_repeat_facts_from_an_earlier_turn(claude, customer):
     claude.reset(
         message(tool_use("lookup_order", SARAH)), message(text("Your order BK-10042 was delivered."))
@@ -233,10 +287,13 @@ def test_control_characters_are_stripped_from_arguments(claude, customer):
 
 def test_max_tokens_never_shows_half_a_sentence(claude, customer):
     claude.reset(
-        message(text("Your order has shipped. It should arrive by the end of"), stop_reason="max_tokens")
+        message(
+            text("I can look that order up for you. I need its number and the email on"),
+            stop_reason="max_tokens",
+        )
     )
     response = customer.send("Where is my order?")
-    assert response.json()["reply"] == "Your order has shipped."
+    assert response.json()["reply"] == "I can look that order up for you."
 
 
 def test_max_tokens_inside_a_tool_call_does_not_run_it(claude, customer):

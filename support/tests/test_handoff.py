@@ -394,11 +394,14 @@ class TestTheAssistantHandsOver:
         conversation = _the_conversation()
         assert conversation.handoff_reason == HandoffReason.ASSISTANT_STUCK
         # Staff still see why: the validator's codes stay on the reply.
-        assert list(
-            ConversationMessage.objects.filter(role=MessageRole.ASSISTANT).values_list(
-                "violations", flat=True
+        assert (
+            list(
+                ConversationMessage.objects.filter(role=MessageRole.ASSISTANT).values_list(
+                    "violations", flat=True
+                )
             )
-        ) == [["ungrounded_order_number"], ["ungrounded_order_number"]]
+            == [["ungrounded_order_number", "claim_without_lookup"]] * 2
+        )
 
 
 def test_a_customer_cannot_pose_as_staff_or_as_our_rules(customer, claude, ana, staff_client):

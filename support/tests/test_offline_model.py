@@ -11,6 +11,7 @@ import time
 import pytest
 
 from orders.services import ReturnRefusal
+from support.assistant.claims import ToolResult
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.tools import TOOLS
 from support.assistant.validator import reply_validate
@@ -498,7 +499,12 @@ def test_every_tool_error_gets_a_plain_sentence(code):
 
     assert expected in reply
     assert MODEL_FACING not in reply
-    verdict = reply_validate(reply=reply, customer_message=said, grounding=[said, json.dumps(result)])
+    verdict = reply_validate(
+        reply=reply,
+        customer_message=said,
+        customer_words=[said],
+        tool_results=[ToolResult(tool, json.dumps(result))],
+    )
     assert verdict.ok, verdict.violations
 
 

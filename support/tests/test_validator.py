@@ -2,24 +2,30 @@ import json
 
 import pytest
 
+from support.assistant.claims import ToolResult
 from support.assistant.prompts import REFUSAL_TEMPLATE
 from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY, TURN_LIMIT_REPLY
 from support.assistant.validator import FALLBACK_REPLY, reply_validate
 
-ORDER_RESULT = json.dumps(
-    {
-        "order_id": "BK-10042",
-        "status": "delivered",
-        "delivered_on": "2026-03-30",
-        "tracking_number": "1Z999AA10123456784",
-        "total": "36.98",
-    }
+ORDER_RESULT = ToolResult(
+    "lookup_order",
+    json.dumps(
+        {
+            "order_id": "BK-10042",
+            "status": "delivered",
+            "delivered_on": "2026-03-30",
+            "tracking_number": "1Z999AA10123456784",
+            "total": "36.98",
+        }
+    ),
 )
-GROUNDING = ["Where is BK-10042? my email is sarah.chen@example.com", ORDER_RESULT]
+SAID = ["Where is BK-10042? my email is sarah.chen@example.com"]
 
 
-def codes(reply, customer_message="Where is my order?", grounding=GROUNDING):
-    return reply_validate(reply=reply, customer_message=customer_message, grounding=grounding).violations
+def codes(reply, customer_message="Where is my order?", said=SAID, results=(ORDER_RESULT,)):
+    return reply_validate(
+        reply=reply, customer_message=customer_message, customer_words=said, tool_results=list(results)
+    ).violations
 
 
 @pytest.mark.parametrize(
@@ -30,7 +36,7 @@ def codes(reply, customer_message="Where is my order?", grounding=GROUNDING):
         "I've noted sarah.chen@example.com for order BK-10042.",
         "Order bk-10042 was delivered.",
         "Please check your spam folder for the password_reset email about your order.",
-        "Your return policy question: items can be returned within 30 days.",
+        "Your return policy question: I can look that up for you.",
         REFUSAL_TEMPLATE.format(topic="the weather"),
         REFUSAL_TEMPLATE.format(topic="book recommendations")
         + " I can help with an order, a return or a policy.",
@@ -80,15 +86,16 @@ def test_each_violation_is_caught(reply, code):
 
 def test_grounding_spans_the_whole_conversation_not_only_this_turn():
     # The date came from a tool result two turns ago: a follow-up may repeat it.
-    assert (
-        codes("It was delivered on 2026-03-30 for your order.", grounding=[ORDER_RESULT, "when exactly?"])
-        == ()
-    )
+    assert codes("It was delivered on 2026-03-30 for your order.", said=["when exactly?"]) == ()
 
 
 def test_the_customers_own_words_ground_an_order_number():
     assert (
-        codes("I can look up order BK-55555 once I have the email address.", grounding=["Where is BK-55555?"])
+        codes(
+            "I can look up order BK-55555 once I have the email address.",
+            said=["Where is BK-55555?"],
+            results=(),
+        )
         == ()
     )
 
@@ -104,4 +111,4 @@ def test_a_pleasantry_may_not_carry_an_off_topic_answer():
 
 
 def test_the_fallback_contains_no_identifiers():
-    assert codes(FALLBACK_REPLY, grounding=[]) == ()
+    assert codes(FALLBACK_REPLY, said=[], results=()) == ()
