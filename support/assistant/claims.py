@@ -204,21 +204,6 @@ def _compact(text: str) -> str:
 # --- reading a reply --------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class _Wordings:
-    """The wordings of one kind of claim, each with what it claims (earlier ones win)."""
-
-    patterns: tuple[tuple[re.Pattern, object], ...]
-    any: re.Pattern  # matches where any of them does
-
-    @classmethod
-    def of(cls, wordings: list[tuple[str, object]]) -> "_Wordings":
-        return cls(
-            tuple((re.compile(pattern, re.IGNORECASE), value) for pattern, value in wordings),
-            re.compile("|".join(f"(?:{pattern})" for pattern, _ in wordings), re.IGNORECASE),
-        )
-
-
 # A status wording and the order statuses it is true of. Longer, negated wordings come first: the
 # first that matches a stretch of text is the claim.
 _NOT = r"(?:\bnot|n't|\bnever)"
@@ -264,7 +249,7 @@ _STATUS_WORDINGS = [
     (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(delivered)\b", {_D}),
     (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(cancell?ed)\b", {_C}),
 ]
-_STATUS_RES = _Wordings.of([(pattern, frozenset(statuses)) for pattern, statuses in _STATUS_WORDINGS])
+_STATUS_RES = [(re.compile(pattern, re.I), frozenset(statuses)) for pattern, statuses in _STATUS_WORDINGS]
 
 _I, _L, _R, _F = ReturnStatus.INITIATED, ReturnStatus.LABEL_SENT, ReturnStatus.RECEIVED, ReturnStatus.REFUNDED
 # A return's status in words, and the return statuses it is true of (said in a clause about a return).
@@ -281,7 +266,7 @@ _RETURN_WORDINGS = [
     (r"\b(?:has been|was|is)\s+(?:approved|accepted|authori[sz]ed)", {_L, _R, _F}),
     (r"\b(?:has been|was|is)\s+(?:started|opened|initiated|created|open)\b|\bhas\s+started\b", {_I, _L, _R}),
 ]
-_RETURN_RES = _Wordings.of([(pattern, frozenset(statuses)) for pattern, statuses in _RETURN_WORDINGS])
+_RETURN_RES = [(re.compile(pattern, re.I), frozenset(statuses)) for pattern, statuses in _RETURN_WORDINGS]
 
 _ELIGIBLE, _NOT_ELIGIBLE, _WINDOW_CLOSED = "eligible", "not_eligible", "window_closed"
 _ELIGIBLE_WORDINGS = [
@@ -304,7 +289,7 @@ _ELIGIBLE_WORDINGS = [
     (r"\b(?:is|are)\s+(?:still\s+)?(?:eligible|returnable)\b|\beligible\s+for\s+(?:a\s+)?return", _ELIGIBLE),
     (r"\bwithin\s+the\s+(?:\d+-day\s+)?return\s+window", _ELIGIBLE),
 ]
-_ELIGIBLE_RES = _Wordings.of(_ELIGIBLE_WORDINGS)
+_ELIGIBLE_RES = [(re.compile(pattern, re.I), claim) for pattern, claim in _ELIGIBLE_WORDINGS]
 
 # Words that make what follows them, in the same clause, not a claim about now.
 _CONDITIONAL_RE = re.compile(
@@ -416,13 +401,11 @@ def _dates_with_roles(text: str) -> list[tuple[tuple[int, int, int | None], str 
     ]
 
 
-def _wordings_in(text: str, wordings: "_Wordings"):
+def _wordings_in(text: str, wordings: list[tuple[re.Pattern, object]]):
     """(match, its value, the clause before it) for each wording found, earlier wordings first; a
     stretch of text one wording matched is not matched again."""
-    if not wordings.any.search(text):
-        return  # most clauses claim nothing: one search instead of one per wording
     taken: list[tuple[int, int]] = []
-    for pattern, value in wordings.patterns:
+    for pattern, value in wordings:
         for match in pattern.finditer(text):
             if not any(match.start() < end and start < match.end() for start, end in taken):
                 taken.append(match.span())
@@ -647,7 +630,8 @@ def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool
 
 def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said) -> list[str]:
     text, found = segment.text, []
-    for statuses in status_claims(text):
+    stated = status_claims(text)
+    for statuses in stated:
         if facts is None or facts.statuses is None:
             if statuses not in said.statuses:  # the customer's own words may be repeated
                 found.append("claim_without_lookup")
@@ -668,7 +652,7 @@ def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said
             found.append("return_status_not_in_result")
     if segment.order is None:
         return found  # identifiers with no order to belong to: the token checks ground them
-    states = bool(found) or bool(status_claims(text))
+    states = bool(found) or bool(stated)
     for (month, day, year), role in _dates_with_roles(text):
         if not states and any((month, day) == (m, d) for m, d, _ in said.dates):
             continue  # the customer's own date, repeated ("April 30 would be too late")

@@ -207,7 +207,7 @@ def conversation_turn_keep(*, lease: TurnLease, messages: Sequence[NewMessage], 
     commit together or not at all, so a turn that fails afterwards, or a worker killed, never leaves a
     return the conversation does not show.
     """
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):  # part of the write's transaction, never on its own
         ours = Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token)
         if not ours.update(last_activity_at=timezone.now()):
             raise TurnInProgress
