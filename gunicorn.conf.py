@@ -7,7 +7,10 @@ this with async views under ASGI, measured: threads need less CPU per turn.
 Every value can be overridden from the environment.
 """
 
+import glob
 import os
+import shutil
+import tempfile
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
@@ -29,3 +32,25 @@ max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "20000"))
 max_requests_jitter = 2000
 accesslog = os.environ.get("GUNICORN_ACCESS_LOG") or None
 errorlog = "-"
+
+# Prometheus metrics from every worker: each writes its counts to files in one
+# directory, and a scrape of any worker reads them all (support/insight/metrics.py).
+# The directory must be set before a worker imports prometheus_client, and start
+# empty: counts of an earlier run would be added to this one's.
+_own_metrics_dir = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+if _own_metrics_dir:
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bookly-metrics-")
+for _stale in glob.glob(os.path.join(os.environ["PROMETHEUS_MULTIPROC_DIR"], "*.db")):
+    os.remove(_stale)
+
+
+def child_exit(server, worker):
+    """A worker stopped: its live gauges go; its counters stay in the totals."""
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(worker.pid)
+
+
+def on_exit(server):
+    if _own_metrics_dir:
+        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)

@@ -292,6 +292,18 @@ for _proxy in BOOKLY_TRUSTED_PROXIES:
         raise SystemExit(
             f"bookly: BOOKLY_TRUSTED_PROXIES must list IP addresses or networks, not {_proxy!r}."
         ) from None
+# GET /metrics (Prometheus) is served to this machine (a direct request, not one
+# through a proxy), to these addresses or networks, or to a request with
+# "Authorization: Bearer <BOOKLY_METRICS_TOKEN>"; to no one else.
+BOOKLY_METRICS_ALLOWED_IPS = [ip.strip() for ip in env.list("BOOKLY_METRICS_ALLOWED_IPS", default=[])]
+for _allowed in BOOKLY_METRICS_ALLOWED_IPS:
+    try:
+        ip_network(_allowed, strict=False)
+    except ValueError:
+        raise SystemExit(
+            f"bookly: BOOKLY_METRICS_ALLOWED_IPS must list IP addresses or networks, not {_allowed!r}."
+        ) from None
+BOOKLY_METRICS_TOKEN = env.str("BOOKLY_METRICS_TOKEN", default="")
 # django-ratelimit's "ip" key asks this function for the client's address.
 RATELIMIT_IP_META_KEY = "support.web.ratelimits.client_ip"
 

@@ -12,6 +12,7 @@ handler400 = "bookly.views.bad_request"
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("health", views.health, name="health"),
+    path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon),
     path("", include("support.web.urls")),
 ]

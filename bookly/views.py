@@ -1,18 +1,21 @@
-"""Views of the site as a whole: health, the CSRF failure page, the favicon."""
+"""Views of the site as a whole: health, metrics, the CSRF failure page, the favicon."""
 
 import logging
 
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import DatabaseError, connection
-from django.http import JsonResponse
+from django.http import HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.templatetags.static import static
+from django.utils.crypto import constant_time_compare
 from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from support.insight.metrics import metrics_exposition
 from support.web.api import SEND_JSON, api_error
+from support.web.ratelimits import client_ip, ip_in
 
 logger = logging.getLogger(__name__)
 
@@ -32,6 +35,33 @@ def health(request):
         logger.exception("health check: the database does not answer")
         return JsonResponse({"status": "unavailable"}, status=503)
     return JsonResponse({"status": "ok"})
+
+
+@never_cache
+@require_safe
+def metrics(request):
+    """GET /metrics: Prometheus metrics of every worker, for operators only (see _may_read_metrics)."""
+    if not _may_read_metrics(request):
+        return HttpResponse(
+            "Metrics are served only on this machine, to BOOKLY_METRICS_ALLOWED_IPS, or with the bearer "
+            "token BOOKLY_METRICS_TOKEN.\n",
+            status=403,
+            content_type="text/plain; charset=utf-8",
+        )
+    body, content_type = metrics_exposition()
+    return HttpResponse(body, content_type=content_type)
+
+
+def _may_read_metrics(request) -> bool:
+    token = settings.BOOKLY_METRICS_TOKEN
+    scheme, _, offered = request.headers.get("Authorization", "").partition(" ")
+    if token and scheme.lower() == "bearer" and constant_time_compare(offered.strip(), token):
+        return True
+    address = client_ip(request)
+    if ip_in(address, settings.BOOKLY_METRICS_ALLOWED_IPS):
+        return True
+    # A request a proxy on this machine passed on also comes from loopback: only a direct one counts.
+    return ip_in(address, ["127.0.0.0/8", "::1"]) and "X-Forwarded-For" not in request.headers
 
 
 def _is_api(request) -> bool:

@@ -21,6 +21,7 @@ import copy
 import hashlib
 import logging
 import re
+import time
 import unicodedata
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -30,8 +31,8 @@ from django.db import connections, transaction
 
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import system_prompt, turn_reminder
-from support.assistant.tools import TOOLS, WRITE_TOOLS, ToolContext, ToolOutcome, tool_execute
-from support.assistant.validator import FALLBACK_REPLY, reply_validate
+from support.assistant.tools import TOOL_NAMES, TOOLS, WRITE_TOOLS, ToolContext, ToolOutcome, tool_execute
+from support.assistant.validator import FALLBACK_REPLY, is_refusal, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (
     PERSON_ANSWERS,
@@ -49,6 +50,14 @@ from support.conversations.services import (
     conversation_turn_commit,
     conversation_turn_keep,
     storable,
+)
+from support.insight.metrics import (
+    HANDOFFS,
+    TOOL_CALLS,
+    ModelCallResult,
+    TurnOutcome,
+    model_call_observe,
+    turn_observe,
 )
 from support.llm.configured import get_model
 from support.llm.protocol import ToolError, protocol_tags_neutralised
@@ -163,6 +172,7 @@ def log_id(conversation_id: int) -> str:
 
 def conversation_take_turn(*, session, text: str, model: Model | None = None) -> TurnResult:
     """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed."""
+    started = time.monotonic()
     model = model or get_model()
     text = message_clean(text=text)
     conversation = conversation_get_for_session(session=session)
@@ -212,6 +222,12 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             handoff=handoff,
         )
     except BaseException as error:
+        if isinstance(error, ModelUnavailable | ModelFailed):
+            turn_observe(
+                outcome=TurnOutcome.ERROR,
+                seconds=time.monotonic() - started,
+                model_seconds=turn.model_ms / 1000 if turn else 0,
+            )
         try:
             conversation_turn_abandon(
                 lease=lease,
@@ -223,6 +239,14 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
                 "could not clean up after a failed turn (conversation=%s)", log_id(lease.conversation.pk)
             )
         raise
+    if handoff and status == ConversationStatus.WAITING:
+        HANDOFFS.labels(reason=handoff[0]).inc()
+    turn_observe(
+        outcome=_outcome(reply, violations, handed_off=bool(handoff)),
+        seconds=time.monotonic() - started,
+        model_seconds=turn.model_ms / 1000,
+        violations=violations,
+    )
     return TurnResult(
         reply=reply,
         offline=model.offline,
@@ -232,6 +256,16 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         tool_calls=turn.tool_calls,
         model_ms=turn.model_ms,
     )
+
+
+def _outcome(reply: str, violations: tuple[str, ...], *, handed_off: bool) -> TurnOutcome:
+    if handed_off:
+        return TurnOutcome.HANDED_OFF
+    if violations:
+        return TurnOutcome.FALLBACK
+    if reply in (STUCK_REPLY, TOO_LONG_REPLY):
+        return TurnOutcome.STUCK
+    return TurnOutcome.REFUSED if is_refusal(reply) else TurnOutcome.ANSWERED
 
 
 def _customer_message(text: str, number: int) -> NewMessage:
@@ -277,6 +311,10 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
                 deadline=turn.lease.deadline,
             )
         except (ModelUnavailable, ModelFailed) as error:
+            failed = (
+                ModelCallResult.UNAVAILABLE if isinstance(error, ModelUnavailable) else ModelCallResult.FAILED
+            )
+            model_call_observe(result=failed)
             if not turn.receipts:
                 raise
             # The return is made and stored: tell the customer so, instead of "try again".
@@ -287,6 +325,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             )
             return [{"type": "text", "text": " ".join(turn.receipts)}]
         turn.model_calls.append(response)
+        model_call_observe(result=ModelCallResult.OK, usage=response.usage)
         calls_left -= 1
         # What the customer reads, what is stored and what the model is sent again are the same.
         content = storable(response.content)
@@ -313,6 +352,11 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
                     )
                 if outcome.receipt:
                     turn.receipts.append(outcome.receipt)
+                TOOL_CALLS.labels(
+                    # Only names we know become labels: a model's invented tool name is "unknown".
+                    tool=block["name"] if block["name"] in TOOL_NAMES else "unknown",
+                    result=outcome.result.get("error", "error") if outcome.is_error else "ok",
+                ).inc()
                 turn.tool_calls.append(
                     {"name": block["name"], "input": block["input"], "result": outcome.result}
                 )

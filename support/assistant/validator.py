@@ -113,6 +113,11 @@ def reply_validate(
     return Verdict(tuple(violations))
 
 
+def is_refusal(reply: str) -> bool:
+    """Whether the reply is (or holds) the one refusal sentence."""
+    return _REFUSAL_RE.search(reply) is not None
+
+
 _PLEASANTRY_RE = re.compile(
     r"^(hi|hello|hey|good (morning|afternoon|evening)|you'?re welcome|my pleasure|glad|happy|thanks|"
     r"thank you|goodbye|bye|take care|have a (great|good|nice))\b",

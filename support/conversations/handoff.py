@@ -31,6 +31,7 @@ from support.conversations.models import (
 from support.conversations.selectors import conversation_transcript, session_is_live, staff_name
 from support.conversations.services import TurnInProgress, session_ensure, storable
 from support.conversations.waiting import support_notify_on_commit, waiting_fields
+from support.insight.metrics import HANDOFFS
 from support.llm.protocol import staff_message_block_text
 
 
@@ -104,6 +105,7 @@ def conversation_handoff_request(
         except IntegrityError:
             # Another tab opened the session's conversation a moment ago.
             raise TurnInProgress from None
+        HANDOFFS.labels(reason=reason).inc()
         return opened, False
     with transaction.atomic():
         conversation = _locked(conversation)
@@ -125,6 +127,8 @@ def conversation_handoff_request(
                 "last_activity_at",
             ]
         )
+    if not already:
+        HANDOFFS.labels(reason=reason).inc()
     return conversation, already
 
 

@@ -186,6 +186,29 @@ def test_per_ip_limit_holds_across_workers(stub, demo_data):
     assert len(workers) == WORKERS
 
 
+def test_a_scrape_of_any_worker_counts_the_turns_of_every_worker(stub, demo_data):
+    cache.clear()
+    running = Site(stub, BOOKLY_SERVER_TIMING="1")
+    try:
+        stub.reset(*[message(text("What is the order number of your order?")) for _ in range(8)])
+        customers = [Customer(running) for _ in range(8)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            answers = list(
+                pool.map(lambda customer: customer.send_with_headers("Where is my order?"), customers)
+            )
+        metrics = f"{running.url}/metrics"
+        scrapes = [urllib.request.urlopen(metrics, timeout=10).read().decode() for _ in range(4)]  # noqa: S310
+    finally:
+        running.stop()
+    workers = {
+        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in answers
+    }
+    assert len(workers) == WORKERS
+    for scrape in scrapes:
+        answered = re.search(r'^bookly_turns_total\{outcome="answered"\} (\S+)$', scrape, re.MULTILINE)
+        assert float(answered.group(1)) == 8
+
+
 def test_two_messages_of_one_conversation_at_once_are_serialized(site, stub):
     # Whichever message takes the conversation first, its model call is answered only once the
     # other message has been answered, so the two truly overlap (a cold worker may take seconds).

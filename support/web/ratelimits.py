@@ -12,6 +12,7 @@ from django.conf import settings
 from django_ratelimit.core import get_usage
 
 from support.conversations.services import session_ensure
+from support.insight.metrics import RATE_LIMITED
 
 logger = logging.getLogger(__name__)
 
@@ -24,12 +25,17 @@ def _trusted_proxy_networks():
     return [ip_network(proxy, strict=False) for proxy in settings.BOOKLY_TRUSTED_PROXIES]
 
 
-def _is_trusted_proxy(address: str, networks) -> bool:
+def _in_networks(address: str, networks) -> bool:
     try:
         parsed = ip_address(address)
     except ValueError:
         return False
     return any(parsed in network for network in networks)
+
+
+def ip_in(address: str, networks: list[str]) -> bool:
+    """Whether the address is one of these addresses or networks (CIDR)."""
+    return _in_networks(address, [ip_network(network, strict=False) for network in networks])
 
 
 def client_ip(request) -> str:
@@ -41,11 +47,11 @@ def client_ip(request) -> str:
     """
     remote = request.META.get("REMOTE_ADDR", "")
     networks = _trusted_proxy_networks()
-    if not _is_trusted_proxy(remote, networks):
+    if not _in_networks(remote, networks):
         return remote
     forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
     for hop in reversed([part.strip() for part in forwarded.split(",") if part.strip()]):
-        if _is_trusted_proxy(hop, networks):
+        if _in_networks(hop, networks):
             continue
         try:
             return str(ip_address(hop))
@@ -71,6 +77,7 @@ def chat_send_wait_seconds(request) -> int | None:
         usage = get_usage(request, group=group, key=key, rate=rate, increment=True)
         if usage and usage["should_limit"]:
             logger.info("chat message refused by rate limit %s (%s)", group, rate)
+            RATE_LIMITED.labels(scope=key if isinstance(key, str) else "session").inc()
             waits.append(max(1, usage["time_left"]))
     return max(waits) if waits else None
 

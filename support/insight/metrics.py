@@ -1,0 +1,100 @@
+"""Prometheus metrics for operators: what the assistant does, counted in every process.
+
+The names and labels below are a contract with operators' dashboards and
+alert rules (deploy/prometheus/alerts.yml): change them only with those.
+Under gunicorn every worker writes its counts to PROMETHEUS_MULTIPROC_DIR
+(gunicorn.conf.py sets it up) and a scrape of any worker reads them all;
+without it (runserver, tests) the process's own registry is served.
+Labels take only values from fixed sets (outcomes, codes, tool names), never
+anything a customer or a model wrote.
+"""
+
+import os
+from enum import StrEnum
+
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    generate_latest,
+    multiprocess,
+)
+
+
+class TurnOutcome(StrEnum):
+    ANSWERED = "answered"
+    REFUSED = "refused"
+    FALLBACK = "fallback"  # the validator replaced the model's reply
+    STUCK = "stuck"  # the call limit, or a reply too long to show
+    HANDED_OFF = "handed_off"
+    ERROR = "error"  # the model failed; the customer is asked to try again
+
+
+class ModelCallResult(StrEnum):
+    OK = "ok"
+    UNAVAILABLE = "unavailable"  # rate-limited, overloaded, unreachable, timed out: try later
+    FAILED = "failed"  # refused for its content, or our credentials or a bug
+
+
+# Seconds a turn takes with the model (two calls for a lookup), and without it.
+_TURN_BUCKETS = (0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 75)
+_SERVER_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5)
+
+TURNS = Counter("bookly_turns", "Customer turns the assistant answered, by outcome.", ["outcome"])
+TURN_SECONDS = Histogram(
+    "bookly_turn_seconds", "Time to answer a turn, the model included.", buckets=_TURN_BUCKETS
+)
+TURN_SERVER_SECONDS = Histogram(
+    "bookly_turn_server_seconds",
+    "Time to answer a turn, without waiting for the model.",
+    buckets=_SERVER_BUCKETS,
+)
+MODEL_CALLS = Counter("bookly_model_calls", "Calls to the model, by result.", ["result"])
+MODEL_TOKENS = Counter(
+    "bookly_model_tokens", "Tokens of model calls: input, output, cache_read, cache_write.", ["kind"]
+)
+VALIDATOR_REJECTIONS = Counter(
+    "bookly_validator_rejections", "Replies the validator rejected, once per violation code.", ["code"]
+)
+TOOL_CALLS = Counter(
+    "bookly_tool_calls", "Tool calls, by tool and result (ok or the error code).", ["tool", "result"]
+)
+HANDOFFS = Counter(
+    "bookly_handoffs", "Conversations that started waiting for a person, by reason.", ["reason"]
+)
+RATE_LIMITED = Counter("bookly_rate_limited", "Messages refused by a rate limit, by scope.", ["scope"])
+
+# The Messages API's usage fields, by the kind operators see.
+_TOKEN_KINDS = {
+    "input_tokens": "input",
+    "output_tokens": "output",
+    "cache_read_input_tokens": "cache_read",
+    "cache_creation_input_tokens": "cache_write",
+}
+
+
+def model_call_observe(*, result: ModelCallResult, usage: dict[str, int] | None = None) -> None:
+    MODEL_CALLS.labels(result=result).inc()
+    for field, kind in _TOKEN_KINDS.items():
+        if count := (usage or {}).get(field):
+            MODEL_TOKENS.labels(kind=kind).inc(count)
+
+
+def turn_observe(*, outcome: TurnOutcome, seconds: float, model_seconds: float, violations=()) -> None:
+    TURNS.labels(outcome=outcome).inc()
+    TURN_SECONDS.observe(seconds)
+    TURN_SERVER_SECONDS.observe(max(0.0, seconds - model_seconds))
+    for code in violations:
+        VALIDATOR_REJECTIONS.labels(code=code).inc()
+
+
+def metrics_exposition() -> tuple[bytes, str]:
+    """The text a Prometheus scrape reads, and its content type: every worker's counts when they
+    share PROMETHEUS_MULTIPROC_DIR, else this process's."""
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        registry = CollectorRegistry()
+        multiprocess.MultiProcessCollector(registry)
+    else:
+        from prometheus_client import REGISTRY as registry
+    return generate_latest(registry), CONTENT_TYPE_LATEST
