@@ -280,29 +280,28 @@ for _name, _rate in (
 ):
     if not re.fullmatch(r"[1-9]\d*/\d*[smhd]", _rate):
         raise SystemExit(f"bookly: {_name} must be a rate like 30/m (count/period), not {_rate!r}.")
+
+
+def _ip_networks(name: str) -> list[str]:
+    """A comma-separated list of IP addresses or networks (CIDR) from the environment."""
+    values = [value.strip() for value in env.list(name, default=[])]
+    for value in values:
+        try:
+            ip_network(value, strict=False)
+        except ValueError:
+            raise SystemExit(f"bookly: {name} must list IP addresses or networks, not {value!r}.") from None
+    return values
+
+
 # Addresses (or networks) of reverse proxies in front of Bookly. Only a request
 # arriving from one of them has its X-Forwarded-For read, and then the client is
 # the right-most address in it that is not a trusted proxy. Empty: REMOTE_ADDR
 # is the client, and X-Forwarded-For is ignored (anyone can send it).
-BOOKLY_TRUSTED_PROXIES = [proxy.strip() for proxy in env.list("BOOKLY_TRUSTED_PROXIES", default=[])]
-for _proxy in BOOKLY_TRUSTED_PROXIES:
-    try:
-        ip_network(_proxy, strict=False)
-    except ValueError:
-        raise SystemExit(
-            f"bookly: BOOKLY_TRUSTED_PROXIES must list IP addresses or networks, not {_proxy!r}."
-        ) from None
+BOOKLY_TRUSTED_PROXIES = _ip_networks("BOOKLY_TRUSTED_PROXIES")
 # GET /metrics (Prometheus) is served to this machine (a direct request, not one
 # through a proxy), to these addresses or networks, or to a request with
 # "Authorization: Bearer <BOOKLY_METRICS_TOKEN>"; to no one else.
-BOOKLY_METRICS_ALLOWED_IPS = [ip.strip() for ip in env.list("BOOKLY_METRICS_ALLOWED_IPS", default=[])]
-for _allowed in BOOKLY_METRICS_ALLOWED_IPS:
-    try:
-        ip_network(_allowed, strict=False)
-    except ValueError:
-        raise SystemExit(
-            f"bookly: BOOKLY_METRICS_ALLOWED_IPS must list IP addresses or networks, not {_allowed!r}."
-        ) from None
+BOOKLY_METRICS_ALLOWED_IPS = _ip_networks("BOOKLY_METRICS_ALLOWED_IPS")
 BOOKLY_METRICS_TOKEN = env.str("BOOKLY_METRICS_TOKEN", default="")
 # django-ratelimit's "ip" key asks this function for the client's address.
 RATELIMIT_IP_META_KEY = "support.web.ratelimits.client_ip"

@@ -50,6 +50,15 @@ def test_invalid_store_date_is_one_clear_line():
     )
 
 
+@pytest.mark.parametrize("name", ["BOOKLY_TRUSTED_PROXIES", "BOOKLY_METRICS_ALLOWED_IPS"])
+def test_an_address_list_that_is_not_addresses_is_one_clear_line(name):
+    result = run_manage("check", DJANGO_SECRET_KEY="x" * 50, **{name: "10.0.0.1,proxy.internal"})
+    assert result.returncode == 1
+    assert (
+        result.stderr.strip() == f"bookly: {name} must list IP addresses or networks, not 'proxy.internal'."
+    )
+
+
 def test_store_today_is_frozen_when_set(settings):
     settings.BOOKLY_TODAY = date(2026, 4, 14)
     assert store_today() == date(2026, 4, 14)
