@@ -35,22 +35,24 @@ errorlog = "-"
 
 # Prometheus metrics from every worker: each writes its counts to files in one
 # directory, and a scrape of any worker reads them all (support/insight/metrics.py).
-# The directory must be set before a worker imports prometheus_client, and start
-# empty: counts of an earlier run would be added to this one's.
-_own_metrics_dir = not os.environ.get("PROMETHEUS_MULTIPROC_DIR")
-if _own_metrics_dir:
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="bookly-metrics-")
-for _stale in glob.glob(os.path.join(os.environ["PROMETHEUS_MULTIPROC_DIR"], "*.db")):
-    os.remove(_stale)
+_METRICS_DIR_PREFIX = "bookly-metrics-"
 
 
-def child_exit(server, worker):
-    """A worker stopped: its live gauges go; its counters stay in the totals."""
-    from prometheus_client import multiprocess
-
-    multiprocess.mark_process_dead(worker.pid)
+def on_starting(server):
+    """Once, in the master, before the first worker (not again on a reload, whose workers' counts
+    live on): give the workers an empty metrics directory. Without one set, a temporary directory
+    of our own; one that is set is emptied, since an earlier run's counts would add to this one's."""
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    if not directory:
+        directory = os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix=_METRICS_DIR_PREFIX)
+    os.makedirs(directory, exist_ok=True)
+    for stale in glob.glob(os.path.join(directory, "*.db")):
+        os.remove(stale)
 
 
 def on_exit(server):
-    if _own_metrics_dir:
-        shutil.rmtree(os.environ["PROMETHEUS_MULTIPROC_DIR"], ignore_errors=True)
+    directory = os.environ.get("PROMETHEUS_MULTIPROC_DIR", "")
+    if os.path.dirname(directory) == tempfile.gettempdir() and os.path.basename(directory).startswith(
+        _METRICS_DIR_PREFIX
+    ):
+        shutil.rmtree(directory, ignore_errors=True)

@@ -220,8 +220,9 @@ else:
 
 # HTTPS. SSL redirect and HSTS apply only when the site is served over HTTPS.
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
-# Load balancers often probe over plain HTTP inside the network.
-SECURE_REDIRECT_EXEMPT = [r"^health$"]
+# Load balancers often probe over plain HTTP inside the network, and Prometheus
+# scrapes the workers directly.
+SECURE_REDIRECT_EXEMPT = [r"^health$", r"^metrics$"]
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=31536000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env.bool("DJANGO_SECURE_HSTS_PRELOAD", default=False)

@@ -60,8 +60,15 @@ def _may_read_metrics(request) -> bool:
     address = client_ip(request)
     if ip_in(address, settings.BOOKLY_METRICS_ALLOWED_IPS):
         return True
-    # A request a proxy on this machine passed on also comes from loopback: only a direct one counts.
-    return ip_in(address, ["127.0.0.0/8", "::1"]) and "X-Forwarded-For" not in request.headers
+    # A request a proxy on this machine passed on also comes from loopback: only a direct one counts,
+    # one that is neither from a proxy we know nor carries any header a proxy adds.
+    passed_on = ip_in(request.META.get("REMOTE_ADDR", ""), settings.BOOKLY_TRUSTED_PROXIES) or any(
+        header in request.headers for header in _PROXY_HEADERS
+    )
+    return not passed_on and ip_in(address, ["127.0.0.0/8", "::1"])
+
+
+_PROXY_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP")
 
 
 def _is_api(request) -> bool:

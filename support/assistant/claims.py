@@ -102,9 +102,20 @@ def _amount(value) -> Decimal | None:
         return None
 
 
-def knowledge_of(results: list[ToolResult]) -> Knowledge:
-    """Order facts from the successful tool results, oldest first; unreadable results are ignored."""
+def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowledge:
+    """Order facts from the successful tool results, oldest first; unreadable results are ignored.
+
+    `instructions` is what the model is told in its system prompt (the return policy's window,
+    refund method and timeline): terms a reply may state without a tool."""
     known = Knowledge()
+    known.day_counts |= day_counts_in(instructions)
+    known.refund_methods.append(instructions.casefold())
+    known.refund_days |= {
+        n
+        for sentence in sentences_of(instructions)
+        if _REFUND_RE.search(sentence)
+        for n in _business_days(sentence)
+    }
     for result in results:
         try:
             data = json.loads(result.content)
@@ -206,7 +217,7 @@ def _compact(text: str) -> str:
 
 # A status wording and the order statuses it is true of. Longer, negated wordings come first: the
 # first that matches a stretch of text is the claim.
-_NOT = r"(?:\bnot|n't|\bnever)"
+_NOT = r"(?:\bnot|n't|\bnever|\bno longer)"
 # What a bare "shipped" or "arrived" is said of.
 _SUBJECT = r"\b(?:it|they|order|parcel|package|books?|items?|BK\s*-?\s*\d+)"
 _STATUS_WORDINGS = [
@@ -230,7 +241,7 @@ _STATUS_WORDINGS = [
         {_D},
     ),
     (r"\bleft\s+(?:our|the)\s+warehouse|\b(?:has|have)\s+gone\s+out", {_S, _D}),
-    (r"\bin\s+the\s+mail\b", {_S}),
+    (_SUBJECT + r"\s+(?:is|are)\s+(?:now\s+)?in\s+the\s+mail\b", {_S}),
     (r"\b(?:is|are|still)\s+(?:still\s+)?(?:processing|in processing|being processed)", {_P}),
     (r"\b(?:was|were|has been|have been|is|got)\s+(?:cancell?ed)", {_C}),
     (r"\b(?:on (?:its|their|the) way|in transit|out for delivery|en route)", {_S}),
@@ -299,6 +310,13 @@ _CONDITIONAL_RE = re.compile(
 )
 # A clause about a return, refund or label: its status words are not the order's.
 _ABOUT_RETURN_RE = re.compile(r"\b(?:return|returns|refund|refunds|label|rma|exchange|replacement)\b", re.I)
+# A clause about an email, a request or a message, or one repeating what the customer said ("sorry to
+# hear it hasn't arrived"): its status words say nothing about the order.
+_NOT_THE_ORDER_RE = re.compile(
+    r"\b(?:e-?mail|request|message|link|confirmation|password|question|sorry to hear|you mentioned|"
+    r"you said|you say|you've said|you wrote|you told)\b",
+    re.I,
+)
 # What shows an eligibility claim is about this order or its items, not the policy in general.
 _ORDER_SUBJECT_RE = re.compile(
     r"\b(?:it|its|they|them|this|that|these|those|both|all|everything|your|order|BK\s*-?\s*\d+)\b", re.I
@@ -418,7 +436,9 @@ def status_claims(text: str) -> list[frozenset[str]]:
     return [
         statuses
         for match, statuses, clause in _wordings_in(text, _STATUS_RES)
-        if not _CONDITIONAL_RE.search(clause) and not _ABOUT_RETURN_RE.search(clause + match.group(0))
+        if not _CONDITIONAL_RE.search(clause)
+        and not _ABOUT_RETURN_RE.search(clause + match.group(0))
+        and not _NOT_THE_ORDER_RE.search(clause)
     ]
 
 
@@ -580,6 +600,7 @@ class _Said:
     amounts: set[Decimal]
     policy_amounts: set[Decimal]
     titles: set[str]  # every title a tool returned in this conversation
+    tracking: set[str]  # tracking-shaped tokens the customer wrote
 
 
 def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge) -> list[str]:
@@ -590,6 +611,7 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
         amounts=set(amounts_in(customer_message)),
         policy_amounts={amount for text in knowledge.policy_texts for amount in amounts_in(text)},
         titles={title for facts in knowledge.orders.values() for title in facts.titles},
+        tracking=set(tracking_in(customer_message)),
     )
     quotable = [_normal(text) for text in knowledge.quotable]
     focus = order_number(customer_message) or knowledge.latest_order
@@ -644,7 +666,7 @@ def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said
             found.append("eligibility_not_in_result")
     for statuses in return_claims(text):
         named = set(rmas_in(text))
-        known = {rma: status for rma, status in (facts.return_statuses if facts else {}).items()}
+        known = facts.return_statuses if facts else {}
         about = [status for rma, status in known.items() if not named or rma in named]
         if not about:
             found.append("claim_without_lookup")
@@ -667,6 +689,8 @@ def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said
         elif amount not in facts.amounts | said.policy_amounts:
             found.append("amount_not_for_order")
     for tracking in tracking_in(text):
+        if tracking in said.tracking:
+            continue  # the customer's own number (an ISBN, a phone number) repeated
         if facts is None:
             found.append("claim_without_lookup")
         elif _compact(tracking) not in facts.tracking:

@@ -52,7 +52,6 @@ from support.conversations.services import (
     storable,
 )
 from support.insight.metrics import (
-    HANDOFFS,
     TOOL_CALLS,
     ModelCallResult,
     TurnOutcome,
@@ -203,6 +202,9 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             # What happens next is a promise only our tool can word: the customer reads its words,
             # and whatever the model said instead is neither shown nor kept.
             reply, violations, handoff = asked.reply, (), (asked.reason, asked.summary)
+            if turn.receipts:
+                # A return made before the handover is told too: staff take over, the RMA stays known.
+                reply = " ".join([*turn.receipts, reply])
         else:
             reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
         if not handoff and reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
@@ -239,8 +241,6 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
                 "could not clean up after a failed turn (conversation=%s)", log_id(lease.conversation.pk)
             )
         raise
-    if handoff and status == ConversationStatus.WAITING:
-        HANDOFFS.labels(reason=handoff[0]).inc()
     turn_observe(
         outcome=_outcome(reply, violations, handed_off=bool(handoff)),
         seconds=time.monotonic() - started,
@@ -365,7 +365,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             if writes:
                 turn.keep()
         if not calls_left:
-            return [{"type": "text", "text": STUCK_REPLY}]
+            return [{"type": "text", "text": " ".join(turn.receipts) or STUCK_REPLY}]
 
 
 def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
@@ -376,6 +376,7 @@ def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, t
         customer_message=customer_message,
         customer_words=turn.customer_words,
         tool_results=turn.tool_results,
+        instructions=system_prompt(),
     )
     if verdict.ok:
         return reply, ()

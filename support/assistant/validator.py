@@ -75,10 +75,16 @@ def _normalize(text: str) -> str:
 
 
 def reply_validate(
-    *, reply: str, customer_message: str, customer_words: list[str], tool_results: list[ToolResult]
+    *,
+    reply: str,
+    customer_message: str,
+    customer_words: list[str],
+    tool_results: list[ToolResult],
+    instructions: str = "",
 ) -> Verdict:
-    """Check one final reply to `customer_message`, given everything the customer wrote and every
-    tool result of the conversation so far (oldest first)."""
+    """Check one final reply to `customer_message`, given everything the customer wrote, every
+    tool result of the conversation so far (oldest first), and the system prompt the model had
+    (its return policy terms may be stated without a tool)."""
     violations: list[str] = []
     if not reply.strip():
         return Verdict(("empty_reply",))
@@ -91,7 +97,7 @@ def reply_validate(
                 violations.append(code)
                 break
 
-    knowledge = knowledge_of(tool_results)
+    knowledge = knowledge_of(tool_results, instructions=instructions)
     for code in claim_violations(reply=reply, customer_message=customer_message, knowledge=knowledge):
         if code not in violations:
             violations.append(code)

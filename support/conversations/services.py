@@ -32,6 +32,7 @@ from support.conversations.models import (
     ModelCall,
 )
 from support.conversations.waiting import support_notify_on_commit, waiting_fields
+from support.insight.metrics import HANDOFFS
 from support.llm.types import ModelReply
 
 
@@ -218,7 +219,7 @@ def conversation_turn_commit(
     *,
     lease: TurnLease,
     messages: Sequence[NewMessage],
-    first: int | None = None,
+    first: int,
     model_calls: Sequence[ModelReply],
     eligibility_verified: Collection[str],
     orders_found: Mapping[int, str] = MappingProxyType({}),
@@ -227,8 +228,8 @@ def conversation_turn_commit(
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress).
     Returns who answers the conversation now.
 
-    `first` is the position of the first of `messages` (default: the lease's next position; later
-    when part of the turn was kept already).
+    `first` is the position of the first of `messages`: the lease's next position, or later when
+    part of the turn was kept already.
 
     `orders_found` (order primary key -> its email) are the orders a tool found with the customer's
     email: linked to the conversation, and the first email becomes the one staff may answer at.
@@ -236,7 +237,6 @@ def conversation_turn_commit(
     person was asked for (or took it) while the turn ran; the turn's reply is kept either way.
     """
     conversation = lease.conversation
-    first = lease.next_position if first is None else first
     now = timezone.now()
     ending = {
         "lease_token": None,
@@ -255,6 +255,7 @@ def conversation_turn_commit(
                 status = ConversationStatus.WAITING if handoff else ConversationStatus.ASSISTANT
                 if handoff:
                     support_notify_on_commit(conversation_id=conversation.pk)
+                    HANDOFFS.labels(reason=handoff[0]).inc()
             elif ours.update(**ending):
                 # A person was asked for, or took it, while the turn ran.
                 status = ConversationStatus(
@@ -292,21 +293,23 @@ def conversation_turn_abandon(
             lease_token=None, lease_expires_at=None
         )
         if released and set_aside_unanswered:
-            _unanswered_set_aside(lease.conversation, before=lease.next_position)
+            _unanswered_set_aside(lease.conversation)
     _model_calls_add(lease.conversation, lease.number, model_calls)
 
 
-def _unanswered_set_aside(conversation: Conversation, *, before: int) -> None:
-    """Set aside the customer messages before `before` that no reply follows."""
+def _unanswered_set_aside(conversation: Conversation) -> None:
+    """Set aside what no reply the customer read follows: their messages, and any tool step a failed
+    turn kept (a return's), whose content may be what the model API refuses."""
     last_reply = (
-        ConversationMessage.objects.filter(conversation=conversation, role=MessageRole.ASSISTANT)
+        ConversationMessage.objects.filter(
+            conversation=conversation, role__in=[MessageRole.ASSISTANT, MessageRole.STAFF]
+        )
+        .exclude(visible_text="")
         .order_by("-position")
         .values_list("position", flat=True)
         .first()
     )
-    unanswered = ConversationMessage.objects.filter(
-        conversation=conversation, role=MessageRole.USER, position__lt=before
-    )
+    unanswered = ConversationMessage.objects.filter(conversation=conversation)
     if last_reply is not None:
         unanswered = unanswered.filter(position__gt=last_reply)
     unanswered.update(set_aside=True)

@@ -9,6 +9,7 @@ import json
 import pytest
 
 from support.assistant.claims import ToolResult
+from support.assistant.prompts import system_prompt
 from support.assistant.tools import ToolContext, tool_execute
 from support.assistant.validator import reply_validate
 from support.models import Conversation
@@ -56,6 +57,7 @@ def contexts(tool):
         "not_delivered": [lookup["BK-10089"], eligibility["BK-10089"]],
         "not_found": [lookup["BK-77777"]],
         "nothing": [],
+        "instructed": [],
         "policy": [tool("lookup_policy", topic="shipping"), lookup["BK-10042"]],
         "returned": [lookup["BK-10042"], eligibility["BK-10042"], started],
         "returned_then_other": [lookup["BK-10042"], eligibility["BK-10042"], started, lookup["BK-10089"]],
@@ -77,7 +79,8 @@ ASKED = {
     "window_closed": "Can I return BK-9871? maria.gonzalez@example.com",
     "not_delivered": "Can I return BK-10089? james.murphy@example.com",
     "not_found": "Where is BK-77777? sarah.chen@example.com",
-    "nothing": "Where is my order BK-10042? I haven't got my books",
+    "nothing": "Where is my order BK-10042? I haven't got my books, ISBN 9780143127741",
+    "instructed": "What is your return policy?",
     "policy": "How much is shipping, and did BK-10042 ship free?",
     "returned": "Yes, please start the return",
     "returned_then_other": "And what about BK-10089? james.murphy@example.com",
@@ -195,6 +198,13 @@ CORRECT = [
     ("returned", "Your return label is on its way to your inbox."),
     ("one_delivered", "Ebooks and audiobooks cannot be returned."),
     ("two_orders", "Here it is again: 1Z999AA10987654321."),
+    (
+        "one_delivered",
+        "I'm sorry to hear your order hasn't arrived. Our records show it was delivered on March 30.",
+    ),
+    ("one_delivered", "It's no longer in transit: it was delivered on March 30."),
+    ("instructed", "A return can be started up to 30 days after delivery; refunds take 7 business days."),
+    ("nothing", "Thanks, I see the ISBN 9780143127741 you sent. What is the email on order BK-10042?"),
     ("returned", "Your return {rma} has been started, and we will email you a prepaid label."),
 ]
 
@@ -279,6 +289,8 @@ WRONG = [
     ),
     ("processing", "BK-10103 shipped yesterday.", "status_not_in_result"),
     ("processing", "Good news, your parcel arrived!", "status_not_in_result"),
+    ("processing", "It is in the mail.", "status_not_in_result"),
+    ("one_delivered", "Returns can be started up to 45 days after delivery.", "ungrounded_day_count"),
 ]
 
 
@@ -287,7 +299,13 @@ def verdict(contexts, name: str, reply: str):
     if "{rma}" in reply:
         reply = reply.format(rma=rma_of(results))
     said = ASKED[name]
-    return reply_validate(reply=reply, customer_message=said, customer_words=[said], tool_results=results)
+    return reply_validate(
+        reply=reply,
+        customer_message=said,
+        customer_words=[said],
+        tool_results=results,
+        instructions=system_prompt(),
+    )
 
 
 @pytest.mark.parametrize(("name", "reply"), CORRECT)

@@ -50,6 +50,7 @@ def _answer(lease, reply: str, *, eligibility_verified=()) -> None:
     """End the turn as the turn service does when the model answered."""
     conversation_turn_commit(
         lease=lease,
+        first=lease.next_position,
         messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": reply}], reply)],
         model_calls=[],
         eligibility_verified=eligibility_verified,
@@ -98,6 +99,7 @@ class TestTurnBegin:
         lease, _ = _begin(_reread(conversation))
         conversation_turn_commit(
             lease=lease,
+            first=lease.next_position,
             messages=[],
             model_calls=[],
             eligibility_verified=["BK-10042"],
@@ -167,6 +169,7 @@ class TestTurnEnd:
         with pytest.raises(TurnInProgress):
             conversation_turn_commit(
                 lease=lease,
+                first=lease.next_position,
                 messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "late"}], "late")],
                 model_calls=[],
                 eligibility_verified=["BK-10042"],
@@ -213,7 +216,9 @@ class TestLeaseKeeper:
         assert leases_renew() == 1
         assert _reread(conversation).lease_expires_at > almost_gone + timedelta(seconds=5)
 
-        conversation_turn_commit(lease=lease, messages=[], model_calls=[], eligibility_verified=[])
+        conversation_turn_commit(
+            lease=lease, first=lease.next_position, messages=[], model_calls=[], eligibility_verified=[]
+        )
         assert leases_renew() == 0
 
     def test_a_turn_past_its_deadline_is_no_longer_renewed(self, settings):

@@ -6,9 +6,11 @@ validator (layer 4), and the loop's limits.
 
 import json
 import logging
+import uuid
 
 import pytest
 
+import support.assistant.turn as turn_module
 from orders.models import ReturnRecord
 from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
@@ -426,3 +428,56 @@ def test_a_rejected_reply_after_a_return_gives_its_receipt_not_the_fallback(clau
 
     assert ReturnRecord.objects.get().rma_number in reply
     assert "**" not in reply
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_a_return_made_before_the_call_limit_is_still_told(claude, customer, settings):
+    settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN = 2
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+        message(tool_use("lookup_order", SARAH)),
+    )
+    reply = customer.send("Yes please").json()["reply"]
+    assert ReturnRecord.objects.get().rma_number in reply
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_a_return_made_before_a_handover_is_told_with_it(claude, customer):
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+        message(tool_use("hand_off_to_person", {"reason": "needs_staff", "summary": "Damaged books"})),
+        message(text("Someone will help.")),
+    )
+    answer = customer.send("Yes please, and I want to complain to someone").json()
+    assert answer["status"] == "waiting"
+    assert ReturnRecord.objects.get().rma_number in answer["reply"]
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_a_refused_request_after_a_kept_step_sets_that_step_aside_too(claude, customer):
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged", "item_titles": ["Dune"]})),
+        ErrorReply(400, "invalid_request_error"),
+    )
+    assert customer.send("Yes, return Dune please").status_code == 422
+
+    claude.reset(message(text("Could you tell me which items of order BK-10042 you'd like to return?")))
+    assert customer.send("Sorry, I meant Sapiens").status_code == 200
+    sent = json.dumps(claude.requests[0]["messages"])
+    assert "Dune" not in sent
+    assert messages_problems(claude.requests[0]["messages"]) == []
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_no_return_is_made_by_a_turn_that_lost_its_conversation(claude, customer, monkeypatch):
+    run_tool = turn_module.tool_execute
+
+    def after_another_turn_took_over(**arguments):
+        # The lease lapsed (a stalled worker) and another turn took the conversation meanwhile.
+        Conversation.objects.update(lease_token=uuid.uuid4())
+        return run_tool(**arguments)
+
+    monkeypatch.setattr(turn_module, "tool_execute", after_another_turn_took_over)
+    claude.reset(message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})), message(text("Done.")))
+    assert customer.send("Yes please").status_code == 409
+    assert not ReturnRecord.objects.exists()

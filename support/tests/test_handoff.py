@@ -286,6 +286,7 @@ class TestWritesThatCrossEachOther:
 def _answer_late(lease):
     conversation_turn_commit(
         lease=lease,
+        first=lease.next_position,
         messages=[NewMessage(MessageRole.ASSISTANT, [{"type": "text", "text": "Too late"}], "Too late")],
         model_calls=[],
         eligibility_verified=(),

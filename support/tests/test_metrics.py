@@ -140,11 +140,13 @@ def test_metrics_are_served_to_this_machine_in_prometheus_text(client):
         ("the-operators-token", "203.0.113.9", {}),
         # A proxy on this machine passes a public request on from loopback.
         ("the-operators-token", "127.0.0.1", {"HTTP_X_FORWARDED_FOR": "203.0.113.9"}),
+        ("the-operators-token", "127.0.0.1", {"HTTP_X_REAL_IP": "203.0.113.9"}),
+        ("the-operators-token", "127.0.0.1", {"HTTP_FORWARDED": "for=203.0.113.9"}),
         ("the-operators-token", "203.0.113.9", {"HTTP_AUTHORIZATION": "Bearer wrong-token"}),
         # No token configured: an empty one offered is no key.
         ("", "203.0.113.9", {"HTTP_AUTHORIZATION": "Bearer "}),
     ],
-    ids=["public", "through_a_local_proxy", "wrong_token", "no_token_configured"],
+    ids=["public", "through_a_local_proxy", "x_real_ip", "forwarded", "wrong_token", "no_token_configured"],
 )
 def test_metrics_are_refused_to_anyone_else(client, settings, token, remote, headers):
     settings.BOOKLY_METRICS_TOKEN = token
@@ -162,6 +164,7 @@ def test_metrics_are_refused_to_anyone_else(client, settings, token, remote, hea
     ids=["allowed_network", "token"],
 )
 def test_metrics_are_served_to_allowed_addresses_and_the_token(client, settings, remote, headers):
+    settings.BOOKLY_TRUSTED_PROXIES = []
     settings.BOOKLY_METRICS_TOKEN = "the-operators-token"
     settings.BOOKLY_METRICS_ALLOWED_IPS = ["10.0.0.0/8"]
     assert _scrape(client, REMOTE_ADDR=remote, **headers).status_code == 200
@@ -185,3 +188,14 @@ def test_the_example_alert_rules_read_only_metrics_that_exist(settings):
         assert rule["labels"]["severity"] in {"warning", "critical"} and rule["annotations"]["summary"]
         referenced = set(re.findall(r"\bbookly_[a-z_]+", rule["expr"]))
         assert referenced and referenced <= exposed, rule["alert"]
+
+
+def test_a_scrape_over_plain_http_is_not_redirected_to_https(client, settings):
+    # Prometheus scrapes gunicorn directly, without TLS: a redirect would be a failed scrape.
+    settings.SECURE_SSL_REDIRECT = True
+    assert _scrape(client, REMOTE_ADDR="127.0.0.1").status_code == 200
+
+
+def test_a_known_proxy_on_this_machine_is_not_this_machine(client, settings):
+    settings.BOOKLY_TRUSTED_PROXIES = ["127.0.0.1"]
+    assert _scrape(client, REMOTE_ADDR="127.0.0.1").status_code == 403
