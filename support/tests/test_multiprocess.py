@@ -164,6 +164,12 @@ def slow(seconds: float, reply: dict):
     return answer
 
 
+def _new_customers_ask_at_once(site: Site, count: int, text_: str) -> list[tuple[int, dict, dict]]:
+    customers = [Customer(site) for _ in range(count)]
+    with ThreadPoolExecutor(max_workers=count) as pool:
+        return list(pool.map(lambda customer: customer.send_with_headers(text_), customers))
+
+
 def test_per_ip_limit_holds_across_workers(stub, demo_data):
     cache.clear()
     running = Site(
@@ -171,11 +177,7 @@ def test_per_ip_limit_holds_across_workers(stub, demo_data):
     )
     try:
         stub.reset(*[message(text("What is the order number of your order?")) for _ in range(20)])
-        customers = [Customer(running) for _ in range(12)]
-        with ThreadPoolExecutor(max_workers=12) as pool:
-            answers = list(
-                pool.map(lambda customer: customer.send_with_headers("Where is my order?"), customers)
-            )
+        answers = _new_customers_ask_at_once(running, 12, "Where is my order?")
     finally:
         running.stop()
     assert sorted(status for status, _, _ in answers) == [200] * 5 + [429] * 7
@@ -191,11 +193,7 @@ def test_a_scrape_of_any_worker_counts_the_turns_of_every_worker(stub, demo_data
     running = Site(stub, BOOKLY_SERVER_TIMING="1")
     try:
         stub.reset(*[message(text("What is the order number of your order?")) for _ in range(8)])
-        customers = [Customer(running) for _ in range(8)]
-        with ThreadPoolExecutor(max_workers=8) as pool:
-            answers = list(
-                pool.map(lambda customer: customer.send_with_headers("Where is my order?"), customers)
-            )
+        answers = _new_customers_ask_at_once(running, 8, "Where is my order?")
         metrics = f"{running.url}/metrics"
         scrapes = [urllib.request.urlopen(metrics, timeout=10).read().decode() for _ in range(4)]  # noqa: S310
     finally:
