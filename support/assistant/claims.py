@@ -19,6 +19,7 @@ Wordings are lists, tuned on tables of correct and invented replies
 (support/tests/test_claims.py): a claim worded in a way no list knows passes.
 """
 
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -108,14 +109,10 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
     `instructions` is what the model is told in its system prompt (the return policy's window,
     refund method and timeline): terms a reply may state without a tool."""
     known = Knowledge()
-    known.day_counts |= day_counts_in(instructions)
-    known.refund_methods.append(instructions.casefold())
-    known.refund_days |= {
-        n
-        for sentence in sentences_of(instructions)
-        if _REFUND_RE.search(sentence)
-        for n in _business_days(sentence)
-    }
+    day_counts, refund_days, lowered = _terms_of(instructions)
+    known.day_counts |= day_counts
+    known.refund_days |= refund_days
+    known.refund_methods.append(lowered)
     for result in results:
         try:
             data = json.loads(result.content)
@@ -154,6 +151,19 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
             continue  # an odd shape: whatever was read before it stands
         known.latest_order = number
     return known
+
+
+@functools.lru_cache(maxsize=4)
+def _terms_of(instructions: str) -> tuple[frozenset[int], frozenset[int], str]:
+    """Day counts, refund timelines and the lowered text of the system prompt: read once per prompt
+    (it changes only when staff edit the policy or the FAQ topics), not once per reply."""
+    refund_days = {
+        n
+        for sentence in sentences_of(instructions)
+        if _REFUND_RE.search(sentence)
+        for n in _business_days(sentence)
+    }
+    return frozenset(day_counts_in(instructions)), frozenset(refund_days), instructions.casefold()
 
 
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:
