@@ -335,7 +335,6 @@ _ORDER_SUBJECT_RE = re.compile(
 _CLAUSE_SPLIT_RE = re.compile(
     r"[;:\u2014]|,(?=\s)(?!\s\d{4}\b)|\s(?:and|but|so|while|although|though|whereas)\s", re.IGNORECASE
 )
-_CLAUSE_BREAK_RE = re.compile(r"[,;:\u2014]|\s(?:and|but|so|while|although|though)\s", re.I)
 
 _MONTHS = {
     name: number
@@ -483,7 +482,7 @@ def _has_title(text: str, title: str) -> bool:
 
 def _clause_before(text: str, position: int) -> str:
     before = text[:position]
-    breaks = list(_CLAUSE_BREAK_RE.finditer(before))
+    breaks = list(_CLAUSE_SPLIT_RE.finditer(before))
     return before[breaks[-1].end() :] if breaks else before
 
 

@@ -5,10 +5,14 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
+from orders.models import Order, ReturnRecord, ReturnStatus
+from store.clock import store_today
 from support.conversations.lease_keeper import leases_renew
+from support.conversations.selectors import conversation_return_get_open
 from support.conversations.services import (
     NewMessage,
     TurnInProgress,
+    conversation_return_create,
     conversation_turn_abandon,
     conversation_turn_begin,
     conversation_turn_commit,
@@ -230,3 +234,20 @@ class TestLeaseKeeper:
     def test_a_first_turns_lease_is_renewed_too(self, session):
         _begin(None, "words", session=session)
         assert leases_renew() == 1
+
+
+@pytest.mark.usefixtures("demo_data")
+def test_a_conversation_finds_only_its_own_open_return_of_those_items():
+    order = Order.objects.get(number="BK-10042")
+    items = list(order.items.all())
+    ours, theirs = (Conversation.objects.create(session_key=key) for key in ("ours", "theirs"))
+    record = conversation_return_create(
+        conversation=theirs, order=order, reason="Damaged", items=items[:1], today=store_today()
+    )
+
+    assert conversation_return_get_open(conversation=theirs, order=order, items=items[:1]) == record
+    assert conversation_return_get_open(conversation=theirs, order=order, items=None) == record
+    assert conversation_return_get_open(conversation=ours, order=order, items=items[:1]) is None
+    assert conversation_return_get_open(conversation=theirs, order=order, items=items) is None
+    ReturnRecord.objects.filter(pk=record.pk).update(status=ReturnStatus.CANCELLED)
+    assert conversation_return_get_open(conversation=theirs, order=order, items=items[:1]) is None

@@ -481,3 +481,13 @@ def test_no_return_is_made_by_a_turn_that_lost_its_conversation(claude, customer
     claude.reset(message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})), message(text("Done.")))
     assert customer.send("Yes please").status_code == 409
     assert not ReturnRecord.objects.exists()
+
+
+@pytest.mark.usefixtures("return_checked")
+def test_a_reply_cut_off_after_a_return_gives_its_receipt(claude, customer):
+    claude.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
+        message(text("Your return is started and its number is"), stop_reason="max_tokens"),
+    )
+    reply = customer.send("Yes please").json()["reply"]
+    assert ReturnRecord.objects.get().rma_number in reply
