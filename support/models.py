@@ -9,6 +9,7 @@ from support.conversations.models import (
     MessageRole,
     ModelCall,
     StaffAvailability,
+    TurnTrace,
 )
 
 __all__ = [
@@ -20,4 +21,5 @@ __all__ = [
     "MessageRole",
     "ModelCall",
     "StaffAvailability",
+    "TurnTrace",
 ]

@@ -51,12 +51,14 @@ from support.conversations.services import (
     conversation_turn_keep,
     storable,
 )
-from support.insight.metrics import (
-    TOOL_CALLS,
+from support.insight.metrics import model_call_observe, turn_observe
+from support.insight.traces import (
     ModelCallResult,
+    ReplySource,
+    ToolCallRecord,
     TurnOutcome,
-    model_call_observe,
-    turn_observe,
+    TurnRecord,
+    arguments_shape,
 )
 from support.llm.configured import get_model
 from support.llm.protocol import ToolError, protocol_tags_neutralised
@@ -121,6 +123,9 @@ class Turn:
     receipts: list[str] = field(default_factory=list)  # the fixed words of the writes this turn made
     model_calls: list[ModelReply] = field(default_factory=list)
     tool_calls: list[dict] = field(default_factory=list)  # name, input and result, for evals
+    tool_records: list[ToolCallRecord] = field(default_factory=list)  # for the trace
+    # Whose words the customer reads when the loop ends without the model's own reply.
+    reply_source: ReplySource = ReplySource.MODEL
 
     @property
     def conversation(self) -> Conversation:
@@ -139,6 +144,16 @@ class Turn:
             self.messages.append({"role": message.role, "content": message.content})
             self.produced.append(message)
         self.tool_results += _tool_results_of(tool_use, results)
+
+    def record(self, *, started: float, outcome: TurnOutcome, **details) -> TurnRecord:
+        """The turn's trace so far; `started` is its time.monotonic() start."""
+        return TurnRecord(
+            outcome=outcome,
+            total_ms=round((time.monotonic() - started) * 1000),
+            model_ms=self.model_ms,
+            tool_calls=tuple(self.tool_records),
+            **details,
+        )
 
     def keep(self) -> None:
         """Store what the turn has produced so far, now (in the transaction of a write)."""
@@ -202,6 +217,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             # What happens next is a promise only our tool can word: the customer reads its words,
             # and whatever the model said instead is neither shown nor kept.
             reply, violations, handoff = asked.reply, (), (asked.reason, asked.summary)
+            turn.reply_source = ReplySource.FIXED
             if turn.receipts:
                 # A return made before the handover is told too: staff take over, the RMA stays known.
                 reply = " ".join([*turn.receipts, reply])
@@ -209,10 +225,18 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
         if not handoff and reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
             reply, handoff = STUCK_HANDOFF_REPLY, (HandoffReason.ASSISTANT_STUCK, f"Last message: {text}")
+            turn.reply_source = ReplySource.FIXED
         if reply != _text_of(reply_blocks):
             reply_blocks = [{"type": "text", "text": reply}]
         turn.produced.append(
             NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply, violations=violations)
+        )
+        record = turn.record(
+            started=started,
+            outcome=_outcome(reply, violations, handed_off=bool(handoff)),
+            reply_source=turn.reply_source,
+            violations=violations,
+            handoff_reason=handoff[0] if handoff else "",
         )
         status = conversation_turn_commit(
             lease=lease,
@@ -222,31 +246,34 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
             eligibility_verified=turn.tools.eligibility_verified,
             orders_found=turn.tools.orders_found,
             handoff=handoff,
+            trace=record,
         )
     except BaseException as error:
-        if isinstance(error, ModelUnavailable | ModelFailed):
-            turn_observe(
+        # Traced and counted whatever went wrong (the model failed, the lease was lost, a bug), but not
+        # a worker being stopped: that is no turn's outcome.
+        record = None
+        if turn and isinstance(error, Exception):
+            record = turn.record(
+                started=started,
                 outcome=TurnOutcome.ERROR,
-                seconds=time.monotonic() - started,
-                model_seconds=turn.model_ms / 1000 if turn else 0,
+                reply_source=ReplySource.NONE,
+                error=type(error).__name__,
             )
         try:
             conversation_turn_abandon(
                 lease=lease,
                 model_calls=turn.model_calls if turn else [],
                 set_aside_unanswered=isinstance(error, ModelFailed) and error.request_rejected,
+                trace=record,
             )
         except Exception:
             logger.exception(
                 "could not clean up after a failed turn (conversation=%s)", log_id(lease.conversation.pk)
             )
+        if record:
+            turn_observe(record)
         raise
-    turn_observe(
-        outcome=_outcome(reply, violations, handed_off=bool(handoff)),
-        seconds=time.monotonic() - started,
-        model_seconds=turn.model_ms / 1000,
-        violations=violations,
-    )
+    turn_observe(record)
     return TurnResult(
         reply=reply,
         offline=model.offline,
@@ -317,6 +344,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             model_call_observe(result=failed)
             if not turn.receipts:
                 raise
+            turn.reply_source = ReplySource.RECEIPT
             # The return is made and stored: tell the customer so, instead of "try again".
             logger.warning(
                 "model failed after a write; answered with its receipt: %s conversation=%s",
@@ -335,6 +363,8 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             # Half a sentence is never shown. A tool call cut short cannot be
             # run, and the text before it only announced it.
             text = "" if tool_uses else _whole_sentences(_text_of(content))
+            if not text:
+                turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FIXED
             return [{"type": "text", "text": text or " ".join(turn.receipts) or TOO_LONG_REPLY}]
         if not tool_uses:
             return [block for block in content if block["type"] == "text"]
@@ -343,6 +373,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         with transaction.atomic() if writes else nullcontext():
             results = []
             for block in tool_uses:
+                tool_started = time.monotonic()
                 if calls_left:
                     outcome = tool_execute(name=block["name"], arguments=block["input"], context=turn.tools)
                 else:
@@ -352,11 +383,15 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
                     )
                 if outcome.receipt:
                     turn.receipts.append(outcome.receipt)
-                TOOL_CALLS.labels(
-                    # Only names we know become labels: a model's invented tool name is "unknown".
-                    tool=block["name"] if block["name"] in TOOL_NAMES else "unknown",
-                    result=outcome.result.get("error", "error") if outcome.is_error else "ok",
-                ).inc()
+                turn.tool_records.append(
+                    ToolCallRecord(
+                        # Only names we know are kept: a model's invented tool name is "unknown".
+                        tool=block["name"] if block["name"] in TOOL_NAMES else "unknown",
+                        arguments=arguments_shape(block["input"]),
+                        result=outcome.result.get("error", "error") if outcome.is_error else "ok",
+                        ms=round((time.monotonic() - tool_started) * 1000),
+                    )
+                )
                 turn.tool_calls.append(
                     {"name": block["name"], "input": block["input"], "result": outcome.result}
                 )
@@ -365,6 +400,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             if writes:
                 turn.keep()
         if not calls_left:
+            turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FIXED
             return [{"type": "text", "text": " ".join(turn.receipts) or STUCK_REPLY}]
 
 
@@ -380,6 +416,7 @@ def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, t
     )
     if verdict.ok:
         return reply, ()
+    turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FALLBACK
     logger.warning(
         "reply rejected by validator: codes=%s conversation=%s turn=%d",
         ",".join(verdict.violations),

@@ -2,6 +2,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from support.insight.traces import ReplySource, TurnOutcome
 from support.llm.protocol import HandoffAsk
 
 
@@ -71,6 +72,10 @@ class Conversation(models.Model):
     handoff_note = models.CharField(max_length=300, blank=True)
     # Where staff can answer: an order's email a tool verified here, or one the customer gave.
     customer_email = models.EmailField(blank=True)
+    # The customer's rating of the whole conversation (1 to 5) and what they added; a second replaces it.
+    rating = models.PositiveSmallIntegerField(null=True, blank=True)
+    rating_comment = models.TextField(blank=True)
+    rated_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-last_activity_at"]
@@ -89,6 +94,10 @@ class Conversation(models.Model):
             models.CheckConstraint(
                 condition=~models.Q(status=ConversationStatus.PERSON) | models.Q(assigned_to__isnull=False),
                 name="conversation_person_assigned",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(rating__isnull=True) | models.Q(rating__gte=1, rating__lte=5),
+                name="conversation_rating_1_to_5",
             ),
         ]
 
@@ -159,6 +168,46 @@ class ModelCall(models.Model):
 
     def __str__(self):
         return f"{self.model} call in conversation {self.conversation_id}, turn {self.turn}"
+
+
+class TurnTrace(models.Model):
+    """What one assistant turn did, for staff: its outcome, whose words the customer read, the
+    validator's verdict, each tool call (the shape of its arguments, never their text), and times.
+    The model calls are the turn's ModelCall rows. Written with the turn; deleted with the conversation.
+    The customer's vote on the reply is kept here too."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="traces")
+    turn = models.PositiveIntegerField()
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    outcome = models.CharField(max_length=12, choices=TurnOutcome.choices)
+    reply_source = models.CharField(max_length=10, choices=ReplySource.choices, blank=True)
+    violations = models.JSONField(default=list, blank=True)
+    # [{"tool", "arguments" (their shape), "result" ("ok" or the error code), "ms"}], in call order.
+    tool_calls = models.JSONField(default=list, blank=True)
+    handoff_reason = models.CharField(max_length=20, choices=HandoffReason.choices, blank=True)
+    error = models.CharField(max_length=60, blank=True, help_text="What failed the turn, when it failed.")
+    total_ms = models.PositiveIntegerField(help_text="From the customer's message to the reply.")
+    model_ms = models.PositiveIntegerField(help_text="Of which waiting for the model.")
+    # The customer's thumbs up (True) or down (False) on the reply; a second vote replaces the first.
+    helpful = models.BooleanField(null=True, blank=True)
+    voted_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["conversation", "turn"]
+        constraints = [
+            models.UniqueConstraint(fields=["conversation", "turn"], name="trace_one_per_turn"),
+            models.CheckConstraint(
+                condition=models.Q(outcome__in=TurnOutcome.values), name="trace_outcome_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["helpful", "voted_at"], name="trace_votes")]
+
+    def __str__(self):
+        return f"Turn {self.turn} of conversation {self.conversation_id}: {self.outcome}"
+
+    @property
+    def server_ms(self) -> int:
+        return max(0, self.total_ms - self.model_ms)
 
 
 class ConversationReturn(models.Model):

@@ -30,9 +30,11 @@ from support.conversations.models import (
     ConversationStatus,
     MessageRole,
     ModelCall,
+    TurnTrace,
 )
 from support.conversations.waiting import support_notify_on_commit, waiting_fields
 from support.insight.metrics import HANDOFFS
+from support.insight.traces import TurnRecord
 from support.llm.types import ModelReply
 
 
@@ -224,6 +226,7 @@ def conversation_turn_commit(
     eligibility_verified: Collection[str],
     orders_found: Mapping[int, str] = MappingProxyType({}),
     handoff: tuple[str, str] | None = None,
+    trace: TurnRecord | None = None,
 ) -> ConversationStatus:
     """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress).
     Returns who answers the conversation now.
@@ -235,6 +238,7 @@ def conversation_turn_commit(
     email: linked to the conversation, and the first email becomes the one staff may answer at.
     `handoff` (reason, a line for staff): the conversation waits for a person from now on, unless a
     person was asked for (or took it) while the turn ran; the turn's reply is kept either way.
+    `trace`: what the turn did, stored with it for staff.
     """
     conversation = lease.conversation
     now = timezone.now()
@@ -265,6 +269,7 @@ def conversation_turn_commit(
                 raise TurnInProgress
             _messages_add(conversation, lease.number, first, messages)
             _model_calls_add(conversation, lease.number, model_calls)
+            _trace_add(conversation, lease.number, trace)
             if orders_found:
                 conversation.orders.add(*orders_found)
     finally:
@@ -274,7 +279,11 @@ def conversation_turn_commit(
 
 
 def conversation_turn_abandon(
-    *, lease: TurnLease, model_calls: Sequence[ModelReply], set_aside_unanswered: bool = False
+    *,
+    lease: TurnLease,
+    model_calls: Sequence[ModelReply],
+    set_aside_unanswered: bool = False,
+    trace: TurnRecord | None = None,
 ) -> None:
     """End a failed turn: free the conversation, then keep the usage of the calls it made.
 
@@ -284,6 +293,7 @@ def conversation_turn_abandon(
     With `set_aside_unanswered` (the model API refused the request's content),
     the customer messages still waiting for a reply are set aside: shown, never
     sent again, so that one bad message cannot block the conversation.
+    `trace` says what failed, for staff (stored with the usage).
     """
     lease_forget(lease.token)
     with transaction.atomic():
@@ -294,7 +304,9 @@ def conversation_turn_abandon(
         )
         if released and set_aside_unanswered:
             _unanswered_set_aside(lease.conversation)
-    _model_calls_add(lease.conversation, lease.number, model_calls)
+    with transaction.atomic():
+        _model_calls_add(lease.conversation, lease.number, model_calls)
+        _trace_add(lease.conversation, lease.number, trace)
 
 
 def _unanswered_set_aside(conversation: Conversation) -> None:
@@ -350,6 +362,26 @@ def _model_calls_add(conversation: Conversation, turn: int, calls: Sequence[Mode
             **call.usage,
         )
         for call in calls
+    )
+
+
+def _trace_add(conversation: Conversation, turn: int, trace: TurnRecord | None) -> None:
+    if trace is None:
+        return
+    TurnTrace.objects.create(
+        conversation=conversation,
+        turn=turn,
+        outcome=trace.outcome,
+        reply_source=trace.reply_source,
+        violations=list(trace.violations),
+        tool_calls=[
+            {"tool": call.tool, "arguments": call.arguments, "result": call.result, "ms": call.ms}
+            for call in trace.tool_calls
+        ],
+        handoff_reason=trace.handoff_reason,
+        error=trace.error[:60],
+        total_ms=trace.total_ms,
+        model_ms=trace.model_ms,
     )
 
 

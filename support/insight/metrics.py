@@ -10,7 +10,6 @@ anything a customer or a model wrote.
 """
 
 import os
-from enum import StrEnum
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -21,21 +20,7 @@ from prometheus_client import (
     multiprocess,
 )
 
-
-class TurnOutcome(StrEnum):
-    ANSWERED = "answered"
-    REFUSED = "refused"
-    FALLBACK = "fallback"  # the validator replaced the model's reply
-    STUCK = "stuck"  # the call limit, or a reply too long to show
-    HANDED_OFF = "handed_off"
-    ERROR = "error"  # the model failed; the customer is asked to try again
-
-
-class ModelCallResult(StrEnum):
-    OK = "ok"
-    UNAVAILABLE = "unavailable"  # rate-limited, overloaded, unreachable, timed out: try later
-    FAILED = "failed"  # refused for its content, or our credentials or a bug
-
+from support.insight.traces import ModelCallResult, TurnRecord
 
 # Seconds a turn takes with the model (two calls for a lookup), and without it.
 _TURN_BUCKETS = (0.5, 1, 2, 3, 5, 8, 13, 20, 30, 45, 75)
@@ -81,12 +66,14 @@ def model_call_observe(*, result: ModelCallResult, usage: dict[str, int] | None 
             MODEL_TOKENS.labels(kind=kind).inc(count)
 
 
-def turn_observe(*, outcome: TurnOutcome, seconds: float, model_seconds: float, violations=()) -> None:
-    TURNS.labels(outcome=outcome).inc()
-    TURN_SECONDS.observe(seconds)
-    TURN_SERVER_SECONDS.observe(max(0.0, seconds - model_seconds))
-    for code in violations:
+def turn_observe(record: TurnRecord) -> None:
+    TURNS.labels(outcome=record.outcome).inc()
+    TURN_SECONDS.observe(record.total_ms / 1000)
+    TURN_SERVER_SECONDS.observe(record.server_ms / 1000)
+    for code in record.violations:
         VALIDATOR_REJECTIONS.labels(code=code).inc()
+    for call in record.tool_calls:
+        TOOL_CALLS.labels(tool=call.tool, result=call.result).inc()
 
 
 def metrics_exposition() -> tuple[bytes, str]:

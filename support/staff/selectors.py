@@ -2,7 +2,7 @@
 
 import json
 
-from support.conversations.models import Conversation, ConversationMessage, MessageRole
+from support.conversations.models import Conversation, ConversationMessage, MessageRole, ModelCall, TurnTrace
 from support.conversations.selectors import staff_name
 from support.llm.protocol import is_reminder
 
@@ -11,14 +11,21 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
     """Every stored message, oldest first, as entries of one `kind` each: "customer" (their words;
     `set_aside` if the model API refused them), "tool_call" (name, input), "tool_result" (result,
     is_error), "assistant" (the reply the customer read; `violations` when it is the fallback that
-    replaced a rejected reply) and "staff" (text, name). Each has `turn` and `at`."""
+    replaced a rejected reply), "staff" (text, name) and, after each turn the assistant ran, "trace"
+    (`trace`: the turn's TurnTrace, `model_calls`: its ModelCall rows). Each has `turn` and `at`."""
     entries = []
+    traces = {trace.turn: trace for trace in TurnTrace.objects.filter(conversation=conversation)}
+    calls: dict[int, list[ModelCall]] = {}
+    for call in ModelCall.objects.filter(conversation=conversation).order_by("id"):
+        calls.setdefault(call.turn, []).append(call)
     messages = (
         ConversationMessage.objects.filter(conversation=conversation)
         .select_related("author")
         .order_by("position")
     )
     for message in messages:
+        if entries and entries[-1]["turn"] != message.turn:
+            _trace_entry(entries, traces, calls)
         base = {"turn": message.turn, "at": message.created_at}
         if message.role == MessageRole.STAFF:
             name = staff_name(message.author) if message.author else "a former member of staff"
@@ -37,7 +44,30 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
                     "violations": list(message.violations),
                 }
             )
+    if entries:
+        _trace_entry(entries, traces, calls)
     return entries
+
+
+def _trace_entry(
+    entries: list[dict], traces: dict[int, TurnTrace], calls: dict[int, list[ModelCall]]
+) -> None:
+    """Close the last turn of `entries` with its trace, if the assistant ran it."""
+    turn = entries[-1]["turn"]
+    trace = traces.pop(turn, None)
+    if trace is not None:
+        entries.append(
+            {
+                "turn": turn,
+                "at": trace.created_at,
+                "kind": "trace",
+                "trace": trace,
+                "tool_calls": [
+                    {**call, "arguments": _pretty(call["arguments"])} for call in trace.tool_calls
+                ],
+                "model_calls": calls.get(turn, []),
+            }
+        )
 
 
 def _block_entry(message: ConversationMessage, block: dict) -> dict | None:

@@ -1,7 +1,7 @@
 import pytest
 
 from support.testing.chat_client import ChatClient
-from support.testing.messages_stub import MessagesStub
+from support.testing.messages_stub import MessagesStub, message, text, tool_use
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +26,18 @@ def claude(messages_stub, settings):
 @pytest.fixture
 def customer(db):
     return ChatClient()
+
+
+@pytest.fixture
+def return_checked(demo_data, claude, customer):
+    """Sarah's order BK-10042 passed the eligibility check in this conversation."""
+    claude.reset(
+        message(
+            tool_use(
+                "check_return_eligibility",
+                {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"},
+            )
+        ),
+        message(text("Order BK-10042 can be returned. Shall I start the return?")),
+    )
+    customer.send("I want to return BK-10042, sarah.chen@example.com")

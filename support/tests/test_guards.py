@@ -343,16 +343,6 @@ def test_nul_characters_from_the_model_are_never_shown_stored_or_sent_back(claud
     assert "\\u0000" not in json.dumps(claude.requests[0]["messages"])
 
 
-@pytest.fixture
-def return_checked(demo_data, claude, customer):
-    """Sarah's order BK-10042 passed the eligibility check in this conversation."""
-    claude.reset(
-        message(tool_use("check_return_eligibility", SARAH)),
-        message(text("Order BK-10042 can be returned. Shall I start the return?")),
-    )
-    customer.send("I want to return BK-10042, sarah.chen@example.com")
-
-
 def rma_from_history(request: dict) -> str:
     return next(
         json.loads(block["content"])["rma_number"]

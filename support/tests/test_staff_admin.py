@@ -103,6 +103,14 @@ class TestConversationPage:
         assert "BK-77777" not in html  # the rejected reply is never stored
         assert 'href="/admin/orders/order/' in html
 
+    def test_each_turn_shows_its_trace(self, staff_client, looked_up):
+        html = staff_client.get(_page(looked_up[1])).content.decode()
+        trace = html[html.index('id="trace-1"') :]
+        assert "Turn 1: fallback (reply rejected)" in trace
+        assert "The fallback (the model&#x27;s reply was rejected)" in trace
+        assert "Model calls" in trace and trace.count("req_stub_") == 2
+        assert "&quot;customer_email&quot;: &quot;&lt;email&gt;&quot;" in trace
+
     def test_a_reply_reaches_the_customer_and_silences_the_assistant(self, staff_client, waiting, customer):
         response = staff_client.post(_page(waiting), {"action": "reply", "reply": "Hello, I'm on it."})
         assert response.status_code == 302
