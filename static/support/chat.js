@@ -6,6 +6,9 @@
  * shows at once, a status line says the assistant is typing, and errors appear
  * inline with a Retry button. Replies are always inserted as text, never HTML.
  *
+ * Each reply of the assistant takes a vote (helpful or not) and the conversation a
+ * rating, through /api/chat/feedback; without this script the same forms post.
+ *
  * "Talk to a person" goes through /api/chat/handoff. While a person answers (or
  * is on the way) the page asks /api/chat for new messages every few seconds,
  * less often while nothing changes or the tab is hidden.
@@ -35,6 +38,10 @@
   var handoffEmail = document.getElementById("handoff-email");
   var handoffEmailInput = document.getElementById("handoff-email-input");
   var handoffButton = document.getElementById("handoff-button");
+  var voteTemplate = document.getElementById("vote-template");
+  var rating = document.getElementById("rating");
+  var ratingForm = document.getElementById("rating-form");
+  var ratingThanks = document.getElementById("rating-thanks");
   var apiUrl = form.dataset.apiUrl;
   var timeoutMs = parseInt(form.dataset.timeoutMs, 10) || 60000;
   var busy = false;
@@ -74,7 +81,22 @@
     return "Bookly assistant";
   }
 
-  function addMessage(role, text, name) {
+  // The reply's vote buttons, as the server renders them; helpful is true, false or null (no vote).
+  function voteForm(turn, helpful) {
+    var vote = voteTemplate.content.firstElementChild.cloneNode(true);
+    vote.querySelector("input[name=turn]").value = String(turn);
+    showVote(vote, helpful);
+    return vote;
+  }
+
+  function showVote(vote, helpful) {
+    vote.querySelectorAll("button[name=helpful]").forEach(function (button) {
+      var pressed = helpful !== null && helpful !== undefined && (button.value === "yes") === helpful;
+      button.setAttribute("aria-pressed", pressed ? "true" : "false");
+    });
+  }
+
+  function addMessage(role, text, name, turn, helpful) {
     var item = document.createElement("div");
     item.className = "message message--" + role;
     var author = document.createElement("p");
@@ -84,6 +106,13 @@
     body.className = "message__text";
     body.textContent = text; // Text, never markup.
     item.append(author, body);
+    if (role === "assistant" && turn) {
+      item.id = "reply-" + turn;
+      item.append(voteForm(turn, helpful));
+    }
+    if (role !== "customer") {
+      rating.hidden = false; // Someone has answered: the conversation can be rated.
+    }
     transcript.append(item);
     item.scrollIntoView({ block: "nearest" });
     return item;
@@ -160,7 +189,7 @@
     var payload = outcome.payload;
     setOffline(payload.offline);
     if (outcome.status === 200 && typeof payload.reply === "string") {
-      addMessage("assistant", payload.reply);
+      addMessage("assistant", payload.reply, "", payload.votable ? payload.turn : null, null);
       shownCount = transcript.children.length;
       if (payload.status !== status) {
         refresh(); // who answers changed (a handoff, a person took over, a new conversation)
@@ -262,6 +291,9 @@
         setOffline(outcome.payload.offline);
         transcript.replaceChildren();
         shownCount = 0;
+        rating.hidden = true;
+        ratingForm.reset();
+        ratingThanks.textContent = "";
         applyWho(outcome.payload);
         clearError();
         notices.replaceChildren();
@@ -334,7 +366,7 @@
         if (payload.messages.length !== shownCount) {
           transcript.replaceChildren();
           payload.messages.forEach(function (message) {
-            addMessage(message.role, message.text, message.name);
+            addMessage(message.role, message.text, message.name, message.turn, message.helpful);
           });
           shownCount = payload.messages.length;
           pollDelay = POLL_FIRST_MS;
@@ -349,6 +381,46 @@
         schedulePoll();
       });
   }
+
+  // A vote on a reply: the buttons say which answer is recorded; a second vote replaces the first.
+  transcript.addEventListener("submit", function (event) {
+    var vote = event.target;
+    if (!vote.classList.contains("vote") || !event.submitter) {
+      return;
+    }
+    event.preventDefault();
+    var helpful = event.submitter.value === "yes";
+    var thanks = vote.querySelector(".vote__thanks");
+    var turn = parseInt(vote.querySelector("input[name=turn]").value, 10);
+    postJson(vote.dataset.apiUrl, { turn: turn, helpful: helpful })
+      .then(function (outcome) {
+        if (outcome.status !== 200) {
+          thanks.textContent = outcome.payload.detail || GENERIC_ERROR;
+          return;
+        }
+        showVote(vote, helpful);
+        thanks.textContent = "Thanks for your feedback.";
+      })
+      .catch(function () {
+        thanks.textContent = NETWORK_ERROR;
+      });
+  });
+
+  ratingForm.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var chosen = ratingForm.querySelector("input[name=rating]:checked");
+    var comment = ratingForm.querySelector("textarea[name=comment]").value;
+    postJson(ratingForm.dataset.apiUrl, { rating: parseInt(chosen.value, 10), comment: comment })
+      .then(function (outcome) {
+        ratingThanks.textContent =
+          outcome.status === 200
+            ? "You rated this conversation " + outcome.payload.rating + " out of 5. Thank you."
+            : outcome.payload.detail || GENERIC_ERROR;
+      })
+      .catch(function () {
+        ratingThanks.textContent = NETWORK_ERROR;
+      });
+  });
 
   handoffForm.addEventListener("submit", function (event) {
     event.preventDefault();

@@ -106,6 +106,7 @@ class TurnResult:
     violations: tuple[str, ...] = ()
     tool_calls: list[dict] = field(default_factory=list)
     model_ms: int = 0  # time spent waiting for the model
+    votable: bool = False  # the reply is stored with its trace: the customer may say if it helped
 
 
 @dataclass
@@ -282,6 +283,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         violations=violations,
         tool_calls=turn.tool_calls,
         model_ms=turn.model_ms,
+        votable=True,
     )
 
 

@@ -11,6 +11,7 @@ from support.conversations.models import (
     ConversationStatus,
     MessageRole,
     StaffAvailability,
+    TurnTrace,
 )
 
 # What the customer's transcript calls each stored role.
@@ -21,22 +22,27 @@ _TRANSCRIPT_ROLES = {
 }
 
 
-def conversation_transcript(*, conversation: Conversation | None) -> list[dict[str, str]]:
+def conversation_transcript(*, conversation: Conversation | None) -> list[dict]:
     """What the customer sees, oldest first: their words, the replies that passed validation, and what
-    staff wrote (with the writer's first name; empty if they have none or their account is gone)."""
+    staff wrote (with the writer's first name; empty if they have none or their account is gone).
+    The assistant's replies carry their `turn` and the customer's vote on them, `helpful` (None if
+    none), when the turn was traced (the customer may vote on those)."""
     if conversation is None:
         return []
     rows = (
         ConversationMessage.objects.filter(conversation=conversation)
         .exclude(visible_text="")
         .order_by("position")
-        .values_list("role", "visible_text", "author__first_name")
+        .values_list("role", "visible_text", "author__first_name", "turn")
     )
+    votes = dict(TurnTrace.objects.filter(conversation=conversation).values_list("turn", "helpful"))
     transcript = []
-    for role, text, first_name in rows:
+    for role, text, first_name, turn in rows:
         entry = {"role": _TRANSCRIPT_ROLES[role], "text": text}
         if role == MessageRole.STAFF:
             entry["name"] = first_name or ""
+        elif role == MessageRole.ASSISTANT and turn in votes:
+            entry.update(turn=turn, helpful=votes[turn])
         transcript.append(entry)
     return transcript
 
@@ -85,3 +91,7 @@ def conversation_return_get_open(
         if wanted is None or {line.order_item_id for line in record.lines.all()} == wanted:
             return record
     return None
+
+
+def replies_unhelpful_count() -> int:
+    return TurnTrace.objects.filter(helpful=False).count()

@@ -48,6 +48,12 @@ TOOL_CALLS = Counter(
 HANDOFFS = Counter(
     "bookly_handoffs", "Conversations that started waiting for a person, by reason.", ["reason"]
 )
+FEEDBACK = Counter(
+    "bookly_feedback",
+    "Customer feedback as given (a changed vote counts again): helpful or not_helpful on a reply, "
+    "1 to 5 for a conversation.",
+    ["rating"],
+)
 RATE_LIMITED = Counter("bookly_rate_limited", "Messages refused by a rate limit, by scope.", ["scope"])
 
 # The Messages API's usage fields, by the kind operators see.

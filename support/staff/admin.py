@@ -29,9 +29,9 @@ from support.conversations.handoff import (
     staff_availability_extend,
     staff_availability_set,
 )
-from support.conversations.models import Conversation, ConversationStatus
+from support.conversations.models import Conversation, ConversationStatus, TurnTrace
 from support.conversations.selectors import staff_is_available, staff_name
-from support.staff.selectors import conversation_staff_transcript
+from support.staff.selectors import conversation_staff_transcript, trace_review_annotate
 
 logger = logging.getLogger(__name__)
 
@@ -219,6 +219,54 @@ def _close(request, conversation) -> str:
 
 
 _ACTIONS = {"reply": _reply, "take": _take, "hand_back": _hand_back, "close": _close}
+
+
+@admin.register(TurnTrace)
+class TurnTraceAdmin(admin.ModelAdmin):
+    """Every assistant turn, for review: what the customer asked, what they read, how the turn went and
+    their vote. Filtered to the replies customers found unhelpful from the admin index. Read-only: a
+    trace is what happened; each row links to the turn on its conversation's page."""
+
+    list_display = ["turn_link", "asked", "reply", "outcome", "reply_source", "vote", "created_at"]
+    list_display_links = None
+    list_filter = ["helpful", "outcome", "reply_source", "created_at"]
+    date_hierarchy = "created_at"
+    ordering = ["-created_at"]
+
+    def get_queryset(self, request):
+        return trace_review_annotate(super().get_queryset(request))
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="turn")
+    def turn_link(self, obj):
+        url = reverse("admin:support_conversation_change", args=[obj.conversation_id])
+        return format_html(
+            '<a href="{}#trace-{}">Turn {} of conversation {}</a>',
+            url,
+            obj.turn,
+            obj.turn,
+            obj.conversation_id,
+        )
+
+    @admin.display(description="the customer wrote")
+    def asked(self, obj):
+        return obj.asked or "-"
+
+    @admin.display(description="they read")
+    def reply(self, obj):
+        return obj.reply or "-"
+
+    @admin.display(description="vote", ordering="helpful")
+    def vote(self, obj):
+        return {True: "helpful", False: "not helpful"}.get(obj.helpful, "-")
 
 
 # The store's admin, with the links the chat owns: an order's conversations, a return's conversation.

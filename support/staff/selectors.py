@@ -2,6 +2,8 @@
 
 import json
 
+from django.db.models import OuterRef, QuerySet, Subquery
+
 from support.conversations.models import Conversation, ConversationMessage, MessageRole, ModelCall, TurnTrace
 from support.conversations.selectors import staff_name
 from support.llm.protocol import is_reminder
@@ -98,3 +100,18 @@ def _parsed(content):
 
 def _pretty(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def trace_review_annotate(traces: QuerySet[TurnTrace]) -> QuerySet[TurnTrace]:
+    """Traces with the words of their turn: `asked` (the customer's) and `reply` (what they read)."""
+    of_the_turn = ConversationMessage.objects.filter(
+        conversation=OuterRef("conversation"), turn=OuterRef("turn")
+    ).exclude(visible_text="")
+    return traces.annotate(
+        asked=Subquery(
+            of_the_turn.filter(role=MessageRole.USER).order_by("position").values("visible_text")[:1]
+        ),
+        reply=Subquery(
+            of_the_turn.filter(role=MessageRole.ASSISTANT).order_by("-position").values("visible_text")[:1]
+        ),
+    )

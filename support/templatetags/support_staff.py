@@ -1,6 +1,6 @@
 from django import template
 
-from support.conversations.selectors import conversations_waiting_count
+from support.conversations.selectors import conversations_waiting_count, replies_unhelpful_count
 
 register = template.Library()
 
@@ -9,3 +9,9 @@ register = template.Library()
 def waiting_conversations() -> int:
     """How many customers are waiting for a person (for the admin index)."""
     return conversations_waiting_count()
+
+
+@register.simple_tag
+def unhelpful_replies() -> int:
+    """How many replies customers voted not helpful (for the admin index)."""
+    return replies_unhelpful_count()

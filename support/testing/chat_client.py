@@ -38,6 +38,17 @@ class ChatClient:
             headers={"X-CSRFToken": self.token},
         )
 
+    def feedback(self, payload):
+        """A vote ({"turn", "helpful"}) or a rating ({"rating", "comment"}); a str is sent as it is."""
+        if self.token is None:
+            self.transcript()
+        return self.http.post(
+            "/api/chat/feedback",
+            payload if isinstance(payload, str) else json.dumps(payload),
+            content_type="application/json",
+            headers={"X-CSRFToken": self.token},
+        )
+
     def reset(self):
         if self.token is None:
             self.transcript()

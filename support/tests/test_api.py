@@ -82,10 +82,11 @@ class TestMessages:
             "offline": False,
             "turn": 1,
             "status": "assistant",
+            "votable": True,
         }
         assert customer.transcript().json()["messages"] == [
             {"role": "customer", "text": "How much is shipping?"},
-            {"role": "assistant", "text": "Shipping is free over $25."},
+            {"role": "assistant", "text": "Shipping is free over $25.", "turn": 1, "helpful": None},
         ]
 
     def test_reset_starts_a_new_conversation(self, claude, customer):

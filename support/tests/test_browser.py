@@ -485,6 +485,40 @@ def test_staff_edit_of_the_shipping_faq_is_quoted_in_the_next_answer(open_tab, s
     assert customer.errors == []
 
 
+def test_a_customer_votes_on_a_reply_and_rates_the_conversation_and_staff_see_it(tab, open_tab, staff_user):
+    page = tab.page
+    expect(page.locator("#rating")).to_be_hidden()  # nothing to rate yet
+    send_with_js(page, "How long does shipping take?")
+    send_with_js(page, "Can I pay with a gift card?")
+
+    first = page.locator(".message--assistant").first
+    first.get_by_role("button", name="No").click()
+    expect(first.get_by_role("status")).to_have_text("Thanks for your feedback.")
+    expect(first.get_by_role("button", name="No")).to_have_attribute("aria-pressed", "true")
+    expect(first.get_by_role("button", name="Yes")).to_have_attribute("aria-pressed", "false")
+
+    page.get_by_text("Rate this conversation").click()
+    page.get_by_label("2", exact=True).check()
+    page.get_by_label("Anything you would like to add? (optional)").fill("The answer missed my question")
+    page.get_by_role("button", name="Send my rating").click()
+    expect(page.locator("#rating-thanks")).to_have_text("You rated this conversation 2 out of 5. Thank you.")
+    page.reload()  # kept by the server
+    expect(page.locator(".message--assistant").first.get_by_role("button", name="No")).to_have_attribute(
+        "aria-pressed", "true"
+    )
+    screenshot(page, "chat-feedback")
+    assert tab.errors == []
+
+    staff = staff_login(open_tab, "/admin/")
+    staff.page.get_by_role("link", name=re.compile("1 reply customers found unhelpful")).click()
+    expect(staff.page.get_by_text("How long does shipping take?")).to_be_visible()
+    staff.page.get_by_role("link", name=re.compile("Turn 1")).click()
+    expect(staff.page.locator("#trace-1")).to_contain_text("Customer: not helpful")
+    expect(staff.page.get_by_text("The answer missed my question")).to_be_visible()
+    screenshot(staff.page, "admin-feedback")
+    assert staff.errors == []
+
+
 def test_the_page_fits_a_360_pixel_phone(open_tab):
     tab = open_tab(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
     page = tab.page
@@ -507,6 +541,7 @@ def test_admin_pages_run_without_csp_violations(open_tab, staff_user):
         "/admin/policies/policyentry/add/",
         "/admin/orders/returnrecord/",
         "/admin/support/conversation/",
+        "/admin/support/turntrace/?helpful__exact=0",
     ):
         page.goto(path)
         expect(page.locator("#content")).to_be_visible()

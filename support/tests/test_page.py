@@ -26,7 +26,9 @@ def page_html(client) -> str:
 
 
 def transcript_html(html: str) -> str:
-    return html.split('id="transcript"', 1)[1].split("</section>", 1)[0]
+    """The transcript's part of the page, without the CSRF tokens of its vote forms (new on every render)."""
+    transcript = html.split('id="transcript"', 1)[1].split("</section>", 1)[0]
+    return re.sub(r'name="csrfmiddlewaretoken" value="[^"]*"', "", transcript)
 
 
 def textarea_value(html: str) -> str:
@@ -55,7 +57,9 @@ def test_the_forms_message_box_send_talk_to_a_person_and_start_a_new_conversatio
     assert ">Send</button>" in html
     assert 'method="post" action="/chat/handoff"' in html and ">Talk to a person</button>" in html
     assert 'method="post" action="/chat/reset"' in html and "Start a new conversation" in html
-    assert html.count('name="csrfmiddlewaretoken"') == 3
+    assert 'method="post" action="/chat/feedback"' in html and "Rate this conversation" in html
+    # Each form, the vote template and the rating included.
+    assert html.count('name="csrfmiddlewaretoken"') == html.count('method="post"') == 5
 
 
 def test_offline_notice_says_how_to_connect_claude(client):

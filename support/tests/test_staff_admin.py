@@ -246,3 +246,40 @@ def test_a_conversation_the_customer_left_is_not_shown_as_waiting_first(staff_cl
     html = staff_client.get(INBOX).content.decode()
     assert "Waiting for a person (the customer left)" in html
     assert html.index(f">{Conversation.objects.exclude(pk=left.pk).get()}<") < html.index(f">{left}<")
+
+
+class TestReplyReview:
+    @pytest.fixture
+    def voted(self, claude, customer):
+        """Two replies: the first voted not helpful, the second helpful."""
+        for question, answer in (
+            ("Where is my order?", "What is the order number? It starts with BK-."),
+            ("And returns?", "I can help with a return once I have the order number."),
+        ):
+            claude.reset(message(text(answer)))
+            customer.send(question)
+        customer.feedback({"turn": 1, "helpful": False})
+        customer.feedback({"turn": 2, "helpful": True})
+        return Conversation.objects.get()
+
+    def test_the_index_counts_unhelpful_replies_and_the_list_shows_their_words(self, staff_client, voted):
+        index = staff_client.get("/admin/").content.decode()
+        assert "<strong>1</strong> reply customers found unhelpful" in index
+
+        listed = staff_client.get("/admin/support/turntrace/?helpful__exact=0").content.decode()
+        assert "Where is my order?" in listed and "What is the order number? It starts with BK-." in listed
+        assert "And returns?" not in listed
+        assert f'href="/admin/support/conversation/{voted.pk}/change/#trace-1"' in listed
+
+    def test_traces_are_read_only(self, staff_client, voted):
+        trace = voted.traces.get(turn=1)
+        assert (
+            staff_client.post(f"/admin/support/turntrace/{trace.pk}/change/", {"helpful": ""}).status_code
+            == 403
+        )
+        assert (
+            staff_client.post(f"/admin/support/turntrace/{trace.pk}/delete/", {"post": "yes"}).status_code
+            == 403
+        )
+        trace.refresh_from_db()
+        assert trace.helpful is False

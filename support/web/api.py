@@ -13,6 +13,7 @@ from support.conversations.selectors import conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
+from support.web.feedback import InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
@@ -65,7 +66,13 @@ def chat(request):
     request.model_ms = result.model_ms  # for the Server-Timing header, when enabled
     # reply is null when a person answers: the message is kept for them.
     return JsonResponse(
-        {"reply": result.reply, "offline": result.offline, "turn": result.turn, "status": result.status}
+        {
+            "reply": result.reply,
+            "offline": result.offline,
+            "turn": result.turn,
+            "status": result.status,
+            "votable": result.votable,
+        }
     )
 
 
@@ -122,6 +129,19 @@ def chat_handoff(request):
     return JsonResponse(
         {"already": already, "offline": get_model().offline, **who_answers(conversation=conversation)}
     )
+
+
+def chat_feedback(request):
+    """The customer's vote on a reply, {"turn": N, "helpful": true|false}, or their rating of the
+    conversation, {"rating": 1-5, "comment": text}."""
+    if request.method != "POST":
+        return _method_not_allowed(["POST"])
+    payload = _json_body(request)
+    try:
+        given = feedback_give(session=request.session, payload=None if payload is _NOT_JSON else payload)
+    except InvalidFeedback as invalid:
+        return api_error(400, invalid.code, invalid.detail)
+    return JsonResponse(given)
 
 
 def chat_reset(request):

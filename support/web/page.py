@@ -11,12 +11,14 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
 from support.assistant.turn import conversation_take_turn
+from support.conversations.feedback import RATING_COMMENT_MAX_CHARS
 from support.conversations.handoff import conversation_handoff_request
-from support.conversations.models import HandoffReason
+from support.conversations.models import ConversationStatus, HandoffReason
 from support.conversations.selectors import conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
+from support.web.feedback import InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
@@ -38,10 +40,32 @@ def _draft_keep(request, text: str) -> None:
     request.session[DRAFT_SESSION_KEY] = text[: settings.BOOKLY_MAX_MESSAGE_CHARS * 4]
 
 
+RATING_SCALE = ((1, "1 (poor)"), (2, "2"), (3, "3"), (4, "4"), (5, "5 (excellent)"))
+
+
+def _rating(conversation, transcript: list[dict]) -> dict:
+    """The rating form: offered once someone has answered, opened when staff closed the conversation or
+    handed it back to the assistant."""
+    return {
+        "can_rate": any(entry["role"] != "customer" for entry in transcript),
+        "invite": conversation is not None
+        and (
+            conversation.status == ConversationStatus.CLOSED
+            or (conversation.status == ConversationStatus.ASSISTANT and conversation.handoff_at is not None)
+        ),
+        "given": conversation.rating if conversation else None,
+        "comment": conversation.rating_comment if conversation else "",
+        "scale": RATING_SCALE,
+        "comment_max": RATING_COMMENT_MAX_CHARS,
+    }
+
+
 def _chat_page(request, *, draft: str = "", status: int = 200):
     conversation = conversation_get_for_session(session=request.session)
+    transcript = conversation_transcript(conversation=conversation)
     context = {
-        "transcript": conversation_transcript(conversation=conversation),
+        "transcript": transcript,
+        "rating": _rating(conversation, transcript),
         "who": who_answers(conversation=conversation),
         "offline": get_model().offline,
         "draft": draft,
@@ -121,3 +145,34 @@ def chat_handoff(request):
         if email:
             messages.success(request, f"Thank you. We'll also answer you at {email}.")
     return redirect(reverse("support:chat") + "#handoff")
+
+
+_VOTES = {"yes": True, "no": False}
+
+
+@require_POST
+def chat_feedback(request):
+    """The page's feedback forms: a vote on a reply (turn, helpful=yes|no), or a rating of the
+    conversation (rating 1-5, comment)."""
+    form = request.POST
+    if "helpful" in form:
+        payload = {"turn": _whole_number(form.get("turn")), "helpful": _VOTES.get(form["helpful"])}
+        anchor = f"#reply-{payload['turn']}" if payload["turn"] else ""
+    else:
+        payload = {"rating": _whole_number(form.get("rating")), "comment": form.get("comment", "")}
+        anchor = "#rating"
+    try:
+        given = feedback_give(session=request.session, payload=payload)
+    except InvalidFeedback as invalid:
+        messages.error(request, invalid.detail)
+    else:
+        messages.success(
+            request, "Thank you for rating this conversation." if "rating" in given else "Thank you."
+        )
+    return redirect(reverse("support:chat") + anchor)
+
+
+def _whole_number(text) -> int | None:
+    return (
+        int(text) if isinstance(text, str) and text.isascii() and text.isdigit() and len(text) < 10 else None
+    )

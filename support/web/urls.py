@@ -9,7 +9,9 @@ urlpatterns = [
     path("chat/send", page.chat_send, name="chat_send"),
     path("chat/reset", page.chat_page_reset, name="chat_page_reset"),
     path("chat/handoff", page.chat_handoff, name="chat_handoff_page"),
+    path("chat/feedback", page.chat_feedback, name="chat_feedback_page"),
     path("api/chat", api.chat, name="chat_api"),
     path("api/chat/reset", api.chat_reset, name="chat_reset"),
     path("api/chat/handoff", api.chat_handoff, name="chat_handoff"),
+    path("api/chat/feedback", api.chat_feedback, name="chat_feedback"),
 ]
