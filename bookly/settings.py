@@ -305,6 +305,14 @@ BOOKLY_TRUSTED_PROXIES = _ip_networks("BOOKLY_TRUSTED_PROXIES")
 # "Authorization: Bearer <BOOKLY_METRICS_TOKEN>"; to no one else.
 BOOKLY_METRICS_ALLOWED_IPS = _ip_networks("BOOKLY_METRICS_ALLOWED_IPS")
 BOOKLY_METRICS_TOKEN = env.str("BOOKLY_METRICS_TOKEN", default="")
+
+# The staff dashboard's cost estimate: the model's price per million tokens of each kind
+# (defaults: Claude Sonnet 4 list prices in US dollars; check your model's current prices).
+BOOKLY_PRICE_INPUT_PER_MTOK = env.float("BOOKLY_PRICE_INPUT_PER_MTOK", default=3.0)
+BOOKLY_PRICE_OUTPUT_PER_MTOK = env.float("BOOKLY_PRICE_OUTPUT_PER_MTOK", default=15.0)
+BOOKLY_PRICE_CACHE_READ_PER_MTOK = env.float("BOOKLY_PRICE_CACHE_READ_PER_MTOK", default=0.30)
+BOOKLY_PRICE_CACHE_WRITE_PER_MTOK = env.float("BOOKLY_PRICE_CACHE_WRITE_PER_MTOK", default=3.75)
+BOOKLY_PRICE_CURRENCY = env.str("BOOKLY_PRICE_CURRENCY", default="USD")
 # django-ratelimit's "ip" key asks this function for the client's address.
 RATELIMIT_IP_META_KEY = "support.web.ratelimits.client_ip"
 

@@ -18,6 +18,8 @@ ORDER_NUMBER_MENTION_RE = re.compile(r"\bBK\s*-?\s*(\d{3,})\b", re.IGNORECASE)
 RMA_NUMBER_PATTERN = r"^RMA-[A-Z0-9]{8}$"
 RMA_NUMBER_MENTION_RE = re.compile(r"\bRMA-?[A-Z0-9]{4,}\b", re.IGNORECASE)
 RMA_NUMBER_LENGTH = 12
+# A customer's email address in running text (the order's customer_email is an EmailField).
+EMAIL_MENTION_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 class OrderStatus(models.TextChoices):

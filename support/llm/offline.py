@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from orders.models import ORDER_NUMBER_MENTION_RE
+from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE
 from orders.services import ReturnRefusal
 from support.llm.protocol import (
     HANDOFF_TOOL,
@@ -62,7 +62,6 @@ GENERIC_ERROR_REPLY = (
     "order, a return or a store policy."
 )
 
-_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 
 # Intent vocabulary, matched against lower-cased text with straight apostrophes.
 _MY_ORDER_RE = re.compile(
@@ -263,7 +262,7 @@ def _order_id_in(text: str) -> str | None:
 
 
 def _email_in(text: str) -> str | None:
-    found = _EMAIL_RE.findall(text)
+    found = EMAIL_MENTION_RE.findall(text)
     return found[-1] if found else None
 
 
@@ -406,7 +405,7 @@ def _returnable(result: dict) -> list[str]:
 def _return_reason(texts: list[str]) -> str:
     """Why the customer is returning, in their words: a because-clause or a sentence naming a problem."""
     for text in texts:
-        clean = _EMAIL_RE.sub("", ORDER_NUMBER_MENTION_RE.sub("", text))
+        clean = EMAIL_MENTION_RE.sub("", ORDER_NUMBER_MENTION_RE.sub("", text))
         clause = _REASON_CLAUSE_RE.search(clean)
         sentences = [s for s in re.split(r"[.!?\n]+", clean) if _REASON_WORDS_RE.search(s)]
         candidate = clause.group("why") if clause else (sentences[0] if sentences else "")

@@ -31,6 +31,7 @@ from support.conversations.handoff import (
 )
 from support.conversations.models import Conversation, ConversationStatus, TurnTrace
 from support.conversations.selectors import staff_is_available, staff_name
+from support.staff.dashboard_page import dashboard_page
 from support.staff.selectors import conversation_staff_transcript, trace_review_annotate
 
 logger = logging.getLogger(__name__)
@@ -124,7 +125,8 @@ class ConversationAdmin(admin.ModelAdmin):
                 "availability/",
                 self.admin_site.admin_view(self.availability_view),
                 name="support_conversation_availability",
-            )
+            ),
+            path("dashboard/", self.admin_site.admin_view(self.dashboard_view), name="support_dashboard"),
         ]
         return own + super().get_urls()
 
@@ -147,6 +149,12 @@ class ConversationAdmin(admin.ModelAdmin):
             else "You are away: customers asking for a person are given the opening hours.",
         )
         return HttpResponseRedirect(reverse("admin:support_conversation_changelist"))
+
+    def dashboard_view(self, request):
+        """How the assistant is doing over a period: for anyone who may read conversations."""
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        return dashboard_page(request, context={**self.admin_site.each_context(request), "opts": self.opts})
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """The conversation as it happened, with the reply box and the actions (POSTed here)."""

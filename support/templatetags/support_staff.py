@@ -15,3 +15,9 @@ def waiting_conversations() -> int:
 def unhelpful_replies() -> int:
     """How many replies customers voted not helpful (for the admin index)."""
     return replies_unhelpful_count()
+
+
+@register.filter
+def percent(value) -> str:
+    """A share (0 to 1) as a percentage with one decimal; "no data" when there is nothing to divide."""
+    return "no data" if value is None else f"{value * 100:.1f}%"

@@ -519,6 +519,31 @@ def test_a_customer_votes_on_a_reply_and_rates_the_conversation_and_staff_see_it
     assert staff.errors == []
 
 
+def test_a_support_lead_opens_the_dashboard_and_reads_its_charts(tab, open_tab, staff_user):
+    send_with_js(tab.page, "How long does shipping take?")
+    send_with_js(tab.page, "What's the weather like in Boston?")
+
+    staff = staff_login(open_tab, "/admin/")
+    page = staff.page
+    page.get_by_role("link", name="Dashboard: how the assistant is doing").click()
+    expect(
+        page.get_by_role("img", name="Fallbacks, refusals and failed turns (share of turns)")
+    ).to_be_visible()
+    expect(page.locator("#dashboard-figures")).to_contain_text("Refused (out of scope)50.0% of turns")
+    refusals = page.locator("#chart-failures")
+    refusals.get_by_text("Table", exact=True).click()  # the numbers, for a screen reader or a closer look
+    expect(refusals.get_by_role("table")).to_contain_text("50.0%")
+    expect(page.locator("#dashboard-unanswered")).to_contain_text("What's the weather like in Boston?")
+    with page.expect_download() as download:
+        page.get_by_role("link", name="Download the period as CSV").click()
+    assert download.value.suggested_filename.startswith("bookly-dashboard-")
+    screenshot(page, "admin-dashboard")
+    page.set_viewport_size(PHONE)
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
+    screenshot(page, "admin-dashboard-360")
+    assert staff.errors == []
+
+
 def test_the_page_fits_a_360_pixel_phone(open_tab):
     tab = open_tab(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
     page = tab.page
@@ -542,6 +567,7 @@ def test_admin_pages_run_without_csp_violations(open_tab, staff_user):
         "/admin/orders/returnrecord/",
         "/admin/support/conversation/",
         "/admin/support/turntrace/?helpful__exact=0",
+        "/admin/support/conversation/dashboard/",
     ):
         page.goto(path)
         expect(page.locator("#content")).to_be_visible()
