@@ -307,7 +307,8 @@ BOOKLY_METRICS_ALLOWED_IPS = _ip_networks("BOOKLY_METRICS_ALLOWED_IPS")
 BOOKLY_METRICS_TOKEN = env.str("BOOKLY_METRICS_TOKEN", default="")
 
 # The staff dashboard's cost estimate: the model's price per million tokens of each kind
-# (defaults: Claude Sonnet 4 list prices in US dollars; check your model's current prices).
+# (defaults: $3 input, $15 output, $0.30 cache read, $3.75 cache write: Claude Sonnet's list prices when
+# this was written; set your model's current ones).
 BOOKLY_PRICE_INPUT_PER_MTOK = env.float("BOOKLY_PRICE_INPUT_PER_MTOK", default=3.0)
 BOOKLY_PRICE_OUTPUT_PER_MTOK = env.float("BOOKLY_PRICE_OUTPUT_PER_MTOK", default=15.0)
 BOOKLY_PRICE_CACHE_READ_PER_MTOK = env.float("BOOKLY_PRICE_CACHE_READ_PER_MTOK", default=0.30)

@@ -42,6 +42,10 @@
   var rating = document.getElementById("rating");
   var ratingForm = document.getElementById("rating-form");
   var ratingThanks = document.getElementById("rating-thanks");
+  var ratingDetails = document.getElementById("rating-details");
+  var ratingButton = ratingForm.querySelector("button[type=submit]");
+  // Feedback names the conversation the page shows, so that it never lands in a later one.
+  var conversationRef = transcript.dataset.conversation || "";
   var apiUrl = form.dataset.apiUrl;
   var timeoutMs = parseInt(form.dataset.timeoutMs, 10) || 60000;
   var busy = false;
@@ -85,7 +89,11 @@
   function voteForm(turn, helpful) {
     var vote = voteTemplate.content.firstElementChild.cloneNode(true);
     vote.querySelector("input[name=turn]").value = String(turn);
+    vote.querySelector("input[name=conversation]").value = conversationRef;
     showVote(vote, helpful);
+    if (helpful !== null && helpful !== undefined) {
+      vote.querySelector(".vote__thanks").textContent = "Thanks for your feedback.";
+    }
     return vote;
   }
 
@@ -185,9 +193,38 @@
       });
   }
 
+  function setConversation(reference) {
+    if (reference === undefined) {
+      return;
+    }
+    conversationRef = reference || "";
+    ratingForm.querySelector("input[name=conversation]").value = conversationRef;
+  }
+
+  // A new conversation: nothing rated yet, whatever the page was first rendered with.
+  function clearRating() {
+    rating.hidden = true;
+    ratingDetails.open = false;
+    ratingForm.querySelectorAll("input[name=rating]").forEach(function (radio) {
+      radio.defaultChecked = false;
+      radio.checked = false;
+    });
+    var comment = ratingForm.querySelector("textarea[name=comment]");
+    comment.defaultValue = "";
+    comment.value = "";
+    ratingButton.textContent = "Send my rating";
+    ratingThanks.textContent = "";
+  }
+
   function handleReply(outcome, text, bubble) {
     var payload = outcome.payload;
     setOffline(payload.offline);
+    if (payload.conversation && payload.conversation !== conversationRef) {
+      if (conversationRef) {
+        clearRating(); // staff closed the old one: this message started another
+      }
+      setConversation(payload.conversation);
+    }
     if (outcome.status === 200 && typeof payload.reply === "string") {
       addMessage("assistant", payload.reply, "", payload.votable ? payload.turn : null, null);
       shownCount = transcript.children.length;
@@ -291,9 +328,8 @@
         setOffline(outcome.payload.offline);
         transcript.replaceChildren();
         shownCount = 0;
-        rating.hidden = true;
-        ratingForm.reset();
-        ratingThanks.textContent = "";
+        clearRating();
+        setConversation(null);
         applyWho(outcome.payload);
         clearError();
         notices.replaceChildren();
@@ -321,6 +357,13 @@
   function setStatus(newStatus) {
     if (!newStatus) {
       return;
+    }
+    var withPerson = status === "waiting" || status === "person";
+    var answered = transcript.querySelector(".message--assistant, .message--staff") !== null;
+    if (withPerson && answered && (newStatus === "assistant" || newStatus === "closed")) {
+      // Staff handed the conversation back or closed it: a good moment to ask how it went.
+      rating.hidden = false;
+      ratingDetails.open = true;
     }
     status = newStatus;
     handoff.dataset.status = status;
@@ -363,6 +406,7 @@
           schedulePoll();
           return;
         }
+        setConversation(payload.conversation);
         if (payload.messages.length !== shownCount) {
           transcript.replaceChildren();
           payload.messages.forEach(function (message) {
@@ -392,7 +436,12 @@
     var helpful = event.submitter.value === "yes";
     var thanks = vote.querySelector(".vote__thanks");
     var turn = parseInt(vote.querySelector("input[name=turn]").value, 10);
-    postJson(vote.dataset.apiUrl, { turn: turn, helpful: helpful })
+    var reference = vote.querySelector("input[name=conversation]").value;
+    var body = { turn: turn, helpful: helpful };
+    if (reference) {
+      body.conversation = reference;
+    }
+    postJson(vote.dataset.apiUrl, body)
       .then(function (outcome) {
         if (outcome.status !== 200) {
           thanks.textContent = outcome.payload.detail || GENERIC_ERROR;
@@ -410,12 +459,18 @@
     event.preventDefault();
     var chosen = ratingForm.querySelector("input[name=rating]:checked");
     var comment = ratingForm.querySelector("textarea[name=comment]").value;
-    postJson(ratingForm.dataset.apiUrl, { rating: parseInt(chosen.value, 10), comment: comment })
+    var body = { rating: parseInt(chosen.value, 10), comment: comment };
+    if (conversationRef) {
+      body.conversation = conversationRef;
+    }
+    postJson(ratingForm.dataset.apiUrl, body)
       .then(function (outcome) {
-        ratingThanks.textContent =
-          outcome.status === 200
-            ? "You rated this conversation " + outcome.payload.rating + " out of 5. Thank you."
-            : outcome.payload.detail || GENERIC_ERROR;
+        if (outcome.status !== 200) {
+          ratingThanks.textContent = outcome.payload.detail || GENERIC_ERROR;
+          return;
+        }
+        ratingThanks.textContent = "You rated this conversation " + outcome.payload.rating + " out of 5. Thank you.";
+        ratingButton.textContent = "Change my rating";
       })
       .catch(function () {
         ratingThanks.textContent = NETWORK_ERROR;

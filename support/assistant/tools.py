@@ -127,6 +127,7 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
+TOOL_ARGUMENT_NAMES = frozenset(name for tool in TOOLS for name in tool["input_schema"]["properties"])
 # Tools that change the store: the step that calls one is stored in the same transaction as the change.
 WRITE_TOOLS = frozenset({"initiate_return"})
 

@@ -31,7 +31,15 @@ from django.db import connections, transaction
 
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import system_prompt, turn_reminder
-from support.assistant.tools import TOOL_NAMES, TOOLS, WRITE_TOOLS, ToolContext, ToolOutcome, tool_execute
+from support.assistant.tools import (
+    TOOL_ARGUMENT_NAMES,
+    TOOL_NAMES,
+    TOOLS,
+    WRITE_TOOLS,
+    ToolContext,
+    ToolOutcome,
+    tool_execute,
+)
 from support.assistant.validator import FALLBACK_REPLY, is_refusal, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (
@@ -107,6 +115,7 @@ class TurnResult:
     tool_calls: list[dict] = field(default_factory=list)
     model_ms: int = 0  # time spent waiting for the model
     votable: bool = False  # the reply is stored with its trace: the customer may say if it helped
+    conversation_id: int | None = None  # the conversation that took the message
 
 
 @dataclass
@@ -195,7 +204,13 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         # A person answers (or is on the way): their words wait for them, and the model is not called.
         kept = conversation_customer_message_keep(conversation=conversation, text=text)
         if kept is not None:
-            return TurnResult(reply=None, offline=model.offline, turn=kept.turn_count, status=kept.status)
+            return TurnResult(
+                reply=None,
+                offline=model.offline,
+                turn=kept.turn_count,
+                status=kept.status,
+                conversation_id=kept.pk,
+            )
         # Handed back or closed a moment ago: answered as the conversation is now.
         conversation = conversation_get_for_session(session=session)
     if conversation is not None and conversation.status == ConversationStatus.CLOSED:
@@ -204,7 +219,12 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         conversation = None
     turns_so_far = conversation.turn_count if conversation else 0
     if turns_so_far >= settings.BOOKLY_MAX_TURNS_PER_CONVERSATION:
-        return TurnResult(reply=TURN_LIMIT_REPLY, offline=model.offline, turn=turns_so_far)
+        return TurnResult(
+            reply=TURN_LIMIT_REPLY,
+            offline=model.offline,
+            turn=turns_so_far,
+            conversation_id=conversation.pk if conversation else None,
+        )
     # The lease counts this turn only if turn_count is still as read, so its number is known now.
     lease, history = conversation_turn_begin(
         session=session, conversation=conversation, customer_message=_customer_message(text, turns_so_far + 1)
@@ -284,6 +304,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
         tool_calls=turn.tool_calls,
         model_ms=turn.model_ms,
         votable=True,
+        conversation_id=lease.conversation.pk,
     )
 
 
@@ -389,7 +410,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
                     ToolCallRecord(
                         # Only names we know are kept: a model's invented tool name is "unknown".
                         tool=block["name"] if block["name"] in TOOL_NAMES else "unknown",
-                        arguments=arguments_shape(block["input"]),
+                        arguments=arguments_shape(arguments=block["input"], names=TOOL_ARGUMENT_NAMES),
                         result=outcome.result.get("error", "error") if outcome.is_error else "ok",
                         ms=round((time.monotonic() - tool_started) * 1000),
                     )

@@ -3,6 +3,7 @@ from importlib import import_module
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from orders.models import RETURN_STATUSES_RELEASING_ITEMS, Order, OrderItem, ReturnRecord
 from support.conversations.models import (
@@ -45,6 +46,12 @@ def conversation_transcript(*, conversation: Conversation | None) -> list[dict]:
             entry.update(turn=turn, helpful=votes[turn])
         transcript.append(entry)
     return transcript
+
+
+def conversation_reference(*, conversation_id: int) -> str:
+    """The name a page gives the conversation it shows, without its database id: feedback carries it, so
+    that a vote from a page left open on an earlier conversation is never counted for the current one."""
+    return salted_hmac("bookly.conversation-reference", str(conversation_id)).hexdigest()[:16]
 
 
 def staff_name(user) -> str:

@@ -304,9 +304,9 @@ def conversation_turn_abandon(
         )
         if released and set_aside_unanswered:
             _unanswered_set_aside(lease.conversation)
-    with transaction.atomic():
-        _model_calls_add(lease.conversation, lease.number, model_calls)
-        _trace_add(lease.conversation, lease.number, trace)
+    # Apart, too: the usage (what the calls cost) is kept even if storing the trace fails.
+    _model_calls_add(lease.conversation, lease.number, model_calls)
+    _trace_add(lease.conversation, lease.number, trace)
 
 
 def _unanswered_set_aside(conversation: Conversation) -> None:

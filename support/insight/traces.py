@@ -20,7 +20,9 @@ class TurnOutcome(models.TextChoices):
     FALLBACK = "fallback", "Fallback (reply rejected)"  # the validator replaced the model's reply
     STUCK = "stuck", "Stuck"  # the call limit, or a reply too long to show
     HANDED_OFF = "handed_off", "Handed to a person"
-    ERROR = "error", "Model failed"  # the customer is asked to try again
+    # The model failed, or the turn could not be stored (another turn took over, a bug): the customer is
+    # asked to try again.
+    ERROR = "error", "Failed"
 
 
 class ModelCallResult(models.TextChoices):
@@ -57,7 +59,7 @@ class TurnRecord:
     violations: tuple[str, ...] = ()  # the validator's codes, when it rejected the reply
     tool_calls: tuple[ToolCallRecord, ...] = ()
     handoff_reason: str = ""
-    error: str = ""  # a ModelCallResult, when the model failed the turn
+    error: str = ""  # when the turn failed: what failed it (the exception's class, e.g. ModelUnavailable)
 
     @property
     def server_ms(self) -> int:
@@ -66,27 +68,26 @@ class TurnRecord:
 
 # The arguments that hold codes (an order number, a FAQ topic key): kept when they look like one.
 _CODES = {"order_id": re.compile(ORDER_NUMBER_PATTERN), "topic": re.compile(TOPIC_KEY_PATTERN)}
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 _MAX_ITEMS = 20
 
 
-def arguments_shape(value, name: str = ""):
+def arguments_shape(*, arguments, names: frozenset[str], name: str = ""):
     """Tool arguments as a trace keeps them: an order number or topic key as given (codes, not words),
-    an email as "<email>", any other text as "<text, N chars>", numbers and booleans as they are, lists
-    and objects item by item. A model can put anything anywhere, so names that are not plain
-    identifiers are hidden too."""
-    if isinstance(value, dict):
+    an email as "<email>", any other text as "<text, N chars>", a number as "<number>", booleans and
+    null as they are, lists and objects item by item. A model can put anything anywhere, so argument
+    names outside `names` (the tools' own) are hidden too."""
+    if isinstance(arguments, dict):
         shape = {}
-        for key, item in list(value.items())[:_MAX_ITEMS]:
-            key = key if isinstance(key, str) and _NAME_RE.match(key) else "<name>"
-            shape[key] = arguments_shape(item, key)
+        for key, item in list(arguments.items())[:_MAX_ITEMS]:
+            key = key if key in names else "<name>"
+            shape[key] = arguments_shape(arguments=item, names=names, name=key)
         return shape
-    if isinstance(value, list):
-        return [arguments_shape(item) for item in value[:_MAX_ITEMS]]
-    if isinstance(value, str):
-        if name in _CODES and _CODES[name].match(value):
-            return value
-        return "<email>" if "@" in value else f"<text, {len(value)} chars>"
-    if value is None or isinstance(value, bool | int | float):
-        return value
-    return f"<{type(value).__name__}>"
+    if isinstance(arguments, list):
+        return [arguments_shape(arguments=item, names=names) for item in arguments[:_MAX_ITEMS]]
+    if isinstance(arguments, str):
+        if name in _CODES and _CODES[name].match(arguments):
+            return arguments
+        return "<email>" if "@" in arguments else f"<text, {len(arguments)} chars>"
+    if arguments is None or isinstance(arguments, bool):
+        return arguments
+    return "<number>" if isinstance(arguments, int | float) else f"<{type(arguments).__name__}>"

@@ -34,7 +34,7 @@ class Migration(migrations.Migration):
                             ("fallback", "Fallback (reply rejected)"),
                             ("stuck", "Stuck"),
                             ("handed_off", "Handed to a person"),
-                            ("error", "Model failed"),
+                            ("error", "Failed"),
                         ],
                         max_length=12,
                     ),

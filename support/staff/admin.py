@@ -242,7 +242,16 @@ class TurnTraceAdmin(admin.ModelAdmin):
     ordering = ["-created_at"]
 
     def get_queryset(self, request):
-        return trace_review_annotate(super().get_queryset(request))
+        return trace_review_annotate(traces=super().get_queryset(request))
+
+    def has_view_permission(self, request, obj=None):
+        # The list shows what customers wrote: only for those who may read their conversations.
+        return super().has_view_permission(request, obj) and request.user.has_perm(
+            "support.view_conversation"
+        )
+
+    def has_module_permission(self, request):
+        return super().has_module_permission(request) and request.user.has_perm("support.view_conversation")
 
     def has_add_permission(self, request):
         return False

@@ -50,7 +50,7 @@ class Figures:
     conversations: int = 0  # started
     assisted: int = 0  # started and answered by the assistant at least once
     resolved: int = 0  # of those, never handed to a person
-    handoffs: int = 0  # conversations that started waiting for a person
+    handoffs: int = 0  # of those started, the ones handed to a person (asked for, or taken by staff)
     turns: int = 0
     outcomes: Counter = field(default_factory=Counter)
     tool_calls: int = 0
@@ -60,6 +60,7 @@ class Figures:
     latencies_ms: list[int] = field(default_factory=list)
     tokens: Counter = field(default_factory=Counter)  # by ModelCall usage field
     cost: float = 0.0  # estimated, in the currency of the price settings
+    costed: set[int] = field(default_factory=set)  # the conversations whose model calls make up `cost`
     votes_up: int = 0
     votes_down: int = 0
     ratings: list[int] = field(default_factory=list)
@@ -97,7 +98,7 @@ class Figures:
 
     @property
     def cost_per_conversation(self) -> float | None:
-        return self.cost / self.assisted if self.assisted else None
+        return self.cost / len(self.costed) if self.costed else None
 
 
 @dataclass
@@ -111,7 +112,7 @@ class Dashboard:
     unanswered: list[dict]  # refusals and fallbacks, newest first: at, outcome, words (masked), links
 
 
-def customer_words_masked(text: str) -> str:
+def customer_words_masked(*, text: str) -> str:
     """The customer's words without what identifies them: emails, order and RMA numbers, long numbers."""
     text = EMAIL_MENTION_RE.sub("[email]", text)
     text = ORDER_NUMBER_MENTION_RE.sub("[order number]", text)
@@ -132,11 +133,12 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
 
     rejections: Counter = Counter()
     assisted: set[int] = set()
-    traces = TurnTrace.objects.filter(created_at__gte=since, created_at__lt=until)
+    traces = TurnTrace.objects.filter(created_at__gte=since, created_at__lt=until).order_by()
     for at, conversation_id, outcome, total_ms, tool_calls, violations in traces.values_list(
         "created_at", "conversation_id", "outcome", "total_ms", "tool_calls", "violations"
     ):
-        assisted.add(conversation_id)
+        if outcome != TurnOutcome.ERROR:
+            assisted.add(conversation_id)
         rejections.update(violations)
         for figures in both(at):
             figures.turns += 1
@@ -149,36 +151,40 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
                     figures.returns_asked += 1
                     figures.returns_before_check += call["result"] == "eligibility_not_verified"
 
-    votes = TurnTrace.objects.filter(voted_at__gte=since, voted_at__lt=until, helpful__isnull=False)
+    votes = TurnTrace.objects.filter(
+        voted_at__gte=since, voted_at__lt=until, helpful__isnull=False
+    ).order_by()
     for at, helpful in votes.values_list("voted_at", "helpful"):
         for figures in both(at):
             figures.votes_up += helpful
             figures.votes_down += not helpful
 
-    started = Conversation.objects.filter(created_at__gte=since, created_at__lt=until)
-    for at, pk, handoff_at in started.values_list("created_at", "pk", "handoff_at"):
+    # Conversations are counted on the day they started, with whatever became of them since.
+    reasons: Counter = Counter()
+    started = Conversation.objects.filter(created_at__gte=since, created_at__lt=until).order_by()
+    for at, pk, handoff_at, reason in started.values_list("created_at", "pk", "handoff_at", "handoff_reason"):
+        if handoff_at is not None:
+            # No reason: a member of staff took the conversation without being asked.
+            reasons[HandoffReason(reason).label if reason else "Staff took it over"] += 1
         for figures in both(at):
             figures.conversations += 1
+            figures.handoffs += handoff_at is not None
             if pk in assisted:
                 figures.assisted += 1
                 figures.resolved += handoff_at is None
 
-    reasons: Counter = Counter()
-    handed = Conversation.objects.filter(handoff_at__gte=since, handoff_at__lt=until)
-    for at, reason in handed.values_list("handoff_at", "handoff_reason"):
-        reasons[HandoffReason(reason).label if reason in HandoffReason.values else reason] += 1
-        for figures in both(at):
-            figures.handoffs += 1
-
-    rated = Conversation.objects.filter(rated_at__gte=since, rated_at__lt=until, rating__isnull=False)
+    rated = Conversation.objects.filter(
+        rated_at__gte=since, rated_at__lt=until, rating__isnull=False
+    ).order_by()
     for at, rating in rated.values_list("rated_at", "rating"):
         for figures in both(at):
             figures.ratings.append(rating)
 
     prices = {usage: getattr(settings, name) / 1_000_000 for usage, name in _TOKEN_PRICES.items()}
-    calls = ModelCall.objects.filter(created_at__gte=since, created_at__lt=until, offline=False)
-    for at, *usage in calls.values_list("created_at", *_TOKEN_PRICES):
+    calls = ModelCall.objects.filter(created_at__gte=since, created_at__lt=until, offline=False).order_by()
+    for at, conversation_id, *usage in calls.values_list("created_at", "conversation_id", *_TOKEN_PRICES):
         for figures in both(at):
+            figures.costed.add(conversation_id)
             for name, count in zip(_TOKEN_PRICES, usage, strict=True):
                 figures.tokens[name] += count
                 figures.cost += count * prices[name]
@@ -196,7 +202,7 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
 
 def _unanswered(since: datetime, until: datetime) -> list[dict]:
     traces = trace_review_annotate(
-        TurnTrace.objects.filter(
+        traces=TurnTrace.objects.filter(
             created_at__gte=since,
             created_at__lt=until,
             outcome__in=[TurnOutcome.REFUSED, TurnOutcome.FALLBACK],
@@ -206,7 +212,7 @@ def _unanswered(since: datetime, until: datetime) -> list[dict]:
         {
             "at": trace.created_at,
             "outcome": trace.get_outcome_display(),
-            "words": customer_words_masked(trace.asked or ""),
+            "words": customer_words_masked(text=trace.asked or ""),
             "conversation_id": trace.conversation_id,
             "turn": trace.turn,
         }
@@ -239,7 +245,7 @@ CSV_COLUMNS = (
 )
 
 
-def dashboard_csv_rows(dashboard: Dashboard):
+def dashboard_csv_rows(*, dashboard: Dashboard):
     """The period as CSV rows: the header, one row per day, then the period's total."""
     yield CSV_COLUMNS
     for label, figures in [

@@ -108,7 +108,7 @@ def _charts(dashboard: Dashboard) -> list:
             series=[
                 series("Fallback rate", rate(TurnOutcome.FALLBACK)),
                 series("Refusal rate", rate(TurnOutcome.REFUSED)),
-                series("Model failed", rate(TurnOutcome.ERROR)),
+                series("Failed turns", rate(TurnOutcome.ERROR)),
             ],
         ),
         chart(
@@ -143,5 +143,5 @@ def _csv(dashboard: Dashboard) -> HttpResponse:
     name = f"bookly-dashboard-{dashboard.start.isoformat()}-{dashboard.end.isoformat()}.csv"
     response["Content-Disposition"] = f'attachment; filename="{name}"'
     writer = csv.writer(response)
-    writer.writerows(dashboard_csv_rows(dashboard))
+    writer.writerows(dashboard_csv_rows(dashboard=dashboard))
     return response

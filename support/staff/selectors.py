@@ -102,7 +102,7 @@ def _pretty(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def trace_review_annotate(traces: QuerySet[TurnTrace]) -> QuerySet[TurnTrace]:
+def trace_review_annotate(*, traces: QuerySet[TurnTrace]) -> QuerySet[TurnTrace]:
     """Traces with the words of their turn: `asked` (the customer's) and `reply` (what they read)."""
     of_the_turn = ConversationMessage.objects.filter(
         conversation=OuterRef("conversation"), turn=OuterRef("turn")

@@ -30,6 +30,7 @@ class TestMessages:
         assert response.status_code == 200
         assert response.json() == {
             "messages": [],
+            "conversation": None,
             "offline": True,
             "status": "assistant",
             "notice": "",
@@ -77,7 +78,10 @@ class TestMessages:
             message(text("Shipping is free over $25.")),
         )
         reply = customer.send("How much is shipping?")
+        conversation = customer.transcript().json()["conversation"]
+        assert len(conversation) == 16  # a reference, not the database id
         assert reply.json() == {
+            "conversation": conversation,
             "reply": "Shipping is free over $25.",
             "offline": False,
             "turn": 1,

@@ -251,6 +251,8 @@ def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, 
 
     with admin.expect_navigation():
         admin.get_by_role("button", name="Hand back to the assistant").click()
+    # Handed back: the page asks the customer how it went.
+    expect(page.get_by_role("group", name="How did we do?")).to_be_visible(timeout=20_000)
     reply = send_with_js(page, "How long does shipping take?")
     assert PolicyEntry.objects.get(topic="shipping").text in reply
     assert tab.errors == []
@@ -507,6 +509,13 @@ def test_a_customer_votes_on_a_reply_and_rates_the_conversation_and_staff_see_it
         "aria-pressed", "true"
     )
     screenshot(page, "chat-feedback")
+    # A new conversation starts unrated, and the old page's votes cannot reach it.
+    page.get_by_role("button", name="Start a new conversation").click()
+    expect(page.locator("#rating")).to_be_hidden()
+    send_with_js(page, "How do returns work?")
+    page.get_by_text("Rate this conversation").click()
+    expect(page.get_by_label("2", exact=True)).not_to_be_checked()
+    expect(page.get_by_label("Anything you would like to add? (optional)")).to_have_value("")
     assert tab.errors == []
 
     staff = staff_login(open_tab, "/admin/")

@@ -9,12 +9,13 @@ import pytest
 from django.contrib.auth.models import Group
 from django.utils import timezone
 
+from support.conversations.handoff import conversation_assign
 from support.insight.traces import TurnOutcome
 from support.llm.protocol import REFUSAL_TEMPLATE
 from support.models import Conversation, ModelCall, TurnTrace
 from support.staff.dashboard import customer_words_masked, dashboard_get
 from support.testing.chat_client import ChatClient
-from support.testing.messages_stub import message, text, tool_use
+from support.testing.messages_stub import ErrorReply, message, text, tool_use
 
 pytestmark = pytest.mark.usefixtures("demo_data")
 
@@ -80,7 +81,7 @@ def test_the_unanswered_questions_are_masked(traffic):
     ],
 )
 def test_customer_words_lose_what_identifies_them(words, masked):
-    assert customer_words_masked(words) == masked
+    assert customer_words_masked(text=words) == masked
 
 
 def test_days_are_the_store_time_zones(claude, customer, settings):
@@ -175,3 +176,34 @@ class TestPage:
         user.groups.add(Group.objects.get(name="Support staff"))
         assert client.get(DASHBOARD).status_code == 200
         assert not Conversation.objects.exists()
+
+
+def test_a_conversation_whose_turns_all_failed_is_not_resolved_by_the_assistant(claude, customer):
+    claude.reset(*[ErrorReply(529, "overloaded_error")] * 2)
+    customer.send("Where is my order?")
+
+    total = dashboard_get(start=_today(), end=_today()).total
+    assert (total.conversations, total.assisted, total.resolved_rate) == (1, 0, None)
+
+
+def test_handoffs_are_counted_on_the_day_the_conversation_started(claude, customer, staff_user):
+    claude.reset(message(text("What is the order number? It starts with BK-.")))
+    customer.send("Where is my order?")
+    conversation = Conversation.objects.get()
+    Conversation.objects.update(created_at=timezone.now() - timedelta(days=1))
+    conversation_assign(conversation=conversation, user=staff_user)  # taken today, without being asked
+
+    dashboard = dashboard_get(start=_today() - timedelta(days=1), end=_today())
+    assert [(f.conversations, f.handoffs) for f in dashboard.days.values()] == [(1, 1), (0, 0)]
+    assert dashboard.total.handoff_rate == 1.0
+    assert dashboard.handoff_reasons == {"Staff took it over": 1}
+
+
+def test_cost_per_conversation_divides_by_the_conversations_that_made_the_calls(claude, customer):
+    claude.reset(message(text("What is the order number? It starts with BK-.")))
+    customer.send("Where is my order?")
+    Conversation.objects.update(created_at=timezone.now() - timedelta(days=30))  # started long ago
+
+    total = dashboard_get(start=_today(), end=_today()).total
+    assert total.conversations == 0
+    assert total.cost_per_conversation == pytest.approx(total.cost) and total.cost > 0

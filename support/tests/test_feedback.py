@@ -8,7 +8,7 @@ import pytest
 from support.models import Conversation, TurnTrace
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text
-from support.tests.test_metrics import Counts
+from support.testing.metric_counts import Counts
 
 pytestmark = pytest.mark.usefixtures("demo_data", "offline")
 
@@ -34,10 +34,14 @@ def test_a_vote_is_kept_with_the_turns_trace_and_a_second_replaces_it(answered):
     assert counts.moved("bookly_feedback_total", rating="not_helpful") == 1
 
 
-def test_a_rating_needs_an_answer_first_and_a_second_replaces_it(customer):
+def test_a_rating_needs_an_answer_first_and_a_second_replaces_it(customer, claude):
+    assert customer.feedback({"rating": 4}).json()["error"] == "no_conversation"
+    claude.reset(*[ErrorReply(529, "overloaded_error")] * 2)
+    customer.send(QUESTION)  # kept, but nobody answered
     assert customer.feedback({"rating": 4}).json()["error"] == "nothing_to_rate"
 
-    customer.send(QUESTION)
+    claude.reset(message(text("What is the order number? It starts with BK-.")))
+    customer.send("Where is my order?")
     counts = Counts()
     assert customer.feedback({"rating": 2, "comment": "  Too slow  "}).json() == {"rating": 2}
     assert customer.feedback({"rating": 5}).status_code == 200
@@ -50,7 +54,7 @@ def test_a_rating_needs_an_answer_first_and_a_second_replaces_it(customer):
 @pytest.mark.parametrize(
     ("body", "code"),
     [
-        ("not json", "invalid_feedback"),
+        ("not json", "invalid_json"),
         ("", "invalid_feedback"),
         ("[1, true]", "invalid_feedback"),
         ({}, "invalid_feedback"),
@@ -60,8 +64,10 @@ def test_a_rating_needs_an_answer_first_and_a_second_replaces_it(customer):
         ({"turn": True, "helpful": True}, "invalid_feedback"),
         ({"turn": 1, "helpful": "yes"}, "invalid_feedback"),
         ({"turn": 1, "helpful": None}, "invalid_feedback"),
-        ({"turn": 2, "helpful": True}, "nothing_to_rate"),
-        ({"turn": -1, "helpful": True}, "nothing_to_rate"),
+        ({"turn": 2, "helpful": True}, "unknown_reply"),
+        ({"turn": -1, "helpful": True}, "unknown_reply"),
+        ({"turn": 1, "helpful": True, "conversation": 7}, "invalid_feedback"),
+        ({"turn": 1, "helpful": True, "conversation": "0123456789abcdef"}, "conversation_ended"),
         ({"rating": 0}, "invalid_rating"),
         ({"rating": 6}, "invalid_rating"),
         ({"rating": 4.5}, "invalid_rating"),
@@ -92,7 +98,20 @@ def test_only_the_sessions_own_replies_take_its_votes(answered):
 def test_a_failed_turn_takes_no_vote(customer, claude):
     claude.reset(*[ErrorReply(529, "overloaded_error")] * 2)
     assert customer.send("Where is my order?").status_code == 503
-    assert customer.feedback({"turn": 1, "helpful": False}).json()["error"] == "nothing_to_rate"
+    assert customer.feedback({"turn": 1, "helpful": False}).json()["error"] == "unknown_reply"
+
+
+def test_a_page_left_on_an_ended_conversation_votes_in_no_other(answered, claude):
+    old = answered.transcript().json()["conversation"]
+    answered.reset()
+    claude.reset(message(text("What is the order number? It starts with BK-.")))
+    new = answered.send("Where is my order?").json()["conversation"]
+
+    response = answered.feedback({"turn": 1, "helpful": False, "conversation": old})
+    assert response.status_code == 400 and response.json()["error"] == "conversation_ended"
+    assert not TurnTrace.objects.filter(helpful__isnull=False).exists()
+    assert answered.feedback({"turn": 1, "helpful": False, "conversation": new}).status_code == 200
+    assert answered.feedback({"rating": 3, "conversation": old}).json()["error"] == "conversation_ended"
 
 
 def test_feedback_takes_post_only(answered):
@@ -144,4 +163,4 @@ def test_a_reply_without_a_trace_takes_no_vote(claude, customer):
     TurnTrace.objects.all().delete()
     [_, reply] = customer.transcript().json()["messages"]
     assert "turn" not in reply
-    assert json.loads(customer.feedback({"turn": 1, "helpful": True}).content)["error"] == "nothing_to_rate"
+    assert json.loads(customer.feedback({"turn": 1, "helpful": True}).content)["error"] == "unknown_reply"

@@ -10,28 +10,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.llm.protocol import REFUSAL_TEMPLATE
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
+from support.testing.metric_counts import Counts
 
 SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
 pytestmark = pytest.mark.usefixtures("demo_data")
-
-
-class Counts:
-    """Samples of the process's registry, as differences from when this was made."""
-
-    def __init__(self):
-        self.before = self._all()
-
-    @staticmethod
-    def _all() -> dict:
-        return {
-            (sample.name, tuple(sorted(sample.labels.items()))): sample.value
-            for family in REGISTRY.collect()
-            for sample in family.samples
-        }
-
-    def moved(self, name: str, **labels) -> float:
-        key = (name, tuple(sorted(labels.items())))
-        return self._all().get(key, 0) - self.before.get(key, 0)
 
 
 def test_a_lookup_turn_counts_its_outcome_calls_tool_and_tokens(claude, customer):

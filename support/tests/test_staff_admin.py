@@ -4,7 +4,7 @@ actions, the links to orders and returns, and who may do what."""
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group
+from django.contrib.auth.models import Group, Permission
 from django.utils import timezone
 
 from orders.models import ReturnRecord
@@ -271,15 +271,22 @@ class TestReplyReview:
         assert "And returns?" not in listed
         assert f'href="/admin/support/conversation/{voted.pk}/change/#trace-1"' in listed
 
-    def test_traces_are_read_only(self, staff_client, voted):
+    def test_traces_are_read_only_even_for_a_superuser(self, superuser_client, voted):
         trace = voted.traces.get(turn=1)
-        assert (
-            staff_client.post(f"/admin/support/turntrace/{trace.pk}/change/", {"helpful": ""}).status_code
-            == 403
-        )
-        assert (
-            staff_client.post(f"/admin/support/turntrace/{trace.pk}/delete/", {"post": "yes"}).status_code
-            == 403
-        )
+        change = superuser_client.post(f"/admin/support/turntrace/{trace.pk}/change/", {"helpful": ""})
+        assert change.status_code == 403
+        delete = superuser_client.post(f"/admin/support/turntrace/{trace.pk}/delete/", {"post": "yes"})
+        assert delete.status_code == 403
+        assert superuser_client.get("/admin/support/turntrace/add/").status_code == 403
         trace.refresh_from_db()
         assert trace.helpful is False
+
+    def test_only_those_who_may_read_conversations_see_what_customers_wrote(
+        self, client, django_user_model, voted
+    ):
+        analyst = django_user_model.objects.create_user(username="ana", is_staff=True)
+        analyst.user_permissions.add(Permission.objects.get(codename="view_turntrace"))
+        client.force_login(analyst)
+        assert client.get("/admin/support/turntrace/").status_code == 403
+        analyst.user_permissions.add(Permission.objects.get(codename="view_conversation"))
+        assert client.get("/admin/support/turntrace/").status_code == 200

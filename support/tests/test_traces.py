@@ -1,12 +1,16 @@
 """Per-turn traces: written with each turn from real turns through the SDK, free of the customer's text."""
 
 import json
+import uuid
 
 import pytest
 
+import support.assistant.turn as turn_module
 from orders.models import ReturnRecord
+from support.assistant.tools import TOOL_ARGUMENT_NAMES
+from support.conversations.services import TurnInProgress
 from support.insight.traces import arguments_shape
-from support.models import ModelCall, TurnTrace
+from support.models import Conversation, ModelCall, TurnTrace
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 
 SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
@@ -84,10 +88,41 @@ def test_a_handover_is_traced_with_its_reason(claude, customer):
         ({"topic": "returns"}, {"topic": "returns"}),
         ({"reason": "returns"}, {"reason": "<text, 7 chars>"}),  # a code only where a code belongs
         ({"customer_email": "a@b.co"}, {"customer_email": "<email>"}),
-        ({"item_titles": ["Dune", 3, None]}, {"item_titles": ["<text, 4 chars>", 3, None]}),
-        ({"Sarah Chen, 12 Elm St": True}, {"<name>": True}),  # a model can put anything in a name
-        ({"nested": {"note": "x@y.org"}}, {"nested": {"note": "<email>"}}),
+        (
+            {"item_titles": ["Dune", 5550100, None, True]},
+            {"item_titles": ["<text, 4 chars>", "<number>", None, True]},
+        ),
+        (
+            {"Sarah Chen, 12 Elm St": True, "sarah_chen": 1},
+            {"<name>": "<number>"},
+        ),  # only the tools' own names
+        ({"reason": {"note": "x@y.org"}}, {"reason": {"<name>": "<email>"}}),
+        ({"item_titles": ["x"] * 30}, {"item_titles": ["<text, 1 chars>"] * 20}),
     ],
 )
 def test_tool_arguments_keep_only_their_shape(arguments, shape):
-    assert arguments_shape(arguments) == shape
+    assert arguments_shape(arguments=arguments, names=TOOL_ARGUMENT_NAMES) == shape
+
+
+def test_a_turn_that_lost_its_conversation_at_commit_leaves_one_trace_saying_so(
+    claude, customer, monkeypatch
+):
+    commit = turn_module.conversation_turn_commit
+
+    def after_another_turn_took_over(**arguments):
+        Conversation.objects.update(lease_token=uuid.uuid4())  # the lease lapsed and was taken meanwhile
+        return commit(**arguments)
+
+    monkeypatch.setattr(turn_module, "conversation_turn_commit", after_another_turn_took_over)
+    claude.reset(message(text("What is the order number? It starts with BK-.")))
+    assert customer.send("Where is my order?").status_code == 409
+
+    trace = TurnTrace.objects.get()
+    assert (trace.outcome, trace.error) == ("error", TurnInProgress.__name__)
+
+
+def test_no_trace_while_a_person_answers(claude, customer):
+    customer.handoff()
+    customer.send("Are you there?")
+    assert not TurnTrace.objects.exists()
+    assert claude.requests == []

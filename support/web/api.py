@@ -9,11 +9,11 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from support.assistant.turn import conversation_take_turn
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.models import HandoffReason
-from support.conversations.selectors import conversation_transcript
+from support.conversations.selectors import conversation_reference, conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
-from support.web.feedback import InvalidFeedback, feedback_give
+from support.web.feedback import FEEDBACK_JSON, InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
 
@@ -46,6 +46,7 @@ def chat(request):
         return JsonResponse(
             {
                 "messages": conversation_transcript(conversation=conversation),
+                "conversation": _reference(conversation.pk if conversation else None),
                 "offline": get_model().offline,
                 **who_answers(conversation=conversation),
             }
@@ -72,8 +73,14 @@ def chat(request):
             "turn": result.turn,
             "status": result.status,
             "votable": result.votable,
+            "conversation": _reference(result.conversation_id),
         }
     )
+
+
+def _reference(conversation_id: int | None) -> str | None:
+    """How the page names the conversation it shows (feedback carries it back)."""
+    return conversation_reference(conversation_id=conversation_id) if conversation_id else None
 
 
 _NOT_JSON = object()
@@ -137,8 +144,10 @@ def chat_feedback(request):
     if request.method != "POST":
         return _method_not_allowed(["POST"])
     payload = _json_body(request)
+    if payload is _NOT_JSON:
+        return api_error(400, "invalid_json", FEEDBACK_JSON)
     try:
-        given = feedback_give(session=request.session, payload=None if payload is _NOT_JSON else payload)
+        given = feedback_give(session=request.session, payload=payload)
     except InvalidFeedback as invalid:
         return api_error(400, invalid.code, invalid.detail)
     return JsonResponse(given)

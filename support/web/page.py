@@ -14,7 +14,7 @@ from support.assistant.turn import conversation_take_turn
 from support.conversations.feedback import RATING_COMMENT_MAX_CHARS
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.models import ConversationStatus, HandoffReason
-from support.conversations.selectors import conversation_transcript
+from support.conversations.selectors import conversation_reference, conversation_transcript
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
@@ -65,6 +65,7 @@ def _chat_page(request, *, draft: str = "", status: int = 200):
     transcript = conversation_transcript(conversation=conversation)
     context = {
         "transcript": transcript,
+        "conversation_ref": conversation_reference(conversation_id=conversation.pk) if conversation else "",
         "rating": _rating(conversation, transcript),
         "who": who_answers(conversation=conversation),
         "offline": get_model().offline,
@@ -161,6 +162,8 @@ def chat_feedback(request):
     else:
         payload = {"rating": _whole_number(form.get("rating")), "comment": form.get("comment", "")}
         anchor = "#rating"
+    if form.get("conversation"):
+        payload["conversation"] = form["conversation"]
     try:
         given = feedback_give(session=request.session, payload=payload)
     except InvalidFeedback as invalid:
