@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 
 from django.conf import settings
+from django.db.models import Count, Sum
+from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE
@@ -60,7 +62,7 @@ class Figures:
     latencies_ms: list[int] = field(default_factory=list)
     tokens: Counter = field(default_factory=Counter)  # by ModelCall usage field
     cost: float = 0.0  # estimated, in the currency of the price settings
-    costed: set[int] = field(default_factory=set)  # the conversations whose model calls make up `cost`
+    costed_conversations: int = 0  # how many conversations made the model calls that `cost` adds up
     votes_up: int = 0
     votes_down: int = 0
     ratings: list[int] = field(default_factory=list)
@@ -98,7 +100,7 @@ class Figures:
 
     @property
     def cost_per_conversation(self) -> float | None:
-        return self.cost / len(self.costed) if self.costed else None
+        return self.cost / self.costed_conversations if self.costed_conversations else None
 
 
 @dataclass
@@ -181,13 +183,18 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
             figures.ratings.append(rating)
 
     prices = {usage: getattr(settings, name) / 1_000_000 for usage, name in _TOKEN_PRICES.items()}
+    # Summed by the database: a busy period has a few model calls per turn.
     calls = ModelCall.objects.filter(created_at__gte=since, created_at__lt=until, offline=False).order_by()
-    for at, conversation_id, *usage in calls.values_list("created_at", "conversation_id", *_TOKEN_PRICES):
-        for figures in both(at):
-            figures.costed.add(conversation_id)
-            for name, count in zip(_TOKEN_PRICES, usage, strict=True):
-                figures.tokens[name] += count
-                figures.cost += count * prices[name]
+    by_day = calls.values(day=TruncDate("created_at", tzinfo=zone)).annotate(
+        conversations=Count("conversation", distinct=True), **{name: Sum(name) for name in _TOKEN_PRICES}
+    )
+    for row in by_day:
+        days[row["day"]].costed_conversations = row["conversations"]
+        for figures in (days[row["day"]], total):
+            for name in _TOKEN_PRICES:
+                figures.tokens[name] += row[name]
+                figures.cost += row[name] * prices[name]
+    total.costed_conversations = calls.values("conversation").distinct().count()
 
     return Dashboard(
         start=start,
