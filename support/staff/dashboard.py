@@ -2,8 +2,10 @@
 
 Everything is counted from what the conversations stored: each turn's trace,
 the model calls' usage, the conversations' handoffs and ratings. Days are the
-store's local days (TIME_ZONE). The rows of a period are read once and summed
-here, the same way on SQLite and PostgreSQL.
+store's local days (TIME_ZONE). The model calls' usage is summed by the
+database, a row a day; the traces (their latencies, for percentiles, and their
+tool calls, in JSON) are read once and summed here, the same way on SQLite and
+PostgreSQL: about 0.6 s for 30 days of 1,000 turns a day on PostgreSQL.
 """
 
 import math
