@@ -24,6 +24,16 @@
   var box = form.querySelector("textarea[name=message]");
   var sendButton = document.getElementById("send");
   var transcript = document.getElementById("transcript");
+  var scroller = document.getElementById("chat-scroller");
+  var welcome = document.getElementById("welcome");
+  var jumpLatest = document.getElementById("jump-latest");
+  var nobreak = new RegExp(transcript.dataset.nobreak, "g");
+  var clock = new Intl.DateTimeFormat("en-GB", {
+    hour: "2-digit",
+    minute: "2-digit",
+    hourCycle: "h23",
+    timeZone: transcript.dataset.timeZone || undefined,
+  });
   var typing = document.getElementById("typing");
   var errorArea = document.getElementById("chat-error");
   var notices = document.getElementById("notices");
@@ -104,15 +114,52 @@
     });
   }
 
-  function addMessage(role, text, name, turn, helpful) {
+  // Whether the customer is reading the newest messages (not scrolled up to read older ones).
+  function atLatest() {
+    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 48;
+  }
+
+  function showLatest() {
+    scroller.scrollTop = scroller.scrollHeight;
+    jumpLatest.hidden = true;
+  }
+
+  // The message as text nodes (never markup), its dates and codes each kept on one line.
+  function textWithCodes(text) {
+    var nodes = [];
+    var start = 0;
+    text.replace(nobreak, function (code, offset) {
+      nodes.push(document.createTextNode(text.slice(start, offset)));
+      var span = document.createElement("span");
+      span.className = "nobreak";
+      span.textContent = code;
+      nodes.push(span);
+      start = offset + code.length;
+      return code;
+    });
+    nodes.push(document.createTextNode(text.slice(start)));
+    return nodes;
+  }
+
+  function timeOf(at) {
+    var when = at ? new Date(at) : new Date();
+    var time = document.createElement("time");
+    time.className = "message__time";
+    time.dateTime = when.toISOString();
+    time.textContent = clock.format(when);
+    return time;
+  }
+
+  function addMessage(role, text, name, turn, helpful, at) {
+    var reading = atLatest();
     var item = document.createElement("div");
     item.className = "message message--" + role;
     var author = document.createElement("p");
     author.className = "message__author";
-    author.textContent = authorOf(role, name);
+    author.append(authorOf(role, name), " ", timeOf(at));
     var body = document.createElement("p");
     body.className = "message__text";
-    body.textContent = text; // Text, never markup.
+    body.append.apply(body, textWithCodes(text));
     item.append(author, body);
     if (role === "assistant" && turn) {
       item.id = "reply-" + turn;
@@ -122,7 +169,11 @@
       rating.hidden = false; // Someone has answered: the conversation can be rated.
     }
     transcript.append(item);
-    item.scrollIntoView({ block: "nearest" });
+    if (reading || role === "customer") {
+      showLatest();
+    } else {
+      jumpLatest.hidden = false; // They are reading older messages: say there is more, do not move.
+    }
     return item;
   }
 
@@ -270,6 +321,7 @@
     }
     clearError();
     notices.replaceChildren();
+    welcome.open = false; // The conversation has started: the introduction folds away (still there).
     var bubble = addMessage("customer", text);
     setBusy(true);
     postJson(apiUrl, { message: text })
@@ -410,7 +462,7 @@
         if (payload.messages.length !== shownCount) {
           transcript.replaceChildren();
           payload.messages.forEach(function (message) {
-            addMessage(message.role, message.text, message.name, message.turn, message.helpful);
+            addMessage(message.role, message.text, message.name, message.turn, message.helpful, message.at);
           });
           shownCount = payload.messages.length;
           pollDelay = POLL_FIRST_MS;
@@ -520,6 +572,16 @@
       refresh();
     }
   });
+
+  jumpLatest.addEventListener("click", showLatest);
+  scroller.addEventListener("scroll", function () {
+    if (atLatest()) {
+      jumpLatest.hidden = true;
+    }
+  });
+  if (!window.location.hash || window.location.hash === "#latest") {
+    showLatest(); // Open on the newest messages, as a chat does.
+  }
 
   setStatus(status);
   if (status === "waiting" || status === "person") {

@@ -25,7 +25,8 @@ _TRANSCRIPT_ROLES = {
 
 def conversation_transcript(*, conversation: Conversation | None) -> list[dict]:
     """What the customer sees, oldest first: their words, the replies that passed validation, and what
-    staff wrote (with the writer's first name; empty if they have none or their account is gone).
+    staff wrote (with the writer's first name; empty if they have none or their account is gone), each
+    with the time it was written (`at`).
     The assistant's replies carry their `turn` and the customer's vote on them, `helpful` (None if
     none), when the turn was traced (the customer may vote on those)."""
     if conversation is None:
@@ -34,12 +35,12 @@ def conversation_transcript(*, conversation: Conversation | None) -> list[dict]:
         ConversationMessage.objects.filter(conversation=conversation)
         .exclude(visible_text="")
         .order_by("position")
-        .values_list("role", "visible_text", "author__first_name", "turn")
+        .values_list("role", "visible_text", "author__first_name", "turn", "created_at")
     )
     votes = dict(TurnTrace.objects.filter(conversation=conversation).values_list("turn", "helpful"))
     transcript = []
-    for role, text, first_name, turn in rows:
-        entry = {"role": _TRANSCRIPT_ROLES[role], "text": text}
+    for role, text, first_name, turn, at in rows:
+        entry = {"role": _TRANSCRIPT_ROLES[role], "text": text, "at": at}
         if role == MessageRole.STAFF:
             entry["name"] = first_name or ""
         elif role == MessageRole.ASSISTANT and turn in votes:

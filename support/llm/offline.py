@@ -403,11 +403,11 @@ def _returnable(result: dict) -> list[str]:
 
 
 def _return_reason(texts: list[str]) -> str:
-    """Why the customer is returning, in their words: a because-clause or a sentence naming a problem."""
+    """Why the customer is returning, in their words, kept intact for staff (order number included): a
+    because-clause or a sentence naming a problem."""
     for text in texts:
-        clean = EMAIL_MENTION_RE.sub("", ORDER_NUMBER_MENTION_RE.sub("", text))
-        clause = _REASON_CLAUSE_RE.search(clean)
-        sentences = [s for s in re.split(r"[.!?\n]+", clean) if _REASON_WORDS_RE.search(s)]
+        clause = _REASON_CLAUSE_RE.search(text)
+        sentences = [s for s in re.split(r"[.!?\n]+", text) if _REASON_WORDS_RE.search(s)]
         candidate = clause.group("why") if clause else (sentences[0] if sentences else "")
         candidate = " ".join(candidate.split()).strip(" ,;:-")
         if len(candidate) > MAX_REASON_CHARS:

@@ -1,6 +1,7 @@
 from django import template
 
 from support.conversations.selectors import conversations_waiting_count, replies_unhelpful_count
+from support.llm.configured import get_model
 
 register = template.Library()
 
@@ -21,3 +22,9 @@ def unhelpful_replies() -> int:
 def percent(value) -> str:
     """A share (0 to 1) as a percentage with one decimal; "no data" when there is nothing to divide."""
     return "no data" if value is None else f"{value * 100:.1f}%"
+
+
+@register.simple_tag
+def assistant_is_offline() -> bool:
+    """Whether the offline model answers customers (admin says how to connect Claude)."""
+    return get_model().offline

@@ -5,7 +5,7 @@ import json
 import re
 import time
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from unittest import mock
 
 import pytest
@@ -88,10 +88,12 @@ class TestMessages:
             "status": "assistant",
             "votable": True,
         }
-        assert customer.transcript().json()["messages"] == [
+        messages = customer.transcript().json()["messages"]
+        assert [{key: m[key] for key in m if key != "at"} for m in messages] == [
             {"role": "customer", "text": "How much is shipping?"},
             {"role": "assistant", "text": "Shipping is free over $25.", "turn": 1, "helpful": None},
         ]
+        assert all(datetime.fromisoformat(m["at"]) for m in messages)
 
     def test_reset_starts_a_new_conversation(self, claude, customer):
         claude.reset(message(text(ASK_NUMBER)))

@@ -6,11 +6,13 @@ when it is missing. Screenshots go to test-artifacts/.
 
 import json
 import re
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 from django.core.cache import cache
 from django.db import connections
+from django.utils import timezone
 from playwright.sync_api import Page, expect, sync_playwright
 
 from orders.models import ReturnRecord
@@ -30,6 +32,8 @@ LAUNCH_ARGS = [
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 DESKTOP = {"width": 1100, "height": 900}
 PHONE = {"width": 360, "height": 780}
+LAPTOP = {"width": 1280, "height": 800}
+PHONE_SMALL = {"width": 360, "height": 740}
 STAFF_LOGIN = ("agent", "agent-pass-1234")  # the root conftest's staff_user
 SARAH = "sarah.chen@example.com"
 XSS = "<img src=x onerror=alert(1)>"
@@ -162,7 +166,7 @@ def test_whole_conversation_with_javascript(tab, open_tab, staff_user):
     page = tab.page
     expect(page.get_by_role("heading", level=1)).to_contain_text("support assistant")
     expect(page.get_by_text("automated assistant")).to_be_visible()
-    expect(page.get_by_text("To connect Claude, set ANTHROPIC_API_KEY")).to_be_visible()
+    expect(page.get_by_text("A simpler built-in assistant is answering right now.")).to_be_visible()
 
     # A suggested question sends itself.
     page.get_by_role("button", name="How long does shipping take?").click()
@@ -237,7 +241,9 @@ def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, 
     expect(staff_message.locator(".message__text")).to_have_text(
         ["So sorry! A new copy is on its way."], timeout=20_000
     )
-    expect(staff_message.locator(".message__author")).to_have_text(["Ana · Bookly support"])
+    expect(staff_message.locator(".message__author")).to_have_text(
+        [re.compile(r"^Ana · Bookly support \d\d:\d\d$")]
+    )
     expect(notice).to_contain_text("A member of our team is answering you here.")
     screenshot(page, "chat-with-a-person")
 
@@ -551,6 +557,64 @@ def test_a_support_lead_opens_the_dashboard_and_reads_its_charts(tab, open_tab, 
     assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"] + 1
     screenshot(page, "admin-dashboard-360")
     assert staff.errors == []
+
+
+LONG_CONVERSATION = [
+    "How long does shipping take?",
+    "Where is my order?",
+    "BK-10042",
+    SARAH,
+    "How do returns work?",
+    "What about my password?",
+    "Thanks!",
+]
+
+
+def _composer_on_screen_and_latest_visible(page: Page, viewport: dict) -> None:
+    box = page.locator("#composer").bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], box
+    latest = page.locator(".message").last.bounding_box()
+    scroller = page.locator("#chat-scroller").bounding_box()
+    # The newest message ends inside the conversation's visible part.
+    assert scroller["y"] <= latest["y"] + latest["height"] <= scroller["y"] + scroller["height"] + 1
+
+
+@pytest.mark.parametrize(
+    ("viewport", "javascript"),
+    [(LAPTOP, True), (PHONE_SMALL, True), (PHONE_SMALL, False)],
+    ids=["1280x800", "360x740", "360x740-no-js"],
+)
+def test_the_message_box_stays_on_screen_through_a_long_conversation(
+    open_tab, settings, viewport, javascript
+):
+    settings.TIME_ZONE = "America/New_York"
+    tab = open_tab(javascript=javascript, viewport=viewport)
+    page = tab.page
+    page.goto("/")
+    assert page.locator("#welcome").get_attribute("open") is not None  # nothing said yet: the introduction
+    for message in LONG_CONVERSATION * 2:
+        (send_with_js if javascript else send_without_js)(page, message)
+        _composer_on_screen_and_latest_visible(page, viewport)
+    assert (
+        page.evaluate("document.documentElement.scrollHeight") <= viewport["height"]
+    )  # only the chat scrolls
+
+    screenshot(page, f"chat-long-{viewport['width']}{'' if javascript else '-no-js'}")
+
+    # The introduction folded away once the conversation started, and opens again.
+    assert page.locator("#welcome").get_attribute("open") is None
+    page.get_by_text("What the assistant can help with").click()
+    expect(page.get_by_role("button", name="How do returns work?")).to_be_visible()
+
+    # Times are the store's; dates and codes never break at their hyphen.
+    stamp = page.locator(".message--assistant .message__time").last
+    expected = timezone.localtime(datetime.fromisoformat(stamp.get_attribute("datetime"))).strftime("%H:%M")
+    expect(stamp).to_have_text(expected)
+    dates = page.locator(".message--assistant .nobreak")
+    assert dates.count() >= 3
+    for index in range(dates.count()):
+        assert len(dates.nth(index).evaluate("node => [...node.getClientRects()]")) == 1
+    assert tab.errors == []
 
 
 def test_the_page_fits_a_360_pixel_phone(open_tab):

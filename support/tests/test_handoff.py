@@ -134,14 +134,15 @@ class TestWhileAPersonAnswers:
         assert sent.status_code == 200
         assert sent.json()["reply"] is None and sent.json()["status"] == "waiting"
         assert claude.requests == []
-        assert customer.transcript().json()["messages"] == [{"role": "customer", "text": "Is anyone there?"}]
+        [kept] = customer.transcript().json()["messages"]
+        assert (kept["role"], kept["text"]) == ("customer", "Is anyone there?")
 
     def test_staff_replies_show_under_their_first_name(self, customer, claude, ana):
         conversation = _waiting(customer)
         conversation_staff_reply(conversation=conversation, user=ana, text="Hi, I'm Ana. How can I help?")
         seen = customer.transcript().json()
         assert seen["status"] == "person"
-        assert seen["messages"][-1] == {
+        assert {key: seen["messages"][-1][key] for key in ("role", "name", "text")} == {
             "role": "staff",
             "name": "Ana",
             "text": "Hi, I'm Ana. How can I help?",

@@ -355,11 +355,15 @@ def test_an_order_number_alone_asks_which_task():
         ),
         (["My book arrived damaged", "BK-10042", SARAH], {"reason": "My book arrived damaged"}),
         (
+            ["I'd like to return order BK-10042 please, it arrived damaged", SARAH],
+            {"reason": "I'd like to return order BK-10042 please, it arrived damaged"},
+        ),
+        (
             ["I'd like to return The Goldfinch", "It was BK-10042", SARAH],
             {"reason": "Not given", "item_titles": ["The Goldfinch"]},
         ),
     ],
-    ids=["because_clause", "sentence_naming_a_problem", "title_named_no_reason"],
+    ids=["because_clause", "sentence_naming_a_problem", "order_number_kept", "title_named_no_reason"],
 )
 def test_yes_starts_the_return_with_the_customers_reason_and_chosen_titles(said, arguments):
     reply = ask(at_the_question(*said, answer="Yes please"))

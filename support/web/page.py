@@ -2,14 +2,18 @@
 static/support/chat.js enhances the same form over the JSON API in support/web/api.py."""
 
 import logging
+import re
 
 from django.conf import settings
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import SafeString
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
+from orders.models import ORDER_NUMBER_PATTERN, RMA_NUMBER_PATTERN
 from support.assistant.turn import conversation_take_turn
 from support.conversations.feedback import RATING_COMMENT_MAX_CHARS
 from support.conversations.handoff import conversation_handoff_request
@@ -60,11 +64,44 @@ def _rating(conversation, transcript: list[dict]) -> dict:
     }
 
 
+# What must not break across lines in a message: dates and the store's codes ("2026-03-30", "BK-10042",
+# "RMA-7KQ2XW9P" read wrongly when split at their hyphen). chat.js reads the same pattern from the page.
+NOBREAK_PATTERN = "|".join(
+    [r"\b\d{4}-\d{2}-\d{2}\b", ORDER_NUMBER_PATTERN.strip("^$"), RMA_NUMBER_PATTERN.strip("^$")]
+)
+_NOBREAK_RE = re.compile(NOBREAK_PATTERN)
+
+
+def message_html(*, text: str) -> SafeString:
+    """A message as text (escaped), with its dates and codes kept on one line."""
+    return format_html_join(
+        "",
+        "{}{}",
+        (
+            (part, format_html('<span class="nobreak">{}</span>', code) if code else "")
+            for part, code in _split_codes(text)
+        ),
+    )
+
+
+def _split_codes(text: str):
+    """(text before, code) pairs covering `text`; the last code is ""."""
+    start = 0
+    for match in _NOBREAK_RE.finditer(text):
+        yield text[start : match.start()], match.group()
+        start = match.end()
+    yield text[start:], ""
+
+
 def _chat_page(request, *, draft: str = "", status: int = 200):
     conversation = conversation_get_for_session(session=request.session)
     transcript = conversation_transcript(conversation=conversation)
+    for entry in transcript:
+        entry["html"] = message_html(text=entry["text"])
     context = {
         "transcript": transcript,
+        "time_zone": settings.TIME_ZONE,
+        "nobreak_pattern": NOBREAK_PATTERN,
         "conversation_ref": conversation_reference(conversation_id=conversation.pk) if conversation else "",
         "rating": _rating(conversation, transcript),
         "who": who_answers(conversation=conversation),
@@ -107,9 +144,9 @@ def chat_send(request):
     else:
         if suggestion and typed.strip():
             _draft_keep(request, typed)
-        return redirect(reverse("support:chat") + "#composer")
+        return redirect(reverse("support:chat") + "#latest")
     _draft_keep(request, unsent)
-    return redirect(reverse("support:chat") + "#composer")
+    return redirect(reverse("support:chat") + "#latest")
 
 
 @require_POST
