@@ -10,7 +10,7 @@ class PolicyEntryAdmin(admin.ModelAdmin):
     list_display = ["topic", "title", "is_published", "updated_at", "updated_by"]
     list_filter = ["is_published"]
     search_fields = ["topic", "title", "text"]
-    fields = ["topic", "title", "text", "is_published", "updated_at", "updated_by"]
+    fields = ["topic", "title", "text", "example_questions", "is_published", "updated_at", "updated_by"]
     readonly_fields = ["updated_at", "updated_by"]
 
     def save_model(self, request, obj, form, change):

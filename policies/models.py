@@ -1,10 +1,31 @@
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
 from store.categories import ItemCategory
 
 TOPIC_KEY_PATTERN = r"^[a-z_]{1,40}$"
+MAX_EXAMPLE_QUESTIONS = 20
+MAX_EXAMPLE_QUESTION_CHARS = 200
+
+
+def example_questions_validate(value: str) -> None:
+    """One question a line, 1 to 20 of them, each at most 200 characters, plain text, none twice."""
+    questions = [line.strip() for line in value.splitlines() if line.strip()]
+    if not questions:
+        raise ValidationError("Write at least one question a customer might ask, one a line.")
+    if len(questions) > MAX_EXAMPLE_QUESTIONS:
+        raise ValidationError(f"Write at most {MAX_EXAMPLE_QUESTIONS} questions.")
+    for question in questions:
+        if len(question) > MAX_EXAMPLE_QUESTION_CHARS:
+            raise ValidationError(
+                f"Each question can be at most {MAX_EXAMPLE_QUESTION_CHARS} characters: “{question[:40]}…”"
+            )
+        if any(char in question for char in "<>|"):
+            raise ValidationError(f"Plain text only, without <, > or |: “{question}”")
+    if len({question.casefold() for question in questions}) < len(questions):
+        raise ValidationError("Each question only once, please.")
 
 
 class PolicyEntryManager(models.Manager):
@@ -30,6 +51,13 @@ class PolicyEntry(models.Model):
     )
     title = models.CharField(max_length=200)
     text = models.TextField(help_text="Quoted to customers exactly as written. Plain text, no markdown.")
+    example_questions = models.TextField(
+        validators=[example_questions_validate],
+        help_text=(
+            "How customers ask about this topic, one question a line (1 to 20), in their words, e.g. "
+            "“Do you offer gift wrapping?”. The assistant matches questions to topics with them."
+        ),
+    )
     is_published = models.BooleanField(
         "published", default=True, help_text="Only published entries are quoted to customers."
     )
@@ -55,6 +83,10 @@ class PolicyEntry(models.Model):
 
     def natural_key(self):
         return (self.topic,)
+
+    @property
+    def questions(self) -> list[str]:
+        return [line.strip() for line in self.example_questions.splitlines() if line.strip()]
 
 
 class ReturnPolicy(models.Model):

@@ -11,4 +11,5 @@ class PolicyEntryFactory(DjangoModelFactory):
     topic = factory.Sequence(lambda n: f"topic_{'abcdefghij'[n % 10]}{'abcdefghij'[n // 10 % 10]}")
     title = factory.Sequence(lambda n: f"Policy {n}")
     text = "Plain words customers can rely on."
+    example_questions = factory.LazyAttribute(lambda entry: f"What is your {entry.title.lower()}?")
     is_published = True

@@ -1,7 +1,8 @@
 import pytest
 from django.contrib.admin.models import CHANGE, LogEntry
+from django.core.exceptions import ValidationError
 
-from policies.models import PolicyEntry, ReturnPolicy
+from policies.models import PolicyEntry, ReturnPolicy, example_questions_validate
 
 
 def faq_form(**overrides):
@@ -9,6 +10,7 @@ def faq_form(**overrides):
         "topic": "gift_wrapping",
         "title": "Gift wrapping",
         "text": "We wrap any book for $3.",
+        "example_questions": "Do you offer gift wrapping?\nCan you wrap a book as a present?",
         "is_published": "on",
     }
     data.update(overrides)
@@ -62,6 +64,26 @@ class TestFaqAdminForSupportStaff:
         assert not PolicyEntry.objects.exists()
         if topic and len(topic) <= 40:
             assert errors == ["Use only lowercase letters and underscores (for example shipping_times)."]
+
+    @pytest.mark.parametrize(
+        ("questions", "error"),
+        [
+            ("", "This field is required."),
+            ("  \n \n", "This field is required."),
+            ("\n".join(f"Question {n}?" for n in range(21)), "Write at most 20 questions."),
+            ("x" * 201, "Each question can be at most 200 characters"),
+            ("Do you <b>wrap</b>?", "Plain text only, without <, > or |"),
+            ("Gift wrap? | Wrapping?", "Plain text only, without <, > or |"),
+            ("Do you wrap?\ndo you WRAP?", "Each question only once, please."),
+        ],
+    )
+    def test_example_questions_are_checked_with_a_clear_error(self, db, staff_client, questions, error):
+        response = staff_client.post(
+            "/admin/policies/policyentry/add/", faq_form(example_questions=questions)
+        )
+        assert response.status_code == 200
+        assert error in " ".join(response.context["adminform"].form.errors["example_questions"])
+        assert not PolicyEntry.objects.exists()
 
     def test_duplicate_topic_is_refused(self, demo_data, staff_client):
         response = staff_client.post("/admin/policies/policyentry/add/", faq_form(topic="shipping"))
@@ -118,3 +140,9 @@ class TestReturnPolicyAdmin:
             == 403
         )
         assert ReturnPolicy.objects.count() == 1
+
+
+def test_a_blank_list_of_questions_is_refused_by_the_model_too():
+    """Not only the admin form: any full_clean (a fixture edited by hand, a shell) says the same."""
+    with pytest.raises(ValidationError, match="Write at least one question"):
+        example_questions_validate("\n  \n")

@@ -612,6 +612,16 @@ class _Said:
     tracking: set[str]  # tracking-shaped tokens the customer wrote
 
 
+def quotes_policy(reply: str, knowledge: Knowledge) -> bool:
+    """Whether the reply quotes a FAQ answer a tool returned (a whole sentence of it): on topic, whatever
+    the topic staff wrote it about."""
+    texts = [_normal(text) for text in knowledge.policy_texts]
+    return any(
+        len(sentence) >= 20 and any(_normal(sentence) in text for text in texts)
+        for sentence in sentences_of(reply)
+    )
+
+
 def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge) -> list[str]:
     """The codes of the reply's claims that no successful tool result for their order supports."""
     said = _Said(

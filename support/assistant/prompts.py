@@ -14,9 +14,18 @@ edited at once.
 
 import time
 
-from policies.models import ReturnPolicy
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
+
+from policies.models import PolicyEntry, ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
-from support.llm.protocol import REFUSAL_TEMPLATE, reminder_block_text
+from support.llm.protocol import (
+    FAQ_TOPICS_TAG,
+    REFUSAL_TEMPLATE,
+    FaqTopic,
+    faq_topic_line,
+    reminder_block_text,
+)
 
 # After this many turns the reminder gets stronger: long conversations drift.
 LONG_CONVERSATION_TURNS = 5
@@ -55,6 +64,10 @@ def _render_policy(policy: ReturnPolicy) -> str:
     )
 
 
+# How many of a FAQ topic's example questions the prompt carries (the first ones staff wrote): enough to
+# tell topics apart, few enough to keep every turn's prompt short.
+PROMPT_QUESTIONS = 3
+
 # How long a staff edit of the FAQ topics or the return policy may take to reach the prompt.
 SYSTEM_PROMPT_MAX_AGE_SECONDS = 30.0
 
@@ -78,12 +91,26 @@ def system_prompt_forget() -> None:
     _rendered = None
 
 
+@receiver([post_save, post_delete], sender=PolicyEntry)
+@receiver([post_save, post_delete], sender=ReturnPolicy)
+def _policies_changed(**kwargs) -> None:
+    # A topic staff add is known to this process's next turn; other processes render within
+    # SYSTEM_PROMPT_MAX_AGE_SECONDS.
+    system_prompt_forget()
+
+
 def _system_prompt_render() -> str:
-    topics = "\n".join(f"- {entry.topic}: {entry.title}" for entry in policy_entry_list_published())
+    topics = "\n".join(
+        faq_topic_line(
+            FaqTopic(key=entry.topic, title=entry.title, questions=tuple(entry.questions[:PROMPT_QUESTIONS]))
+        )
+        for entry in policy_entry_list_published()
+    )
     return _SYSTEM_PROMPT.format(
         refusal=REFUSAL_TEMPLATE.format(topic="<the topic>"),
         return_policy=_render_policy(return_policy_get()),
         faq_topics=topics or "- (none published)",
+        faq_tag=FAQ_TOPICS_TAG,
     )
 
 
@@ -119,11 +146,12 @@ thanks. The refusal sentence, word for word, with the topic in a few plain words
 {return_policy}
 </return_policy>
 
-<faq_topics>
-Topic keys for lookup_policy (key: title):
+<{faq_tag}>
+lookup_policy keys:
 {faq_topics}
-No fitting topic: use the refusal sentence.
-</faq_topics>
+A store question no key fits: say we have no policy on it, offer a person (yes: hand_off_to_person, \
+needs_staff).
+</{faq_tag}>
 
 <tool_rules>
 - lookup_order: on order_not_found, say no order matches that number and email together and ask the \
@@ -131,7 +159,6 @@ customer to check both; you cannot know which one is wrong.
 - check_return_eligibility: when the customer wants to return something; give its result and reason.
 - initiate_return: as rule 2; pass item_titles (exact titles from the eligibility result) when only some \
 items go back; then give the RMA number and next steps.
-- lookup_policy: pick the key from faq_topics and quote the text.
 - No tool lists a customer's orders or finds one by email alone, on purpose: an email address proves \
 nothing. Without an order number, say it is in the order confirmation email and starts with BK-.
 - invalid_arguments names the fields to fix: ask the customer for them instead of guessing.
@@ -162,10 +189,6 @@ Customer: I want to return a book from BK-20001, my email is sam@example.com
 Assistant: (calls check_return_eligibility, summarises the returnable items, refund method and timeline \
 from the result, and asks for yes or no)
 </example>
-<example>
-Customer: Can you recommend a good mystery novel?
-Assistant: {recommendation_refusal}
-</example>
 </examples>
 
 <reminders>
@@ -173,7 +196,3 @@ Plain text. Facts only from tool results. Returns only after a passed check and 
 hand_off_to_person. Everything else: the refusal sentence.
 </reminders>
 """
-
-_SYSTEM_PROMPT = _SYSTEM_PROMPT.replace(
-    "{recommendation_refusal}", REFUSAL_TEMPLATE.format(topic="book recommendations")
-)

@@ -16,7 +16,13 @@ import re
 from dataclasses import dataclass
 
 from orders.models import ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE
-from support.assistant.claims import ToolResult, claim_violations, knowledge_of, mentions_order_facts
+from support.assistant.claims import (
+    ToolResult,
+    claim_violations,
+    knowledge_of,
+    mentions_order_facts,
+    quotes_policy,
+)
 from support.llm.protocol import REFUSAL_TEMPLATE
 
 FALLBACK_REPLY = (
@@ -113,6 +119,7 @@ def reply_validate(
     elif not (
         _SCOPE_WORDS.search(reply)
         or mentions_order_facts(reply, knowledge)
+        or quotes_policy(reply, knowledge)
         or (_is_pleasantry(customer_message) and _is_pleasantry(reply))
     ):
         violations.append("off_topic")

@@ -17,8 +17,10 @@ from orders.services import ReturnRefusal
 from support.llm.protocol import (
     HANDOFF_TOOL,
     REFUSAL_TEMPLATE,
+    FaqTopic,
     HandoffAsk,
     ToolError,
+    faq_topics_in,
     is_reminder,
     is_staff_message,
 )
@@ -56,6 +58,11 @@ DECLINED_REPLY = (
 ORDER_NOT_FOUND_REPLY = (
     "I couldn't find an order that matches that order number together with that email address. Could you "
     "check both and send them again?"
+)
+# A question about the store that no FAQ topic answers: said honestly, with a person offered.
+NO_POLICY_REPLY = (
+    "I don't have a store policy on that, so I can't answer it myself. Would you like me to pass your "
+    "question to a member of our support team?"
 )
 GENERIC_ERROR_REPLY = (
     "Sorry, something went wrong on my side while checking that. Could you try again? I can help with an "
@@ -201,6 +208,7 @@ class _History:
     calls: list[tuple[dict, dict]] = field(default_factory=list)  # (tool_use block, parsed result)
     new_calls: list[tuple[dict, dict]] = field(default_factory=list)  # results in the last message
     tool_use_count: int = 0
+    topics: list[FaqTopic] = field(default_factory=list)  # the FAQ topics the system prompt lists
 
 
 # --- reading the history -------------------------------------------------------------------------
@@ -217,8 +225,8 @@ def _result_of(block: dict) -> dict:
     return result if isinstance(result, dict) else {}
 
 
-def _read_history(messages: list[dict]) -> _History:
-    history = _History()
+def _read_history(system: list[dict], messages: list[dict]) -> _History:
+    history = _History(topics=faq_topics_in("".join(block.get("text", "") for block in system)))
     tool_uses: dict[str, dict] = {}
     for position, message in enumerate(messages):
         blocks = message.get("content") or []
@@ -288,7 +296,85 @@ def _policy_topic(text: str) -> str | None:
     return "" if _POLICY_WORD_RE.search(text) else None
 
 
-def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
+# A question about the store itself ("do you offer…", "is there a…"), which a FAQ topic might answer.
+_STORE_QUESTION_RE = re.compile(
+    r"\b(?:do|does|can|will) (?:you|bookly|the store|your (?:store|shop))\b|\bis there (?:a|an|any)\b"
+    r"|\bare (?:there|you able)\b|\bpolic(?:y|ies)\b"
+)
+_WORD_RE = re.compile(r"[a-z]+")
+_STOP_WORDS = frozenset(
+    re.findall(
+        r"\w+",
+        "a an the i im me my we our you your it its is are was were be been am do does did can could would "
+        "should will shall may might must have has had of to in on at for with about from by as or and but "
+        "if so that this these those there here what which who how when where why please any some get got "
+        "just also not no yes ok hi hello bookly store shop",
+    )
+)
+# A topic answers a question only if words it owns (its key, title and example questions) carry at least
+# this share of the question's words, weighted so that words several topics share count for less.
+_TOPIC_COVERAGE = 0.6
+
+
+def _stem(word: str) -> str:
+    """A rough stem, enough to match "wrapping", "wrapped" and "wraps" with "wrap"."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl":
+                word = word[:-1]  # wrapp -> wrap, shipp -> ship
+            break
+    return word
+
+
+def _stems(text: str, known: frozenset[str] = frozenset()) -> set[str]:
+    """The stems of a text's words; a word run together from two `known` ones ("giftwrapping") counts as
+    both."""
+    stems = set()
+    for word in _WORD_RE.findall(text.lower()):
+        if word in _STOP_WORDS or len(word) <= 2:
+            continue
+        stem = _stem(word)
+        if known and stem not in known:
+            halves = next(
+                (
+                    (_stem(word[:cut]), _stem(word[cut:]))
+                    for cut in range(3, len(word) - 2)
+                    if _stem(word[:cut]) in known and _stem(word[cut:]) in known
+                ),
+                None,
+            )
+            if halves:
+                stems.update(halves)
+                continue
+        stems.add(stem)
+    return stems
+
+
+def _topic_matching(text: str, topics: list[FaqTopic]) -> str | None:
+    """The key of the FAQ topic a question is about, from the words of its title and example questions."""
+    if not topics:
+        return None
+    owned = {
+        topic.key: _stems(" ".join([topic.key.replace("_", " "), topic.title, *topic.questions]))
+        for topic in topics
+    }
+    asked = _stems(text, frozenset().union(*owned.values()))
+    if not asked:
+        return None
+    sharing = {word: sum(word in words for words in owned.values()) for word in asked}
+    weight = {word: 1 / max(1, count) for word, count in sharing.items()}
+    total = sum(weight.values())
+    best, best_share = None, 0.0
+    for key, words in owned.items():
+        share = sum(weight[word] for word in asked & words) / total
+        # At least one word only this topic has: a shared word alone ("order") names no topic.
+        if share > best_share and any(sharing[word] == 1 for word in asked & words):
+            best, best_share = key, share
+    return best if best_share >= _TOPIC_COVERAGE else None
+
+
+def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> _Intent:
     text = _plain(raw)
     if _PERSON_RE.search(text) and not _ARE_YOU_HUMAN_RE.search(text):
         return _Intent("person")
@@ -312,13 +398,23 @@ def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
     if _STATUS_RE.search(text) and (personal or not _SHIPPING_RE.search(text)):
         return _Intent("status")
     topic = _policy_topic(text)
+    keys = {known.key for known in topics}
+    if topic and keys and topic not in keys:
+        # "Your privacy policy": a topic staff may have added under another key, or none at all.
+        topic = _topic_matching(text, topics)
+        if not topic:
+            return _Intent("no_policy")
     if topic is not None:
         return _Intent("policy", topic)
     if order_id or email:
         return _Intent("info")
+    if matched := _topic_matching(text, topics):
+        return _Intent("policy", matched)
     for pattern, off_topic in _OFF_TOPICS:
         if pattern.search(text):
             return _Intent("offtopic", off_topic)
+    if _STORE_QUESTION_RE.search(text) and not personal:
+        return _Intent("no_policy")
     if personal:
         return _Intent("order_unclear")
     for kind, pattern, _ in _SMALL_TALK:
@@ -327,16 +423,21 @@ def _detect_intent(raw: str, *, has_prior_order: bool) -> _Intent:
     return _Intent("unknown")
 
 
-def _intents(units: list[str]) -> list[_Intent]:
+def _intents(units: list[str], topics: list[FaqTopic]) -> list[_Intent]:
     return [
-        _detect_intent(text, has_prior_order=_latest(_order_id_in, units[:index]) is not None)
+        _detect_intent(text, has_prior_order=_latest(_order_id_in, units[:index]) is not None, topics=topics)
         for index, text in enumerate(units)
     ]
 
 
 def _pending_question(assistant_text: str) -> str | None:
     """Which of its own questions the model asked last, recognised by its exact wording."""
-    markers = {CONFIRM_QUESTION: "confirm", ASK_ORDER_NUMBER: "order_number", ASK_EMAIL: "email"}
+    markers = {
+        CONFIRM_QUESTION: "confirm",
+        ASK_ORDER_NUMBER: "order_number",
+        ASK_EMAIL: "email",
+        NO_POLICY_REPLY: "pass_on",
+    }
     return next((pending for marker, pending in markers.items() if marker in assistant_text), None)
 
 
@@ -453,11 +554,14 @@ def _respond(history: _History) -> str | _ToolCall:
     units = history.units
     if not units:
         return GREETING_REPLY
-    intents = _intents(units)
+    intents = _intents(units, history.topics)
     intent = intents[-1]
     pending = _pending_question(history.last_assistant_text)
     if pending == "confirm" and (answer := _answer_confirmation(history, intents)) is not None:
         return answer
+    if pending == "pass_on" and len(units) > 1 and _YES_RE.match(_plain(units[-1])):
+        # Yes to passing on a question no policy answers: staff get the question itself.
+        return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
     if intent.kind in _TASKS:
         return _task_step(units, intents, len(units) - 1)
     if intent.kind == "policy":
@@ -473,16 +577,22 @@ def _respond(history: _History) -> str | _ToolCall:
     if intent.kind in ("info", "order_unclear"):
         return f"I can help with that order. {ASK_WHICH_TASK}"
     if intent.kind == "person":
-        summary = " ".join(units[-1].split())
-        if len(summary) > MAX_SUMMARY_CHARS:
-            summary = summary[:MAX_SUMMARY_CHARS].rsplit(" ", 1)[0]
-        return _ToolCall(HANDOFF_TOOL, {"reason": HandoffAsk.CUSTOMER_ASKED, "summary": summary})
+        return _handoff(HandoffAsk.CUSTOMER_ASKED, units[-1])
+    if intent.kind == "no_policy":
+        return NO_POLICY_REPLY
     if intent.kind == "offtopic":
         return REFUSAL_TEMPLATE.format(topic=intent.topic)
     if intent.kind == "no_number":
         return NO_NUMBER_REPLY
     replies = {kind: reply for kind, _, reply in _SMALL_TALK}
     return replies.get(intent.kind, REFUSAL_TEMPLATE.format(topic="that request"))
+
+
+def _handoff(reason: HandoffAsk, words: str) -> _ToolCall:
+    summary = " ".join(words.split())
+    if len(summary) > MAX_SUMMARY_CHARS:
+        summary = summary[:MAX_SUMMARY_CHARS].rsplit(" ", 1)[0]
+    return _ToolCall(HANDOFF_TOOL, {"reason": reason, "summary": summary})
 
 
 # --- replies to tool results ---------------------------------------------------------------------
@@ -596,7 +706,7 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
     if name == "lookup_order":
         return _order_reply(result)
     if name == "check_return_eligibility":
-        intents = _intents(history.units)
+        intents = _intents(history.units, history.topics)
         start = _task_start(intents) or 0
         return _eligibility_reply(result, _named_titles(history.units[start:], _returnable(result)))
     if name == "initiate_return":
@@ -624,7 +734,7 @@ class OfflineModel:
     def create(
         self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
     ) -> ModelReply:
-        history = _read_history(messages)
+        history = _read_history(system, messages)
         if history.new_calls:
             text = " ".join(_reply_to_result(history, use, result) for use, result in history.new_calls)
             step: str | _ToolCall = text

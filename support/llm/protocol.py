@@ -6,6 +6,7 @@ the two never drift apart.
 """
 
 import re
+from dataclasses import dataclass
 from enum import StrEnum
 
 # The one sentence for anything outside order status, returns and store policies.
@@ -75,3 +76,32 @@ class ToolError(StrEnum):
     ORDER_NOT_FOUND = "order_not_found"
     ELIGIBILITY_NOT_VERIFIED = "eligibility_not_verified"
     TOPIC_NOT_SUPPORTED = "topic_not_supported"
+
+
+# The FAQ topics, as the system prompt lists them between <faq_topics> tags: one line each with the
+# key lookup_policy takes, the title, and how customers ask about it (staff write these questions).
+FAQ_TOPICS_TAG = "faq_topics"
+_QUESTIONS_JOIN = " | "
+_FAQ_TOPIC_LINE_RE = re.compile(r"^- ([a-z_]{1,40}): (.*?)\. Asked as: (.*)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class FaqTopic:
+    key: str
+    title: str
+    questions: tuple[str, ...]
+
+
+def faq_topic_line(topic: FaqTopic) -> str:
+    return f"- {topic.key}: {topic.title}. Asked as: {_QUESTIONS_JOIN.join(topic.questions)}"
+
+
+def faq_topics_in(system_text: str) -> list[FaqTopic]:
+    """The FAQ topics a system prompt lists (the offline model reads them there, as Claude does)."""
+    section = re.search(rf"<{FAQ_TOPICS_TAG}>(.*?)</{FAQ_TOPICS_TAG}>", system_text, re.DOTALL)
+    if section is None:
+        return []
+    return [
+        FaqTopic(key=key, title=title, questions=tuple(questions.split(_QUESTIONS_JOIN)))
+        for key, title, questions in _FAQ_TOPIC_LINE_RE.findall(section.group(1))
+    ]

@@ -18,6 +18,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
 from support.assistant.prompts import REFUSAL_TEMPLATE
+from support.llm.offline import NO_POLICY_REPLY
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = [
@@ -490,6 +491,31 @@ def test_staff_edit_of_the_shipping_faq_is_quoted_in_the_next_answer(open_tab, s
     customer.page.goto("/")
     reply = send_with_js(customer.page, "How long does shipping take?")
     assert new_text in reply
+    assert customer.errors == []
+
+
+def test_a_faq_topic_staff_add_is_answered_on_the_next_message(open_tab, staff_user):
+    customer = open_tab()
+    customer.page.goto("/")
+    assert send_with_js(customer.page, "Do you offer gift wrapping?") == NO_POLICY_REPLY
+
+    wrapping = "We gift-wrap any book for $3.50, with a handwritten card. Choose gift wrapping at checkout."
+    staff = staff_login(open_tab, "/admin/policies/policyentry/add/")
+    admin = staff.page
+    admin.get_by_label("Topic").fill("gift_wrapping")
+    admin.get_by_label("Title").fill("Gift wrapping")
+    admin.get_by_label("Text").fill(wrapping)
+    admin.get_by_label("Example questions").fill(
+        "Do you offer gift wrapping?\nCan you wrap a book as a present?"
+    )
+    with admin.expect_navigation():
+        admin.get_by_role("button", name="Save", exact=True).click()
+    expect(admin.get_by_text("was added successfully")).to_be_visible()
+    assert staff.errors == []
+
+    # No restart: the same customer's next message, in other words.
+    assert wrapping in send_with_js(customer.page, "could you wrap my books as a present?")
+    screenshot(customer.page, "chat-new-faq-topic")
     assert customer.errors == []
 
 

@@ -22,11 +22,19 @@ from support.llm.offline import (
     DECLINED_REPLY,
     GENERIC_ERROR_REPLY,
     GREETING_REPLY,
+    NO_POLICY_REPLY,
     ORDER_NOT_FOUND_REPLY,
     THANKS_REPLY,
     OfflineModel,
 )
-from support.llm.protocol import REFUSAL_TEMPLATE, ToolError, staff_message_block_text
+from support.llm.protocol import (
+    FAQ_TOPICS_TAG,
+    REFUSAL_TEMPLATE,
+    FaqTopic,
+    ToolError,
+    faq_topic_line,
+    staff_message_block_text,
+)
 
 SYSTEM = [{"type": "text", "text": "You are Bookly's support assistant."}]
 SARAH = "sarah.chen@example.com"
@@ -136,10 +144,33 @@ def tool_round(
     ]
 
 
-def ask(messages: list[dict]):
+def ask(messages: list[dict], *, system: list[dict] = SYSTEM):
     return OfflineModel().create(
-        system=SYSTEM, tools=TOOLS, messages=messages, deadline=time.monotonic() + 30
+        system=system, tools=TOOLS, messages=messages, deadline=time.monotonic() + 30
     )
+
+
+def prompt_with_topics(*topics: FaqTopic) -> list[dict]:
+    """A system prompt listing these FAQ topics, as the assistant writes it."""
+    lines = "\n".join(faq_topic_line(topic) for topic in topics)
+    return [
+        {
+            "type": "text",
+            "text": f"Rules.\n<{FAQ_TOPICS_TAG}>\nlookup_policy keys:\n{lines}\n</{FAQ_TOPICS_TAG}>",
+        }
+    ]
+
+
+DEMO_TOPICS = (
+    FaqTopic("returns_overview", "Returns and refunds", ("How do returns work?", "Can I return a book?")),
+    FaqTopic("shipping", "Shipping options and times", ("How long does shipping take?", "Is shipping free?")),
+    FaqTopic(
+        "password_reset", "Resetting your password", ("How do I reset my password?", "I forgot my password")
+    ),
+)
+GIFT_WRAPPING = FaqTopic(
+    "gift_wrapping", "Gift wrapping", ("Do you offer gift wrapping?", "Can you wrap a book as a present?")
+)
 
 
 def text_of(reply) -> str:
@@ -524,3 +555,68 @@ def test_a_malformed_order_number_or_email_is_asked_for_again(field, expected):
     messages = [customer(f"Track BK-123 for {SARAH}")]
     messages += tool_round("lookup_order", {"order_id": "BK-123", "customer_email": SARAH}, result)
     assert text_of(ask(messages)).startswith(expected)
+
+
+# --- FAQ topics staff add ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Do you offer gift wrapping?",
+        "do u do giftwrapping",  # run together, and short
+        "Could my books be gift wrapped?",
+        "Can you wrap it as a present for my mum?",
+        "<b>gift wrap</b>?",
+    ],
+)
+def test_a_topic_staff_added_is_found_by_its_example_questions(question):
+    reply = ask([customer(question)], system=prompt_with_topics(*DEMO_TOPICS, GIFT_WRAPPING))
+    assert tool_call_of(reply) == ("lookup_policy", {"topic": "gift_wrapping"})
+
+
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("How long does shipping take?", "shipping"),
+        ("I forgot my password", "password_reset"),
+        ("What is your gift wrapping policy?", "gift_wrapping"),
+    ],
+)
+def test_the_built_in_topics_are_still_found_beside_it(question, topic):
+    reply = ask([customer(question)], system=prompt_with_topics(*DEMO_TOPICS, GIFT_WRAPPING))
+    assert tool_call_of(reply) == ("lookup_policy", {"topic": topic})
+
+
+def test_a_word_of_a_topic_is_not_enough_to_pick_it():
+    """ "gift" alone is gift wrapping's, but a gift card payment is not about wrapping."""
+    reply = ask(
+        [customer("Can I pay with a gift card?")], system=prompt_with_topics(*DEMO_TOPICS, GIFT_WRAPPING)
+    )
+    assert not (reply.stop_reason == "tool_use" and reply.content[0]["name"] == "lookup_policy")
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Do you offer student discounts?", "Is there a loyalty program?", "What is your privacy policy?"],
+)
+def test_a_store_question_no_topic_answers_gets_an_honest_answer_and_a_person_offered(question):
+    assert text_of(ask([customer(question)], system=prompt_with_topics(*DEMO_TOPICS))) == NO_POLICY_REPLY
+
+
+def test_yes_to_the_offer_passes_the_question_to_staff():
+    messages = [
+        customer("Do you offer student discounts?"),
+        assistant(NO_POLICY_REPLY),
+        customer("Yes please"),
+    ]
+    reply = ask(messages, system=prompt_with_topics(*DEMO_TOPICS))
+    assert tool_call_of(reply) == (
+        "hand_off_to_person",
+        {"reason": "needs_staff", "summary": "Do you offer student discounts?"},
+    )
+
+
+def test_out_of_scope_requests_are_still_refused_not_offered_a_person():
+    reply = ask([customer("Can you recommend a good thriller?")], system=prompt_with_topics(*DEMO_TOPICS))
+    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="book recommendations")

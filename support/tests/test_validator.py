@@ -112,3 +112,19 @@ def test_a_pleasantry_may_not_carry_an_off_topic_answer():
 
 def test_the_fallback_contains_no_identifiers():
     assert codes(FALLBACK_REPLY, said=[], results=()) == ()
+
+
+GIFT_WRAPPING = json.dumps(
+    {
+        "topic": "gift_wrapping",
+        "title": "Gift wrapping",
+        "text": "We gift-wrap any book with a handwritten card.",
+    }
+)
+
+
+def test_quoting_a_faq_answer_is_on_topic_whatever_staff_wrote_it_about():
+    """A topic staff added may use none of the task words; its answer, quoted, is still in scope."""
+    reply = "We gift-wrap any book with a handwritten card."
+    assert codes(reply, "Do you gift wrap?", results=(ToolResult("lookup_policy", GIFT_WRAPPING),)) == ()
+    assert codes(reply, "Do you gift wrap?", results=()) == ("off_topic",)

@@ -1,0 +1,29 @@
+"""The system prompt's FAQ topics: what staff wrote, as the model reads it, at once after a change."""
+
+import pytest
+
+from policies.tests.factories import PolicyEntryFactory
+from support.assistant.prompts import PROMPT_QUESTIONS, system_prompt
+from support.llm.protocol import FaqTopic, faq_topics_in
+
+pytestmark = pytest.mark.usefixtures("demo_data")
+
+QUESTIONS = [f"Do you offer gift wrapping, option {n}?" for n in range(5)]
+
+
+def test_each_published_topic_is_listed_with_its_first_questions():
+    PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping", example_questions="\n".join(QUESTIONS))
+    PolicyEntryFactory(topic="secret_sale", is_published=False)
+
+    topics = {topic.key: topic for topic in faq_topics_in(system_prompt())}
+    assert topics["gift_wrapping"] == FaqTopic(
+        "gift_wrapping", "Gift wrapping", tuple(QUESTIONS[:PROMPT_QUESTIONS])
+    )
+    assert {"shipping", "returns_overview", "password_reset"} <= set(topics)
+    assert "secret_sale" not in topics
+
+
+def test_a_topic_staff_save_is_in_the_very_next_prompt():
+    assert "gift_wrapping" not in system_prompt()  # rendered, and kept for a while
+    PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping")
+    assert "gift_wrapping" in system_prompt()
