@@ -49,6 +49,14 @@ class LoadConfig:
     max_errors: int
     orders: int  # seeded returnable orders (bench/seed_orders.py)
     think: float
+    stream: bool = False  # turns as server-sent events, as the page with JavaScript asks for them
+
+
+def _streamed_reply(data: bytes) -> tuple[int, dict]:
+    """The status and body of a streamed turn's last event (its reply)."""
+    last = [line for line in data.decode().splitlines() if line.startswith("data: ")][-1]
+    reply = json.loads(last.removeprefix("data: "))
+    return reply["status"], reply["body"]
 
 
 @dataclass
@@ -104,8 +112,10 @@ class Load:
         self.conversations_started += 1
         return self.conversations_started - 1
 
-    def headers(self, session: aiohttp.ClientSession, *, post: bool) -> dict[str, str]:
+    def headers(self, session: aiohttp.ClientSession, *, post: bool, turn: bool = False) -> dict[str, str]:
         headers = {"X-Forwarded-Proto": "https"}
+        if turn and self.config.stream:
+            headers["Accept"] = "text/event-stream"
         if post:
             origin = "https://" + self.config.url.split("://", 1)[1]
             cookie = session.cookie_jar.filter_cookies(self.config.url).get("csrftoken")
@@ -134,13 +144,15 @@ class Load:
                 "POST" if post else "GET",
                 self.config.url + path,
                 json={"message": message} if message is not None else None,
-                headers=self.headers(session, post=post),
+                headers=self.headers(session, post=post, turn=kind == "turn"),
                 allow_redirects=False,
             ) as response:
                 status = response.status
                 data = await response.read()
                 timing = parse_server_timing(response.headers.get("Server-Timing"))
-            if status == 200:
+            if status == 200 and response.content_type == "text/event-stream":
+                status, body = _streamed_reply(data)
+            elif status == 200:
                 body = json.loads(data)
         except (aiohttp.ClientError, TimeoutError, ValueError) as failure:
             error = type(failure).__name__
@@ -210,6 +222,7 @@ def main() -> None:
         "--orders", type=int, default=0, help="seeded returnable orders to spread returns over"
     )
     parser.add_argument("--think-ms", type=float, default=0.0, help="pause between a reply and the next turn")
+    parser.add_argument("--stream", action="store_true", help="ask for turns as server-sent events")
     parser.add_argument("--out", required=True, help="JSON file to write")
     args = parser.parse_args()
     if not re.match(r"^http://(127\.\d+\.\d+\.\d+|localhost)(:\d+)?$", args.url):
@@ -226,6 +239,7 @@ def main() -> None:
             max_errors=args.max_errors,
             orders=args.orders,
             think=args.think_ms / 1000,
+            stream=args.stream,
         )
     )
     cpu_before, timed_out = cpu_seconds(), False

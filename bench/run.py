@@ -238,6 +238,7 @@ def run_load(bench: Bench) -> LoadRun:
         f"--max-errors={args.max_errors}",
         f"--think-ms={args.think_ms}",
         f"--orders={args.orders}",
+        *(["--stream"] if args.stream else []),
         f"--out={out}",
     ]
     before, started = cpu_snapshot(bench), time.monotonic()
@@ -369,6 +370,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     add("--request-timeout", type=float, default=30.0, help="hard timeout of every request")
     add("--max-errors", type=int, default=2000, help="stop the load after this many failed requests")
     add("--think-ms", type=float, default=0.0, help="a customer's pause between a reply and the next turn")
+    add("--stream", action="store_true", help="turns as server-sent events, as the page with JavaScript asks")
     add("--orders", type=int, default=5000, help="returnable orders to seed, one per conversation (0: none)")
     add("--workers", type=int, default=2 * (os.cpu_count() or 1), help="gunicorn worker processes")
     add("--threads", type=int, help="threads per worker (GUNICORN_THREADS; default: gunicorn.conf.py's)")

@@ -3,7 +3,8 @@
  *
  * Without this script the form posts to the server and the page reloads. With
  * it, messages go through the JSON API (/api/chat): the customer's message
- * shows at once, a status line says the assistant is typing, and errors appear
+ * shows at once, a status line says what the assistant is doing (streamed as
+ * server-sent events while the turn runs), and errors appear
  * inline with a Retry button. Replies are always inserted as text, never HTML.
  *
  * Each reply of the assistant takes a vote (helpful or not) and the conversation a
@@ -267,6 +268,86 @@
     ratingThanks.textContent = "";
   }
 
+  // A turn, as server-sent events on the POST itself: the status line follows each step as it starts
+  // ("Looking up order BK-10042…"), then the reply (or the error) arrives in the JSON API's shape.
+  function postTurn(text) {
+    var controller = new AbortController();
+    var timer = window.setTimeout(function () {
+      controller.abort();
+    }, timeoutMs);
+    return fetch(apiUrl, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: {
+        "Content-Type": "application/json",
+        Accept: "text/event-stream",
+        "X-CSRFToken": csrfToken(),
+      },
+      body: JSON.stringify({ message: text }),
+      signal: controller.signal,
+    })
+      .then(function (response) {
+        var type = response.headers.get("Content-Type") || "";
+        if (type.indexOf("text/event-stream") !== 0 || !response.body) {
+          // Refused before the turn began (a bad message, a rate limit): the API's JSON answer.
+          return response
+            .json()
+            .catch(function () {
+              return {};
+            })
+            .then(function (payload) {
+              return { status: response.status, payload: payload || {} };
+            });
+        }
+        return readEvents(response.body.getReader());
+      })
+      .finally(function () {
+        window.clearTimeout(timer);
+      });
+  }
+
+  function readEvents(reader) {
+    var decoder = new TextDecoder();
+    var buffer = "";
+    var outcome = null;
+    function handle(block) {
+      var name = "";
+      var data = "";
+      block.split("\n").forEach(function (line) {
+        if (line.indexOf("event: ") === 0) {
+          name = line.slice(7);
+        } else if (line.indexOf("data: ") === 0) {
+          data += line.slice(6);
+        }
+      });
+      if (!data) {
+        return; // a keep-alive comment
+      }
+      var value = JSON.parse(data);
+      if (name === "progress") {
+        typing.textContent = value.status; // fixed words from the server, shown as text
+      } else if (name === "reply") {
+        outcome = { status: value.status, payload: value.body || {} };
+      }
+    }
+    function pump() {
+      return reader.read().then(function (chunk) {
+        if (chunk.done) {
+          if (outcome) {
+            return outcome;
+          }
+          throw new Error("The answer was cut off.");
+        }
+        buffer += decoder.decode(chunk.value, { stream: true });
+        var blocks = buffer.split("\n\n");
+        buffer = blocks.pop();
+        blocks.forEach(handle);
+        return outcome || pump();
+      });
+    }
+    return pump();
+  }
+
   function handleReply(outcome, text, bubble) {
     var payload = outcome.payload;
     setOffline(payload.offline);
@@ -324,7 +405,7 @@
     welcome.open = false; // The conversation has started: the introduction folds away (still there).
     var bubble = addMessage("customer", text);
     setBusy(true);
-    postJson(apiUrl, { message: text })
+    postTurn(text)
       .then(function (outcome) {
         handleReply(outcome, text, bubble);
       })

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from orders.models import ORDER_NUMBER_PATTERN, Order, ReturnRecord
+from orders.models import ORDER_NUMBER_MENTION_RE, ORDER_NUMBER_PATTERN, Order, ReturnRecord
 from orders.selectors import order_get_for_customer, order_return_eligibility
 from orders.services import ReturnNotAllowed, ReturnRefusal
 from policies.models import TOPIC_KEY_PATTERN
@@ -476,3 +476,36 @@ def tool_execute(*, name: str, arguments: Any, context: ToolContext) -> ToolOutc
             "Some arguments are missing or malformed; fix them and call again.",
             problems=invalid.problems,
         )
+
+
+# What the customer's page says while a tool runs: fixed words, with the order number only when the
+# customer typed it (a model's guess is never shown).
+_PROGRESS = {
+    "lookup_order": ("Looking up order {order}…", "Looking up your order…"),
+    "check_return_eligibility": (
+        "Checking whether order {order} can be returned…",
+        "Checking whether your order can be returned…",
+    ),
+    "initiate_return": ("Starting your return for order {order}…", "Starting your return…"),
+    "lookup_policy": ("Looking up our policy…", "Looking up our policy…"),
+    HANDOFF_TOOL: ("Asking a member of our team to join…", "Asking a member of our team to join…"),
+}
+PROGRESS_WRITING = "Writing the answer…"
+_PROGRESS_WORKING = "Working on it…"
+
+
+def tool_progress(*, name: str, arguments: Any, customer_words: list[str]) -> str:
+    """The status line while the tool `name` runs."""
+    with_order, without = _PROGRESS.get(name, (_PROGRESS_WORKING, _PROGRESS_WORKING))
+    order = arguments.get("order_id") if isinstance(arguments, dict) else None
+    typed = (
+        isinstance(order, str)
+        and ORDER_ID_RE.match(order)
+        and any(_typed(order, words) for words in customer_words)
+    )
+    return with_order.format(order=order) if typed else without
+
+
+def _typed(order: str, words: str) -> bool:
+    """Whether the customer wrote this order number, in any of the ways people write it."""
+    return any(f"BK-{digits}" == order for digits in ORDER_NUMBER_MENTION_RE.findall(words))

@@ -23,6 +23,7 @@ import logging
 import re
 import time
 import unicodedata
+from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 
@@ -32,6 +33,7 @@ from django.db import connections, transaction
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import system_prompt, turn_reminder
 from support.assistant.tools import (
+    PROGRESS_WRITING,
     TOOL_ARGUMENT_NAMES,
     TOOL_NAMES,
     TOOLS,
@@ -39,6 +41,7 @@ from support.assistant.tools import (
     ToolContext,
     ToolOutcome,
     tool_execute,
+    tool_progress,
 )
 from support.assistant.validator import FALLBACK_REPLY, is_refusal, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
@@ -128,6 +131,7 @@ class Turn:
     tool_results: list[ToolResult]  # what the tools returned: all a reply may draw its facts from
     tools: ToolContext
     previous_reply: str  # what the customer read last from the assistant ("" if nothing yet)
+    progress: Callable[[str], None]  # tells the customer's page what the turn is doing
     produced: list[NewMessage] = field(default_factory=list)  # stored when the turn commits
     kept: int = 0  # how many of `produced` are stored already (a step that wrote)
     receipts: list[str] = field(default_factory=list)  # the fixed words of the writes this turn made
@@ -194,8 +198,16 @@ def log_id(conversation_id: int) -> str:
     return hashlib.sha256(f"{settings.SECRET_KEY}:conversation:{conversation_id}".encode()).hexdigest()[:12]
 
 
-def conversation_take_turn(*, session, text: str, model: Model | None = None) -> TurnResult:
-    """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed."""
+def _silent(status: str) -> None:
+    pass
+
+
+def conversation_take_turn(
+    *, session, text: str, model: Model | None = None, progress: Callable[[str], None] = _silent
+) -> TurnResult:
+    """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed.
+    `progress` is called with a line for the customer as each step starts (a tool, writing the answer);
+    the reply itself is only ever returned, after the validator passed it."""
     started = time.monotonic()
     model = model or get_model()
     text = message_clean(text=text)
@@ -231,7 +243,7 @@ def conversation_take_turn(*, session, text: str, model: Model | None = None) ->
     )
     turn = None
     try:
-        turn = _turn_of(lease, history)
+        turn = _turn_of(lease, history, progress)
         reply_blocks = _tool_loop(turn, model)
         handoff = None
         if asked := turn.tools.handoff:
@@ -327,7 +339,7 @@ def _customer_message(text: str, number: int) -> NewMessage:
     )
 
 
-def _turn_of(lease: TurnLease, history: list[dict]) -> Turn:
+def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], None]) -> Turn:
     sent = [message for message in history if not message["set_aside"]]
     replies = [message["visible_text"] for message in history if message["role"] == MessageRole.ASSISTANT]
     return Turn(
@@ -344,6 +356,7 @@ def _turn_of(lease: TurnLease, history: list[dict]) -> Turn:
         tools=ToolContext(
             conversation=lease.conversation, eligibility_verified=set(lease.conversation.eligibility_verified)
         ),
+        progress=progress,
     )
 
 
@@ -396,6 +409,12 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         with transaction.atomic() if writes else nullcontext():
             results = []
             for block in tool_uses:
+                if calls_left:
+                    turn.progress(
+                        tool_progress(
+                            name=block["name"], arguments=block["input"], customer_words=turn.customer_words
+                        )
+                    )
                 tool_started = time.monotonic()
                 if calls_left:
                     outcome = tool_execute(name=block["name"], arguments=block["input"], context=turn.tools)
@@ -425,6 +444,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         if not calls_left:
             turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FIXED
             return [{"type": "text", "text": " ".join(turn.receipts) or STUCK_REPLY}]
+        turn.progress(PROGRESS_WRITING)
 
 
 def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:

@@ -494,6 +494,42 @@ def test_staff_edit_of_the_shipping_faq_is_quoted_in_the_next_answer(open_tab, s
     assert customer.errors == []
 
 
+# Every line the status line shows, however briefly (the offline model answers at once).
+RECORD_STATUS_LINES = """
+window.statusLines = [];
+document.addEventListener("DOMContentLoaded", () => {
+  new MutationObserver((records) => {
+    for (const record of records) {
+      for (const node of record.addedNodes) {
+        if (node.nodeType === Node.TEXT_NODE && node.data) window.statusLines.push(node.data);
+      }
+    }
+  }).observe(document.getElementById("typing"), { childList: true });
+});
+"""
+
+
+def test_the_status_line_says_each_step_of_a_return_as_it_happens(open_tab):
+    tab = open_tab()
+    tab.context.add_init_script(RECORD_STATUS_LINES)
+    page = tab.page
+    page.goto("/")
+    send_with_js(page, f"I want to return BK-10042 because it arrived damaged. {SARAH}")
+    started = send_with_js(page, "Yes please")
+
+    assert re.search(r"RMA-[A-Z0-9]+", started)
+    assert page.evaluate("window.statusLines") == [
+        "Bookly assistant is typing…",
+        "Checking whether order BK-10042 can be returned…",
+        "Writing the answer…",
+        "Bookly assistant is typing…",
+        "Starting your return for order BK-10042…",
+        "Writing the answer…",
+    ]
+    expect(page.locator("#typing")).to_have_text("")
+    assert tab.errors == []
+
+
 def test_a_faq_topic_staff_add_is_answered_on_the_next_message(open_tab, staff_user):
     customer = open_tab()
     customer.page.goto("/")

@@ -2,20 +2,25 @@
 
 import json
 
-from django.http import JsonResponse
+from django.http import JsonResponse, StreamingHttpResponse
 from django.http.request import RawPostDataException
 from django.views.decorators.csrf import ensure_csrf_cookie
 
-from support.assistant.turn import conversation_take_turn
+from support.assistant.turn import InvalidMessage, TurnResult, conversation_take_turn, message_clean
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.models import HandoffReason
 from support.conversations.selectors import conversation_reference, conversation_transcript
-from support.conversations.services import conversation_end_for_session, conversation_get_for_session
+from support.conversations.services import (
+    conversation_end_for_session,
+    conversation_get_for_session,
+    session_ensure,
+)
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.feedback import FEEDBACK_JSON, InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
 from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
+from support.web.stream import turn_events
 
 SEND_JSON = 'Send JSON like {"message": "Where is my order?"}.'
 
@@ -59,23 +64,58 @@ def chat(request):
     if payload is _NOT_JSON:
         return api_error(400, "invalid_json", SEND_JSON)
     message = payload.get("message") if isinstance(payload, dict) else None
+    if "text/event-stream" in request.headers.get("Accept", ""):
+        try:
+            message_clean(text=message)  # a message that cannot be sent is refused before any stream
+        except InvalidMessage as invalid:
+            refusal = turn_refusal(invalid)
+            return api_error(refusal.status, refusal.code, refusal.detail)
+        return _streamed_turn(request, message)
     try:
         result = conversation_take_turn(session=request.session, text=message)
     except Exception as error:
         refusal = turn_refusal(error)
         return api_error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
     request.model_ms = result.model_ms  # for the Server-Timing header, when enabled
+    return JsonResponse(_reply_body(result))
+
+
+def _reply_body(result: TurnResult) -> dict:
     # reply is null when a person answers: the message is kept for them.
-    return JsonResponse(
-        {
-            "reply": result.reply,
-            "offline": result.offline,
-            "turn": result.turn,
-            "status": result.status,
-            "votable": result.votable,
-            "conversation": _reference(result.conversation_id),
-        }
+    return {
+        "reply": result.reply,
+        "offline": result.offline,
+        "turn": result.turn,
+        "status": result.status,
+        "votable": result.votable,
+        "conversation": _reference(result.conversation_id),
+    }
+
+
+def _streamed_turn(request, message) -> StreamingHttpResponse:
+    """The turn as server-sent events: `progress` ({"status": a line for the customer}) as each step
+    starts, then `reply` ({"status": the HTTP status the JSON API would give, "body": its body})."""
+    session_ensure(session=request.session)  # the cookie goes out with the headers, before the turn
+
+    def answer(outcome: TurnResult | Exception) -> dict:
+        if isinstance(outcome, Exception):
+            refusal = turn_refusal(outcome)
+            body = {"error": refusal.code, "detail": refusal.detail, "offline": get_model().offline}
+            if refusal.retry_after:
+                body["retry_after"] = refusal.retry_after
+            return {"status": refusal.status, "body": body}
+        return {"status": 200, "body": _reply_body(outcome)}
+
+    events = turn_events(
+        take_turn=lambda progress: conversation_take_turn(
+            session=request.session, text=message, progress=progress
+        ),
+        answer=answer,
     )
+    response = StreamingHttpResponse(events, content_type="text/event-stream")
+    response["Cache-Control"] = "no-cache"
+    response["X-Accel-Buffering"] = "no"  # nginx: pass each event on as it comes
+    return response
 
 
 def _reference(conversation_id: int | None) -> str | None:
