@@ -81,10 +81,23 @@ _REFERS_BACK_RE = re.compile(
     r"|\b(?:will|did|has|is) it\b.{0,20}\b(?:arrive|ship|come|get here|delivered)"
 )
 _RETURN_RE = re.compile(
-    r"\b(?:return|returns|returning|returned|refund|refunds|money back|exchange)\b|\bsend (?:\w+ ){0,3}back\b"
+    r"\b(?:return|returns|returning|returned|refund|refunds|money back|exchange)\b"
+    r"|\b(?:send|give|bring|take) (?:\w+ ){0,3}back\b"
 )
-_WANT_RE = re.compile(r"\b(?:i want|i'd like|i would like|i need|i wish|help me|please|start|initiate)\b")
-_GENERAL_Q_RE = re.compile(r"\b(?:how|what|which|can|could|do you|does|is it|are|may|within)\b|\?")
+# A return talked about, not asked for: "if I don't like it, can I return it?".
+_HYPOTHETICAL_RE = re.compile(r"\bif (?:i|you|someone|they|the person|a book)\b|\bbefore i buy\b|\bin case\b")
+# Words that point at something the customer has (so "can I send it back" is a return, not a question).
+_SPECIFIC_RE = re.compile(
+    r"(?<!is )\b(?:it|them|this|these|this one|that one|mine|i (?:bought|got|ordered|received|purchased))\b"
+    r"|\b(?:my|our) (?:\w+ ){0,2}(?:daughter|son|wife|husband|kid|copy|copies)\b|\bby mistake\b|\btwice\b"
+)
+_WANT_RE = re.compile(
+    r"\b(?:i want|i'd like|i would like|i need|i wish|help me|please)\b"
+    r"|\b(?:start|initiate|begin|process) (?:a |the |my )?(?:return|refund)"
+)
+_GENERAL_Q_RE = re.compile(
+    r"\b(?:how|what|which|can|could|do you|does|is it|is there|are|may|within|whether|wondering)\b|^do\b|\?"
+)
 _POLICY_WORD_RE = re.compile(r"\b(?:polic(?:y|ies)|rules|faq)\b")
 _NAMED_POLICY_RE = re.compile(r"\b([a-z]{3,}) polic(?:y|ies)\b")
 _GENERIC_POLICY_WORDS = {"your", "the", "store", "any", "what", "bookly", "company", "shop", "our", "all"}
@@ -97,26 +110,41 @@ _STATUS_RE = re.compile(
     r"|\bwhere(?:'s| is| are)?\b.{0,25}\b(?:order|package|parcel|books?|delivery|shipment|it|bk)\b"
     r"|\bwhen will\b.{0,25}\b(?:order|package|parcel|books?|it|bk)\b"
     r"|\bcheck (?:on )?(?:my|the|an|this|that) order\b"
+    r"|\bstill (?:no|not|isn't|hasn't|haven't|nothing|waiting)\b|\bany (?:news|updates?)\b"
+    r"|\bwaiting (?:for )?(?:my|the|an|our) (?:order|package|parcel|books?|delivery)"
+    r"|\b(?:not|isn't|hasn't|haven't|didn't|it not) (?:yet )?(?:come|here|arrived|shown up|turned up)"
+    r"|\b(?:go|gone|going|sent) out\b"
 )
 _RETURN_STATUS_RE = re.compile(
     r"\bstatus of (?:my|the|our|that) (?:return|refund|rma)\b|\b(?:return|refund|rma)(?:'s)? status\b"
     r"|\bwhere(?:'s| is) (?:my|the) (?:return|refund)\b|\b(?:has|did|is) my (?:return|refund)\b"
     r"|\b(?:received|got) my (?:return|returned)\b|\brma-[a-z0-9]{8}\b"
+    r"|\b(?:my|the) (?:return|refund)\b.{0,60}\b(?:status|update|progress|news|yet|shown up|come through)\b"
+    r"|\b(?:status|update|progress|news) (?:on|of|about|for) (?:my|the) (?:return|refund)"
+    r"|\b(?:sent|mailed|posted) (?:\w+ ){0,3}back\b.{0,60}\b(?:update|status|yet|news|received|arrived)\b"
 )
 _SHIPPING_RE = re.compile(
     r"\b(?:ship|ships|shipping|postage|expedited|express|overnight|international(?:ly)?|overseas|abroad|"
-    r"canada|mexico|uk|europe|australia|delivery|deliver)\b"
+    r"delivery|deliver)\b"
+    r"|\bsend (?:books? |orders? )?(?:here|to (?:canada|mexico|the uk|uk|europe|australia))"
 )
 _PASSWORD_RE = re.compile(r"\b(?:password|passcode|log ?in(?:to)?|sign ?in(?:to)?|locked out)\b")
 _PROBLEM_RE = re.compile(
     r"\b(?:damaged|broken|torn|ripped|defective|faulty|misprint(?:ed)?|wrong (?:book|item|edition))\b"
 )
-_CHANGE_ORDER_RE = re.compile(r"\b(?:cancel|change|modify|edit)\b.{0,25}\b(?:order|address|it)\b")
+_CHANGE_ORDER_RE = re.compile(
+    r"\bcancel"
+    r"|\b(?:change|modify|edit|update|set up|add|new)\b.{0,30}\b(?:order|address|it|account|payment)\b"
+)
 _NO_NUMBER_RE = re.compile(
     r"\b(?:don't|do not|can't|cannot|couldn't|didn't) (?:know|have|find|remember|see)\b.{0,30}\bnumber\b"
     r"|\b(?:forgot|lost|no idea)\b.{0,30}\bnumber\b|\b(?:without|no) (?:an |the |my )?order number\b"
     r"|\b(?:where|how)\b.{0,30}\border number\b"
     r"|\b(?:find|look ?up|search)\b.{0,40}\b(?:by|with|using) (?:just |only )?(?:my |an |the )?e-?mail\b"
+    r"|\b(?:misplaced|deleted|lost|forgot|can't find|don't have|do not have|dont have|no idea)\b.{0,40}"
+    r"\b(?:number|#|confirmation)"
+    r"|\b(?:by|with|under|using|from) (?:just |only )?(?:my |the )?(?:name|phone|address|phone number)\b"
+    r"|\border (?:number|#)\W{0,3}(?:no idea|i don't|i dont|dunno|not sure|don't have|no clue)"
 )
 # Asking for a person: to be put in touch with someone, or customer service itself.
 _PEOPLE = (
@@ -131,6 +159,9 @@ _PERSON_RE = re.compile(
     r"|\bcustomer (?:service|services|support|care)\b|\bsupport (?:team|staff|desk)\b"
     r"|\b(?:real|live|actual) (?:person|human|agent|people)\b"
     r"|^\W*(?:a |an )?(?:human|agent|person|representative|operator)(?: please)?\W*$"
+    r"|\bcall ?back\b|\bcall me\b|\b(?:contact|phone|ring) me\b"
+    r"|\bsomeone (?:i|to) (?:can )?(?:call|talk|speak)"
+    r"|\bstaff member\b|\bwant an? (?:actual|real) (?:person|human)\b"
 )
 _ARE_YOU_HUMAN_RE = re.compile(r"\bare you (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b")
 MAX_SUMMARY_CHARS = 200
@@ -149,6 +180,10 @@ _OFF_TOPICS = [
         (r"\b(?:price|prices|in stock|available|availability)\b", "book prices or availability"),
         (r"\b(?:discount|coupon|promo|voucher)\b", "discounts or promotions"),
         (r"\b(?:coding|programming|python|javascript|sql|code|script|algorithm)\b", "programming questions"),
+        (r"\b(?:reviews?|rate a book|ratings?)\b", "book reviews"),
+        (r"\b(?:invoices?|receipts?|vat)\b", "invoices and receipts"),
+        (r"\bsell (?:my|our|books?|a book)\b|\bself[- ]published\b", "selling books with us"),
+        (r"\b(?:jobs?|hiring|careers?|vacanc(?:y|ies))\b", "jobs at Bookly"),
     ]
 ]
 # (kind, words, reply): greetings, thanks and the like, answered in kind.
@@ -160,11 +195,24 @@ _SMALL_TALK = [
     ),
     (
         "greeting",
-        r"^(?:hi|hello|hey|hiya|howdy|greetings|good (?:morning|afternoon|evening|day))\b",
+        r"^(?:hi+|hello+|hey+|hiya|howdy|greetings|yo|sup|hola|waves?|morning|evening|afternoon|"
+        r"good (?:morning|afternoon|evening|day))\b",
         GREETING_REPLY,
     ),
-    ("thanks", r"\b(?:thanks|thank you|thx|cheers|much appreciated|appreciate it)\b", THANKS_REPLY),
-    ("goodbye", r"^(?:bye|goodbye|good bye|see you|that's all|that is all)\b", GOODBYE_REPLY),
+    (
+        "goodbye",
+        r"^(?:ok |okay |thanks,? )?(?:bye|goodbye|good bye|see (?:you|ya)|cya|that's (?:all|it|everything)|"
+        r"that is all|that will be all|take care|talk later|ttyl|later|good ?night|farewell|adios|"
+        r"catch you later|im done|i'm done|nothing else|gotta go|"
+        r"have a (?:good|nice|great) (?:day|one|night))\b"
+        r"|\b(?:bye|goodbye)\W*$",
+        GOODBYE_REPLY,
+    ),
+    (
+        "thanks",
+        r"\b(?:thanks|thank you|thank u|thx|tysm|tyvm|cheers|much appreciated|appreciate)\b",
+        THANKS_REPLY,
+    ),
     (
         "ack",
         r"^(?:ok|okay|great|cool|got it|perfect|alright|all right|sounds good|fine|nice|yes|no)\b",
@@ -261,7 +309,142 @@ def _read_history(system: list[dict], messages: list[dict]) -> _History:
 
 
 def _plain(text: str) -> str:
-    return text.replace("\u2019", "'").replace("\u2018", "'").strip().lower()
+    """The customer's words as the intent rules read them: lower case, straight apostrophes, without
+    markup or emoji, text-speak spelled out, words run together split, and misspellings of the words
+    the rules look for corrected."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    text = _MARKUP_RE.sub(" ", text)
+    words = [_respelled(word) for word in _TOKEN_RE.findall(text)]
+    text = re.sub(r"\s+([?.!,])", r"\1", " ".join(word for word in words if word)).strip()
+    return _WERE_RE.sub(r"where \1", text)
+
+
+# Reading customers' words: tags and emphasis marks, and anything but letters, digits and punctuation.
+_MARKUP_RE = re.compile(r"<[^>]{0,40}>|[*_~`#]+|[^\w\s'@.,?!:/-]+")
+_TOKEN_RE = re.compile(r"[\w'@.-]+|[?!,]")
+_WERE_RE = re.compile(r"^were (is|are|my|r)\b")  # "were is my order": "were" is a word, so respelled here
+_TEXT_SPEAK = {
+    "u": "you",
+    "ur": "your",
+    "r": "are",
+    "pls": "please",
+    "plz": "please",
+    "thx": "thanks",
+    "ty": "thanks",
+    "thnx": "thanks",
+    "tnx": "thanks",
+    "im": "i'm",
+    "ive": "i've",
+    "dont": "don't",
+    "cant": "can't",
+    "wont": "won't",
+    "didnt": "didn't",
+    "doesnt": "doesn't",
+    "isnt": "isn't",
+    "havent": "haven't",
+    "hasnt": "hasn't",
+    "wasnt": "wasn't",
+    "wheres": "where's",
+    "whats": "what's",
+    "hows": "how's",
+    "wanna": "want to",
+    "gonna": "going to",
+    "gotta": "have to",
+    "hv": "have",
+    "abt": "about",
+    "b4": "before",
+    "2day": "today",
+    "pw": "password",
+    "pwd": "password",
+    "pass": "password",
+    "acct": "account",
+    "info": "information",
+    "asap": "soon",
+    "rn": "now",
+    "smth": "something",
+    "sth": "something",
+    "ppl": "people",
+    "msg": "message",
+    "hi!": "hi",
+}
+# The words the intent rules look for: a word that is one or two letters off one of these (and is not an
+# everyday word of its own) is read as it; two of them run together are read apart.
+_VOCABULARY = frozenset(
+    re.findall(
+        r"\S+",
+        """
+        order orders ordered return returns returning returned refund refunds refunded exchange
+        shipping ship shipped shipment delivery deliver delivered package parcel tracking track
+        arrive arrived arriving status password passwords login account reset forgot forgotten
+        human person agent representative someone somebody customer service support cancel change
+        address recommend recommendation books book where when hello thanks thank goodbye policy
+        policies damaged broken wrong received receive number email want need please money back help
+        talk speak store purchase item items international express free cost costs long days still yet
+        send sent hasn't haven't didn't never come came my the a to is it me of and for in on your you
+        can how do i what get log sign
+        """,
+    )
+)
+_EVERYDAY = frozenset(
+    re.findall(
+        r"\S+",
+        """
+        were there here their they then than that this these those with went wont worder older border
+        bored story short sort sure some same home hope hole whole whose shop stop step tips trip drop
+        cold could would should word work world bookstore reader retail refer report record reorder
+        sender render wonder
+        """,
+    )
+)
+
+
+def _respelled(word: str) -> str:
+    if word in _TEXT_SPEAK:
+        return _TEXT_SPEAK[word]
+    if not word.isalpha() or word in _VOCABULARY or word in _EVERYDAY or len(word) < 4:
+        return word
+    if halves := _split_run_together(word):
+        return halves
+    # A misspelling keeps its first letter ("retrun", "pasword"); one slip in a short word, two in a long one.
+    # A four-letter word is only read as a longer one it misses a letter of ("oder"): "care" stays care.
+    allowed = 1 if len(word) <= 6 else 2
+    slips = {
+        known: _slips(word, known)
+        for known in _VOCABULARY
+        if known[0] == word[0]
+        and abs(len(known) - len(word)) <= allowed
+        and (len(word) > 4 or len(known) == len(word) + 1)
+    }
+    fewest = min(slips.values(), default=allowed + 1)
+    closest = [known for known, count in slips.items() if count == fewest]
+    return closest[0] if fewest <= allowed and len(closest) == 1 else word
+
+
+def _slips(a: str, b: str) -> int:
+    """Letters added, dropped, changed or swapped to turn one word into the other (Damerau-Levenshtein)."""
+    previous2, previous = None, list(range(len(b) + 1))
+    for i, char_a in enumerate(a, 1):
+        current = [i]
+        for j, char_b in enumerate(b, 1):
+            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
+            if previous2 is not None and i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
+                cost = min(cost, previous2[j - 2] + 1)
+            current.append(cost)
+        previous2, previous = previous, current
+    return previous[-1]
+
+
+def _split_run_together(word: str) -> str | None:
+    for cut in range(1, len(word)):
+        head, tail = word[:cut], _TEXT_SPEAK.get(word[cut:], word[cut:])
+        if (
+            head in _VOCABULARY
+            and tail in _VOCABULARY
+            and len(head) + len(tail) >= 5
+            and min(len(head), len(tail)) >= 2
+        ):
+            return f"{head} {tail}"
+    return None
 
 
 def _order_id_in(text: str) -> str | None:
@@ -374,9 +557,14 @@ def _topic_matching(text: str, topics: list[FaqTopic]) -> str | None:
     return best if best_share >= _TOPIC_COVERAGE else None
 
 
+def _apart(one: re.Match, other: re.Match) -> bool:
+    return one.start() >= other.end() or one.end() <= other.start()
+
+
 def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> _Intent:
     text = _plain(raw)
-    if _PERSON_RE.search(text) and not _ARE_YOU_HUMAN_RE.search(text):
+    asking_if_human = _ARE_YOU_HUMAN_RE.search(text)
+    if any(not asking_if_human or _apart(found, asking_if_human) for found in _PERSON_RE.finditer(text)):
         return _Intent("person")
     order_id, email = _order_id_in(raw), _email_in(raw)
     personal = bool(
@@ -384,15 +572,22 @@ def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -
     )
     if _NO_NUMBER_RE.search(text) and not order_id:
         return _Intent("no_number")
-    if _CHANGE_ORDER_RE.search(text):
+    if _PASSWORD_RE.search(text) and not order_id:
+        return _Intent("policy", "password_reset")  # "the reset email never came" is no order's
+    # Several requests in one message: the first is answered.
+    change = _CHANGE_ORDER_RE.search(text)
+    task = _RETURN_STATUS_RE.search(text) or _RETURN_RE.search(text) or _STATUS_RE.search(text)
+    if change and not (task and task.start() < change.start()):
         return _Intent("offtopic", "changing or cancelling orders")
     if _RETURN_STATUS_RE.search(text):
         return _Intent("status")  # a return already started: looked up with its order
     if _RETURN_RE.search(text) or (personal and _PROBLEM_RE.search(text)):
-        if _POLICY_WORD_RE.search(text) and not order_id:
-            return _Intent("policy", "returns_overview")
-        # "Can I return a book?" is a policy question; "I want to return my book" is a return.
-        if personal or _WANT_RE.search(text) or not _GENERAL_Q_RE.search(text):
+        wants = _WANT_RE.search(text) and not re.fullmatch(r"please", _WANT_RE.search(text).group())
+        if (_POLICY_WORD_RE.search(text) or _HYPOTHETICAL_RE.search(text)) and not (wants or order_id):
+            return _Intent("policy", "returns_overview")  # "refund policy pls", "if I don't like it…"
+        # "Can I return a book?" is a policy question; "I want to return my book" (or "send it back")
+        # is a return.
+        if personal or wants or _SPECIFIC_RE.search(text) or not _GENERAL_Q_RE.search(text):
             return _Intent("return")
         return _Intent("policy", "returns_overview")
     if _STATUS_RE.search(text) and (personal or not _SHIPPING_RE.search(text)):
@@ -406,15 +601,15 @@ def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -
             return _Intent("no_policy")
     if topic is not None:
         return _Intent("policy", topic)
-    if order_id or email:
-        return _Intent("info")
     if matched := _topic_matching(text, topics):
         return _Intent("policy", matched)
     for pattern, off_topic in _OFF_TOPICS:
         if pattern.search(text):
             return _Intent("offtopic", off_topic)
-    if _STORE_QUESTION_RE.search(text) and not personal:
-        return _Intent("no_policy")
+    if order_id or email:
+        return _Intent("info")
+    if _STORE_QUESTION_RE.search(text):
+        return _Intent("no_policy")  # "can you gift wrap my order?": a service no topic covers
     if personal:
         return _Intent("order_unclear")
     for kind, pattern, _ in _SMALL_TALK:

@@ -1,0 +1,124 @@
+"""Where a model takes a customer's first message: the routing evaluation.
+
+A route is read from what the model does, as a customer would see it: the tool it calls (after being
+given an order number and email if it asks for them), or the fixed reply it gives. Cases are
+{"text", "route"} pairs (support/evals/routing_cases.json, written for this project); the routes:
+
+    order_status, return, policy_shipping, policy_returns, policy_password, person, greeting,
+    thanks, goodbye, no_number, out_of_scope
+
+An out_of_scope message is served by the refusal, or by the honest "no policy on that" with a person
+offered; everything in scope must reach its own route.
+"""
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from support.assistant.prompts import TURN_REMINDER
+from support.assistant.tools import TOOLS
+from support.llm.offline import (
+    ASK_EMAIL,
+    ASK_ORDER_NUMBER,
+    GOODBYE_REPLY,
+    GREETING_REPLY,
+    NO_NUMBER_REPLY,
+    NO_POLICY_REPLY,
+    THANKS_REPLY,
+)
+from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
+from support.llm.types import Model
+
+CASES = Path(__file__).with_name("routing_cases.json")
+IN_SCOPE = (
+    "order_status",
+    "return",
+    "policy_shipping",
+    "policy_returns",
+    "policy_password",
+    "person",
+    "greeting",
+    "thanks",
+    "goodbye",
+    "no_number",
+)
+_TOOL_ROUTES = {
+    "lookup_order": "order_status",
+    "check_return_eligibility": "return",
+    "initiate_return": "return",
+    HANDOFF_TOOL: "person",
+}
+_POLICY_ROUTES = {
+    "shipping": "policy_shipping",
+    "returns_overview": "policy_returns",
+    "password_reset": "policy_password",
+}
+_FIXED_ROUTES = {
+    GREETING_REPLY: "greeting",
+    THANKS_REPLY: "thanks",
+    GOODBYE_REPLY: "goodbye",
+    NO_NUMBER_REPLY: "no_number",
+    NO_POLICY_REPLY: "out_of_scope",
+}
+# What the customer answers when asked for an order detail, to see which tool the model then calls.
+_ANSWERS = ((ASK_ORDER_NUMBER, "BK-10042"), (ASK_EMAIL, "sarah.chen@example.com"))
+_REFUSAL_START = REFUSAL_TEMPLATE.split("{topic}")[0]
+
+
+def _customer(text: str) -> dict:
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": text}, {"type": "text", "text": TURN_REMINDER}],
+    }
+
+
+def message_route(*, model: Model, text: str, system: list[dict]) -> str:
+    """The route the model takes for `text` as a conversation's first message."""
+    messages = [_customer(text)]
+    for _ in range(3):
+        reply = model.create(system=system, tools=TOOLS, messages=messages, deadline=time.monotonic() + 60)
+        tool_uses = [block for block in reply.content if block["type"] == "tool_use"]
+        if tool_uses:
+            name = tool_uses[0]["name"]
+            if name == "lookup_policy":
+                return _POLICY_ROUTES.get(tool_uses[0]["input"].get("topic"), "policy_other")
+            return _TOOL_ROUTES.get(name, f"tool:{name}")
+        said = " ".join(block["text"] for block in reply.content if block["type"] == "text")
+        if said in _FIXED_ROUTES:
+            return _FIXED_ROUTES[said]
+        if said.startswith(_REFUSAL_START):
+            return "out_of_scope"
+        answer = next((answer for asked, answer in _ANSWERS if asked in said), None)
+        if answer is None:
+            return f"said: {said[:60]}"
+        messages += [{"role": "assistant", "content": [{"type": "text", "text": said}]}, _customer(answer)]
+    return "kept asking"
+
+
+@dataclass
+class RoutingReport:
+    total: Counter
+    right: Counter
+    misses: list[tuple[str, str, str]]  # text, expected, got
+
+    def share(self, routes) -> float:
+        total = sum(self.total[route] for route in routes)
+        return sum(self.right[route] for route in routes) / total if total else 1.0
+
+
+def routing_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> RoutingReport:
+    report = RoutingReport(Counter(), Counter(), [])
+    for case in cases:
+        got = message_route(model=model, text=case["text"], system=system)
+        report.total[case["route"]] += 1
+        if got == case["route"]:
+            report.right[case["route"]] += 1
+        else:
+            report.misses.append((case["text"], case["route"], got))
+    return report
+
+
+def routing_cases(path: Path = CASES) -> list[dict]:
+    return json.loads(path.read_text())
