@@ -82,7 +82,13 @@ _REFERS_BACK_RE = re.compile(
 )
 _RETURN_RE = re.compile(
     r"\b(?:return|returns|returning|returned|refund|refunds|money back|exchange)\b"
-    r"|\b(?:send|give|bring|take) (?:\w+ ){0,3}back\b"
+    r"|\b(?:send|sending|give|giving|bring|take) (?:\w+ ){0,3}back\b|\breturnable\b"
+    r"|\b(?:replacement|replace it|a new one|a new copy)\b"
+)
+# A book's release or stock, not an order's progress: "when is the next … book coming out?".
+_BOOK_RELEASE_RE = re.compile(
+    r"\b(?:coming out|come out|released?|release date|available|in stock|pre-?order)\b"
+    r"|\b(?:next|new) (?:\w+ ){0,3}book\b"
 )
 # A return talked about, not asked for: "if I don't like it, can I return it?".
 _HYPOTHETICAL_RE = re.compile(r"\bif (?:i|you|someone|they|the person|a book)\b|\bbefore i buy\b|\bin case\b")
@@ -113,7 +119,9 @@ _STATUS_RE = re.compile(
     r"|\bstill (?:no|not|isn't|hasn't|haven't|nothing|waiting)\b|\bany (?:news|updates?)\b"
     r"|\bwaiting (?:for )?(?:my|the|an|our) (?:order|package|parcel|books?|delivery)"
     r"|\b(?:not|isn't|hasn't|haven't|didn't|it not) (?:yet )?(?:come|here|arrived|shown up|turned up)"
-    r"|\b(?:go|gone|going|sent) out\b"
+    r"|\b(?:go|gone|going|sent|went) out\b|\bleft the warehouse\b|\b(?:is it|it's|is my order) stuck\b"
+    r"|\bwhen (?:is|will|does|do) (?:my|the|it|our)\b.{0,25}\b(?:order|package|parcel|books?|delivery|coming)"
+    r"|\bwhere(?:'s| is| are) my stuff\b"
 )
 _RETURN_STATUS_RE = re.compile(
     r"\bstatus of (?:my|the|our|that) (?:return|refund|rma)\b|\b(?:return|refund|rma)(?:'s)? status\b"
@@ -121,19 +129,19 @@ _RETURN_STATUS_RE = re.compile(
     r"|\b(?:received|got) my (?:return|returned)\b|\brma-[a-z0-9]{8}\b"
     r"|\b(?:my|the) (?:return|refund)\b.{0,60}\b(?:status|update|progress|news|yet|shown up|come through)\b"
     r"|\b(?:status|update|progress|news) (?:on|of|about|for) (?:my|the) (?:return|refund)"
-    r"|\b(?:sent|mailed|posted) (?:\w+ ){0,3}back\b.{0,60}\b(?:update|status|yet|news|received|arrived)\b"
+    r"|\b(?:sent|mailed|posted) (?:\w+ ){0,3}back\b.{0,60}\b(?:update|status|yet|news|received|arrived|got)\b"
 )
 _SHIPPING_RE = re.compile(
     r"\b(?:ship|ships|shipping|postage|expedited|express|overnight|international(?:ly)?|overseas|abroad|"
     r"delivery|deliver)\b"
-    r"|\bsend (?:books? |orders? )?(?:here|to (?:canada|mexico|the uk|uk|europe|australia))"
+    r"|\bsend (?:books? |orders? )?(?:here|to me|to (?:canada|mexico|the uk|uk|europe|australia|germany))"
 )
 _PASSWORD_RE = re.compile(r"\b(?:password|passcode|log ?in(?:to)?|sign ?in(?:to)?|locked out)\b")
 _PROBLEM_RE = re.compile(
     r"\b(?:damaged|broken|torn|ripped|defective|faulty|misprint(?:ed)?|wrong (?:book|item|edition))\b"
 )
 _CHANGE_ORDER_RE = re.compile(
-    r"\bcancel"
+    r"\bcancel|\bswitch my order\b"
     r"|\b(?:change|modify|edit|update|set up|add|new)\b.{0,30}\b(?:order|address|it|account|payment)\b"
 )
 _NO_NUMBER_RE = re.compile(
@@ -141,8 +149,10 @@ _NO_NUMBER_RE = re.compile(
     r"|\b(?:forgot|lost|no idea)\b.{0,30}\bnumber\b|\b(?:without|no) (?:an |the |my )?order number\b"
     r"|\b(?:where|how)\b.{0,30}\border number\b"
     r"|\b(?:find|look ?up|search)\b.{0,40}\b(?:by|with|using) (?:just |only )?(?:my |an |the )?e-?mail\b"
-    r"|\b(?:misplaced|deleted|lost|forgot|can't find|don't have|do not have|dont have|no idea)\b.{0,40}"
-    r"\b(?:number|#|confirmation)"
+    r"|\b(?:misplaced|deleted|lost|forgot|can't find|don't have|do not have|don't know|no idea|threw away|"
+    r"binned)\b.{0,40}(?:\bnumber|#|\bconfirmation|\border id|\breference|\bpacking slip)"
+    r"|\bnumber\b.{0,10}\b(?:lost|missing|gone)\b|\bnumber (?:isn't|is not|not) in\b"
+    r"|\b(?:look ?up|find|locate|search)\b.{0,30}\b(?:under|using|by|with) (?:my |the )?e-?mail\b"
     r"|\b(?:by|with|under|using|from) (?:just |only )?(?:my |the )?(?:name|phone|address|phone number)\b"
     r"|\border (?:number|#)\W{0,3}(?:no idea|i don't|i dont|dunno|not sure|don't have|no clue)"
 )
@@ -162,8 +172,14 @@ _PERSON_RE = re.compile(
     r"|\bcall ?back\b|\bcall me\b|\b(?:contact|phone|ring) me\b"
     r"|\bsomeone (?:i|to) (?:can )?(?:call|talk|speak)"
     r"|\bstaff member\b|\bwant an? (?:actual|real) (?:person|human)\b"
+    r"|\b(?:talk|speak) to\b.{0,30}\b(?:a human|a person|an agent|someone|somebody|anyone|a real)\b"
+    r"|^\W*(?:a |an )?(?:human|real|live) (?:agent|person|rep|representative)(?: please)?\W*$"
+    r"|\bescalate (?:this|it|that)\b"
 )
-_ARE_YOU_HUMAN_RE = re.compile(r"\bare you (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b")
+_ARE_YOU_HUMAN_RE = re.compile(
+    r"\bare you (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b"
+    r"(?: or (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b)?"
+)
 MAX_SUMMARY_CHARS = 200
 
 # (words, topic for the refusal sentence)
@@ -184,6 +200,14 @@ _OFF_TOPICS = [
         (r"\b(?:invoices?|receipts?|vat)\b", "invoices and receipts"),
         (r"\bsell (?:my|our|books?|a book)\b|\bself[- ]published\b", "selling books with us"),
         (r"\b(?:jobs?|hiring|careers?|vacanc(?:y|ies))\b", "jobs at Bookly"),
+        (r"\b(?:place|placing|make) (?:an |a )?order\b|\border \d+ copies\b|\bbulk order", "placing orders"),
+        (r"\bwrite (?:my|an?|the)\b|\bessays?\b|\bbook report\b|\bhomework\b", "writing tasks"),
+        (
+            r"\bwhich edition\b|\bbest (?:book|edition)s?\b|\b(?:next|new) (?:\w+ ){0,3}book\b",
+            "books themselves",
+        ),
+        (r"\bgift ?cards?\b", "gift cards"),
+        (r"\b\d+ (?:times|plus|minus|divided by) \d+\b", "maths"),
     ]
 ]
 # (kind, words, reply): greetings, thanks and the like, answered in kind.
@@ -195,13 +219,14 @@ _SMALL_TALK = [
     ),
     (
         "greeting",
-        r"^(?:hi+|hello+|hey+|hiya|howdy|greetings|yo|sup|hola|waves?|morning|evening|afternoon|"
+        r"^(?:hi+|hello+|hey+o?|hiya|howdy|greetings|yo|sup|hola|waves?|morning|evening|afternoon|"
         r"good (?:morning|afternoon|evening|day))\b",
         GREETING_REPLY,
     ),
     (
         "goodbye",
-        r"^(?:ok |okay |thanks,? )?(?:bye|goodbye|good bye|see (?:you|ya)|cya|that's (?:all|it|everything)|"
+        r"^(?:ok |okay |no,? |thanks,? )?(?:bye+|goodbye|good bye|see (?:you|ya)|cya|"
+        r"that's (?:all|it|everything)|all done|laters|have to go|"
         r"that is all|that will be all|take care|talk later|ttyl|later|good ?night|farewell|adios|"
         r"catch you later|im done|i'm done|nothing else|gotta go|"
         r"have a (?:good|nice|great) (?:day|one|night))\b"
@@ -313,7 +338,7 @@ def _plain(text: str) -> str:
     markup or emoji, text-speak spelled out, words run together split, and misspellings of the words
     the rules look for corrected."""
     text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
-    text = _MARKUP_RE.sub(" ", text)
+    text = _MARKUP_RE.sub(" ", text.replace("#", " number "))
     words = [_respelled(word) for word in _TOKEN_RE.findall(text)]
     text = re.sub(r"\s+([?.!,])", r"\1", " ".join(word for word in words if word)).strip()
     return _WERE_RE.sub(r"where \1", text)
@@ -366,6 +391,17 @@ _TEXT_SPEAK = {
     "ppl": "people",
     "msg": "message",
     "hi!": "hi",
+    "thats": "that's",
+    "thanx": "thanks",
+    "thanq": "thanks",
+    "hav": "have",
+    "wen": "when",
+    "pword": "password",
+    "num": "number",
+    "no.": "number",
+    "eta": "when will it arrive",
+    "gm": "good morning",
+    "heyo": "hey",
 }
 # The words the intent rules look for: a word that is one or two letters off one of these (and is not an
 # everyday word of its own) is read as it; two of them run together are read apart.
@@ -381,7 +417,7 @@ _VOCABULARY = frozenset(
         policies damaged broken wrong received receive number email want need please money back help
         talk speak store purchase item items international express free cost costs long days still yet
         send sent hasn't haven't didn't never come came my the a to is it me of and for in on your you
-        can how do i what get log sign
+        can how do i what get log sign coming staff
         """,
     )
 )
@@ -392,7 +428,7 @@ _EVERYDAY = frozenset(
         were there here their they then than that this these those with went wont worder older border
         bored story short sort sure some same home hope hole whole whose shop stop step tips trip drop
         cold could would should word work world bookstore reader retail refer report record reorder
-        sender render wonder
+        sender render wonder stuff
         """,
     )
 )
@@ -550,6 +586,8 @@ def _topic_matching(text: str, topics: list[FaqTopic]) -> str | None:
     total = sum(weight.values())
     best, best_share = None, 0.0
     for key, words in owned.items():
+        if len(asked) == 1 and not asked & _stems(key.replace("_", " ")):
+            continue  # one word alone ("times") names a topic only if it is the topic's own name
         share = sum(weight[word] for word in asked & words) / total
         # At least one word only this topic has: a shared word alone ("order") names no topic.
         if share > best_share and any(sharing[word] == 1 for word in asked & words):
@@ -590,7 +628,11 @@ def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -
         if personal or wants or _SPECIFIC_RE.search(text) or not _GENERAL_Q_RE.search(text):
             return _Intent("return")
         return _Intent("policy", "returns_overview")
-    if _STATUS_RE.search(text) and (personal or not _SHIPPING_RE.search(text)):
+    if (
+        _STATUS_RE.search(text)
+        and (personal or not _SHIPPING_RE.search(text))
+        and not (_BOOK_RELEASE_RE.search(text) and not order_id)
+    ):
         return _Intent("status")
     topic = _policy_topic(text)
     keys = {known.key for known in topics}
