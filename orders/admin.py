@@ -38,12 +38,17 @@ class OrderAdmin(admin.ModelAdmin):
         "status",
         "ordered_on",
         "delivered_on",
-        "total",
+        "total_in_dollars",
     ]
     list_filter = ["status"]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
     inlines = [OrderItemInline]
+
+    @admin.display(description="total", ordering="total")
+    def total_in_dollars(self, obj):
+        # The store sells in US dollars only (it ships to the 50 states).
+        return f"${obj.total:,.2f}"
 
     def has_delete_permission(self, request, obj=None):
         # Returns protect orders, and order history is evidence: never delete here.

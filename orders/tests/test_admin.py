@@ -21,7 +21,7 @@ class TestOrderAdminForSupportStaff:
         page = staff_client.get("/admin/orders/order/")
         assert page.status_code == 200
         html = page.content.decode()
-        for expected in ["BK-10042", "BK-10089", "BK-10103", "BK-9871", "Sarah Chen", "36.98"]:
+        for expected in ["BK-10042", "BK-10089", "BK-10103", "BK-9871", "Sarah Chen", "$36.98"]:
             assert expected in html
 
     @pytest.mark.parametrize(
