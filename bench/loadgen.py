@@ -154,7 +154,7 @@ class Load:
                 status, body = _streamed_reply(data)
             elif status == 200:
                 body = json.loads(data)
-        except (aiohttp.ClientError, TimeoutError, ValueError) as failure:
+        except (aiohttp.ClientError, TimeoutError, ValueError, IndexError, KeyError) as failure:
             error = type(failure).__name__
         self.rows.append((kind, turn, status, error, start, self.elapsed(), *vars(timing).values()))
         if status != 200 or error:

@@ -55,7 +55,8 @@ class PolicyEntry(models.Model):
         validators=[example_questions_validate],
         help_text=(
             "How customers ask about this topic, one question a line (1 to 20), in their words, e.g. "
-            "“Do you offer gift wrapping?”. The assistant matches questions to topics with them."
+            "“Do you offer gift wrapping?”. The first three, the most typical, are given to the "
+            "assistant to match questions to topics."
         ),
     )
     is_published = models.BooleanField(

@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 import policies.models
 
-# The demo topics' questions, for a database made before this field (loaddata brings the same ones).
+# The demo topics' first questions, for a database made before this field (loaddata brings these and more).
 EXAMPLES = {
     "returns_overview": "How do returns work?\nWhat is your return policy?\nCan I return a book?",
     "shipping": "How long does shipping take?\nHow much does shipping cost?\nDo you ship internationally?",
@@ -31,7 +31,8 @@ class Migration(migrations.Migration):
                 default="",
                 help_text=(
                     "How customers ask about this topic, one question a line (1 to 20), in their words, e.g. "
-                    "“Do you offer gift wrapping?”. The assistant matches questions to topics with them."
+                    "“Do you offer gift wrapping?”. The first three, the most typical, are given to the "
+                    "assistant to match questions to topics."
                 ),
                 validators=[policies.models.example_questions_validate],
             ),

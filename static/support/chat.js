@@ -29,12 +29,7 @@
   var welcome = document.getElementById("welcome");
   var jumpLatest = document.getElementById("jump-latest");
   var nobreak = new RegExp(transcript.dataset.nobreak, "g");
-  var clock = new Intl.DateTimeFormat("en-GB", {
-    hour: "2-digit",
-    minute: "2-digit",
-    hourCycle: "h23",
-    timeZone: transcript.dataset.timeZone || undefined,
-  });
+  var clock = timeFormat(transcript.dataset.timeZone);
   var typing = document.getElementById("typing");
   var errorArea = document.getElementById("chat-error");
   var notices = document.getElementById("notices");
@@ -75,6 +70,17 @@
 
   hint.hidden = false;
   box.setAttribute("aria-describedby", hint.id);
+
+  // Hours and minutes in the store's time zone; a zone this browser does not know (Django accepts any
+  // name the server's zoneinfo has) falls back to the browser's own rather than stopping the script.
+  function timeFormat(zone) {
+    var options = { hour: "2-digit", minute: "2-digit", hourCycle: "h23" };
+    try {
+      return new Intl.DateTimeFormat("en-GB", Object.assign({ timeZone: zone || undefined }, options));
+    } catch (error) {
+      return new Intl.DateTimeFormat("en-GB", options);
+    }
+  }
 
   function csrfToken() {
     var match = document.cookie.match(/(?:^|;\s*)csrftoken=([^;]+)/);
@@ -151,7 +157,8 @@
     return time;
   }
 
-  function addMessage(role, text, name, turn, helpful, at) {
+  // `follow` false: leave the scrolling to the caller (a transcript drawn again).
+  function addMessage(role, text, name, turn, helpful, at, follow) {
     var reading = atLatest();
     var item = document.createElement("div");
     item.className = "message message--" + role;
@@ -170,6 +177,9 @@
       rating.hidden = false; // Someone has answered: the conversation can be rated.
     }
     transcript.append(item);
+    if (follow === false) {
+      return item;
+    }
     if (reading || role === "customer") {
       showLatest();
     } else {
@@ -541,10 +551,19 @@
         }
         setConversation(payload.conversation);
         if (payload.messages.length !== shownCount) {
+          // Whether the customer was reading the newest messages, asked before they are drawn again.
+          var reading = atLatest();
+          var scrolled = scroller.scrollTop;
           transcript.replaceChildren();
           payload.messages.forEach(function (message) {
-            addMessage(message.role, message.text, message.name, message.turn, message.helpful, message.at);
+            addMessage(message.role, message.text, message.name, message.turn, message.helpful, message.at, false);
           });
+          if (reading) {
+            showLatest();
+          } else {
+            scroller.scrollTop = scrolled;
+            jumpLatest.hidden = false;
+          }
           shownCount = payload.messages.length;
           pollDelay = POLL_FIRST_MS;
         } else {

@@ -14,6 +14,7 @@ edited at once.
 
 import time
 
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
@@ -73,30 +74,42 @@ SYSTEM_PROMPT_MAX_AGE_SECONDS = 30.0
 
 _clock = time.monotonic
 _rendered: tuple[float, str] | None = None  # (_clock() time it goes stale, prompt)
+# Counts forgets: a render that began before one must not keep its (older) rows as the prompt.
+_generation = 0
 
 
 def system_prompt() -> str:
     """The system prompt, rendered from the return-policy row and the published FAQ topics."""
     global _rendered
-    now = _clock()
-    if _rendered is None or now >= _rendered[0]:
+    now, generation, rendered = _clock(), _generation, _rendered
+    if rendered is None or now >= rendered[0]:
         # A race renders twice, from the same rows: harmless.
-        _rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, _system_prompt_render())
-    return _rendered[1]
+        rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, _system_prompt_render())
+        if generation == _generation:
+            _rendered = rendered
+    return rendered[1]
 
 
 def system_prompt_forget() -> None:
     """Render afresh on the next turn (tests, and scenarios that change the FAQ)."""
-    global _rendered
+    global _rendered, _generation
+    _generation += 1
     _rendered = None
+
+
+def return_policy_terms() -> str:
+    """The return policy's terms as the system prompt gives them (a reply may state them without a
+    tool): the validator's only source besides tool results, never the FAQ's example questions."""
+    prompt = system_prompt()
+    return prompt[prompt.index("<return_policy>") : prompt.index("</return_policy>")]
 
 
 @receiver([post_save, post_delete], sender=PolicyEntry)
 @receiver([post_save, post_delete], sender=ReturnPolicy)
 def _policies_changed(**kwargs) -> None:
-    # A topic staff add is known to this process's next turn; other processes render within
-    # SYSTEM_PROMPT_MAX_AGE_SECONDS.
-    system_prompt_forget()
+    # After the change commits (a render meanwhile would read the old rows): a topic staff add is known
+    # to this process's next turn; other processes render within SYSTEM_PROMPT_MAX_AGE_SECONDS.
+    transaction.on_commit(system_prompt_forget)
 
 
 def _system_prompt_render() -> str:

@@ -31,7 +31,7 @@ from django.conf import settings
 from django.db import connections, transaction
 
 from support.assistant.claims import ToolResult
-from support.assistant.prompts import system_prompt, turn_reminder
+from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
 from support.assistant.tools import (
     PROGRESS_WRITING,
     TOOL_ARGUMENT_NAMES,
@@ -365,7 +365,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
     system = [{"type": "text", "text": system_prompt(), "cache_control": _CACHE_POINT}]
     calls_left = settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
     while True:
-        _release_db_connections()
+        connections_release()
         try:
             response = model.create(
                 system=system,
@@ -455,7 +455,7 @@ def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, t
         customer_message=customer_message,
         customer_words=turn.customer_words,
         tool_results=turn.tool_results,
-        instructions=system_prompt(),
+        instructions=return_policy_terms(),
     )
     if verdict.ok:
         return reply, ()
@@ -469,8 +469,9 @@ def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, t
     return " ".join(turn.receipts) or FALLBACK_REPLY, verdict.violations
 
 
-def _release_db_connections() -> None:
-    """Give back database connections before a slow model call (a pool can lend them meanwhile)."""
+def connections_release() -> None:
+    """Give back this thread's database connections outside a transaction, before a long wait (a slow
+    model call, a streamed turn): a pool can lend them meanwhile."""
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
             connection.close()

@@ -7,6 +7,7 @@ message history it is sent. Replies repeat only values found in tool results
 or in the customer's own words, and never contain markdown.
 """
 
+import functools
 import json
 import math
 import re
@@ -248,6 +249,10 @@ _YES_RE = re.compile(
     r"^(?:yes|yeah|yea|yep|yup|sure|ok|okay|please do|please|go ahead|confirm(?:ed)?|do it|correct|"
     r"absolutely|of course|definitely|y)\b"
 )
+# Yes to passing a question on to staff: a plain yes, not "ok bye".
+_PASS_ON_RE = re.compile(
+    r"^(?:yes|yeah|yep|yup|sure|please do|please|go ahead|do that|ok(?:ay)?,? please)\b(?!.*\bbye)"
+)
 _NO_RE = re.compile(r"^(?:no|nope|nah|not now|don't|do not|cancel|never ?mind|stop|wait)\b")
 _REASON_CLAUSE_RE = re.compile(r"\b(?:because|since|due to|as (?:it|they|the))\b\s*(?P<why>[^.!?\n]+)", re.I)
 _REASON_WORDS_RE = re.compile(
@@ -333,6 +338,7 @@ def _read_history(system: list[dict], messages: list[dict]) -> _History:
     return history
 
 
+@functools.lru_cache(maxsize=1024)  # every call reads the whole history again
 def _plain(text: str) -> str:
     """The customer's words as the intent rules read them: lower case, straight apostrophes, without
     markup or emoji, text-speak spelled out, words run together split, and misspellings of the words
@@ -381,7 +387,6 @@ _TEXT_SPEAK = {
     "2day": "today",
     "pw": "password",
     "pwd": "password",
-    "pass": "password",
     "acct": "account",
     "info": "information",
     "asap": "soon",
@@ -398,7 +403,6 @@ _TEXT_SPEAK = {
     "wen": "when",
     "pword": "password",
     "num": "number",
-    "no.": "number",
     "eta": "when will it arrive",
     "gm": "good morning",
     "heyo": "hey",
@@ -428,12 +432,14 @@ _EVERYDAY = frozenset(
         were there here their they then than that this these those with went wont worder older border
         bored story short sort sure some same home hope hole whole whose shop stop step tips trip drop
         cold could would should word work world bookstore reader retail refer report record reorder
-        sender render wonder stuff
+        sender render wonder stuff rest seat deal care card hold mail talking chance think thing things
+        receipt receipts shopping personal personally customs reason reasons
         """,
     )
 )
 
 
+@functools.lru_cache(maxsize=8192)
 def _respelled(word: str) -> str:
     if word in _TEXT_SPEAK:
         return _TEXT_SPEAK[word]
@@ -441,33 +447,37 @@ def _respelled(word: str) -> str:
         return word
     if halves := _split_run_together(word):
         return halves
-    # A misspelling keeps its first letter ("retrun", "pasword"); one slip in a short word, two in a long one.
-    # A four-letter word is only read as a longer one it misses a letter of ("oder"): "care" stays care.
+    # Only the slips that make a misspelling rather than another word: letters left out ("pasword",
+    # "oder", "shiping") or two swapped ("retrun", "recieve"), the first letter kept. A changed or an
+    # added letter usually makes a word of its own ("think", "chance", "shopping", "personal").
     allowed = 1 if len(word) <= 6 else 2
-    slips = {
-        known: _slips(word, known)
+    closest = [
+        known
         for known in _VOCABULARY
-        if known[0] == word[0]
-        and abs(len(known) - len(word)) <= allowed
-        and (len(word) > 4 or len(known) == len(word) + 1)
-    }
-    fewest = min(slips.values(), default=allowed + 1)
-    closest = [known for known, count in slips.items() if count == fewest]
-    return closest[0] if fewest <= allowed and len(closest) == 1 else word
+        if known[0] == word[0] and (_letters_left_out(word, known, allowed) or _two_swapped(word, known))
+    ]
+    return closest[0] if len(closest) == 1 else word
 
 
-def _slips(a: str, b: str) -> int:
-    """Letters added, dropped, changed or swapped to turn one word into the other (Damerau-Levenshtein)."""
-    previous2, previous = None, list(range(len(b) + 1))
-    for i, char_a in enumerate(a, 1):
-        current = [i]
-        for j, char_b in enumerate(b, 1):
-            cost = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b))
-            if previous2 is not None and i > 1 and j > 1 and char_a == b[j - 2] and a[i - 2] == char_b:
-                cost = min(cost, previous2[j - 2] + 1)
-            current.append(cost)
-        previous2, previous = previous, current
-    return previous[-1]
+def _letters_left_out(word: str, known: str, allowed: int) -> bool:
+    """Whether `word` is `known` with one to `allowed` of its letters left out."""
+    if not 0 < len(known) - len(word) <= allowed:
+        return False
+    letters = iter(known)
+    return all(char in letters for char in word)
+
+
+def _two_swapped(word: str, known: str) -> bool:
+    """Whether `word` is `known` with two neighbouring letters swapped."""
+    if len(word) != len(known):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(word, known, strict=True)) if a != b]
+    return (
+        len(differ) == 2
+        and differ[1] == differ[0] + 1
+        and word[differ[0]] == known[differ[1]]
+        and word[differ[1]] == known[differ[0]]
+    )
 
 
 def _split_run_together(word: str) -> str | None:
@@ -741,11 +751,12 @@ def _returnable(result: dict) -> list[str]:
 
 
 def _return_reason(texts: list[str]) -> str:
-    """Why the customer is returning, in their words, kept intact for staff (order number included): a
-    because-clause or a sentence naming a problem."""
+    """Why the customer is returning, in their words, kept for staff (order number included, their email
+    left out): a because-clause or a sentence naming a problem."""
     for text in texts:
+        text = EMAIL_MENTION_RE.sub("", text)  # the order's email is on the order; the rest stays as written
         clause = _REASON_CLAUSE_RE.search(text)
-        sentences = [s for s in re.split(r"[.!?\n]+", text) if _REASON_WORDS_RE.search(s)]
+        sentences = [s for s in re.split(r"[.!?](?=\s|$)|\n+", text) if _REASON_WORDS_RE.search(s)]
         candidate = clause.group("why") if clause else (sentences[0] if sentences else "")
         candidate = " ".join(candidate.split()).strip(" ,;:-")
         if len(candidate) > MAX_REASON_CHARS:
@@ -796,7 +807,7 @@ def _respond(history: _History) -> str | _ToolCall:
     pending = _pending_question(history.last_assistant_text)
     if pending == "confirm" and (answer := _answer_confirmation(history, intents)) is not None:
         return answer
-    if pending == "pass_on" and len(units) > 1 and _YES_RE.match(_plain(units[-1])):
+    if pending == "pass_on" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
     if intent.kind in _TASKS:

@@ -12,6 +12,7 @@ import pytest
 
 import support.assistant.turn as turn_module
 from orders.models import ReturnRecord
+from policies.tests.factories import PolicyEntryFactory
 from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
 from support.models import Conversation, ConversationMessage
@@ -481,3 +482,10 @@ def test_a_reply_cut_off_after_a_return_gives_its_receipt(claude, customer):
     )
     reply = customer.send("Yes please").json()["reply"]
     assert ReturnRecord.objects.get().rma_number in reply
+
+
+def test_a_faq_example_question_is_no_source_of_facts(claude, customer):
+    """Staff write example questions the way customers ask, wrong assumptions included."""
+    PolicyEntryFactory(topic="late_returns", example_questions="Can I return a book after 60 days?")
+    claude.reset(message(text("Yes, you can return books within 60 days of delivery.")))
+    assert customer.send("How long do I have to return a book?").json()["reply"] == FALLBACK_REPLY

@@ -620,3 +620,25 @@ def test_yes_to_the_offer_passes_the_question_to_staff():
 def test_out_of_scope_requests_are_still_refused_not_offered_a_person():
     reply = ask([customer("Can you recommend a good thriller?")], system=prompt_with_topics(*DEMO_TOPICS))
     assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="book recommendations")
+
+
+# --- respelling never turns a word into another the rules look for ----------------------------------
+
+
+def test_a_plain_no_declines_the_return():
+    reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer="No."))
+    assert text_of(reply) == DECLINED_REPLY
+
+
+@pytest.mark.parametrize(
+    ("words", "wrongly"),
+    [
+        ("I think you sent me the wrong book", THANKS_REPLY),  # think is not thank
+        ("can you pass this on to your team", "password"),  # pass is not password
+        ("Any chance my order will arrive by Friday?", "changing or cancelling"),  # chance is not change
+        ("I went shopping for a gift", "shipping"),  # shopping is not shipping
+    ],
+)
+def test_everyday_words_keep_their_meaning(words, wrongly):
+    reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
+    assert wrongly not in json.dumps(reply.content)

@@ -3,7 +3,7 @@
 import pytest
 
 from policies.tests.factories import PolicyEntryFactory
-from support.assistant.prompts import PROMPT_QUESTIONS, system_prompt
+from support.assistant.prompts import PROMPT_QUESTIONS, return_policy_terms, system_prompt
 from support.llm.protocol import FaqTopic, faq_topics_in
 
 pytestmark = pytest.mark.usefixtures("demo_data")
@@ -23,7 +23,15 @@ def test_each_published_topic_is_listed_with_its_first_questions():
     assert "secret_sale" not in topics
 
 
-def test_a_topic_staff_save_is_in_the_very_next_prompt():
+def test_a_topic_staff_save_is_in_the_very_next_prompt(django_capture_on_commit_callbacks):
     assert "gift_wrapping" not in system_prompt()  # rendered, and kept for a while
-    PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping")
+    with django_capture_on_commit_callbacks(execute=True):
+        PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping")
+        assert "gift_wrapping" not in system_prompt()  # not before the save commits
     assert "gift_wrapping" in system_prompt()
+
+
+def test_the_validator_takes_the_return_policy_from_the_prompt_never_the_faq_questions():
+    PolicyEntryFactory(topic="store_credit", example_questions="Can I get store credit after 60 days?")
+    terms = return_policy_terms()
+    assert "30" in terms and "store credit" not in terms and "60 days" not in terms

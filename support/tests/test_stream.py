@@ -1,12 +1,16 @@
 """A turn as server-sent events: each step as it starts, then the reply in the JSON API's shape."""
 
 import json
+import threading
 
 import pytest
+from django.db import connections
 
 from orders.models import ReturnRecord
+from support.assistant.turn import TurnResult
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
+from support.web.stream import turn_events
 
 SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
 # The turn runs in a thread of its own, with its own database connection: it must see committed data.
@@ -78,3 +82,23 @@ def test_a_message_that_cannot_be_sent_is_refused_before_any_stream(claude, cust
     )
     assert response.status_code == 400 and response.json()["error"] == "invalid_message"
     assert claude.requests == []
+
+
+def test_the_request_gives_back_its_database_connection_while_the_turn_runs():
+    """Else every streamed turn holds two connections, and a pool of ten runs dry at ten customers."""
+    connection = connections["default"]
+    if connection.vendor == "sqlite":
+        pytest.skip("an in-memory SQLite test database is never closed; PostgreSQL shows it")
+    ReturnRecord.objects.exists()  # this thread has a connection now
+    waiting = threading.Event()
+
+    def take_turn(progress):
+        progress("Working on it…")
+        waiting.wait(timeout=5)
+        return TurnResult(reply="Done.", offline=True, turn=1)
+
+    events = turn_events(take_turn=take_turn, answer=lambda outcome: {"status": 200, "body": {}}, lost={})
+    assert next(events).startswith(b"event: progress")
+    assert connection.connection is None  # while the turn runs
+    waiting.set()
+    assert list(events)[-1].startswith(b"event: reply")

@@ -92,6 +92,9 @@ def _reply_body(result: TurnResult) -> dict:
     }
 
 
+_LOST = "Something went wrong on our side. Your message is saved; please try again."
+
+
 def _streamed_turn(request, message) -> StreamingHttpResponse:
     """The turn as server-sent events: `progress` ({"status": a line for the customer}) as each step
     starts, then `reply` ({"status": the HTTP status the JSON API would give, "body": its body})."""
@@ -106,11 +109,16 @@ def _streamed_turn(request, message) -> StreamingHttpResponse:
             return {"status": refusal.status, "body": body}
         return {"status": 200, "body": _reply_body(outcome)}
 
+    lost = {
+        "status": 500,
+        "body": {"error": "internal_error", "detail": _LOST, "offline": get_model().offline},
+    }
     events = turn_events(
         take_turn=lambda progress: conversation_take_turn(
             session=request.session, text=message, progress=progress
         ),
         answer=answer,
+        lost=lost,
     )
     response = StreamingHttpResponse(events, content_type="text/event-stream")
     response["Cache-Control"] = "no-cache"

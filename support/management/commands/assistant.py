@@ -4,8 +4,9 @@ from django.core.management.base import BaseCommand
 from support.llm.configured import get_model
 
 OFFLINE_HINT = (
-    "Assistant: the built-in offline model (no ANTHROPIC_API_KEY). Customers are told a simpler assistant "
-    "is answering. To connect Claude, set ANTHROPIC_API_KEY in .env and start the server again."
+    "Assistant: the built-in offline model. Customers are told a simpler assistant is answering. To "
+    "connect Claude, set ANTHROPIC_API_KEY in .env (and BOOKLY_LLM to auto or anthropic) and start the "
+    "server again."
 )
 
 
