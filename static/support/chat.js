@@ -578,6 +578,22 @@
       });
   }
 
+  // Feedback (a vote or a rating) for the conversation the page shows; `said` tells what came of it:
+  // `done(what was stored)`'s words, or why not.
+  function sendFeedback(url, body, reference, said, done) {
+    if (reference) {
+      body.conversation = reference;
+    }
+    postJson(url, body)
+      .then(function (outcome) {
+        said.textContent =
+          outcome.status === 200 ? done(outcome.payload) : outcome.payload.detail || GENERIC_ERROR;
+      })
+      .catch(function () {
+        said.textContent = NETWORK_ERROR;
+      });
+  }
+
   // A vote on a reply: the buttons say which answer is recorded; a second vote replaces the first.
   transcript.addEventListener("submit", function (event) {
     var vote = event.target;
@@ -589,22 +605,10 @@
     var thanks = vote.querySelector(".vote__thanks");
     var turn = parseInt(vote.querySelector("input[name=turn]").value, 10);
     var reference = vote.querySelector("input[name=conversation]").value;
-    var body = { turn: turn, helpful: helpful };
-    if (reference) {
-      body.conversation = reference;
-    }
-    postJson(vote.dataset.apiUrl, body)
-      .then(function (outcome) {
-        if (outcome.status !== 200) {
-          thanks.textContent = outcome.payload.detail || GENERIC_ERROR;
-          return;
-        }
-        showVote(vote, helpful);
-        thanks.textContent = "Thanks for your feedback.";
-      })
-      .catch(function () {
-        thanks.textContent = NETWORK_ERROR;
-      });
+    sendFeedback(vote.dataset.apiUrl, { turn: turn, helpful: helpful }, reference, thanks, function () {
+      showVote(vote, helpful);
+      return "Thanks for your feedback.";
+    });
   });
 
   ratingForm.addEventListener("submit", function (event) {
@@ -612,21 +616,10 @@
     var chosen = ratingForm.querySelector("input[name=rating]:checked");
     var comment = ratingForm.querySelector("textarea[name=comment]").value;
     var body = { rating: parseInt(chosen.value, 10), comment: comment };
-    if (conversationRef) {
-      body.conversation = conversationRef;
-    }
-    postJson(ratingForm.dataset.apiUrl, body)
-      .then(function (outcome) {
-        if (outcome.status !== 200) {
-          ratingThanks.textContent = outcome.payload.detail || GENERIC_ERROR;
-          return;
-        }
-        ratingThanks.textContent = "You rated this conversation " + outcome.payload.rating + " out of 5. Thank you.";
-        ratingButton.textContent = "Change my rating";
-      })
-      .catch(function () {
-        ratingThanks.textContent = NETWORK_ERROR;
-      });
+    sendFeedback(ratingForm.dataset.apiUrl, body, conversationRef, ratingThanks, function (given) {
+      ratingButton.textContent = "Change my rating";
+      return "You rated this conversation " + given.rating + " out of 5. Thank you.";
+    });
   });
 
   handoffForm.addEventListener("submit", function (event) {
