@@ -12,6 +12,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE
 from orders.services import ReturnRefusal
@@ -215,7 +216,8 @@ _OFF_TOPICS = [
 _SMALL_TALK = [
     (
         "help",
-        r"\bwhat can you (?:do|help)|^help\b|\bwho are you\b|\bare you (?:a )?(?:bot|robot|human)\b",
+        r"\bwhat can you (?:do|help)|^help\b|\bwho are you\b"
+        r"|\bare you (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b",
         HELP_REPLY,
     ),
     (
@@ -451,12 +453,14 @@ def _respelled(word: str) -> str:
     # "oder", "shiping") or two swapped ("retrun", "recieve"), the first letter kept. A changed or an
     # added letter usually makes a word of its own ("think", "chance", "shopping", "personal").
     allowed = 1 if len(word) <= 6 else 2
-    closest = [
-        known
+    slips = {
+        known: len(known) - len(word) or 1  # letters left out, or one swap
         for known in _VOCABULARY
         if known[0] == word[0] and (_letters_left_out(word, known, allowed) or _two_swapped(word, known))
-    ]
-    return closest[0] if len(closest) == 1 else word
+    }
+    fewest = min(slips.values(), default=0)
+    closest = [known for known, count in slips.items() if count == fewest]
+    return closest[0] if len(closest) == 1 else word  # "pasword": password, not passwords
 
 
 def _letters_left_out(word: str, known: str, allowed: int) -> bool:
@@ -605,6 +609,57 @@ def _topic_matching(text: str, topics: list[FaqTopic]) -> str | None:
     return best if best_share >= _TOPIC_COVERAGE else None
 
 
+# Typical phrasings of each request (written for this model, support/llm/offline_examples.json): a message
+# no rule recognised goes where the phrasings most like it go, if any is alike enough.
+_EXAMPLES = Path(__file__).with_name("offline_examples.json")
+_EXAMPLE_LIKENESS = 0.5
+_EXAMPLE_INTENTS = {
+    "order_status": ("status", ""),
+    "return": ("return", ""),
+    "policy_shipping": ("policy", "shipping"),
+    "policy_returns": ("policy", "returns_overview"),
+    "policy_password": ("policy", "password_reset"),
+    "person": ("person", ""),
+    "greeting": ("greeting", ""),
+    "thanks": ("thanks", ""),
+    "goodbye": ("goodbye", ""),
+    "no_number": ("no_number", ""),
+    "out_of_scope": ("offtopic", "that request"),
+}
+
+
+@functools.cache
+def _example_bank() -> tuple[list[tuple[str, frozenset[str]]], dict[str, float]]:
+    """The phrasings as (route, their words' stems), and what each word tells: 1 / the routes using it."""
+    phrasings = [
+        (route, frozenset(_stems(_plain(text))))
+        for route, texts in json.loads(_EXAMPLES.read_text()).items()
+        for text in texts
+    ]
+    routes: dict[str, set[str]] = {}
+    for route, words in phrasings:
+        for word in words:
+            routes.setdefault(word, set()).add(route)
+    return phrasings, {word: 1 / len(used) for word, used in routes.items()}
+
+
+def _nearest_example(text: str) -> _Intent | None:
+    """The intent of the phrasing most like `text` (weighted word overlap), if alike enough."""
+    asked = frozenset(_stems(text))
+    if not asked:
+        return None
+    phrasings, weight = _example_bank()
+
+    def likeness(words: frozenset[str]) -> float:
+        shared = sum(weight.get(word, 1.0) for word in asked & words)
+        return shared / sum(weight.get(word, 1.0) for word in asked | words)
+
+    score, route = max((likeness(words), route) for route, words in phrasings)
+    if score < _EXAMPLE_LIKENESS:
+        return None
+    return _Intent(*_EXAMPLE_INTENTS[route])
+
+
 def _apart(one: re.Match, other: re.Match) -> bool:
     return one.start() >= other.end() or one.end() <= other.start()
 
@@ -662,12 +717,13 @@ def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -
         return _Intent("info")
     if _STORE_QUESTION_RE.search(text):
         return _Intent("no_policy")  # "can you gift wrap my order?": a service no topic covers
+    # Where no rule knew the words, the closest of the phrasings customers use for each request decides.
     if personal:
-        return _Intent("order_unclear")
+        return _nearest_example(text) or _Intent("order_unclear")
     for kind, pattern, _ in _SMALL_TALK:
         if re.search(pattern, text):
             return _Intent(kind)
-    return _Intent("unknown")
+    return _nearest_example(text) or _Intent("unknown")
 
 
 def _intents(units: list[str], topics: list[FaqTopic]) -> list[_Intent]:

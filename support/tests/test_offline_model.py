@@ -642,3 +642,23 @@ def test_a_plain_no_declines_the_return():
 def test_everyday_words_keep_their_meaning(words, wrongly):
     reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
     assert wrongly not in json.dumps(reply.content)
+
+
+# --- words no rule knows: the closest typical phrasing decides ---------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("words", "tool", "arguments"),
+    [
+        ("the reset link is not working for me", "lookup_policy", {"topic": "password_reset"}),
+        ("I really don't want a bot", "hand_off_to_person", None),
+    ],
+)
+def test_wording_no_rule_knows_goes_where_its_closest_typical_phrasing_goes(words, tool, arguments):
+    name, given = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
+    assert name == tool and (arguments is None or given == arguments)
+
+
+def test_wording_like_no_typical_phrasing_is_not_guessed():
+    reply = ask([customer("purple elephants dancing quietly")], system=prompt_with_topics(*DEMO_TOPICS))
+    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="that request")
