@@ -224,7 +224,8 @@
     }
   }
 
-  function postJson(url, body) {
+  // A POST with the CSRF token, given up after timeoutMs; `read(response)` makes it {status, payload}.
+  function post(url, body, accept, read) {
     var controller = new AbortController();
     var timer = window.setTimeout(function () {
       controller.abort();
@@ -234,25 +235,31 @@
       credentials: "same-origin",
       headers: {
         "Content-Type": "application/json",
-        Accept: "application/json",
+        Accept: accept,
         "X-CSRFToken": csrfToken(),
       },
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: controller.signal,
     })
-      .then(function (response) {
-        return response
-          .json()
-          .catch(function () {
-            return {};
-          })
-          .then(function (payload) {
-            return { status: response.status, payload: payload || {} };
-          });
-      })
+      .then(read)
       .finally(function () {
         window.clearTimeout(timer);
       });
+  }
+
+  function jsonOutcome(response) {
+    return response
+      .json()
+      .catch(function () {
+        return {};
+      })
+      .then(function (payload) {
+        return { status: response.status, payload: payload || {} };
+      });
+  }
+
+  function postJson(url, body) {
+    return post(url, body, "application/json", jsonOutcome);
   }
 
   function setConversation(reference) {
@@ -281,39 +288,13 @@
   // A turn, as server-sent events on the POST itself: the status line follows each step as it starts
   // ("Looking up order BK-10042…"), then the reply (or the error) arrives in the JSON API's shape.
   function postTurn(text) {
-    var controller = new AbortController();
-    var timer = window.setTimeout(function () {
-      controller.abort();
-    }, timeoutMs);
-    return fetch(apiUrl, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: {
-        "Content-Type": "application/json",
-        Accept: "text/event-stream",
-        "X-CSRFToken": csrfToken(),
-      },
-      body: JSON.stringify({ message: text }),
-      signal: controller.signal,
-    })
-      .then(function (response) {
-        var type = response.headers.get("Content-Type") || "";
-        if (type.indexOf("text/event-stream") !== 0 || !response.body) {
-          // Refused before the turn began (a bad message, a rate limit): the API's JSON answer.
-          return response
-            .json()
-            .catch(function () {
-              return {};
-            })
-            .then(function (payload) {
-              return { status: response.status, payload: payload || {} };
-            });
-        }
-        return readEvents(response.body.getReader());
-      })
-      .finally(function () {
-        window.clearTimeout(timer);
-      });
+    return post(apiUrl, { message: text }, "text/event-stream", function (response) {
+      var type = response.headers.get("Content-Type") || "";
+      if (type.indexOf("text/event-stream") !== 0 || !response.body) {
+        return jsonOutcome(response); // refused before the turn began (a bad message, a rate limit)
+      }
+      return readEvents(response.body.getReader());
+    });
   }
 
   function readEvents(reader) {

@@ -584,14 +584,20 @@ def _stems(text: str, known: frozenset[str] = frozenset()) -> set[str]:
     return stems
 
 
+@functools.lru_cache(maxsize=16)  # the same topics, every message of every call, until staff change one
+def _topic_words(topics: tuple[FaqTopic, ...]) -> dict[str, set[str]]:
+    """Each topic's words: its key's, its title's and its questions' stems."""
+    return {
+        topic.key: _stems(" ".join([topic.key.replace("_", " "), topic.title, *topic.questions]))
+        for topic in topics
+    }
+
+
 def _topic_matching(text: str, topics: list[FaqTopic]) -> str | None:
     """The key of the FAQ topic a question is about, from the words of its title and example questions."""
     if not topics:
         return None
-    owned = {
-        topic.key: _stems(" ".join([topic.key.replace("_", " "), topic.title, *topic.questions]))
-        for topic in topics
-    }
+    owned = _topic_words(tuple(topics))
     asked = _stems(text, frozenset().union(*owned.values()))
     if not asked:
         return None
