@@ -644,21 +644,49 @@ def test_everyday_words_keep_their_meaning(words, wrongly):
     assert wrongly not in json.dumps(reply.content)
 
 
-# --- words no rule knows: the closest typical phrasing decides ---------------------------------------
+# --- what a message asks for: the phrasings decide when they are clear, the rules when not ------------
 
 
 @pytest.mark.parametrize(
     ("words", "tool", "arguments"),
     [
         ("the reset link is not working for me", "lookup_policy", {"topic": "password_reset"}),
+        ("I have got to reset my key", "lookup_policy", {"topic": "password_reset"}),
+        ("problems with forgotten passwords", "lookup_policy", {"topic": "password_reset"}),
         ("I really don't want a bot", "hand_off_to_person", None),
     ],
 )
-def test_wording_no_rule_knows_goes_where_its_closest_typical_phrasing_goes(words, tool, arguments):
+def test_wording_no_rule_knows_goes_where_typical_phrasings_like_it_go(words, tool, arguments):
     name, given = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
     assert name == tool and (arguments is None or given == arguments)
 
 
-def test_wording_like_no_typical_phrasing_is_not_guessed():
-    reply = ask([customer("purple elephants dancing quietly")], system=prompt_with_topics(*DEMO_TOPICS))
+@pytest.mark.parametrize(
+    "words",
+    [
+        "purple elephants dancing quietly",
+        "T$AA",  # a letter no phrasing uses as a word ("can't" is read whole)
+    ],
+)
+def test_wording_like_no_typical_phrasing_is_not_guessed(words):
+    reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
     assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="that request")
+
+
+@pytest.mark.parametrize(
+    ("words", "tool"),
+    [
+        # Two requests, the phrasings torn between them: the rules answer the first.
+        ("transfer to human and also whats ur return policy", "hand_off_to_person"),
+        ("i need to change my password and also update my shipping address", "lookup_policy"),
+    ],
+)
+def test_a_close_call_keeps_the_rules_reading(words, tool):
+    name, _ = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
+    assert name == tool
+
+
+def test_a_built_in_topic_staff_took_down_is_not_looked_up():
+    without_shipping = [topic for topic in DEMO_TOPICS if topic.key != "shipping"]
+    reply = ask([customer("How much does delivery cost?")], system=prompt_with_topics(*without_shipping))
+    assert text_of(reply) == NO_POLICY_REPLY
