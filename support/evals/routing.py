@@ -2,13 +2,20 @@
 
 A route is read from what the model does, as a customer would see it: the tool it calls (after being
 given an order number and email if it asks for them), or the fixed reply it gives. Cases are
-{"text", "route"} pairs (support/evals/routing_cases.json, written for this project); the routes:
+{"text", "route"} pairs; the routes:
 
     order_status, return, policy_shipping, policy_returns, policy_password, person, greeting,
     thanks, goodbye, no_number, out_of_scope
 
 An out_of_scope message is served by the refusal, or by the honest "no policy on that" with a person
 offered; everything in scope must reach its own route.
+
+The sets (support/evals/routing/), each written by a different author to one brief of what Bookly
+does, none of them among the offline model's phrasings (support/llm/offline_phrasings.json):
+- project.json: the rules were written against it;
+- letters.json: the whole range of customers, from formal letters to phone fragments; held out
+  while the classifier was built, measured without its misses being read;
+- the sets named in the closing notes of issue 14 as held out, measured once.
 """
 
 import json
@@ -31,7 +38,7 @@ from support.llm.offline import (
 from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
 from support.llm.types import Model
 
-CASES = Path(__file__).with_name("routing_cases.json")
+ROUTING_SETS = Path(__file__).with_name("routing")
 IN_SCOPE = (
     "order_status",
     "return",
@@ -107,6 +114,14 @@ class RoutingReport:
         total = sum(self.total[route] for route in routes)
         return sum(self.right[route] for route in routes) / total if total else 1.0
 
+    def shares(self) -> dict[str, float]:
+        """The three figures the targets are set for."""
+        return {
+            "in scope, served": self.share(IN_SCOPE),
+            "out of scope, refused or redirected": self.share(["out_of_scope"]),
+            "asking for a person": self.share(["person"]),
+        }
+
 
 def routing_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> RoutingReport:
     report = RoutingReport(Counter(), Counter(), [])
@@ -120,5 +135,6 @@ def routing_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> 
     return report
 
 
-def routing_cases(path: Path = CASES) -> list[dict]:
-    return json.loads(path.read_text())
+def routing_sets() -> dict[str, list[dict]]:
+    """Every routing set, by name."""
+    return {path.stem: json.loads(path.read_text()) for path in sorted(ROUTING_SETS.glob("*.json"))}

@@ -754,6 +754,19 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
     return _Intent("unknown")
 
 
+# Where a second request starts: "where is my order, and also how do I reset my password".
+_SECOND_REQUEST_RE = re.compile(r"(?:\band |[,.?!] *)also\b|\bas well as\b|[,.?!] *plus\b")
+
+
+def _first_request(text: str) -> str:
+    """The first of several requests in one message, to be answered first (the whole message when the
+    words before the second are too few to ask anything)."""
+    second = _SECOND_REQUEST_RE.search(text)
+    if second and len(_stems(text[: second.start()])) >= 2:
+        return text[: second.start()]
+    return text
+
+
 def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> _Intent:
     """What a customer's message asks for. The rules keep what only they can read: an answer to a question
     asked, a topic staff added, "are you a person?" and which thing a refusal names. Otherwise the
@@ -765,7 +778,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -
     details = ORDER_NUMBER_MENTION_RE.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
     if rule.kind == "info" and len(_stems(details)) <= 2:
         return rule  # an order's details and a word or two: the answer to a question, or "which task?"
-    classified = _classified(text)
+    classified = _classified(_first_request(text))
     if classified is None or classified[1] < _CLEAR_MARGIN:
         return rule
     intent = _ROUTE_INTENTS[classified[0]]

@@ -674,16 +674,15 @@ def test_wording_like_no_typical_phrasing_is_not_guessed(words):
 
 
 @pytest.mark.parametrize(
-    ("words", "tool"),
+    ("words", "topic"),
     [
-        # Two requests, the phrasings torn between them: the rules answer the first.
-        ("transfer to human and also whats ur return policy", "hand_off_to_person"),
-        ("i need to change my password and also update my shipping address", "lookup_policy"),
+        ("i need to change my password and also update my shipping address", "password_reset"),
+        ("what's the refund policy on preorders? also where's my order BK-10200", "returns_overview"),
     ],
 )
-def test_a_close_call_keeps_the_rules_reading(words, tool):
-    name, _ = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
-    assert name == tool
+def test_of_two_requests_in_one_message_the_first_is_answered(words, topic):
+    reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
+    assert tool_call_of(reply) == ("lookup_policy", {"topic": topic})
 
 
 def test_a_built_in_topic_staff_took_down_is_not_looked_up():

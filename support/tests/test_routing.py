@@ -1,28 +1,45 @@
-"""The offline model's routing of first messages, on the project's own set of customer messages
-(support/evals/routing_cases.json: misspelled, run together, marked up, indirect, two requests in one)."""
+"""The offline model's routing of first messages, on sets of customer messages written by other
+authors (support/evals/routing/: misspelled, run together, marked up, indirect, two requests in one)."""
+
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from support.assistant.prompts import system_prompt
-from support.evals.routing import IN_SCOPE, routing_cases, routing_evaluate
+from support.evals.routing import routing_evaluate, routing_sets
 from support.llm.offline import OfflineModel
 
 pytestmark = pytest.mark.usefixtures("demo_data")
 
-# The issue's targets, held here by the set the rules were written against (the acceptance figure is
-# a held-out set's, in the closing note).
+# The issue's targets.
 TARGETS = {"in scope, served": 0.97, "out of scope, refused or redirected": 0.97, "asking for a person": 0.95}
+SETS = routing_sets()
 
 
-def test_the_offline_model_routes_customers_own_words():
+@pytest.mark.parametrize("name", SETS)
+def test_the_offline_model_routes_customers_own_words(name):
     report = routing_evaluate(
-        model=OfflineModel(), system=[{"type": "text", "text": system_prompt()}], cases=routing_cases()
+        model=OfflineModel(), system=[{"type": "text", "text": system_prompt()}], cases=SETS[name]
     )
-    shares = {
-        "in scope, served": report.share(IN_SCOPE),
-        "out of scope, refused or redirected": report.share(["out_of_scope"]),
-        "asking for a person": report.share(["person"]),
-    }
+    shares = report.shares()
     misses = "\n".join(f"{expected} -> {got}: {text}" for text, expected, got in report.misses)
-    assert all(shares[name] >= target for name, target in TARGETS.items()), f"{shares}\n{misses}"
+    assert all(shares[figure] >= target for figure, target in TARGETS.items()), f"{shares}\n{misses}"
     assert sum(report.total.values()) >= 300
+
+
+def test_run_evals_reports_a_sets_figures_and_with_verbosity_its_misses(db):
+    out = StringIO()
+    call_command("run_evals", routing=True, only="project", verbosity=2, stdout=out)
+    report = routing_evaluate(
+        model=OfflineModel(), system=[{"type": "text", "text": system_prompt()}], cases=SETS["project"]
+    )
+    lines = out.getvalue().splitlines()
+    [summary] = [line for line in lines if line.startswith("project (")]
+    assert summary.startswith(f"project ({len(SETS['project'])} messages): ")
+    for figure, share in report.shares().items():
+        assert f"{figure} {share:.1%}" in summary
+    assert [line for line in lines if " -> " in line] == [
+        f"    {expected} -> {got}: {text!r}" for text, expected, got in report.misses
+    ]
+    assert not any(line.startswith("letters (") for line in lines)

@@ -5,6 +5,8 @@ from django.test.utils import override_settings
 
 from orders.models import ReturnRecord
 from store.clock import DEMO_TODAY
+from support.assistant.prompts import system_prompt
+from support.evals.routing import routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
 from support.llm.configured import get_model
@@ -20,11 +22,20 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--repeat", "-k", type=int, default=1, help="Runs per scenario (k).")
         parser.add_argument("--only", default="", help="Run only scenarios whose name contains this text.")
+        parser.add_argument(
+            "--routing",
+            action="store_true",
+            help="Instead, report where the model takes the first messages of the routing sets "
+            "(support/evals/routing/; --only picks sets by name). With Claude that is one to three "
+            "calls a message, several thousand in all. -v 2 lists each miss.",
+        )
 
-    def handle(self, *args, repeat, only, **options):
+    def handle(self, *args, repeat, only, routing, **options):
         if repeat < 1:
             raise CommandError("--repeat must be at least 1.")
         model = get_model()
+        if routing:
+            return self._routing(model, only=only, verbose=options["verbosity"] > 1)
         scenarios = [scenario for scenario in SCENARIOS if only in scenario.name]
         self.stdout.write(f"Model: {model.name} ({'offline' if model.offline else 'Claude'}), k={repeat}")
         passed_all = 0
@@ -40,6 +51,21 @@ class Command(BaseCommand):
         self.stdout.write(f"pass^{repeat}: {passed_all}/{len(scenarios)} scenarios passed every run")
         if passed_all != len(scenarios):
             raise CommandError("Some scenarios failed.")
+
+    def _routing(self, model, *, only: str, verbose: bool) -> None:
+        self.stdout.write(f"Model: {model.name} ({'offline' if model.offline else 'Claude'})")
+        with transaction.atomic():  # the demo's FAQ topics make the system prompt
+            call_command("loaddata", "demo", verbosity=0)
+            system = [{"type": "text", "text": system_prompt()}]
+            for name, cases in routing_sets().items():
+                if only not in name:
+                    continue
+                report = routing_evaluate(model=model, system=system, cases=cases)
+                figures = ", ".join(f"{figure} {share:.1%}" for figure, share in report.shares().items())
+                self.stdout.write(f"{name} ({len(cases)} messages): {figures}")
+                for text, expected, got in report.misses if verbose else ():
+                    self.stdout.write(f"    {expected} -> {got}: {text!r}")
+            transaction.set_rollback(True)
 
     def _run_once(self, scenario, model) -> list[str]:
         # The scenarios are written against the demo data, whose dates hold on DEMO_TODAY.
