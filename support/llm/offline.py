@@ -238,7 +238,7 @@ _SMALL_TALK = [
         r"that is all|that will be all|take care|talk later|ttyl|later|good ?night|farewell|adios|"
         r"catch you later|im done|i'm done|nothing else|gotta go|"
         r"have a (?:good|nice|great) (?:day|one|night))\b"
-        r"|\b(?:bye|goodbye)\W*$",
+        r"|\b(?:bye|goodbye)(?: then| now| for now)?\W*$|^signing off\b",
         GOODBYE_REPLY,
     ),
     (
@@ -754,8 +754,8 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
     return _Intent("unknown")
 
 
-# Where a second request starts: "where is my order, and also how do I reset my password".
-_SECOND_REQUEST_RE = re.compile(r"(?:\band |[,.?!] *)also\b|\bas well as\b|[,.?!] *plus\b")
+# Where a second request starts: "where is my order, and also how do I reset my password", "…? And …".
+_SECOND_REQUEST_RE = re.compile(r"(?:\band |[,.?!] *)also\b|\bas well as\b|[,.?!] *plus\b|\? *and\b")
 
 
 def _first_request(text: str) -> str:
@@ -767,7 +767,7 @@ def _first_request(text: str) -> str:
     return text
 
 
-def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> _Intent:
+def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> _Intent:
     """What a customer's message asks for. The rules keep what only they can read: an answer to a question
     asked, a topic staff added, "are you a person?" and which thing a refusal names. Otherwise the
     phrasings decide when they are clear, and the rules when they are not."""
@@ -776,14 +776,20 @@ def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -
         return rule
     text = _plain(raw)
     details = ORDER_NUMBER_MENTION_RE.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
-    if rule.kind == "info" and len(_stems(details)) <= 2:
-        return rule  # an order's details and a word or two: the answer to a question, or "which task?"
+    if rule.kind == "info" and len(_stems(details)) <= (2 if answering else 0):
+        # An order's details (and, later in a conversation, a word or two: "sorry, it's …"): the answer
+        # to a question asked, or the start of a task to ask about.
+        return rule
     classified = _classified(_first_request(text))
     if classified is None or classified[1] < _CLEAR_MARGIN:
         return rule
     intent = _ROUTE_INTENTS[classified[0]]
+    if intent.kind == "unknown" and rule.kind in ("greeting", "thanks", "goodbye") and len(_stems(text)) <= 2:
+        return rule  # "laters", "so long": a few words of small talk, which the rules know by heart
     if intent.kind in ("unknown", "greeting") and rule.kind in ("help", "no_policy", "offtopic"):
         return rule  # the rules name what is refused, offer a person for store questions, say what it does
+    if intent.kind == "person" and _ARE_YOU_HUMAN_RE.search(text):
+        return rule  # "are you a real person?" asks about the assistant, not for someone
     if intent.kind == "policy" and topics and intent.topic not in {topic.key for topic in topics}:
         # A topic staff took down or renamed: the one the words now match, or none.
         matched = _topic_matching(text, topics)
@@ -793,7 +799,12 @@ def _detect_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -
 
 def _intents(units: list[str], topics: list[FaqTopic]) -> list[_Intent]:
     return [
-        _detect_intent(text, has_prior_order=_latest(_order_id_in, units[:index]) is not None, topics=topics)
+        _detect_intent(
+            text,
+            has_prior_order=_latest(_order_id_in, units[:index]) is not None,
+            answering=index > 0,
+            topics=topics,
+        )
         for index, text in enumerate(units)
     ]
 

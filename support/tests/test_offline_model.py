@@ -21,6 +21,7 @@ from support.llm.offline import (
     CONFIRM_QUESTION,
     DECLINED_REPLY,
     GENERIC_ERROR_REPLY,
+    GOODBYE_REPLY,
     GREETING_REPLY,
     NO_POLICY_REPLY,
     ORDER_NOT_FOUND_REPLY,
@@ -666,6 +667,7 @@ def test_wording_no_rule_knows_goes_where_typical_phrasings_like_it_go(words, to
     [
         "purple elephants dancing quietly",
         "T$AA",  # a letter no phrasing uses as a word ("can't" is read whole)
+        "pasxvs",  # random letters that begin as "password" does
     ],
 )
 def test_wording_like_no_typical_phrasing_is_not_guessed(words):
@@ -678,11 +680,32 @@ def test_wording_like_no_typical_phrasing_is_not_guessed(words):
     [
         ("i need to change my password and also update my shipping address", "password_reset"),
         ("what's the refund policy on preorders? also where's my order BK-10200", "returns_overview"),
+        ("Do you ship to Alaska? And how do I change my account email?", "shipping"),
     ],
 )
 def test_of_two_requests_in_one_message_the_first_is_answered(words, topic):
     reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
     assert tool_call_of(reply) == ("lookup_policy", {"topic": topic})
+
+
+@pytest.mark.parametrize(
+    ("words", "reply"),
+    [("hiya", GREETING_REPLY), ("alright, bye then", GOODBYE_REPLY), ("signing off", GOODBYE_REPLY)],
+)
+def test_a_few_words_of_small_talk_stay_small_talk(words, reply):
+    """The phrasings know few greetings beside all they know of what is out of scope."""
+    assert text_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))) == reply
+
+
+def test_a_greeting_before_a_request_is_not_all_it_says():
+    reply = ask([customer("Hey there, could you put my account on hold for a month?")])
+    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="that request")
+
+
+def test_a_first_message_with_an_order_number_is_read_for_what_it_asks():
+    """Only an answer to a question is an order's details and a word or two; a first message asks."""
+    reply = ask([customer("add copies to BK-10042")], system=prompt_with_topics(*DEMO_TOPICS))
+    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="that request")
 
 
 def test_a_built_in_topic_staff_took_down_is_not_looked_up():
