@@ -678,11 +678,12 @@ def _classifier():
 @functools.lru_cache(maxsize=1024)  # every call reads the whole history again
 def _classified(text: str) -> tuple[str, float] | None:
     """The route of the phrasings most like the plain `text`, and its lead over the next route; None when
-    no phrasing uses any of its words (letters typed at random)."""
+    no phrasing uses any word of it but the small ones ("or", "is it"): too little to tell, or letters
+    typed at random."""
     classifier, known = _classifier()
-    words = _classifier_words(text)
-    if not any(word in known for word in words.split() if word != "?"):
+    if not known & _stems(text):
         return None
+    words = _classifier_words(text)
     scores = classifier.decision_function([words])[0]
     (best, route), (second, _) = sorted(zip(scores, classifier.classes_, strict=True), reverse=True)[:2]
     return str(route), float(best - second)

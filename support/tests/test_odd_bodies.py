@@ -55,22 +55,28 @@ def _stored() -> int:
     return ConversationMessage.objects.count()
 
 
+def _shown() -> int:
+    """Messages the customer reads (a tool round in between stores calls and results they do not)."""
+    return ConversationMessage.objects.exclude(visible_text="").count()
+
+
 @EXAMPLES
 @given(body=BODIES, content_type=CONTENT_TYPES)
 @example(body=b"[" * 1500 + b"]" * 1500, content_type="application/json")  # the probe's 3 KB body
+@example(body=b'{"message": "pw"}', content_type="application/json")  # a policy looked up on the way
 @example(
     body=b'--BoUnDaRy\r\nContent-Disposition: form-data; name="message"\r\n\r\nhi\r\n--BoUnDaRy--\r\n',
     content_type="multipart/form-data; boundary=BoUnDaRy",
 )
 def test_the_api_answers_any_body_in_json_and_stores_a_message_only_with_its_reply(body, content_type):
     customer = ChatClient()
-    before = _stored()
+    before, shown_before = _stored(), _shown()
     response = customer.send_raw(body, content_type=content_type)
     assert response["Content-Type"] == "application/json"
     payload = response.json()
     if response.status_code == 200:
         assert isinstance(payload["reply"], str) and payload["reply"]
-        assert _stored() == before + 2
+        assert _shown() == shown_before + 2
     else:
         assert response.status_code in (400, 413)
         assert isinstance(payload["error"], str) and isinstance(payload["detail"], str)

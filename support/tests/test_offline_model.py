@@ -668,6 +668,7 @@ def test_wording_no_rule_knows_goes_where_typical_phrasings_like_it_go(words, to
         "purple elephants dancing quietly",
         "T$AA",  # a letter no phrasing uses as a word ("can't" is read whole)
         "pasxvs",  # random letters that begin as "password" does
+        "OR",  # a small word the phrasings use everywhere tells nothing
     ],
 )
 def test_wording_like_no_typical_phrasing_is_not_guessed(words):
