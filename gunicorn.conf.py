@@ -12,6 +12,9 @@ import os
 import shutil
 import tempfile
 
+# The offline model's numpy would start a BLAS thread per core in every worker, idle: its sums are small.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 worker_class = "gthread"
 # Two processes per core: one process's threads share one interpreter lock, and

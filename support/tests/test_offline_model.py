@@ -17,6 +17,7 @@ from support.assistant.tools import TOOLS
 from support.assistant.validator import reply_validate
 from support.llm.offline import (
     ASK_EMAIL,
+    ASK_ORDER_NUMBER,
     ASK_WHICH_TASK,
     CONFIRM_QUESTION,
     DECLINED_REPLY,
@@ -709,7 +710,54 @@ def test_a_first_message_with_an_order_number_is_read_for_what_it_asks():
     assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="that request")
 
 
-def test_a_built_in_topic_staff_took_down_is_not_looked_up():
-    without_shipping = [topic for topic in DEMO_TOPICS if topic.key != "shipping"]
-    reply = ask([customer("How much does delivery cost?")], system=prompt_with_topics(*without_shipping))
+@pytest.mark.parametrize(
+    ("taken_down", "question"),
+    [("shipping", "How much does delivery cost?"), ("returns_overview", "how long do refunds take")],
+)
+def test_a_built_in_topic_staff_took_down_is_not_looked_up_nor_another_given(taken_down, question):
+    published = [topic for topic in DEMO_TOPICS if topic.key != taken_down]
+    reply = ask([customer(question)], system=prompt_with_topics(*published))
     assert text_of(reply) == NO_POLICY_REPLY
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        f"The order number is BK-10042 and the email is {SARAH}",
+        f"order number BK-10042 and the email on the order is {SARAH}",
+    ],
+)
+def test_an_answer_worded_as_a_sentence_answers_the_question_and_keeps_the_task(answer):
+    messages = [
+        customer("I want to return a book"),
+        assistant(f"I can help with a return. {ASK_ORDER_NUMBER}"),
+        customer(answer),
+    ]
+    assert tool_call_of(ask(messages, system=prompt_with_topics(*DEMO_TOPICS))) == (
+        "check_return_eligibility",
+        {"order_id": "BK-10042", "customer_email": SARAH},
+    )
+
+
+def test_a_first_message_giving_an_order_number_is_not_missing_one():
+    reply = ask([customer("The order number is BK-10042")], system=prompt_with_topics(*DEMO_TOPICS))
+    assert ASK_WHICH_TASK in text_of(reply)
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["I want a refund. Also get me a manager now", "password reset isn't working, connect me with a human"],
+)
+def test_asking_for_a_person_is_never_outweighed(words):
+    name, _ = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
+    assert name == "hand_off_to_person"
+
+
+def test_a_request_refused_by_name_starts_no_task_the_phrasings_see_after_it():
+    reply = ask([customer("I want to cancel order BK-10042 and get a refund")])
+    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="changing or cancelling orders")
+
+
+def test_an_update_on_an_order_is_not_a_change_to_it():
+    reply = ask([customer("Could I get an update on order BK-10042?")])
+    assert "email" in text_of(reply)  # the status task asks for the email on the order
