@@ -918,7 +918,8 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
     summarised = _named_titles(units[start:-1], returnable)
     named_now = _named_titles(units[-1:], returnable)
     changed_choice = named_now and set(named_now) != set(summarised or returnable)
-    if _YES_RE.match(latest):
+    # "Yes, but let me talk to a person first", "ok, where is my order?": another request, not a go-ahead.
+    if _YES_RE.match(latest) and intents[-1].kind not in ("person", "status", "policy", "no_number"):
         # A different choice of books is not a yes to the summary just given: summarise again.
         if changed_choice:
             return _eligibility_reply(result, named_now)

@@ -406,6 +406,18 @@ def test_yes_starts_the_return_with_the_customers_reason_and_chosen_titles(said,
     )
 
 
+@pytest.mark.parametrize(
+    ("answer", "instead"),
+    [("yes, but I'd like to talk to a person first", "hand_off_to_person"), ("ok, where is my order?", None)],
+)
+def test_a_yes_with_another_request_is_not_a_go_ahead(answer, instead):
+    reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer=answer))
+    if instead:
+        assert tool_call_of(reply)[0] == instead
+    else:
+        assert not (reply.stop_reason == "tool_use" and reply.content[0]["name"] == "initiate_return")
+
+
 def test_no_starts_nothing():
     reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer="No, thanks"))
     assert text_of(reply) == DECLINED_REPLY
