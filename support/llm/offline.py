@@ -67,6 +67,13 @@ ORDER_NOT_FOUND_REPLY = (
     "check both and send them again?"
 )
 # A question about the store that no FAQ topic answers: said honestly, with a person offered.
+INVALID_ORDER_NUMBER_REPLY = (
+    "That order number doesn't look quite right. Order numbers start with BK- followed by "
+    "digits. Could you check your order confirmation email and send it again?"
+)
+INVALID_EMAIL_REPLY = (
+    "That email address doesn't look right. Could you send the email address on the order again?"
+)
 NO_POLICY_REPLY = (
     "I don't have a store policy on that, so I can't answer it myself. Would you like me to pass your "
     "question to a member of our support team?"
@@ -185,6 +192,19 @@ _PERSON_RE = re.compile(
     r"|^\W*(?:a |an )?(?:human|real|live) (?:agent|person|rep|representative)(?: please)?\W*$"
     r"|\bescalate (?:this|it|that)\b"
 )
+# Words that ask for a person only now and then: "will the courier call me?", "your customer service
+# is great, where is my order?"
+_MENTIONS_PEOPLE_RE = re.compile(
+    r"call ?back|call me|(?:contact|phone|ring) me|customer (?:service|services|support|care)"
+)
+
+
+def _asks_for_someone(text: str) -> bool:
+    """Whether the rules' reading of a request for a person rests on more than words that only mention
+    people now and then."""
+    return any(not _MENTIONS_PEOPLE_RE.fullmatch(found.group()) for found in _PERSON_RE.finditer(text))
+
+
 _ARE_YOU_HUMAN_RE = re.compile(
     r"\bare you (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b"
     r"(?: or (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b)?"
@@ -262,6 +282,11 @@ _YES_RE = re.compile(
 _PASS_ON_RE = re.compile(
     r"^(?:yes|yeah|yep|yup|sure|please do|please|go ahead|do that|ok(?:ay)?,? please)\b(?!.*\bbye)"
 )
+# A yes that is not one: going ahead only on a plain yes, the one real write depends on it.
+_HESITANT_RE = re.compile(
+    r"\b(?:not|no|don't|dont|never|later|wait|think|instead|cancel|actually|maybe|unsure|hold on|hang on|"
+    r"stop|rather)\b|\?"
+)
 _NO_RE = re.compile(r"^(?:no|nope|nah|not now|don't|do not|cancel|never ?mind|stop|wait)\b")
 _REASON_CLAUSE_RE = re.compile(r"\b(?:because|since|due to|as (?:it|they|the))\b\s*(?P<why>[^.!?\n]+)", re.I)
 _REASON_WORDS_RE = re.compile(
@@ -291,6 +316,8 @@ class _History:
     """What a model reads from the messages: customer words, its own last question, tool calls."""
 
     units: list[str] = field(default_factory=list)  # one entry per customer message, oldest first
+    # Per message: whether it answers the model's question for an order number or email.
+    answering: list[bool] = field(default_factory=list)
     last_assistant_text: str = ""
     calls: list[tuple[dict, dict]] = field(default_factory=list)  # (tool_use block, parsed result)
     new_calls: list[tuple[dict, dict]] = field(default_factory=list)  # results in the last message
@@ -338,6 +365,7 @@ def _read_history(system: list[dict], messages: list[dict]) -> _History:
         ]
         if any(text for text in texts):
             history.units.append("\n".join(text for text in texts if text))
+            history.answering.append(any(ask in history.last_assistant_text for ask in _ASKS_FOR_DETAILS))
         for block in blocks:
             if block.get("type") == "tool_result" and block.get("tool_use_id") in tool_uses:
                 call = (tool_uses[block["tool_use_id"]], _result_of(block))
@@ -494,8 +522,10 @@ def _two_swapped(word: str, known: str) -> bool:
 def _split_run_together(word: str, *, inner: bool = False) -> str | None:
     """Vocabulary words run together ("myorder", "whereismyorder", "talktoahuman"), read apart; "a"
     starts only an inner part, or "along" would read "a long"."""
-    for cut in range(1 if inner else 2, len(word) - 1):
+    for cut in range(1, len(word) - 1):
         head, tail = word[:cut], _TEXT_SPEAK.get(word[cut:], word[cut:])
+        if head == "a" and not inner:
+            continue
         if head not in _VOCABULARY or len(head) + len(tail) < 5:
             continue
         if tail in _VOCABULARY:
@@ -676,7 +706,17 @@ def _classifier():
         ),
         LinearSVC(random_state=0),
     )
-    return classifier.fit(texts, routes), frozenset(word for text in texts for word in text.split())
+    telling = frozenset(word for text in texts for word in text.split() if _tells_something(word))
+    return classifier.fit(texts, routes), telling
+
+
+_STOP_STEMS = frozenset(_stem(word) for word in _STOP_WORDS)  # "this" is read "thi", "does" "doe"
+
+
+def _tells_something(word: str) -> bool:
+    """Whether a word as the classifier reads it (stemmed) is more than a small one ("or", "this", "i'm")."""
+    head = word.split("'")[0]
+    return len(head) > 2 and head not in _STOP_WORDS and head not in _STOP_STEMS
 
 
 @functools.lru_cache(maxsize=1024)  # every call reads the whole history again
@@ -684,8 +724,8 @@ def _classified(words: str) -> tuple[str, float] | None:
     """The route of the phrasings most like a message (as `_classifier_words` gives it), and its lead
     over the next route; None when no phrasing uses any word of it but the small ones ("or", "is it"):
     too little to tell, or letters typed at random."""
-    classifier, known = _classifier()
-    if not any(word in known and word not in _STOP_WORDS and len(word) > 2 for word in words.split()):
+    classifier, telling = _classifier()
+    if not telling.intersection(words.split()):
         return None
     scores = classifier.decision_function([words])[0]
     (best, route), (second, _) = sorted(zip(scores, classifier.classes_, strict=True), reverse=True)[:2]
@@ -773,17 +813,19 @@ def _first_request(text: str) -> str:
 
 def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> _Intent:
     """What a customer's message asks for. The rules keep what only they can read or what must never be
-    lost: an order's details given in answer, yes and no, a request for a person, a topic staff added,
-    "are you a person?", a request they refuse by name. Otherwise the phrasings decide when they are
-    clear, and the rules when they are not."""
+    lost: an order's details given when asked for, yes and no, asking for a person in so many words, a
+    topic staff added, "are you a person?", cancelling an order. Otherwise the phrasings decide when
+    they are clear, and the rules when they are not."""
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
-    if rule.kind in ("ack", "person") or (rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS):
-        return rule
     text = _plain(raw)
+    if rule.kind == "ack" or (rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS):
+        return rule
+    if rule.kind == "person" and _asks_for_someone(text):
+        return rule
     details = ORDER_NUMBER_MENTION_RE.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
     if rule.kind == "info" and (answering or not _stems(details)):
-        # An order's details in a conversation under way answer a question asked, however worded ("the
-        # order number is …"); in a first message, details alone ask which task.
+        # An order's details given when the model asked for them answer its question, however worded
+        # ("the order number is …"); details alone ask which task.
         return rule
     classified = _classified(_classifier_words(_first_request(text)))
     if classified is None or classified[1] < _CLEAR_MARGIN:
@@ -793,7 +835,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         return rule  # "laters", "so long": a few words of small talk, which the rules know by heart
     if intent.kind in ("unknown", "greeting") and rule.kind in ("help", "no_policy", "offtopic"):
         return rule  # the rules name what is refused, offer a person for store questions, say what it does
-    if intent.kind in _TASKS and rule.kind == "offtopic":
+    if intent.kind in _TASKS and rule.kind == "offtopic" and re.search(r"\bcancel", text):
         return rule  # "cancel BK-10042 and refund me": the first request is refused, and nothing started
     if intent.kind == "person" and _ARE_YOU_HUMAN_RE.search(text):
         return rule  # "are you a real person?" asks about the assistant, not for someone
@@ -805,16 +847,26 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     return intent
 
 
-def _intents(units: list[str], topics: list[FaqTopic]) -> list[_Intent]:
+def _intents(units: list[str], topics: list[FaqTopic], answering: list[bool]) -> list[_Intent]:
     return [
         _detect_intent(
             text,
             has_prior_order=_latest(_order_id_in, units[:index]) is not None,
-            answering=index > 0,
+            answering=answering[index],
             topics=topics,
         )
         for index, text in enumerate(units)
     ]
+
+
+# The model's words that ask for an order's number or email (again): the next message answers them.
+_ASKS_FOR_DETAILS = (
+    ASK_ORDER_NUMBER,
+    ASK_EMAIL,
+    ORDER_NOT_FOUND_REPLY,
+    INVALID_ORDER_NUMBER_REPLY,
+    INVALID_EMAIL_REPLY,
+)
 
 
 def _pending_question(assistant_text: str) -> str | None:
@@ -918,11 +970,15 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
     summarised = _named_titles(units[start:-1], returnable)
     named_now = _named_titles(units[-1:], returnable)
     changed_choice = named_now and set(named_now) != set(summarised or returnable)
-    # "Yes, but let me talk to a person first", "ok, where is my order?": another request, not a go-ahead.
-    if _YES_RE.match(latest) and intents[-1].kind not in ("person", "status", "policy", "no_number"):
+    if _YES_RE.match(latest):
         # A different choice of books is not a yes to the summary just given: summarise again.
         if changed_choice:
             return _eligibility_reply(result, named_now)
+        if intents[-1].kind in ("person", "status", "policy", "no_number"):
+            return None  # "yes, but let me talk to a person first": that request is answered first
+        other_order = _order_id_in(history.units[-1])
+        if _HESITANT_RE.search(latest) or (other_order and other_order != check_input.get("order_id")):
+            return DECLINED_REPLY  # "ok, maybe later", "ok, I don't want to return it": nothing started
         arguments = {
             "order_id": check_input.get("order_id", ""),
             "customer_email": check_input.get("customer_email", ""),
@@ -931,7 +987,7 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
         if summarised:
             arguments["item_titles"] = summarised
         return _ToolCall("initiate_return", arguments)
-    if _NO_RE.match(latest) and intents[-1].kind not in (*_TASKS, "policy", "info", "no_number"):
+    if _NO_RE.match(latest) and intents[-1].kind not in (*_TASKS, "policy", "info", "no_number", "person"):
         return DECLINED_REPLY
     if changed_choice:
         return _eligibility_reply(result, named_now)
@@ -943,7 +999,7 @@ def _respond(history: _History) -> str | _ToolCall:
     units = history.units
     if not units:
         return GREETING_REPLY
-    intents = _intents(units, history.topics)
+    intents = _intents(units, history.topics, history.answering)
     intent = intents[-1]
     pending = _pending_question(history.last_assistant_text)
     if pending == "confirm" and (answer := _answer_confirmation(history, intents)) is not None:
@@ -1057,14 +1113,9 @@ def _error_reply(result: dict) -> str:
         case ToolError.ORDER_NOT_FOUND:
             return ORDER_NOT_FOUND_REPLY
         case ToolError.INVALID_ARGUMENTS if "order_id" in fields:
-            return (
-                "That order number doesn't look quite right. Order numbers start with BK- followed by "
-                "digits. Could you check your order confirmation email and send it again?"
-            )
+            return INVALID_ORDER_NUMBER_REPLY
         case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:
-            return (
-                "That email address doesn't look right. Could you send the email address on the order again?"
-            )
+            return INVALID_EMAIL_REPLY
         case ToolError.TOPIC_NOT_SUPPORTED:
             return (
                 "I'm sorry, but I don't have a published policy answer for that. I can help with an order, "
@@ -1095,7 +1146,7 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
     if name == "lookup_order":
         return _order_reply(result)
     if name == "check_return_eligibility":
-        intents = _intents(history.units, history.topics)
+        intents = _intents(history.units, history.topics, history.answering)
         start = _task_start(intents) or 0
         return _eligibility_reply(result, _named_titles(history.units[start:], _returnable(result)))
     if name == "initiate_return":

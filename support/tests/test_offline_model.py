@@ -418,6 +418,20 @@ def test_a_yes_with_another_request_is_not_a_go_ahead(answer, instead):
         assert not (reply.stop_reason == "tool_use" and reply.content[0]["name"] == "initiate_return")
 
 
+@pytest.mark.parametrize(
+    "answer",
+    ["ok, I don't want to return it anymore", "ok, maybe later", "sure, but first can you check BK-10103?"],
+)
+def test_a_hesitant_yes_starts_nothing(answer):
+    reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer=answer))
+    assert text_of(reply) == DECLINED_REPLY
+
+
+def test_a_no_that_asks_for_a_person_hands_over():
+    reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer="no, let me talk to a human"))
+    assert tool_call_of(reply)[0] == "hand_off_to_person"
+
+
 def test_no_starts_nothing():
     reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer="No, thanks"))
     assert text_of(reply) == DECLINED_REPLY
@@ -682,6 +696,7 @@ def test_wording_no_rule_knows_goes_where_typical_phrasings_like_it_go(words, to
         "T$AA",  # a letter no phrasing uses as a word ("can't" is read whole)
         "pasxvs",  # random letters that begin as "password" does
         "OR",  # a small word the phrasings use everywhere tells nothing
+        "who's this?",  # nor do small words with an apostrophe
     ],
 )
 def test_wording_like_no_typical_phrasing_is_not_guessed(words):
@@ -751,6 +766,20 @@ def test_an_answer_worded_as_a_sentence_answers_the_question_and_keeps_the_task(
     )
 
 
+def test_order_details_the_model_did_not_ask_for_come_with_their_own_request():
+    looked_up = tool_round("lookup_order", {"order_id": "BK-10042", "customer_email": SARAH}, ORDER_BK_10042)
+    messages = [
+        customer(f"where is BK-10042? {SARAH}"),
+        *looked_up,
+        assistant("Order BK-10042 was delivered."),
+        customer(f"BK-10103 came with a coffee stain, I don't want it {SARAH}"),
+    ]
+    assert tool_call_of(ask(messages, system=prompt_with_topics(*DEMO_TOPICS))) == (
+        "check_return_eligibility",
+        {"order_id": "BK-10103", "customer_email": SARAH},
+    )
+
+
 def test_a_first_message_giving_an_order_number_is_not_missing_one():
     reply = ask([customer("The order number is BK-10042")], system=prompt_with_topics(*DEMO_TOPICS))
     assert ASK_WHICH_TASK in text_of(reply)
@@ -763,6 +792,23 @@ def test_a_first_message_giving_an_order_number_is_not_missing_one():
 def test_asking_for_a_person_is_never_outweighed(words):
     name, _ = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
     assert name == "hand_off_to_person"
+
+
+@pytest.mark.parametrize(
+    "words",
+    ["Will the courier call me before delivering my order?", "update: my order still hasn't arrived"],
+)
+def test_words_that_only_sound_like_another_request_leave_the_order_question_asked(words):
+    reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
+    assert ASK_ORDER_NUMBER in text_of(reply)
+
+
+@pytest.mark.parametrize(
+    "words", ["I got the new edition and it's damaged, I want a refund", "iwanttoreturn my order"]
+)
+def test_a_return_asked_among_other_words_is_a_return(words):
+    reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
+    assert text_of(reply).startswith("I can help with a return.")
 
 
 def test_a_request_refused_by_name_starts_no_task_the_phrasings_see_after_it():
