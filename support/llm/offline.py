@@ -192,17 +192,27 @@ _PERSON_RE = re.compile(
     r"|^\W*(?:a |an )?(?:human|real|live) (?:agent|person|rep|representative)(?: please)?\W*$"
     r"|\bescalate (?:this|it|that)\b"
 )
-# Words that ask for a person only now and then: "will the courier call me?", "your customer service
-# is great, where is my order?"
-_MENTIONS_PEOPLE_RE = re.compile(
-    r"call ?back|call me|(?:contact|phone|ring) me|customer (?:service|services|support|care)"
+# Words that ask for a person only now and then: "your customer service is great, where is my order?",
+# and "call me" when someone else is to call ("will the courier call me?") or is not to.
+_CUSTOMER_SERVICE_RE = re.compile(r"customer (?:service|services|support|care)")
+_CALL_ME_RE = re.compile(r"call ?back|call me|(?:contact|phone|ring) me")
+_NOT_ASKING_TO_BE_CALLED_RE = re.compile(
+    r"\b(?:will|would|does|did|do|can|should)\b (?:the |your |a )?(?:courier|driver|post(?:man|woman)|"
+    r"mail ?(?:man|carrier)|carrier|delivery \w+|they|he|she)\b[^.?!]{0,25}\b(?:call|phone|ring|contact)\b"
+    r"|\b(?:don't|do not|no need to|never) (?:call|phone|ring|contact)\b"
 )
 
 
 def _asks_for_someone(text: str) -> bool:
-    """Whether the rules' reading of a request for a person rests on more than words that only mention
-    people now and then."""
-    return any(not _MENTIONS_PEOPLE_RE.fullmatch(found.group()) for found in _PERSON_RE.finditer(text))
+    """Whether the rules' reading of a request for a person rests on more than a mention of people."""
+    for found in _PERSON_RE.finditer(text):
+        words = found.group()
+        if _CUSTOMER_SERVICE_RE.fullmatch(words):
+            continue
+        if _CALL_ME_RE.fullmatch(words) and _NOT_ASKING_TO_BE_CALLED_RE.search(text):
+            continue
+        return True
+    return False
 
 
 _ARE_YOU_HUMAN_RE = re.compile(
@@ -282,10 +292,12 @@ _YES_RE = re.compile(
 _PASS_ON_RE = re.compile(
     r"^(?:yes|yeah|yep|yup|sure|please do|please|go ahead|do that|ok(?:ay)?,? please)\b(?!.*\bbye)"
 )
-# A yes that is not one: going ahead only on a plain yes, the one real write depends on it.
+# A yes that is not one: a go-ahead for the one real write must be plain. Phrases, not words: "yes, I
+# don't want it" and "yes, it's not what I ordered" are a yes with a reason.
 _HESITANT_RE = re.compile(
-    r"\b(?:not|no|don't|dont|never|later|wait|think|instead|cancel|actually|maybe|unsure|hold on|hang on|"
-    r"stop|rather)\b|\?"
+    r"\b(?:maybe|later|wait|hold on|hang on|unsure|not sure|not now|not yet|instead|cancel|stop|never ?mind|"
+    r"rather not|think (?:about it|it over|again)|second thoughts|bye|goodbye)\b"
+    r"|\b(?:don't|dont|do not|not|no longer|never) (?:[\w']+ ){0,4}?(?:return|send (?:it|them) back)\b"
 )
 _NO_RE = re.compile(r"^(?:no|nope|nah|not now|don't|do not|cancel|never ?mind|stop|wait)\b")
 _REASON_CLAUSE_RE = re.compile(r"\b(?:because|since|due to|as (?:it|they|the))\b\s*(?P<why>[^.!?\n]+)", re.I)
@@ -831,6 +843,12 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     if classified is None or classified[1] < _CLEAR_MARGIN:
         return rule
     intent = _ROUTE_INTENTS[classified[0]]
+    if (
+        rule.kind == "info"
+        and has_prior_order
+        and intent.kind not in (*_TASKS, "person", "policy", "no_number")
+    ):
+        return rule  # "BK-10103 as well": another order for the task under way, not a request refused
     if intent.kind == "unknown" and rule.kind in ("greeting", "thanks", "goodbye") and len(_stems(text)) <= 2:
         return rule  # "laters", "so long": a few words of small talk, which the rules know by heart
     if intent.kind in ("unknown", "greeting") and rule.kind in ("help", "no_policy", "offtopic"):

@@ -420,11 +420,24 @@ def test_a_yes_with_another_request_is_not_a_go_ahead(answer, instead):
 
 @pytest.mark.parametrize(
     "answer",
-    ["ok, I don't want to return it anymore", "ok, maybe later", "sure, but first can you check BK-10103?"],
+    [
+        "ok, I don't want to return it anymore",
+        "ok, maybe later",
+        "ok bye",
+        "sure, but first can you check BK-10103?",
+    ],
 )
 def test_a_hesitant_yes_starts_nothing(answer):
     reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer=answer))
     assert text_of(reply) == DECLINED_REPLY
+
+
+@pytest.mark.parametrize(
+    "answer", ["yes, it's not what I ordered", "yes please, can you email me the label?"]
+)
+def test_a_yes_with_a_reason_or_a_question_about_it_starts_the_return(answer):
+    reply = ask(at_the_question(f"I want to return BK-10042, {SARAH}", answer=answer))
+    assert tool_call_of(reply)[0] == "initiate_return"
 
 
 def test_a_no_that_asks_for_a_person_hands_over():
@@ -780,6 +793,20 @@ def test_order_details_the_model_did_not_ask_for_come_with_their_own_request():
     )
 
 
+def test_another_order_for_the_task_under_way_is_looked_up():
+    looked_up = tool_round("lookup_order", {"order_id": "BK-10042", "customer_email": SARAH}, ORDER_BK_10042)
+    messages = [
+        customer(f"where is BK-10042? {SARAH}"),
+        *looked_up,
+        assistant("Order BK-10042 was delivered."),
+        customer("BK-10103 as well"),
+    ]
+    assert tool_call_of(ask(messages, system=prompt_with_topics(*DEMO_TOPICS))) == (
+        "lookup_order",
+        {"order_id": "BK-10103", "customer_email": SARAH},
+    )
+
+
 def test_a_first_message_giving_an_order_number_is_not_missing_one():
     reply = ask([customer("The order number is BK-10042")], system=prompt_with_topics(*DEMO_TOPICS))
     assert ASK_WHICH_TASK in text_of(reply)
@@ -787,7 +814,11 @@ def test_a_first_message_giving_an_order_number_is_not_missing_one():
 
 @pytest.mark.parametrize(
     "words",
-    ["I want a refund. Also get me a manager now", "password reset isn't working, connect me with a human"],
+    [
+        "I want a refund. Also get me a manager now",
+        "password reset isn't working, connect me with a human",
+        "my order hasn't arrived, call me",
+    ],
 )
 def test_asking_for_a_person_is_never_outweighed(words):
     name, _ = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
