@@ -779,30 +779,25 @@ def test_an_answer_worded_as_a_sentence_answers_the_question_and_keeps_the_task(
     )
 
 
-def test_order_details_the_model_did_not_ask_for_come_with_their_own_request():
+@pytest.mark.parametrize(
+    ("words", "tool"),
+    [
+        # Order details the model did not ask for come with their own request ...
+        (f"BK-10103 came with a coffee stain, I don't want it {SARAH}", "check_return_eligibility"),
+        # ... or, with none, belong to the task under way.
+        ("BK-10103 as well", "lookup_order"),
+    ],
+)
+def test_another_order_after_a_status_answer_is_read_for_its_own_task(words, tool):
     looked_up = tool_round("lookup_order", {"order_id": "BK-10042", "customer_email": SARAH}, ORDER_BK_10042)
     messages = [
         customer(f"where is BK-10042? {SARAH}"),
         *looked_up,
         assistant("Order BK-10042 was delivered."),
-        customer(f"BK-10103 came with a coffee stain, I don't want it {SARAH}"),
+        customer(words),
     ]
     assert tool_call_of(ask(messages, system=prompt_with_topics(*DEMO_TOPICS))) == (
-        "check_return_eligibility",
-        {"order_id": "BK-10103", "customer_email": SARAH},
-    )
-
-
-def test_another_order_for_the_task_under_way_is_looked_up():
-    looked_up = tool_round("lookup_order", {"order_id": "BK-10042", "customer_email": SARAH}, ORDER_BK_10042)
-    messages = [
-        customer(f"where is BK-10042? {SARAH}"),
-        *looked_up,
-        assistant("Order BK-10042 was delivered."),
-        customer("BK-10103 as well"),
-    ]
-    assert tool_call_of(ask(messages, system=prompt_with_topics(*DEMO_TOPICS))) == (
-        "lookup_order",
+        tool,
         {"order_id": "BK-10103", "customer_email": SARAH},
     )
 
