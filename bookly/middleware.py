@@ -7,6 +7,8 @@ from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessio
 from django.core.exceptions import MiddlewareNotUsed
 from django.db import connections
 
+from support.conversations.services import conversation_end_for_session
+
 
 class SessionMiddleware(DjangoSessionMiddleware):
     """Django's session middleware, which also saves the session on a deliberate 5xx answer.
@@ -52,7 +54,8 @@ class SessionLifetimeMiddleware:
     stale copy over changes made meanwhile. This saves it at most once a minute
     while the visitor is active. Independently, a session older than
     BOOKLY_SESSION_MAX_AGE_SECONDS is emptied and given a new key, however
-    active it is: a stolen or forgotten session does not live forever.
+    active it is: a stolen or forgotten session does not live forever (its
+    chat conversation ends too).
     Goes after SessionMiddleware and before AuthenticationMiddleware.
     """
 
@@ -71,6 +74,9 @@ class SessionLifetimeMiddleware:
             now = int(time.time())
             started = session.setdefault(self.STARTED_KEY, now)
             if now - started > settings.BOOKLY_SESSION_MAX_AGE_SECONDS:
+                # Its chat ends with it: the new session cannot reach it, and staff must see the
+                # customer has left rather than answer into a page nobody has any more.
+                conversation_end_for_session(session=session)
                 session.flush()
             elif now - session.get(self.SEEN_KEY, 0) >= self.RENEW_AFTER_SECONDS:
                 session[self.SEEN_KEY] = now

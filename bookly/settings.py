@@ -28,7 +28,7 @@ if not SECRET_KEY:
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "bookly.admin_site.BooklyAdminConfig",  # django.contrib.admin, filtering only by its filters
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -9,6 +9,7 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from bookly.middleware import SessionLifetimeMiddleware
+from support.models import Conversation
 
 pytestmark = pytest.mark.usefixtures("demo_data", "offline")
 
@@ -84,6 +85,8 @@ def test_a_session_past_its_maximum_age_is_ended(client, settings):
     assert response.json()["messages"] == []
     assert client.cookies["sessionid"].value != old_key
     assert not Session.objects.filter(session_key=old_key).exists()
+    # Staff see the customer left, instead of answering a conversation nobody can read any more.
+    assert Conversation.objects.get().ended_at is not None
 
 
 def test_an_active_session_is_renewed_at_most_once_a_minute(client):

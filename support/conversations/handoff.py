@@ -28,8 +28,8 @@ from support.conversations.models import (
     MessageRole,
     StaffAvailability,
 )
-from support.conversations.selectors import conversation_transcript, session_is_live, staff_name
-from support.conversations.services import TurnInProgress, session_ensure, storable
+from support.conversations.selectors import conversation_transcript, customer_session_is_live, staff_name
+from support.conversations.services import TurnInProgress, session_ensure, session_handle, storable
 from support.conversations.waiting import support_notify_on_commit, waiting_fields
 from support.insight.metrics import HANDOFFS
 from support.llm.protocol import staff_message_block_text
@@ -96,7 +96,9 @@ def conversation_handoff_request(
         conversation = None
     if conversation is None:
         session_ensure(session=session)
-        opened = Conversation(session_key=session.session_key, customer_email=email)
+        opened = Conversation(
+            session_handle=session_handle(session_key=session.session_key), customer_email=email
+        )
         try:
             with transaction.atomic():
                 _start_waiting(opened, reason=reason, note=note, now=now)
@@ -176,7 +178,7 @@ def _refuse_unless_open(conversation: Conversation, *, to_reply: bool = False) -
             "The customer has left this conversation (they started a new one or went idle), so they "
             f"would not see a reply here.{email}"
         )
-    if to_reply and not session_is_live(session_key=conversation.session_key):
+    if to_reply and not customer_session_is_live(conversation=conversation):
         raise ConversationActionRefused(
             "The customer's chat session has ended (their browser was away too long), so they would not "
             f"see a reply here.{email}"

@@ -32,11 +32,16 @@ class HandoffReason(models.TextChoices):
 class Conversation(models.Model):
     """One customer's chat with the assistant, found only through their session."""
 
-    # The Django session (server-side, random key) that owns the conversation:
-    # a client can never name a conversation, only present its session cookie.
-    session_key = models.CharField(max_length=40)
+    # The Django session that owns the conversation, as a keyed hash of its key
+    # (session_handle()): a client can never name a conversation, only present its
+    # session cookie, and nobody who reads this row (staff, a backup) learns a key
+    # that would open the customer's session.
+    session_handle = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)
     last_activity_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    # When the customer's browser last asked for this conversation (at most a minute behind): their
+    # session expires SESSION_COOKIE_AGE after that, and with it their view of any reply.
+    customer_seen_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
     turn_count = models.PositiveIntegerField(default=0)
     # Guard state: order numbers whose return eligibility check passed in this
@@ -83,7 +88,7 @@ class Conversation(models.Model):
         constraints = [
             # Two first messages sent at once (two tabs) must land in one conversation.
             models.UniqueConstraint(
-                fields=["session_key"],
+                fields=["session_handle"],
                 condition=models.Q(ended_at__isnull=True),
                 name="conversation_one_open_per_session",
             ),

@@ -1,5 +1,4 @@
 from collections.abc import Collection
-from importlib import import_module
 
 from django.conf import settings
 from django.utils import timezone
@@ -77,10 +76,13 @@ def conversations_waiting_count() -> int:
     return Conversation.objects.filter(status=ConversationStatus.WAITING, ended_at__isnull=True).count()
 
 
-def session_is_live(*, session_key: str) -> bool:
-    """Whether the customer's browser session still exists (it expires after inactivity, see
-    SESSION_COOKIE_AGE): only then can they see a reply in the chat. Every chat session holds data."""
-    return bool(import_module(settings.SESSION_ENGINE).SessionStore(session_key).load())
+def customer_session_is_live(*, conversation: Conversation) -> bool:
+    """Whether the customer's browser session may still exist: it expires SESSION_COOKIE_AGE after
+    their last request, and their page asks for the conversation at least every 15 seconds while it
+    waits for or is with a person. Only then can they see a reply in the chat. (The conversation keeps
+    a hash of the session key, never the key, so the session itself cannot be looked up.)"""
+    idle = timezone.now() - conversation.customer_seen_at
+    return idle.total_seconds() < settings.SESSION_COOKIE_AGE
 
 
 def conversation_return_get_open(

@@ -17,6 +17,7 @@ from types import MappingProxyType
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.crypto import salted_hmac
 
 from orders.models import Order, OrderItem, ReturnRecord
 from orders.services import return_record_create
@@ -80,27 +81,45 @@ def _is_idle(conversation: Conversation, now) -> bool:
     return conversation.last_activity_at < now - timedelta(minutes=settings.BOOKLY_CONVERSATION_IDLE_MINUTES)
 
 
+def session_handle(*, session_key: str) -> str:
+    """What a conversation stores of its session: a keyed hash of the key (HMAC-SHA256 under
+    SECRET_KEY). It finds the session's conversation, but whoever reads it (staff through any admin
+    lookup, a backup, a log) learns nothing that opens the session. A new SECRET_KEY starts every
+    customer's chat afresh."""
+    return salted_hmac("bookly.conversation-session", session_key, algorithm="sha256").hexdigest()
+
+
+# The customer's visits are recorded at most this often: a poll every few seconds writes nothing.
+SEEN_EVERY = timedelta(minutes=1)
+
+
 def conversation_get_for_session(*, session) -> Conversation | None:
     """The session's open conversation, or None; an idle one is ended on the way, unless it waits for
-    or is with a person (the customer may come back for the answer)."""
+    or is with a person (the customer may come back for the answer). Finding it records that the
+    customer is still there (customer_seen_at), at most once a minute."""
     if not session.session_key:
         return None
-    conversation = Conversation.objects.filter(session_key=session.session_key, ended_at__isnull=True).first()
+    conversation = Conversation.objects.filter(
+        session_handle=session_handle(session_key=session.session_key), ended_at__isnull=True
+    ).first()
     if conversation is None:
         return None
     now = timezone.now()
     if conversation.status not in PERSON_ANSWERS and _is_idle(conversation, now):
         Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True).update(ended_at=now)
         return None
+    if conversation.customer_seen_at <= now - SEEN_EVERY:
+        Conversation.objects.filter(pk=conversation.pk).update(customer_seen_at=now)
+        conversation.customer_seen_at = now
     return conversation
 
 
 def conversation_end_for_session(*, session) -> None:
     """Start afresh: the next message opens a new conversation."""
     if session.session_key:
-        Conversation.objects.filter(session_key=session.session_key, ended_at__isnull=True).update(
-            ended_at=timezone.now()
-        )
+        Conversation.objects.filter(
+            session_handle=session_handle(session_key=session.session_key), ended_at__isnull=True
+        ).update(ended_at=timezone.now())
 
 
 def conversation_turn_begin(
@@ -181,7 +200,7 @@ def _conversation_open_for_turn(
     try:
         with transaction.atomic():
             conversation = Conversation.objects.create(
-                session_key=session.session_key,
+                session_handle=session_handle(session_key=session.session_key),
                 turn_count=1,
                 lease_token=token,
                 lease_expires_at=lease_expires_at,

@@ -26,7 +26,7 @@ EMAILS = {
 @pytest.fixture
 def tool(demo_data):
     """Runs a real tool in one conversation and returns its result as the model read it."""
-    context = ToolContext(conversation=Conversation.objects.create(session_key="claims"))
+    context = ToolContext(conversation=Conversation.objects.create(session_handle="claims"))
 
     def run(name: str, order: str | None = None, **arguments) -> ToolResult:
         if order is not None:

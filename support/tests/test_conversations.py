@@ -16,6 +16,7 @@ from support.conversations.services import (
     conversation_turn_abandon,
     conversation_turn_begin,
     conversation_turn_commit,
+    session_handle,
 )
 from support.models import Conversation, ConversationMessage, MessageRole
 
@@ -80,7 +81,7 @@ class TestTurnBegin:
     """The lease is a compare-and-set on the row as read: a read that has gone stale never takes it."""
 
     def test_a_free_conversation_is_taken_its_turn_counted_and_the_words_stored(self):
-        conversation = Conversation.objects.create(session_key="s1", eligibility_verified=["BK-10042"])
+        conversation = Conversation.objects.create(session_handle="s1", eligibility_verified=["BK-10042"])
         lease, history = _begin(_reread(conversation), "Where is my order?")
         row = _reread(conversation)
         assert (row.lease_token, row.turn_count, lease.number) == (lease.token, 1, 1)
@@ -89,7 +90,7 @@ class TestTurnBegin:
         assert [message["visible_text"] for message in history] == ["Where is my order?"]
 
     def test_the_history_comes_back_in_order_with_the_new_words_last(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         lease, _ = _begin(_reread(conversation), "first")
         _answer(lease, "reply")
         lease, history = _begin(_reread(conversation), "second")
@@ -97,7 +98,7 @@ class TestTurnBegin:
         assert lease.next_position == 3
 
     def test_a_turn_that_began_and_ended_after_the_read_wins(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         stale = _reread(conversation)
         # Another worker's whole turn, between our read and our take: it passed an eligibility check.
         lease, _ = _begin(_reread(conversation))
@@ -114,7 +115,7 @@ class TestTurnBegin:
         assert "stale" not in _stored(conversation)
 
     def test_a_slow_turn_that_commits_after_its_lease_expired_is_not_overtaken_with_stale_state(self):
-        conversation = Conversation.objects.create(session_key="s1", turn_count=3)
+        conversation = Conversation.objects.create(session_handle="s1", turn_count=3)
         Conversation.objects.filter(pk=conversation.pk).update(
             lease_token=uuid.uuid4(), lease_expires_at=timezone.now() - timedelta(seconds=1)
         )
@@ -127,7 +128,7 @@ class TestTurnBegin:
             _begin(stale)
 
     def test_an_expired_lease_nobody_ended_is_taken_over(self):
-        conversation = Conversation.objects.create(session_key="s1", turn_count=3)
+        conversation = Conversation.objects.create(session_handle="s1", turn_count=3)
         Conversation.objects.filter(pk=conversation.pk).update(
             lease_token=uuid.uuid4(), lease_expires_at=timezone.now() - timedelta(seconds=1)
         )
@@ -135,7 +136,7 @@ class TestTurnBegin:
         assert (_reread(conversation).lease_token, lease.number) == (lease.token, 4)
 
     def test_a_live_lease_is_respected_without_writing(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         _begin(_reread(conversation), "first")
         with pytest.raises(TurnInProgress):
             _begin(_reread(conversation), "second")
@@ -144,7 +145,9 @@ class TestTurnBegin:
 
     def test_a_first_message_opens_a_conversation_that_holds_its_lease(self, session):
         lease, history = _begin(None, "Where is my order?", session=session)
-        row = Conversation.objects.get(session_key=session.session_key, ended_at__isnull=True)
+        row = Conversation.objects.get(
+            session_handle=session_handle(session_key=session.session_key), ended_at__isnull=True
+        )
         assert (row, row.lease_token, row.turn_count, lease.number) == (lease.conversation, lease.token, 1, 1)
         assert _stored(row) == ["Where is my order?"]
         assert [message["visible_text"] for message in history] == ["Where is my order?"]
@@ -159,7 +162,7 @@ class TestTurnBegin:
         assert _stored(first.conversation) == ["from the first tab"]
 
     def test_an_ended_conversation_is_not_taken(self):
-        conversation = Conversation.objects.create(session_key="s1", ended_at=timezone.now())
+        conversation = Conversation.objects.create(session_handle="s1", ended_at=timezone.now())
         with pytest.raises(TurnInProgress):
             _begin(_reread(conversation))
         assert _stored(conversation) == []
@@ -167,7 +170,7 @@ class TestTurnBegin:
 
 class TestTurnEnd:
     def test_a_commit_whose_lease_was_taken_over_stores_nothing(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         lease, _ = _begin(_reread(conversation), "words")
         Conversation.objects.filter(pk=conversation.pk).update(lease_token=uuid.uuid4())
         with pytest.raises(TurnInProgress):
@@ -182,7 +185,7 @@ class TestTurnEnd:
         assert _reread(conversation).eligibility_verified == []
 
     def test_a_turn_set_aside_after_its_lease_was_taken_over_touches_nothing_of_the_next_turn(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         first, _ = _begin(_reread(conversation), "the first tab's words")
         Conversation.objects.filter(pk=conversation.pk).update(
             lease_expires_at=timezone.now() - timedelta(seconds=1)
@@ -192,7 +195,7 @@ class TestTurnEnd:
         assert not ConversationMessage.objects.filter(set_aside=True).exists()
 
     def test_a_refused_turn_sets_its_unanswered_words_aside_and_only_those(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         lease, _ = _begin(_reread(conversation), "answered")
         _answer(lease, "reply")
         lease, _ = _begin(_reread(conversation), "refused")
@@ -202,7 +205,7 @@ class TestTurnEnd:
         ) == ["refused"]
 
     def test_an_abandoned_turn_frees_the_conversation_and_keeps_the_words(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         lease, _ = _begin(_reread(conversation), "words")
         conversation_turn_abandon(lease=lease, model_calls=[])
         assert _reread(conversation).lease_token is None
@@ -212,7 +215,7 @@ class TestTurnEnd:
 
 class TestLeaseKeeper:
     def test_a_running_turns_lease_is_renewed_and_an_ended_turns_is_not(self):
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         lease, _ = _begin(_reread(conversation), "words")
         almost_gone = timezone.now() + timedelta(seconds=1)
         Conversation.objects.filter(pk=conversation.pk).update(lease_expires_at=almost_gone)
@@ -227,7 +230,7 @@ class TestLeaseKeeper:
 
     def test_a_turn_past_its_deadline_is_no_longer_renewed(self, settings):
         settings.BOOKLY_TURN_DEADLINE_SECONDS = -1000  # long past, as for a turn stuck in a call
-        conversation = Conversation.objects.create(session_key="s1")
+        conversation = Conversation.objects.create(session_handle="s1")
         _begin(_reread(conversation), "words")
         assert leases_renew() == 0
 
@@ -240,7 +243,7 @@ class TestLeaseKeeper:
 def test_a_conversation_finds_only_its_own_open_return_of_those_items():
     order = Order.objects.get(number="BK-10042")
     items = list(order.items.all())
-    ours, theirs = (Conversation.objects.create(session_key=key) for key in ("ours", "theirs"))
+    ours, theirs = (Conversation.objects.create(session_handle=key) for key in ("ours", "theirs"))
     record = conversation_return_create(
         conversation=theirs, order=order, reason="Damaged", items=items[:1], today=store_today()
     )

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from support.conversations.services import session_handle
 from support.models import Conversation, TurnTrace
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text
@@ -91,7 +92,9 @@ def test_only_the_sessions_own_replies_take_its_votes(answered):
     stranger.send("What is your return policy?")
 
     assert stranger.feedback({"turn": 1, "helpful": False}).status_code == 200
-    mine = TurnTrace.objects.get(conversation__session_key=answered.http.session.session_key)
+    mine = TurnTrace.objects.get(
+        conversation__session_handle=session_handle(session_key=answered.http.session.session_key)
+    )
     assert mine.helpful is None
 
 

@@ -4,7 +4,6 @@ import json
 import logging
 import uuid
 from datetime import timedelta
-from importlib import import_module
 
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
@@ -231,10 +230,21 @@ class TestStaffActionsRefused:
     def test_a_reply_once_the_customers_session_has_expired(self, customer, claude, ana, settings):
         conversation = _waiting(customer)
         customer.handoff({"email": "reader@example.com"})
-        import_module(settings.SESSION_ENGINE).SessionStore(conversation.session_key).delete()
+        away = timezone.now() - timedelta(seconds=settings.SESSION_COOKIE_AGE + 1)
+        Conversation.objects.filter(pk=conversation.pk).update(customer_seen_at=away)
+        conversation.refresh_from_db()
         with pytest.raises(ConversationActionRefused, match=r"session has ended.*reader@example\.com"):
             conversation_staff_reply(conversation=conversation, user=ana, text="Hello?")
         assert not ConversationMessage.objects.exists()
+
+    def test_a_customer_whose_page_keeps_asking_is_still_there(self, customer, claude, ana, settings):
+        conversation = _waiting(customer)
+        nearly = timezone.now() - timedelta(seconds=settings.SESSION_COOKIE_AGE - 5)
+        Conversation.objects.filter(pk=conversation.pk).update(customer_seen_at=nearly)
+        customer.transcript()  # the page's poll
+        conversation.refresh_from_db()
+        conversation_staff_reply(conversation=conversation, user=ana, text="Hello?")
+        assert ConversationMessage.objects.get(role="staff").visible_text == "Hello?"
 
     def test_a_reply_while_the_assistant_is_still_answering(self, customer, claude, ana):
         claude.reset(message(text("Hello! How can I help?")))

@@ -1,5 +1,6 @@
 """The chat's own guards: CSRF on its forms and API, rate limits, client addresses."""
 
+import hashlib
 import json
 import re
 
@@ -201,3 +202,17 @@ def test_clients_behind_a_trusted_proxy_are_limited_one_by_one(limits, settings)
     assert _api_post_from("10.0.0.1", "198.51.100.1").status_code == 200
     assert _api_post_from("10.0.0.1", "198.51.100.2").status_code == 200
     assert _api_post_from("10.0.0.1", "198.51.100.1").status_code == 429
+
+
+# --- What staff can read ---------------------------------------------------------------------------
+
+
+def test_a_conversation_keeps_no_session_key_only_a_keyed_hash_that_still_finds_it():
+    customer = ChatClient()
+    customer.send(QUESTION)
+    key = customer.http.session.session_key
+    row = Conversation.objects.values().get()
+    assert not [name for name, value in row.items() if key in str(value)]
+    # The hash is keyed: knowing the session key without the site's secret gives no handle.
+    assert row["session_handle"] != hashlib.sha256(key.encode()).hexdigest()
+    assert len(customer.transcript().json()["messages"]) == 2
