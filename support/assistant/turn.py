@@ -296,7 +296,7 @@ def conversation_take_turn(
             conversation_turn_abandon(
                 lease=lease,
                 model_calls=turn.model_calls if turn else [],
-                set_aside_unanswered=isinstance(error, ModelFailed) and error.request_rejected,
+                set_aside_unanswered=_poisons_history(error),
                 trace=record,
             )
         except Exception:
@@ -318,6 +318,16 @@ def conversation_take_turn(
         votable=True,
         conversation_id=lease.conversation.pk,
     )
+
+
+def _poisons_history(error: BaseException) -> bool:
+    """Whether the customer's unanswered words must be set aside, so that the next turn can be answered:
+    when the model API refused them, and when the turn failed in a way nobody foresaw (a bug, perhaps
+    in reading those very words), since every later turn would send them again. Not when the model
+    was merely unavailable or failed (try again later), nor when a worker is being stopped."""
+    if isinstance(error, ModelFailed):
+        return error.request_rejected
+    return isinstance(error, Exception) and not isinstance(error, ModelUnavailable)
 
 
 def _outcome(reply: str, violations: tuple[str, ...], *, handed_off: bool) -> TurnOutcome:

@@ -488,11 +488,22 @@ _EVERYDAY = frozenset(
 )
 
 
+# No customer runs more than a few words together, and no misspelling is this long: a longer "word" is
+# read as it is, so the work per word stays bounded (`"whereismyorder" * 280` once recursed past Python's
+# limit and broke every later turn of its conversation).
+_LONGEST_WORD_READ = 40
+
+
 @functools.lru_cache(maxsize=8192)
 def _respelled(word: str) -> str:
     if word in _TEXT_SPEAK:
         return _TEXT_SPEAK[word]
-    if not word.isalpha() or word in _VOCABULARY or word in _EVERYDAY or len(word) < 4:
+    if (
+        not word.isalpha()
+        or word in _VOCABULARY
+        or word in _EVERYDAY
+        or not 4 <= len(word) <= _LONGEST_WORD_READ
+    ):
         return word
     if halves := _split_run_together(word):
         return halves
@@ -531,6 +542,7 @@ def _two_swapped(word: str, known: str) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=8192)  # a tail is tried from many heads
 def _split_run_together(word: str, *, inner: bool = False) -> str | None:
     """Vocabulary words run together ("myorder", "whereismyorder", "talktoahuman"), read apart; "a"
     starts only an inner part, or "along" would read "a long"."""

@@ -159,7 +159,7 @@ def test_an_invalid_message_is_said_in_words_and_the_text_stays_in_the_box(clien
         (TurnInProgress(), "I'm still answering your previous message."),
         (ModelUnavailable("overloaded", retry_after=5), "The assistant is very busy right now."),
         (ModelFailed("API error 400"), "The assistant ran into a problem."),
-        (RuntimeError("a bug"), "Something went wrong on our side."),
+        (RuntimeError("a bug"), "Something went wrong on our side while answering that"),
     ],
 )
 def test_a_failed_turn_is_said_in_words_and_the_text_stays_in_the_box(client, failure, words):

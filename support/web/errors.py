@@ -61,5 +61,8 @@ def turn_refusal(error: Exception) -> TurnRefusal:
             return TurnRefusal(
                 500,
                 "internal_error",
-                "Something went wrong on our side. Your message is saved; please try again.",
+                # The turn set the message aside (turn._poisons_history): sent again as it was, it
+                # might fail the same way, and it must not fail the turns after it.
+                "Something went wrong on our side while answering that, so I've set that message aside. "
+                "Please send it again, or put it another way.",
             )
