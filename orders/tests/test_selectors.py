@@ -1,6 +1,9 @@
+import re
 from datetime import date
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from orders.selectors import EligibilityCode, order_get_for_customer, order_return_eligibility
 from orders.services import return_record_create
@@ -32,6 +35,17 @@ class TestOrderGetForCustomer:
         missing = order_get_for_customer(order_number="BK-9999", email="ann@example.com")
         assert wrong_email is None
         assert missing is None
+
+    def test_wrong_email_and_missing_order_run_the_same_queries(self):
+        """Same statements, literals aside: a different amount of work shows in the answer's time."""
+        OrderItemFactory(order=OrderFactory(number="BK-1234", customer_email="ann@example.com"))
+
+        def statements(order_number, email):
+            with CaptureQueriesContext(connection) as queries:
+                assert order_get_for_customer(order_number=order_number, email=email) is None
+            return [re.sub(r"'[^']*'|%s|\b\d+\b", "?", query["sql"]) for query in queries]
+
+        assert statements("BK-1234", "bob@example.com") == statements("BK-9999", "ann@example.com")
 
     def test_email_of_another_customer_does_not_unlock_an_order(self):
         OrderFactory(number="BK-1234", customer_email="ann@example.com")
