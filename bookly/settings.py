@@ -276,9 +276,12 @@ BOOKLY_SESSION_MAX_AGE_SECONDS = env.int("BOOKLY_SESSION_MAX_AGE_HOURS", default
 # them), in django-ratelimit's format: a count per s, m, h or d, e.g. 30/m or 100/5m.
 BOOKLY_RATELIMIT_IP = env.str("BOOKLY_RATELIMIT_IP", default="30/m")
 BOOKLY_RATELIMIT_SESSION = env.str("BOOKLY_RATELIMIT_SESSION", default="20/m")
+# The customer's other writes (votes, ratings, new conversations), per client IP and per session.
+BOOKLY_RATELIMIT_ACTIONS = env.str("BOOKLY_RATELIMIT_ACTIONS", default="30/m")
 for _name, _rate in (
     ("BOOKLY_RATELIMIT_IP", BOOKLY_RATELIMIT_IP),
     ("BOOKLY_RATELIMIT_SESSION", BOOKLY_RATELIMIT_SESSION),
+    ("BOOKLY_RATELIMIT_ACTIONS", BOOKLY_RATELIMIT_ACTIONS),
 ):
     if not re.fullmatch(r"[1-9]\d*/\d*[smhd]", _rate):
         raise SystemExit(f"bookly: {_name} must be a rate like 30/m (count/period), not {_rate!r}.")

@@ -23,5 +23,5 @@ SECURE_SSL_REDIRECT = False
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
 # Every test client comes from 127.0.0.1: limits that never bite, so that the
 # rate-limit code still runs on every chat POST. Tests of the limits set small ones.
-BOOKLY_RATELIMIT_IP = BOOKLY_RATELIMIT_SESSION = "100000/m"
+BOOKLY_RATELIMIT_IP = BOOKLY_RATELIMIT_SESSION = BOOKLY_RATELIMIT_ACTIONS = "100000/m"
 BOOKLY_TRUSTED_PROXIES = []

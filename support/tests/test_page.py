@@ -6,6 +6,7 @@ from unittest import mock
 
 import pytest
 from django.conf import settings
+from django.contrib.sessions.models import Session
 from django.core.management import call_command
 from django.utils.html import escape
 
@@ -141,6 +142,7 @@ def test_a_suggestion_sends_its_question_and_keeps_what_was_typed(client):
 
 
 def test_an_invalid_message_is_said_in_words_and_the_text_stays_in_the_box(client):
+    client.post("/chat/send", {"message": SHIPPING_QUESTION})
     too_long = "x" * 4001
     response = client.post("/chat/send", {"message": too_long})
     assert response.status_code == 302
@@ -153,6 +155,16 @@ def test_an_invalid_message_is_said_in_words_and_the_text_stays_in_the_box(clien
     assert textarea_value(page_html(client)) == ""
 
 
+def test_a_new_visitors_refused_message_is_answered_by_the_page_and_makes_no_session(client):
+    too_long = "x" * 4001
+    response = client.post("/chat/send", {"message": too_long})
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "Messages can be at most 4000 characters. Please shorten yours." in html
+    assert textarea_value(html) == too_long
+    assert not Session.objects.exists()
+
+
 @pytest.mark.parametrize(
     ("failure", "words"),
     [
@@ -163,6 +175,7 @@ def test_an_invalid_message_is_said_in_words_and_the_text_stays_in_the_box(clien
     ],
 )
 def test_a_failed_turn_is_said_in_words_and_the_text_stays_in_the_box(client, failure, words):
+    client.post("/chat/send", {"message": SHIPPING_QUESTION})
     with mock.patch("support.web.page.conversation_take_turn", side_effect=failure):
         response = client.post("/chat/send", {"message": "Where is my order?"})
     assert response.status_code == 302

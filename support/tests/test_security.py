@@ -5,11 +5,13 @@ import json
 import re
 
 import pytest
+from django.contrib.sessions.models import Session
 from django.core.cache import cache
 from django.test import Client, RequestFactory
 
 from support.models import Conversation, ConversationMessage
 from support.testing.chat_client import ChatClient
+from support.testing.metric_counts import Counts
 from support.web.ratelimits import client_ip
 
 pytestmark = pytest.mark.usefixtures("demo_data", "offline")
@@ -70,9 +72,10 @@ def limits(settings):
     """Small limits and fresh counters; returns a function to set them."""
     cache.clear()
 
-    def set_limits(*, ip="100/m", session="100/m"):
+    def set_limits(*, ip="100/m", session="100/m", actions="100/m"):
         settings.BOOKLY_RATELIMIT_IP = ip
         settings.BOOKLY_RATELIMIT_SESSION = session
+        settings.BOOKLY_RATELIMIT_ACTIONS = actions
 
     yield set_limits
     cache.clear()
@@ -84,10 +87,14 @@ def assert_retry_after(response) -> int:
     return seconds
 
 
+# A visitor's first message comes before their session exists, so it counts against the IP limit only:
+# a session is made for a message that is served, never to count one.
+
+
 def test_api_over_the_session_limit_gets_429_json_with_retry_after(limits, customer):
     limits(session="2/m")
-    assert customer.send(QUESTION).status_code == 200
-    assert customer.send(QUESTION).status_code == 200
+    for _ in range(3):
+        assert customer.send(QUESTION).status_code == 200
     response = customer.send("One more?")
     assert response.status_code == 429
     seconds = assert_retry_after(response)
@@ -98,7 +105,8 @@ def test_api_over_the_session_limit_gets_429_json_with_retry_after(limits, custo
 
 def test_page_over_the_session_limit_gets_a_429_page_with_the_text_kept(limits, client):
     limits(session="1/m")
-    assert client.post("/chat/send", {"message": QUESTION}).status_code == 302
+    for _ in range(2):
+        assert client.post("/chat/send", {"message": QUESTION}).status_code == 302
     response = client.post("/chat/send", {"message": "Where is my order?"})
     assert response.status_code == 429
     assert_retry_after(response)
@@ -110,6 +118,7 @@ def test_page_over_the_session_limit_gets_a_429_page_with_the_text_kept(limits, 
 
 def test_the_page_and_the_api_share_one_budget(limits, customer):
     limits(session="2/m")
+    assert customer.send(QUESTION).status_code == 200  # the first: no session to count yet
     assert customer.send(QUESTION).status_code == 200
     token = customer.token
     assert (
@@ -138,6 +147,59 @@ def test_the_ip_limit_holds_across_new_sessions(limits):
     response = ChatClient().send(QUESTION)
     assert response.status_code == 429
     assert_retry_after(response)
+
+
+def test_refused_requests_make_no_session(limits):
+    """An outside probe's 200 rate-limited cookieless messages made 200 session rows in 0.9 s."""
+    limits(ip="1/m")
+    assert ChatClient().send(QUESTION).status_code == 200  # served: its session is the only one
+    refused = [
+        ChatClient().send(QUESTION),
+        ChatClient().handoff(),
+        Client().post("/chat/send", {"message": QUESTION}),
+        Client().post("/chat/handoff"),
+    ]
+    assert [response.status_code for response in refused] == [429] * 4
+    limits(ip="100/m")
+    invalid = [
+        ChatClient().send(""),
+        ChatClient().send_raw("{not json"),
+        ChatClient().handoff({"email": "not an address"}),
+        ChatClient().feedback({"turn": 1, "helpful": True}),
+        Client().post("/chat/send", {"message": "x" * 4001}),
+    ]
+    assert [response.status_code for response in invalid] == [400] * 5
+    assert Session.objects.count() == 1
+
+
+@pytest.mark.parametrize("form", [False, True], ids=["api", "form"])
+def test_votes_are_rate_limited(limits, customer, form):
+    """An outside probe cast 200 votes on one reply in about a second."""
+    limits(actions="3/m")
+    customer.send(QUESTION)
+
+    def vote():
+        if form:
+            fields = {"turn": "1", "helpful": "yes", "csrfmiddlewaretoken": customer.token}
+            return customer.http.post("/chat/feedback", fields)
+        return customer.feedback({"turn": 1, "helpful": True})
+
+    counts = Counts()
+    answers = [vote() for _ in range(5)]
+    assert [answer.status_code for answer in answers][3:] == [429, 429]
+    assert_retry_after(answers[-1])
+    assert counts.moved("bookly_feedback_total", rating="helpful") == 3
+    assert counts.moved("bookly_rate_limited_total", scope="session") == 2
+
+
+def test_new_conversations_and_ratings_share_the_actions_budget_not_the_messages(limits, customer):
+    limits(actions="2/m", session="100/m")
+    customer.send(QUESTION)
+    assert customer.reset().status_code == 200
+    assert customer.feedback({"rating": 5}).status_code in (200, 400)  # counted, whatever it finds
+    over = customer.reset()
+    assert over.status_code == 429 and over.json()["error"] == "rate_limited"
+    assert customer.send(QUESTION).status_code == 200
 
 
 # --- client address behind proxies --------------------------------------------------------------------

@@ -19,7 +19,7 @@ from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.feedback import FEEDBACK_JSON, InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
-from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
+from support.web.ratelimits import chat_action_wait_seconds, chat_send_wait_seconds, rate_limited_detail
 from support.web.stream import turn_events
 
 SEND_JSON = 'Send JSON like {"message": "Where is my order?"}.'
@@ -33,6 +33,10 @@ def api_error(status: int, code: str, detail: str, retry_after: int | None = Non
     # The turn stored what it could; the session must keep its conversation.
     response.session_is_consistent = True
     return response
+
+
+def _rate_limited(wait: int, *, action: bool = False) -> JsonResponse:
+    return api_error(429, "rate_limited", rate_limited_detail(wait, action=action), retry_after=wait)
 
 
 def _method_not_allowed(allowed: list[str]) -> JsonResponse:
@@ -57,9 +61,8 @@ def chat(request):
             }
         )
 
-    wait = chat_send_wait_seconds(request)
-    if wait is not None:
-        return api_error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
+    if (wait := chat_send_wait_seconds(request)) is not None:
+        return _rate_limited(wait)
     payload = _json_body(request)
     if payload is _NOT_JSON:
         return api_error(400, "invalid_json", SEND_JSON)
@@ -155,9 +158,8 @@ def chat_handoff(request):
     """The customer asks for a person: optional {"reason": text, "email": an address to answer at}."""
     if request.method != "POST":
         return _method_not_allowed(["POST"])
-    wait = chat_send_wait_seconds(request)
-    if wait is not None:
-        return api_error(429, "rate_limited", rate_limited_detail(wait), retry_after=wait)
+    if (wait := chat_send_wait_seconds(request)) is not None:
+        return _rate_limited(wait)
     payload = _json_body(request)
     if payload is None:
         payload = {}
@@ -191,6 +193,8 @@ def chat_feedback(request):
     conversation, {"rating": 1-5, "comment": text}."""
     if request.method != "POST":
         return _method_not_allowed(["POST"])
+    if (wait := chat_action_wait_seconds(request)) is not None:
+        return _rate_limited(wait, action=True)
     payload = _json_body(request)
     if payload is _NOT_JSON:
         return api_error(400, "invalid_json", FEEDBACK_JSON)
@@ -204,5 +208,7 @@ def chat_feedback(request):
 def chat_reset(request):
     if request.method != "POST":
         return _method_not_allowed(["POST"])
+    if (wait := chat_action_wait_seconds(request)) is not None:
+        return _rate_limited(wait, action=True)
     conversation_end_for_session(session=request.session)
     return JsonResponse({"messages": [], "offline": get_model().offline, **who_answers(conversation=None)})

@@ -24,7 +24,7 @@ from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.feedback import InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
-from support.web.ratelimits import chat_send_wait_seconds, rate_limited_detail
+from support.web.ratelimits import chat_action_wait_seconds, chat_send_wait_seconds, rate_limited_detail
 
 logger = logging.getLogger(__name__)
 
@@ -129,18 +129,18 @@ def chat_send(request):
     text = suggestion or typed
     unsent = typed if typed.strip() else text
 
-    wait = chat_send_wait_seconds(request)
-    if wait is not None:
-        # Rendered, not redirected: the answer itself must be the 429.
-        messages.error(request, rate_limited_detail(wait))
-        response = _chat_page(request, draft=unsent, status=429)
-        response["Retry-After"] = str(wait)
-        return response
+    if (wait := chat_send_wait_seconds(request)) is not None:
+        return _rate_limited_page(request, wait, draft=unsent)
 
     try:
         conversation_take_turn(session=request.session, text=text)
     except Exception as error:
-        messages.error(request, turn_refusal(error).detail)
+        refusal = turn_refusal(error)
+        messages.error(request, refusal.detail)
+        if not request.session.session_key:
+            # A visitor whose first message was refused gets no session just to carry their words
+            # across a redirect: the answer is the page, with the words back in the box.
+            return _chat_page(request, draft=unsent, status=refusal.status)
     else:
         if suggestion and typed.strip():
             _draft_keep(request, typed)
@@ -149,8 +149,18 @@ def chat_send(request):
     return redirect(reverse("support:chat") + "#latest")
 
 
+def _rate_limited_page(request, wait: int, *, draft: str = "", action: bool = False):
+    # Rendered, not redirected: the answer itself must be the 429.
+    messages.error(request, rate_limited_detail(wait, action=action))
+    response = _chat_page(request, draft=draft, status=429)
+    response["Retry-After"] = str(wait)
+    return response
+
+
 @require_POST
 def chat_page_reset(request):
+    if (wait := chat_action_wait_seconds(request)) is not None:
+        return _rate_limited_page(request, wait, action=True)
     conversation_end_for_session(session=request.session)
     request.session.pop(DRAFT_SESSION_KEY, None)
     messages.success(request, "You started a new conversation.")
@@ -161,12 +171,8 @@ def chat_page_reset(request):
 def chat_handoff(request):
     """The page's "Talk to a person" form (and, while waiting, the email address to answer at)."""
     email = request.POST.get("email", "").strip()
-    wait = chat_send_wait_seconds(request)
-    if wait is not None:
-        messages.error(request, rate_limited_detail(wait))
-        response = _chat_page(request, status=429)
-        response["Retry-After"] = str(wait)
-        return response
+    if (wait := chat_send_wait_seconds(request)) is not None:
+        return _rate_limited_page(request, wait)
     if email and not email_is_valid(email):
         messages.error(request, INVALID_EMAIL)
         return redirect(reverse("support:chat") + "#handoff")
@@ -192,6 +198,8 @@ _VOTES = {"yes": True, "no": False}
 def chat_feedback(request):
     """The page's feedback forms: a vote on a reply (turn, helpful=yes|no), or a rating of the
     conversation (rating 1-5, comment)."""
+    if (wait := chat_action_wait_seconds(request)) is not None:
+        return _rate_limited_page(request, wait, action=True)
     form = request.POST
     if "helpful" in form:
         payload = {"turn": _whole_number(form.get("turn")), "helpful": _VOTES.get(form["helpful"])}
