@@ -16,7 +16,8 @@ import tempfile
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
-worker_class = "gthread"
+# gthread, with a bound on how long a stalled client holds a thread (bookly/gunicorn_worker.py).
+worker_class = "bookly.gunicorn_worker.BoundedThreadWorker"
 # Two processes per core: one process's threads share one interpreter lock, and
 # the benchmark measured 4 x 128 threads 22% faster than 2 x 256 on 2 cores.
 # Without Redis the rate-limit counters live in each process, so one process
