@@ -140,6 +140,8 @@ class Turn:
     tool_records: list[ToolCallRecord] = field(default_factory=list)  # for the trace
     # Whose words the customer reads when the loop ends without the model's own reply.
     reply_source: ReplySource = ReplySource.MODEL
+    # How many of tool_results earlier turns gave: links, phone numbers and promises need this turn's.
+    earlier_results: int = 0
 
     @property
     def conversation(self) -> Conversation:
@@ -352,6 +354,10 @@ def _customer_message(text: str, number: int) -> NewMessage:
 def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], None]) -> Turn:
     sent = [message for message in history if not message["set_aside"]]
     replies = [message["visible_text"] for message in history if message["role"] == MessageRole.ASSISTANT]
+    earlier = _tool_results_of(
+        [block for m in sent if m["role"] == MessageRole.ASSISTANT for block in m["content"]],
+        [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
+    )
     return Turn(
         previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
@@ -359,10 +365,8 @@ def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], No
         customer_words=[
             m["visible_text"] for m in sent if m["role"] == MessageRole.USER and m["visible_text"]
         ],
-        tool_results=_tool_results_of(
-            [block for m in sent if m["role"] == MessageRole.ASSISTANT for block in m["content"]],
-            [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
-        ),
+        tool_results=earlier,
+        earlier_results=len(earlier),
         tools=ToolContext(
             conversation=lease.conversation, eligibility_verified=set(lease.conversation.eligibility_verified)
         ),
@@ -466,6 +470,8 @@ def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, t
         customer_words=turn.customer_words,
         tool_results=turn.tool_results,
         instructions=return_policy_terms(),
+        turn_results=turn.tool_results[turn.earlier_results :],
+        system_prompt=system_prompt(),
     )
     if verdict.ok:
         return reply, ()

@@ -7,6 +7,11 @@ It assumes the prompt, the reminders and the model all failed, and checks:
 - grounding: every order number, ISO date, RMA number, email address and
   dollar amount in the reply appears in this conversation's tool results or in
   the customer's own words (any earlier turn counts: follow-ups are normal);
+- conduct (support.assistant.conduct): no link, domain or phone number, no
+  promise (refunds approved, discounts, codes, exceptions) and no request for
+  card details that this turn's tool results did not give; never speaking as a
+  person; no return policy of its own making; none of the system prompt's
+  prose; no sentence about something else entirely;
 - no markdown;
 - no engagement outside the three tasks: a reply that says nothing about
   orders, returns or store policies must be the refusal sentence.
@@ -23,6 +28,7 @@ from support.assistant.claims import (
     mentions_order_facts,
     quotes_policy,
 )
+from support.assistant.conduct import conduct_violations
 from support.llm.protocol import REFUSAL_TEMPLATE
 
 FALLBACK_REPLY = (
@@ -87,10 +93,14 @@ def reply_validate(
     customer_words: list[str],
     tool_results: list[ToolResult],
     instructions: str = "",
+    turn_results: list[ToolResult] | None = None,
+    system_prompt: str = "",
 ) -> Verdict:
     """Check one final reply to `customer_message`, given everything the customer wrote, every
-    tool result of the conversation so far (oldest first), and the system prompt the model had
-    (its return policy terms may be stated without a tool)."""
+    tool result of the conversation so far (oldest first), the return policy's terms as the system
+    prompt states them (`instructions`: they may be stated without a tool), the tool results of this
+    turn (what alone grounds a link, a phone number or a promise; all of them when not given) and
+    the whole system prompt (whose own prose a reply must not repeat)."""
     violations: list[str] = []
     if not reply.strip():
         return Verdict(("empty_reply",))
@@ -105,6 +115,15 @@ def reply_validate(
 
     knowledge = knowledge_of(tool_results, instructions=instructions)
     for code in claim_violations(reply=reply, customer_message=customer_message, knowledge=knowledge):
+        if code not in violations:
+            violations.append(code)
+
+    grounding = "\n".join(
+        result.content for result in (tool_results if turn_results is None else turn_results)
+    )
+    for code in conduct_violations(
+        reply=reply, grounding=grounding, terms=instructions, system_prompt=system_prompt, knowledge=knowledge
+    ):
         if code not in violations:
             violations.append(code)
 
