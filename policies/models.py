@@ -1,13 +1,18 @@
+import re
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 
 from store.categories import ItemCategory
+from store.text import text_has_unseen, text_multi_line, text_single_line
 
 TOPIC_KEY_PATTERN = r"^[a-z_]{1,40}$"
 MAX_EXAMPLE_QUESTIONS = 20
 MAX_EXAMPLE_QUESTION_CHARS = 200
+# What opens or closes a section of the assistant's instructions: <critical_rules>, </faq_topics>.
+PROMPT_TAG_RE = re.compile(r"</?\s*[A-Za-z_][\w-]*\s*/?>")
 
 
 def example_questions_validate(value: str) -> None:
@@ -22,7 +27,7 @@ def example_questions_validate(value: str) -> None:
             raise ValidationError(
                 f"Each question can be at most {MAX_EXAMPLE_QUESTION_CHARS} characters: “{question[:40]}…”"
             )
-        if any(char in question for char in "<>|"):
+        if any(char in question for char in "<>|") or text_has_unseen(question):
             raise ValidationError(f"Plain text only, without <, > or |: “{question}”")
     if len({question.casefold() for question in questions}) < len(questions):
         raise ValidationError("Each question only once, please.")
@@ -81,6 +86,22 @@ class PolicyEntry(models.Model):
 
     def __str__(self):
         return self.title
+
+    def clean(self):
+        """Staff's words as the assistant's prompt and tools carry them: the title on one line without
+        < > or | (the prompt lists it between its own tags), the answer without anything that reads as
+        a tag (<critical_rules>), both without control or bidi characters."""
+        self.title = text_single_line(self.title)
+        self.text = text_multi_line(self.text)
+        errors = {}
+        if any(char in self.title for char in "<>|"):
+            errors["title"] = "Plain text only, without <, > or |."
+        if tag := PROMPT_TAG_RE.search(self.text):
+            errors["text"] = (
+                f"Plain text only: “{tag.group(0)}” reads as a tag of the assistant's instructions."
+            )
+        if errors:
+            raise ValidationError(errors)
 
     def natural_key(self):
         return (self.topic,)

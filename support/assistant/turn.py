@@ -22,7 +22,6 @@ import hashlib
 import logging
 import re
 import time
-import unicodedata
 from collections.abc import Callable
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -30,6 +29,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 from django.db import connections, transaction
 
+from store.text import text_multi_line
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
 from support.assistant.tools import (
@@ -180,12 +180,10 @@ class Turn:
 
 
 def message_clean(*, text) -> str:
-    """The customer's message without control characters, or InvalidMessage saying why not."""
+    """The customer's message without control or format characters, or InvalidMessage saying why not."""
     if not isinstance(text, str):
         raise InvalidMessage("Please send your message as text.")
-    text = "".join(
-        char for char in text if char in "\n\t" or unicodedata.category(char) not in ("Cc", "Cf", "Cs")
-    ).strip()
+    text = text_multi_line(text)
     if not text:
         raise InvalidMessage("Please type a message first.")
     text = protocol_tags_neutralised(text)

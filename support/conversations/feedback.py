@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.crypto import constant_time_compare
 
+from store.text import text_multi_line
 from support.conversations.models import Conversation, MessageRole, TurnTrace
 from support.conversations.selectors import conversation_reference
 from support.conversations.services import storable
@@ -70,6 +71,6 @@ def conversation_rate(
         raise FeedbackRefused("nothing_to_rate", "There is no answer to rate yet.")
     with transaction.atomic():
         Conversation.objects.filter(pk=conversation.pk).update(
-            rating=rating, rating_comment=storable(comment).strip(), rated_at=timezone.now()
+            rating=rating, rating_comment=text_multi_line(storable(comment)), rated_at=timezone.now()
         )
     FEEDBACK.labels(rating=str(rating)).inc()

@@ -19,6 +19,7 @@ from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
+from store.text import text_multi_line
 from support.conversations.models import (
     PERSON_ANSWERS,
     Conversation,
@@ -158,7 +159,7 @@ def conversation_end(*, conversation: Conversation) -> None:
 
 
 def staff_reply_clean(*, text: str) -> str:
-    text = (text or "").strip()
+    text = text_multi_line(text or "")
     if not text:
         raise ConversationActionRefused("Write a reply first.")
     limit = settings.BOOKLY_MAX_MESSAGE_CHARS

@@ -7,6 +7,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.urls import reverse
 
+from store.text import text_single_line
 from support.conversations.models import Conversation, ConversationStatus, HandoffReason
 
 logger = logging.getLogger(__name__)
@@ -19,7 +20,8 @@ def waiting_fields(*, reason: HandoffReason, note: str, now) -> dict:
         "assigned_to": None,
         "handoff_at": now,
         "handoff_reason": reason,
-        "handoff_note": note[: Conversation._meta.get_field("handoff_note").max_length],
+        # One line, shown to staff and put in an email: no line breaks, no bidi or invisible characters.
+        "handoff_note": text_single_line(note)[: Conversation._meta.get_field("handoff_note").max_length],
     }
 
 
@@ -54,10 +56,12 @@ def _support_notify(conversation_id: int) -> None:
             f"Conversation {conversation.pk} is waiting for a person.",
             f"Why: {HandoffReason(conversation.handoff_reason).label}.",
         ]
-        if conversation.handoff_note:
-            lines.append(f"Note: {conversation.handoff_note}")
-        if conversation.customer_email:
-            lines.append(f"Customer's email: {conversation.customer_email}")
+        # Cleaned again here, whatever the row holds: a line break in a customer's words would start a
+        # line of the email that looks like ours.
+        if note := text_single_line(conversation.handoff_note):
+            lines.append(f"Note: {note}")
+        if email := text_single_line(conversation.customer_email):
+            lines.append(f"Customer's email: {email}")
         path = reverse("admin:support_conversation_change", args=[conversation.pk])
         lines.append(f"Open it in admin: {settings.BOOKLY_SITE_URL.rstrip('/')}{path}")
         send_mail(

@@ -9,6 +9,8 @@ import re
 from dataclasses import dataclass
 from enum import StrEnum
 
+from store.text import text_single_line
+
 # The one sentence for anything outside order status, returns and store policies.
 REFUSAL_TEMPLATE = (
     "I'm sorry, but I can only help with order status, returns, and our store policies, "
@@ -93,7 +95,14 @@ class FaqTopic:
 
 
 def faq_topic_line(topic: FaqTopic) -> str:
-    return f"- {topic.key}: {topic.title}. Asked as: {_QUESTIONS_JOIN.join(topic.questions)}"
+    """One line of the system prompt. Staff wrote the title and questions: on one line each, without
+    < > or |, they cannot close the prompt's sections or open one, whatever a row holds."""
+    title = _PROMPT_UNSAFE_RE.sub("", text_single_line(topic.title))
+    questions = [_PROMPT_UNSAFE_RE.sub("", text_single_line(question)) for question in topic.questions]
+    return f"- {topic.key}: {title}. Asked as: {_QUESTIONS_JOIN.join(questions)}"
+
+
+_PROMPT_UNSAFE_RE = re.compile(r"[<>|]")
 
 
 def faq_topics_in(system_text: str) -> list[FaqTopic]:

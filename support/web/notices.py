@@ -3,6 +3,7 @@
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 
+from store.text import text_has_unseen
 from support.conversations.models import Conversation, ConversationStatus
 from support.conversations.selectors import conversation_status, staff_available_now
 from support.conversations.waiting import waiting_notice
@@ -29,8 +30,8 @@ INVALID_EMAIL = "That doesn't look like an email address. Please check it."
 
 def email_is_valid(text: str) -> bool:
     """An address we can store and answer at (Django's validator allows longer ones than the field)."""
-    if len(text) > Conversation._meta.get_field("customer_email").max_length:
-        return False
+    if len(text) > Conversation._meta.get_field("customer_email").max_length or text_has_unseen(text):
+        return False  # a bidi override in an address shows staff another one (bob@exa\u202emple.com)
     try:
         validate_email(text)
     except ValidationError:
