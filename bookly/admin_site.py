@@ -25,7 +25,7 @@ class FilterLookupsOnly:
     """A ModelAdmin mixin: URL lookups only on the fields its list_filter and date_hierarchy name,
     with only the lookups those filters use."""
 
-    def lookup_allowed(self, lookup, value, request):
+    def lookup_allowed(self, lookup, value, request=None):
         paths = {self.date_hierarchy} if self.date_hierarchy else set()
         for item in self.get_list_filter(request):
             if isinstance(item, (list, tuple)):  # (field path, its filter class)

@@ -70,11 +70,6 @@ _PROMISE_RES = [
         re.IGNORECASE,
     ),
     re.compile(
-        r"\b(?:refund|credit|compensation|replacement)\s+(?:has been|was|is now|have been)\s+(?:approved|"
-        r"authori[sz]ed|issued|processed|granted|sent|paid)\b",
-        re.IGNORECASE,
-    ),
-    re.compile(
         r"\b(?:full refund|discount|coupon|promo(?:tion(?:al)?)? code|voucher|store credit|compensation|"
         r"free of charge|on the house|\d+\s?% off|as an exception|an exception for you|goodwill|"
         r"(?:make|made|making) an exception)\b",
@@ -82,6 +77,12 @@ _PROMISE_RES = [
     ),
     re.compile(r"\bcode\s*[:#]?\s*[A-Z0-9]{4,}\b"),
 ]
+# "Your refund has been issued" is true only of a return a tool reported as refunded.
+_REFUND_DONE_RE = re.compile(
+    r"\b(?:refund|credit|compensation|replacement)\s+(?:has been|was|is now|have been)\s+(?:approved|"
+    r"authori[sz]ed|issued|processed|granted|sent|paid)\b",
+    re.IGNORECASE,
+)
 _REFUNDED_RE = re.compile(r"\brefunded\b", re.IGNORECASE)
 
 _PERSON_RES = [
@@ -176,15 +177,10 @@ def _asks_for_credentials(reply: str, grounding: str) -> bool:
 
 def _unmade_promise(reply: str, grounding: str) -> bool:
     grounded = _lower(grounding)
-    for pattern in _PROMISE_RES:
-        for match in pattern.finditer(reply):
-            phrase = match.group(0)
-            if _lower(phrase) in grounded:
-                continue
-            if pattern is _PROMISE_RES[1] and _REFUNDED_RE.search(grounding):
-                continue  # a return a tool reported as refunded
-            return True
-    return False
+    if _REFUND_DONE_RE.search(reply) and not _REFUNDED_RE.search(grounding):
+        return True
+    phrases = [match.group(0) for pattern in _PROMISE_RES for match in pattern.finditer(reply)]
+    return any(_lower(phrase) not in grounded for phrase in phrases)
 
 
 def _contradicts_policy(reply: str, terms: str, grounding: str) -> bool:
