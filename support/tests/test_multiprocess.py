@@ -165,6 +165,21 @@ def slow(seconds: float, reply: dict):
     return answer
 
 
+def _every_worker_answering(site: Site) -> None:
+    """With BOOKLY_SERVER_TIMING on: wait until each worker has answered a request, so that a burst
+    meets them all ready (a worker that exists may not be accepting yet)."""
+    seen, deadline = set(), time.monotonic() + 20
+    while len(seen) < WORKERS and time.monotonic() < deadline:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            for headers in pool.map(lambda _: _timing_of(site), range(4)):
+                seen.add(re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1))
+
+
+def _timing_of(site: Site) -> dict:
+    with urllib.request.urlopen(f"{site.url}/api/chat", timeout=5) as response:  # noqa: S310
+        return dict(response.headers)
+
+
 def _new_customers_ask_at_once(site: Site, count: int, text_: str) -> list[tuple[int, dict, dict]]:
     customers = [Customer(site) for _ in range(count)]
     with ThreadPoolExecutor(max_workers=count) as pool:
@@ -187,6 +202,7 @@ def test_per_ip_limit_holds_across_workers(stub, demo_data):
     )
     try:
         stub.reset(*[message(text("What is the order number of your order?")) for _ in range(20)])
+        _every_worker_answering(running)
         _with_room_in_the_rate_window("127.0.0.1")
         answers = _new_customers_ask_at_once(running, 12, "Where is my order?")
     finally:
@@ -204,6 +220,7 @@ def test_a_scrape_of_any_worker_counts_the_turns_of_every_worker(stub, demo_data
     running = Site(stub, BOOKLY_SERVER_TIMING="1")
     try:
         stub.reset(*[message(text("What is the order number of your order?")) for _ in range(8)])
+        _every_worker_answering(running)
         answers = _new_customers_ask_at_once(running, 8, "Where is my order?")
         metrics = f"{running.url}/metrics"
         scrapes = [urllib.request.urlopen(metrics, timeout=10).read().decode() for _ in range(4)]  # noqa: S310
