@@ -192,6 +192,16 @@ def test_votes_are_rate_limited(limits, customer, form):
     assert counts.moved("bookly_rate_limited_total", scope="session") == 2
 
 
+def test_the_pages_new_conversation_button_is_rate_limited_in_words(limits, client):
+    limits(actions="1/m")
+    client.post("/chat/send", {"message": QUESTION})
+    assert client.post("/chat/reset").status_code == 302
+    over = client.post("/chat/reset")
+    assert over.status_code == 429
+    assert_retry_after(over)
+    assert "Please wait" in over.content.decode()
+
+
 def test_new_conversations_and_ratings_share_the_actions_budget_not_the_messages(limits, customer):
     limits(actions="2/m", session="100/m")
     customer.send(QUESTION)

@@ -8,6 +8,7 @@ import pytest
 
 from policies.models import PolicyEntry
 from support.assistant.prompts import system_prompt
+from support.conversations.waiting import support_notify_on_commit
 from support.models import Conversation
 
 pytestmark = pytest.mark.usefixtures("demo_data", "offline")
@@ -30,6 +31,19 @@ def test_a_reason_cannot_forge_lines_of_the_support_email(
     [admin_link] = [line for line in lines if line.startswith("Open it in admin:")]
     assert admin_link.startswith(f"Open it in admin: {settings.BOOKLY_SITE_URL}")
     assert Conversation.objects.get().handoff_note == " ".join(FORGED.splitlines())
+
+
+def test_the_email_is_written_one_line_a_field_even_from_a_row_past_the_checks(
+    customer, mailoutbox, django_capture_on_commit_callbacks
+):
+    customer.handoff()
+    conversation = Conversation.objects.get()
+    Conversation.objects.filter(pk=conversation.pk).update(handoff_note=FORGED, status="assistant")
+    with django_capture_on_commit_callbacks(execute=True):
+        support_notify_on_commit(conversation_id=conversation.pk)
+    lines = mailoutbox[-1].body.splitlines()
+    assert len([line for line in lines if line.startswith("Open it in admin:")]) == 1
+    assert not [line for line in lines if line.startswith("Customer's email:")]
 
 
 def test_an_email_address_with_a_bidi_override_is_refused(customer):
