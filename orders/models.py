@@ -20,6 +20,8 @@ RMA_NUMBER_MENTION_RE = re.compile(r"\bRMA-?[A-Z0-9]{4,}\b", re.IGNORECASE)
 RMA_NUMBER_LENGTH = 12
 # A customer's email address in running text (the order's customer_email is an EmailField).
 EMAIL_MENTION_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# A US ZIP code, five digits or ZIP+4: the store ships to the 50 states only (see the shipping FAQ).
+ZIP_CODE_PATTERN = r"^[0-9]{5}(?:-[0-9]{4})?$"
 
 
 class OrderStatus(models.TextChoices):
@@ -27,6 +29,66 @@ class OrderStatus(models.TextChoices):
     SHIPPED = "shipped", "Shipped"
     DELIVERED = "delivered", "Delivered"
     CANCELLED = "cancelled", "Cancelled"
+
+
+class UsState(models.TextChoices):
+    """The states the store ships to, by their USPS codes."""
+
+    AL = "AL", "Alabama"
+    AK = "AK", "Alaska"
+    AZ = "AZ", "Arizona"
+    AR = "AR", "Arkansas"
+    CA = "CA", "California"
+    CO = "CO", "Colorado"
+    CT = "CT", "Connecticut"
+    DE = "DE", "Delaware"
+    FL = "FL", "Florida"
+    GA = "GA", "Georgia"
+    HI = "HI", "Hawaii"
+    ID = "ID", "Idaho"
+    IL = "IL", "Illinois"
+    IN = "IN", "Indiana"
+    IA = "IA", "Iowa"
+    KS = "KS", "Kansas"
+    KY = "KY", "Kentucky"
+    LA = "LA", "Louisiana"
+    ME = "ME", "Maine"
+    MD = "MD", "Maryland"
+    MA = "MA", "Massachusetts"
+    MI = "MI", "Michigan"
+    MN = "MN", "Minnesota"
+    MS = "MS", "Mississippi"
+    MO = "MO", "Missouri"
+    MT = "MT", "Montana"
+    NE = "NE", "Nebraska"
+    NV = "NV", "Nevada"
+    NH = "NH", "New Hampshire"
+    NJ = "NJ", "New Jersey"
+    NM = "NM", "New Mexico"
+    NY = "NY", "New York"
+    NC = "NC", "North Carolina"
+    ND = "ND", "North Dakota"
+    OH = "OH", "Ohio"
+    OK = "OK", "Oklahoma"
+    OR = "OR", "Oregon"
+    PA = "PA", "Pennsylvania"
+    RI = "RI", "Rhode Island"
+    SC = "SC", "South Carolina"
+    SD = "SD", "South Dakota"
+    TN = "TN", "Tennessee"
+    TX = "TX", "Texas"
+    UT = "UT", "Utah"
+    VT = "VT", "Vermont"
+    VA = "VA", "Virginia"
+    WA = "WA", "Washington"
+    WV = "WV", "West Virginia"
+    WI = "WI", "Wisconsin"
+    WY = "WY", "Wyoming"
+
+
+class OrderChangeKind(models.TextChoices):
+    CANCELLED = "cancelled", "Cancelled"
+    ADDRESS_CHANGED = "address_changed", "Shipping address changed"
 
 
 class ReturnStatus(models.TextChoices):
@@ -61,6 +123,14 @@ class Order(models.Model):
     delivered_on = models.DateField(null=True, blank=True)
     tracking_number = models.CharField(max_length=64, blank=True)
     total = models.DecimalField(max_digits=10, decimal_places=2)
+    # Where the order ships (orders.services.ShippingAddress checks each field). Blank only for an
+    # order placed before addresses were kept.
+    ship_to = models.CharField("recipient", max_length=100, blank=True)
+    ship_line1 = models.CharField("address line 1", max_length=100, blank=True)
+    ship_line2 = models.CharField("address line 2", max_length=100, blank=True)
+    ship_city = models.CharField("city", max_length=60, blank=True)
+    ship_state = models.CharField("state", max_length=2, choices=UsState.choices, blank=True)
+    ship_zip = models.CharField("ZIP code", max_length=10, blank=True)
 
     objects = OrderManager()
 
@@ -88,6 +158,10 @@ class Order(models.Model):
                 condition=~models.Q(status=OrderStatus.PROCESSING) | models.Q(tracking_number=""),
                 name="order_processing_has_no_tracking",
                 violation_error_message="An order still processing has no tracking number.",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(ship_state="") | models.Q(ship_state__in=UsState.values),
+                name="order_ship_state_valid",
             ),
         ]
 
@@ -142,6 +216,42 @@ class OrderItem(models.Model):
     @property
     def line_total(self) -> Decimal:
         return self.unit_price * self.quantity
+
+
+class OrderChange(models.Model):
+    """One change to an order after it was placed: what, before and after, by whom, when.
+
+    `changed_by` is the member of staff who made it; empty when the customer asked for it (the chat
+    keeps which conversation: the domain knows nothing of conversations).
+    """
+
+    order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="changes")
+    kind = models.CharField(max_length=20, choices=OrderChangeKind.choices)
+    # {"status": …} for a cancellation; the address fields (ship_to … ship_zip) for an address change.
+    before = models.JSONField()
+    after = models.JSONField()
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["order", "changed_at", "id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(kind__in=OrderChangeKind.values), name="order_change_kind_valid"
+            ),
+            # Two confirmations at once (two tabs, the assistant and staff) cancel once.
+            models.UniqueConstraint(
+                fields=["order"],
+                condition=models.Q(kind=OrderChangeKind.CANCELLED),
+                name="order_cancelled_once",
+                violation_error_message="This order is already cancelled.",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.order.number}: {self.get_kind_display().lower()}"
 
 
 class ReturnRecord(models.Model):

@@ -5,7 +5,7 @@ from enum import StrEnum
 
 from django.db.models import Max
 
-from orders.models import Order, OrderItem, OrderStatus, ReturnLine
+from orders.models import Order, OrderChangeKind, OrderItem, OrderStatus, ReturnLine
 from policies.models import ReturnPolicy
 from policies.selectors import return_policy_get
 
@@ -141,3 +141,67 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
         code = EligibilityCode.NO_RETURNABLE_ITEMS
         reason = "None of the items in this order can be returned under our policy."
     return verdict(code, reason, entries, days, last_day)
+
+
+class ChangeCode(StrEnum):
+    """Whether an order can still be changed (cancelled, or sent elsewhere), and if not, why."""
+
+    ALLOWED = "allowed"
+    SHIPPED = "already_shipped"
+    DELIVERED = "already_delivered"
+    CANCELLED = "already_cancelled"
+
+
+@dataclass(frozen=True)
+class OrderChangeCheck:
+    order: Order
+    kind: OrderChangeKind
+    code: ChangeCode
+    reason: str  # for the customer: why, and what they can do instead
+
+    @property
+    def allowed(self) -> bool:
+        return self.code is ChangeCode.ALLOWED
+
+
+# Why a change is refused, and what the customer can do instead, by the kind of change and the status.
+_CHANGE_REFUSALS = {
+    (OrderChangeKind.CANCELLED, OrderStatus.SHIPPED): (
+        "This order has already shipped, so it can no longer be cancelled. Once it arrives, you can "
+        "return it within the return window, or a member of our team can help."
+    ),
+    (OrderChangeKind.CANCELLED, OrderStatus.DELIVERED): (
+        "This order has already been delivered, so it can no longer be cancelled. You can start a return "
+        "instead, within the return window."
+    ),
+    (OrderChangeKind.CANCELLED, OrderStatus.CANCELLED): "This order is already cancelled.",
+    (OrderChangeKind.ADDRESS_CHANGED, OrderStatus.SHIPPED): (
+        "This order has already shipped, so its shipping address can no longer be changed here. A member "
+        "of our team can ask the carrier whether it can be redirected."
+    ),
+    (OrderChangeKind.ADDRESS_CHANGED, OrderStatus.DELIVERED): (
+        "This order has already been delivered, so its shipping address can no longer be changed."
+    ),
+    (OrderChangeKind.ADDRESS_CHANGED, OrderStatus.CANCELLED): (
+        "This order was cancelled, so there is no delivery to change."
+    ),
+}
+_CHANGE_CODES = {
+    OrderStatus.SHIPPED: ChangeCode.SHIPPED,
+    OrderStatus.DELIVERED: ChangeCode.DELIVERED,
+    OrderStatus.CANCELLED: ChangeCode.CANCELLED,
+}
+_CHANGE_ALLOWED = {
+    OrderChangeKind.CANCELLED: "This order has not shipped yet, so it can still be cancelled.",
+    OrderChangeKind.ADDRESS_CHANGED: (
+        "This order has not shipped yet, so its shipping address can still be changed."
+    ),
+}
+
+
+def order_change_check(*, order: Order, kind: OrderChangeKind) -> OrderChangeCheck:
+    """Whether the order can be cancelled or sent to another address now: only until it ships."""
+    if order.status == OrderStatus.PROCESSING:
+        return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])
+    status = OrderStatus(order.status)
+    return OrderChangeCheck(order, kind, _CHANGE_CODES[status], _CHANGE_REFUSALS[(kind, status)])

@@ -6,16 +6,27 @@ from enum import StrEnum
 
 from django.db import IntegrityError, transaction
 
+from orders.addresses import ShippingAddress, shipping_address_of
 from orders.models import (
     RETURN_STATUSES_RELEASING_ITEMS,
     Order,
+    OrderChange,
+    OrderChangeKind,
     OrderItem,
+    OrderStatus,
     ReturnLine,
     ReturnRecord,
     ReturnStatus,
     ReturnStatusChange,
 )
-from orders.selectors import EligibilityCode, ItemEligibility, ReturnEligibility, order_return_eligibility
+from orders.selectors import (
+    ChangeCode,
+    EligibilityCode,
+    ItemEligibility,
+    ReturnEligibility,
+    order_change_check,
+    order_return_eligibility,
+)
 
 _RMA_ALPHABET = string.ascii_uppercase + string.digits
 _RMA_ATTEMPTS = 5
@@ -192,3 +203,70 @@ def return_records_delete_for_orders(*, order_numbers: Collection[str]) -> int:
         count = records.count()
         records.delete()
     return count
+
+
+class OrderChangeNotAllowed(Exception):
+    """An order change the store will not make; `code` is stable (a ChangeCode, or "unchanged"),
+    `message` is for the customer."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+ADDRESS_UNCHANGED = "unchanged"
+
+
+def _locked_for_change(order: Order, kind: OrderChangeKind) -> Order:
+    """The order, locked, if it can still take this change as it is now (not as the caller last saw it:
+    the store may have shipped it since the customer was told it could change)."""
+    locked = Order.objects.select_for_update().get(pk=order.pk)
+    check = order_change_check(order=locked, kind=kind)
+    if not check.allowed:
+        raise OrderChangeNotAllowed(check.code, check.reason)
+    return locked
+
+
+def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
+    """Cancel an order that has not shipped, and record it. Raises OrderChangeNotAllowed (its code
+    ChangeCode.CANCELLED when it is cancelled already: asking twice changes nothing)."""
+    try:
+        with transaction.atomic():
+            locked = _locked_for_change(order, OrderChangeKind.CANCELLED)
+            change = OrderChange.objects.create(
+                order=locked,
+                kind=OrderChangeKind.CANCELLED,
+                before={"status": locked.status},
+                after={"status": OrderStatus.CANCELLED},
+                changed_by=changed_by,
+            )
+            locked.status = OrderStatus.CANCELLED
+            locked.save(update_fields=["status"])
+    except IntegrityError:
+        # The database's one-cancellation rule: another confirmation won a moment ago (SQLite has no
+        # row locks to make this one wait and see it).
+        raise OrderChangeNotAllowed(ChangeCode.CANCELLED, "This order is already cancelled.") from None
+    return change
+
+
+def order_shipping_address_change(*, order: Order, address: ShippingAddress, changed_by=None) -> OrderChange:
+    """Send an order that has not shipped to another address (cleaned by shipping_address_clean), and
+    record before and after. Raises OrderChangeNotAllowed; code "unchanged" when it already ships
+    there."""
+    with transaction.atomic():
+        locked = _locked_for_change(order, OrderChangeKind.ADDRESS_CHANGED)
+        before = shipping_address_of(order=locked)
+        if before == address:
+            raise OrderChangeNotAllowed(ADDRESS_UNCHANGED, "This order already ships to that address.")
+        change = OrderChange.objects.create(
+            order=locked,
+            kind=OrderChangeKind.ADDRESS_CHANGED,
+            before=before.as_fields() if before else {},
+            after=address.as_fields(),
+            changed_by=changed_by,
+        )
+        for name, value in address.as_fields().items():
+            setattr(locked, f"ship_{name}", value)
+        locked.save(update_fields=[f"ship_{name}" for name in address.as_fields()])
+    return change

@@ -1,0 +1,136 @@
+"""A shipping address as the store keeps it: checked field by field, never free text stored unchecked.
+
+Whoever proposes an address (a customer through the assistant, staff, the store's own system) goes
+through shipping_address_clean: each field is one line of text of a bounded length with no control or
+format characters, the state is one of the 50 the store ships to, the ZIP code has its shape. Problems
+come back by field name, in words a person can act on, never echoing what was sent.
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+from orders.models import ZIP_CODE_PATTERN, Order, UsState
+from store.text import text_has_unseen, text_single_line
+
+ZIP_CODE_RE = re.compile(ZIP_CODE_PATTERN)
+# The longest value accepted for each field: the Order model's column widths.
+ADDRESS_FIELD_LENGTHS = {
+    field: Order._meta.get_field(f"ship_{field}").max_length
+    for field in ("to", "line1", "line2", "city", "state", "zip")
+}
+ADDRESS_FIELDS = tuple(ADDRESS_FIELD_LENGTHS)
+# What a person may type: a state by its name too ("North Carolina"), stored as its code.
+_INPUT_LENGTHS = {**ADDRESS_FIELD_LENGTHS, "state": max(len(choice.label) for choice in UsState)}
+_REQUIRED = frozenset({"to", "line1", "city", "state", "zip"})
+_LETTER_RE = re.compile(r"[^\W\d_]")
+_WORD_CHAR_RE = re.compile(r"\w")
+# Line breaks and tabs are how people paste an address; any other unseen character is refused.
+_PASTED_SPACE = str.maketrans("\t\n\r", "   ")
+_STATE_NAMES = {choice.label.casefold(): UsState(choice.value) for choice in UsState}
+
+
+@dataclass(frozen=True)
+class ShippingAddress:
+    """Where an order ships: recipient, street lines, city, state (USPS code) and ZIP code."""
+
+    to: str
+    line1: str
+    line2: str
+    city: str
+    state: str
+    zip: str
+
+    def as_fields(self) -> dict[str, str]:
+        return asdict(self)
+
+    def one_line(self) -> str:
+        """The address as a customer reads it back: "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"."""
+        street = [part for part in (self.to, self.line1, self.line2, self.city) if part]
+        return ", ".join(street) + f", {self.state} {self.zip}"
+
+
+class AddressInvalid(Exception):
+    """Some fields of a proposed address are missing or malformed: [{"field", "problem"}], by field."""
+
+    def __init__(self, problems: list[dict[str, str]]):
+        super().__init__("; ".join(f"{p['field']} {p['problem']}" for p in problems))
+        self.problems = problems
+
+
+def shipping_address_of(*, order: Order) -> ShippingAddress | None:
+    """The order's shipping address, or None when the order has none on file."""
+    address = ShippingAddress(
+        to=order.ship_to,
+        line1=order.ship_line1,
+        line2=order.ship_line2,
+        city=order.ship_city,
+        state=order.ship_state,
+        zip=order.ship_zip,
+    )
+    return address if address.line1 else None
+
+
+def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
+    """The address from raw fields (to, line1, line2, city, state, zip), or AddressInvalid listing
+    every problem. Unknown field names are the caller's to refuse."""
+    problems: list[dict[str, str]] = []
+    cleaned: dict[str, str] = {}
+    for name in ADDRESS_FIELDS:
+        value = fields.get(name)
+        if value is None or value == "":
+            if name in _REQUIRED:
+                problems.append({"field": name, "problem": "is required"})
+            cleaned[name] = ""
+            continue
+        if not isinstance(value, str):
+            problems.append({"field": name, "problem": "must be text"})
+            continue
+        too_long = {"field": name, "problem": f"must be at most {_INPUT_LENGTHS[name]} characters"}
+        if len(value) > 4 * _INPUT_LENGTHS[name]:
+            # Judged before any cleaning: 10,000 characters are refused, not cut down and looked at.
+            problems.append(too_long)
+            continue
+        if text_has_unseen(value.translate(_PASTED_SPACE)):
+            problems.append({"field": name, "problem": "must not contain control or invisible characters"})
+            continue
+        value = text_single_line(value)
+        if not value and name in _REQUIRED:
+            problems.append({"field": name, "problem": "is required"})
+            continue
+        if len(value) > _INPUT_LENGTHS[name]:
+            problems.append(too_long)
+            continue
+        problem = _field_problem(name, value)
+        if problem:
+            problems.append({"field": name, "problem": problem})
+            continue
+        cleaned[name] = _normal(name, value)
+    if problems:
+        raise AddressInvalid(problems)
+    return ShippingAddress(**cleaned)
+
+
+def _field_problem(name: str, value: str) -> str | None:
+    if name == "state" and _state(value) is None:
+        return "must be one of the 50 US states we ship to, like IL or Illinois"
+    if name == "zip" and not ZIP_CODE_RE.fullmatch(value):
+        return "must be a US ZIP code, like 62701 or 62701-1234"
+    if name in ("to", "city") and not _LETTER_RE.search(value):
+        return "must contain letters"
+    if name in ("line1", "line2") and not _WORD_CHAR_RE.search(value):
+        return "must contain letters or digits"
+    return None
+
+
+def _state(value: str) -> UsState | None:
+    upper = value.strip(" .").upper()
+    if upper in UsState.values:
+        return UsState(upper)
+    return _STATE_NAMES.get(value.strip(" .").casefold())
+
+
+def _normal(name: str, value: str) -> str:
+    if name == "state":
+        return _state(value).value
+    return value

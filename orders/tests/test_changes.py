@@ -1,0 +1,205 @@
+from unittest import mock
+
+import pytest
+from django.db import IntegrityError
+
+from orders import services
+from orders.addresses import AddressInvalid, ShippingAddress, shipping_address_clean, shipping_address_of
+from orders.models import OrderChange, OrderChangeKind, OrderStatus
+from orders.selectors import ChangeCode, order_change_check
+from orders.services import OrderChangeNotAllowed, order_cancel, order_shipping_address_change
+from orders.tests.factories import OrderFactory
+
+NEW_ADDRESS = {
+    "to": "Ana Diaz",
+    "line1": "12 Elm St",
+    "line2": "Apt 3",
+    "city": "Springfield",
+    "state": "IL",
+    "zip": "62701",
+}
+
+
+def _problems(fields) -> dict[str, str]:
+    with pytest.raises(AddressInvalid) as invalid:
+        shipping_address_clean(fields=fields)
+    return {problem["field"]: problem["problem"] for problem in invalid.value.problems}
+
+
+class TestShippingAddressClean:
+    def test_a_whole_address_is_kept_as_given(self):
+        address = shipping_address_clean(fields=NEW_ADDRESS)
+        assert address.one_line() == "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"
+
+    def test_state_by_name_or_code_in_any_case_and_zip_plus_four(self):
+        address = shipping_address_clean(fields={**NEW_ADDRESS, "state": "illinois", "zip": "62701-1234"})
+        assert (address.state, address.zip) == ("IL", "62701-1234")
+        assert shipping_address_clean(fields={**NEW_ADDRESS, "state": "il."}).state == "IL"
+
+    def test_second_line_is_optional(self):
+        address = shipping_address_clean(fields={**NEW_ADDRESS, "line2": ""})
+        assert address.one_line() == "Ana Diaz, 12 Elm St, Springfield, IL 62701"
+
+    def test_every_missing_field_is_named_at_once(self):
+        assert _problems({}) == {name: "is required" for name in ("to", "line1", "city", "state", "zip")}
+
+    def test_a_pasted_line_break_becomes_a_space(self):
+        assert shipping_address_clean(fields={**NEW_ADDRESS, "line1": "12 Elm St\n"}).line1 == "12 Elm St"
+
+    @pytest.mark.parametrize("unseen", ["\x00", "\x1b[31m", "\u202e", "\u200b"])
+    def test_control_and_invisible_characters_are_refused_not_stripped(self, unseen):
+        assert _problems({**NEW_ADDRESS, "line1": f"12 Elm{unseen} St"}) == {
+            "line1": "must not contain control or invisible characters"
+        }
+
+    def test_ten_thousand_characters_are_refused_without_being_echoed(self):
+        problems = _problems({**NEW_ADDRESS, "city": "x" * 10_000})
+        assert problems == {"city": "must be at most 60 characters"}
+
+    def test_just_over_the_column_width_is_refused(self):
+        assert _problems({**NEW_ADDRESS, "line1": "1" + " a" * 50}) == {
+            "line1": "must be at most 100 characters"
+        }
+
+    @pytest.mark.parametrize(
+        ("field", "value", "problem"),
+        [
+            ("state", "Ontario", "must be one of the 50 US states we ship to, like IL or Illinois"),
+            ("state", "DC", "must be one of the 50 US states we ship to, like IL or Illinois"),
+            ("zip", "6270", "must be a US ZIP code, like 62701 or 62701-1234"),
+            ("zip", "SW1A 1AA", "must be a US ZIP code, like 62701 or 62701-1234"),
+            ("to", "12345", "must contain letters"),
+            ("line1", "---", "must contain letters or digits"),
+            ("city", 42, "must be text"),
+        ],
+    )
+    def test_a_malformed_field_is_named_with_what_it_must_be(self, field, value, problem):
+        assert _problems({**NEW_ADDRESS, field: value}) == {field: problem}
+
+
+@pytest.mark.django_db
+class TestOrderChangeCheck:
+    @pytest.mark.parametrize(
+        ("status", "code"),
+        [
+            (OrderStatus.PROCESSING, ChangeCode.ALLOWED),
+            (OrderStatus.SHIPPED, ChangeCode.SHIPPED),
+            (OrderStatus.DELIVERED, ChangeCode.DELIVERED),
+            (OrderStatus.CANCELLED, ChangeCode.CANCELLED),
+        ],
+    )
+    @pytest.mark.parametrize("kind", list(OrderChangeKind))
+    def test_only_an_order_that_has_not_shipped_can_change(self, status, code, kind):
+        order = OrderFactory(
+            status=status,
+            tracking_number="" if status == OrderStatus.PROCESSING else "1Z999AA10000000009",
+            delivered_on=OrderFactory.ordered_on if status == OrderStatus.DELIVERED else None,
+        )
+        check = order_change_check(order=order, kind=kind)
+        assert (check.code, check.allowed) == (code, code is ChangeCode.ALLOWED)
+        assert check.reason.endswith(".")
+
+    def test_a_shipped_order_says_what_to_do_instead(self):
+        check = order_change_check(order=OrderFactory(shipped=True), kind=OrderChangeKind.CANCELLED)
+        assert "return it within the return window, or a member of our team can help" in check.reason
+
+
+@pytest.mark.django_db
+class TestOrderCancel:
+    def test_cancels_and_records_before_after_and_who(self, django_user_model):
+        staff = django_user_model.objects.create_user("kim")
+        order = OrderFactory()
+        change = order_cancel(order=order, changed_by=staff)
+        order.refresh_from_db()
+        assert order.status == OrderStatus.CANCELLED
+        assert (change.kind, change.before, change.after, change.changed_by) == (
+            OrderChangeKind.CANCELLED,
+            {"status": "processing"},
+            {"status": "cancelled"},
+            staff,
+        )
+
+    def test_an_order_the_store_shipped_since_the_check_is_refused_and_left_as_is(self):
+        order = OrderFactory()
+        assert order_change_check(order=order, kind=OrderChangeKind.CANCELLED).allowed
+        type(order).objects.filter(pk=order.pk).update(status=OrderStatus.SHIPPED, tracking_number="1Z1")
+        with pytest.raises(OrderChangeNotAllowed) as refused:
+            order_cancel(order=order)  # the caller's copy still says processing
+        assert refused.value.code == ChangeCode.SHIPPED
+        assert not OrderChange.objects.exists()
+
+    def test_a_second_cancel_changes_nothing_and_says_so(self):
+        order = OrderFactory()
+        order_cancel(order=order)
+        with pytest.raises(OrderChangeNotAllowed) as refused:
+            order_cancel(order=order)
+        assert (refused.value.code, refused.value.message) == (
+            ChangeCode.CANCELLED,
+            "This order is already cancelled.",
+        )
+        assert OrderChange.objects.count() == 1
+
+    def test_the_database_cancels_an_order_once_even_past_the_service(self):
+        order = OrderFactory()
+        OrderChange.objects.create(order=order, kind=OrderChangeKind.CANCELLED, before={}, after={})
+        with pytest.raises(IntegrityError):
+            OrderChange.objects.create(order=order, kind=OrderChangeKind.CANCELLED, before={}, after={})
+
+    def test_race_lost_to_the_database_rule_reports_already_cancelled(self):
+        """Two confirmations pass the check at once (SQLite has no row lock to make one wait)."""
+        order = OrderFactory()
+        real_check = services.order_change_check
+
+        def check_then_competitor_wins(**kwargs):
+            result = real_check(**kwargs)
+            OrderChange.objects.create(order=order, kind=OrderChangeKind.CANCELLED, before={}, after={})
+            return result
+
+        with (
+            mock.patch.object(services, "order_change_check", check_then_competitor_wins),
+            pytest.raises(OrderChangeNotAllowed) as refused,
+        ):
+            order_cancel(order=order)
+        assert refused.value.code == ChangeCode.CANCELLED
+        order.refresh_from_db()
+        assert (
+            order.status == OrderStatus.PROCESSING
+        )  # nothing half-written: the winner's row rolled back here
+
+
+@pytest.mark.django_db
+class TestOrderShippingAddressChange:
+    def test_moves_the_order_and_records_both_addresses(self):
+        order = OrderFactory(
+            ship_to="Ana Diaz", ship_line1="1 Old Rd", ship_city="Peoria", ship_state="IL", ship_zip="61602"
+        )
+        new = shipping_address_clean(fields=NEW_ADDRESS)
+        change = order_shipping_address_change(order=order, address=new)
+        order.refresh_from_db()
+        assert shipping_address_of(order=order) == new
+        assert change.before == {
+            "to": "Ana Diaz",
+            "line1": "1 Old Rd",
+            "line2": "",
+            "city": "Peoria",
+            "state": "IL",
+            "zip": "61602",
+        }
+        assert change.after == new.as_fields()
+
+    def test_the_same_address_again_changes_nothing_and_says_so(self):
+        order = OrderFactory()
+        address = shipping_address_clean(fields=NEW_ADDRESS)
+        order_shipping_address_change(order=order, address=address)
+        with pytest.raises(OrderChangeNotAllowed) as refused:
+            order_shipping_address_change(order=order, address=address)
+        assert refused.value.code == services.ADDRESS_UNCHANGED
+        assert OrderChange.objects.count() == 1
+
+    def test_an_order_that_shipped_keeps_its_address(self):
+        order = OrderFactory(shipped=True, ship_line1="1 Old Rd")
+        with pytest.raises(OrderChangeNotAllowed) as refused:
+            order_shipping_address_change(order=order, address=ShippingAddress(**NEW_ADDRESS))
+        assert refused.value.code == ChangeCode.SHIPPED
+        order.refresh_from_db()
+        assert order.ship_line1 == "1 Old Rd"
