@@ -167,12 +167,12 @@ class OrderChangeCheck:
 # Why a change is refused, and what the customer can do instead, by the kind of change and the status.
 _CHANGE_REFUSALS = {
     (OrderChangeKind.CANCELLED, OrderStatus.SHIPPED): (
-        "This order has already shipped, so it can no longer be cancelled. Once it arrives, you can "
-        "return it within the return window, or a member of our team can help."
+        "This order has already shipped, so it can no longer be cancelled. Once it arrives, you can ask "
+        "for a return, or a member of our team can help."
     ),
     (OrderChangeKind.CANCELLED, OrderStatus.DELIVERED): (
-        "This order has already been delivered, so it can no longer be cancelled. You can start a return "
-        "instead, within the return window."
+        "This order has already been delivered, so it can no longer be cancelled. You can ask for a return "
+        "instead."
     ),
     (OrderChangeKind.CANCELLED, OrderStatus.CANCELLED): "This order is already cancelled.",
     (OrderChangeKind.ADDRESS_CHANGED, OrderStatus.SHIPPED): (

@@ -3,6 +3,7 @@
 from support.conversations.models import (
     Conversation,
     ConversationMessage,
+    ConversationOrderChange,
     ConversationReturn,
     ConversationStatus,
     HandoffReason,
@@ -15,6 +16,7 @@ from support.conversations.models import (
 __all__ = [
     "Conversation",
     "ConversationMessage",
+    "ConversationOrderChange",
     "ConversationReturn",
     "ConversationStatus",
     "HandoffReason",

@@ -166,13 +166,18 @@ def _terms_of(instructions: str) -> tuple[frozenset[int], frozenset[int], str]:
     return frozenset(day_counts_in(instructions)), frozenset(refund_days), instructions.casefold()
 
 
+# The tools whose results give an order's status now: as "order_status" (the checks) or "status".
+_CHECKS = frozenset({"check_return_eligibility", "check_cancellation", "check_address_change"})
+_STATUS_TOOLS = _CHECKS | {"lookup_order", "cancel_order", "change_shipping_address"}
+
+
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:
     facts.dates |= {_date(*match) for match in _ISO_DATE_RE.findall(raw) if _date(*match)}
     for role in ("delivered_on", "ordered_on"):
         if (day := _iso_date(data.get(role))) is not None:
             getattr(facts, role).add(day)
-    status = data.get("order_status" if tool == "check_return_eligibility" else "status")
-    if tool in ("lookup_order", "check_return_eligibility") and status in _ORDER_STATUSES:
+    status = data.get("order_status" if tool in _CHECKS else "status")
+    if tool in _STATUS_TOOLS and status in _ORDER_STATUSES:
         facts.statuses = frozenset({status})
     items = data.get("items") or []
     for item in items:

@@ -127,6 +127,7 @@ _ON_TASK_RE = re.compile(
     r"arrived?|arriving|transit|on its way|processing|prepared|cancell?ed|cancel|eligible|returnable|window|"
     r"days?|weeks?|business|receipt|confirmation|payment|paid|price|cost|costs|total|charge|money|credit|"
     r"team|person|someone|staff|support|agent|help|question|assistant|automated|conversation|chat|limit|"
+    r"changes?|changed|changing|"
     r"bk|numbers?)\b",
     re.IGNORECASE,
 )

@@ -5,7 +5,10 @@ policies services, and turn the outcome into a JSON tool result. Privacy and
 protocol rules are enforced here, whatever the model was told:
 - no order detail, not even its status, without the email on the order;
 - no return without an eligibility check that passed for that order earlier
-  in the same conversation.
+  in the same conversation;
+- no cancellation or new address without its check passing for that order in
+  an earlier turn (so the customer has read it) and the customer's words in
+  this turn agreeing to it; a new address is the one the check read back.
 Nothing raises to the customer: every failure is a tool result the model can
 recover from, built from field names and codes, never from the raw input.
 """
@@ -17,16 +20,35 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from orders.models import ORDER_NUMBER_MENTION_RE, ORDER_NUMBER_PATTERN, Order, ReturnRecord
-from orders.selectors import order_get_for_customer, order_return_eligibility
-from orders.services import ReturnNotAllowed, ReturnRefusal
+from orders.addresses import (
+    ADDRESS_FIELDS,
+    AddressInvalid,
+    ShippingAddress,
+    shipping_address_clean,
+    shipping_address_of,
+)
+from orders.models import (
+    ORDER_NUMBER_MENTION_RE,
+    ORDER_NUMBER_PATTERN,
+    Order,
+    OrderChangeKind,
+    OrderStatus,
+    ReturnRecord,
+)
+from orders.selectors import ChangeCode, order_change_check, order_get_for_customer, order_return_eligibility
+from orders.services import ADDRESS_UNCHANGED, OrderChangeNotAllowed, ReturnNotAllowed, ReturnRefusal
 from policies.models import TOPIC_KEY_PATTERN
 from policies.selectors import policy_entry_get_published, policy_entry_list_published
 from store.clock import store_today
 from support.conversations.models import Conversation
 from support.conversations.selectors import conversation_return_get_open, staff_available_now
-from support.conversations.services import conversation_return_create
+from support.conversations.services import (
+    conversation_order_address_change,
+    conversation_order_cancel,
+    conversation_return_create,
+)
 from support.conversations.waiting import waiting_notice
+from support.llm.consent import reads_as_yes
 from support.llm.protocol import HANDOFF_TOOL, HandoffAsk, ToolError
 
 ORDER_ID_RE = re.compile(ORDER_NUMBER_PATTERN)
@@ -41,14 +63,22 @@ MAX_SUMMARY_LENGTH = 300
 
 _ORDER_ID_SCHEMA = {
     "type": "string",
-    "description": "The order number exactly as the customer gave it, like BK-10042.",
+    "description": "As the customer gave it, like BK-10042.",
     "pattern": ORDER_NUMBER_PATTERN,
 }
-_EMAIL_SCHEMA = {"type": "string", "description": "The email address the customer gave for this order."}
+_EMAIL_SCHEMA = {"type": "string", "description": "The email the customer gave for the order."}
 _ORDER_AND_EMAIL_SCHEMA = {
     "type": "object",
     "properties": {"order_id": _ORDER_ID_SCHEMA, "customer_email": _EMAIL_SCHEMA},
     "required": ["order_id", "customer_email"],
+    "additionalProperties": False,
+}
+
+_ADDRESS_SCHEMA = {
+    "type": "object",
+    "description": "As the customer gave it; to is the recipient, line2 an apartment or unit.",
+    "properties": {name: {"type": "string"} for name in ("to", "line1", "line2", "city", "state", "zip")},
+    "required": ["to", "line1", "city", "state", "zip"],
     "additionalProperties": False,
 }
 
@@ -83,17 +113,57 @@ TOOLS: list[dict[str, Any]] = [
                 "customer_email": _EMAIL_SCHEMA,
                 "reason": {
                     "type": "string",
-                    "description": "Why the customer is returning the items, in their words (short).",
+                    "description": "Why, in the customer's words (short).",
                 },
                 "item_titles": {
                     "type": "array",
                     "items": {"type": "string"},
-                    "description": "Titles of the items to return, as listed by check_return_eligibility.",
+                    "description": "Exact titles from check_return_eligibility.",
                 },
             },
             "required": ["order_id", "customer_email", "reason"],
             "additionalProperties": False,
         },
+    },
+    {
+        "name": "check_cancellation",
+        "description": (
+            "Whether an order can be cancelled (only until it ships), and if not, why and what instead. "
+            "Must pass before cancel_order."
+        ),
+        "input_schema": _ORDER_AND_EMAIL_SCHEMA,
+    },
+    {
+        "name": "cancel_order",
+        "description": (
+            "Cancel an order: only after check_cancellation passed and the customer then said yes."
+        ),
+        "input_schema": _ORDER_AND_EMAIL_SCHEMA,
+    },
+    {
+        "name": "check_address_change",
+        "description": (
+            "Whether an order can go to a new US address (only until it ships), the address checked. Read "
+            "new_address back, ask yes or no. Must pass before change_shipping_address."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "order_id": _ORDER_ID_SCHEMA,
+                "customer_email": _EMAIL_SCHEMA,
+                "new_address": _ADDRESS_SCHEMA,
+            },
+            "required": ["order_id", "customer_email", "new_address"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "change_shipping_address",
+        "description": (
+            "Send the order to the address check_address_change read back: only after the customer then "
+            "said yes."
+        ),
+        "input_schema": _ORDER_AND_EMAIL_SCHEMA,
     },
     {
         "name": "lookup_policy",
@@ -129,7 +199,7 @@ TOOLS: list[dict[str, Any]] = [
 TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
 TOOL_ARGUMENT_NAMES = frozenset(name for tool in TOOLS for name in tool["input_schema"]["properties"])
 # Tools that change the store: the step that calls one is stored in the same transaction as the change.
-WRITE_TOOLS = frozenset({"initiate_return"})
+WRITE_TOOLS = frozenset({"initiate_return", "cancel_order", "change_shipping_address"})
 
 
 @dataclass(frozen=True)
@@ -149,8 +219,16 @@ class ToolContext:
     eligibility_verified: set[str] = field(default_factory=set)
     # Orders a tool found with the right email, by primary key, with that email (for staff).
     orders_found: dict[int, str] = field(default_factory=dict)
+    # Checks of order changes that passed: {"cancel" | "address": {order number: {"turn": N, ...}}}.
+    change_checks: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # The turn the tools run in, and what the customer wrote in it: a write needs their yes here.
+    turn: int = 0
+    customer_said: str = ""
     # Set by hand_off_to_person.
     handoff: "HandoffAsked | None" = None
+
+    def checks(self, change: str) -> dict[str, dict]:
+        return self.change_checks.setdefault(change, {})
 
 
 @dataclass(frozen=True)
@@ -264,6 +342,19 @@ class _Arguments:
         titles = [_clean_text(title)[:MAX_TITLE_LENGTH] for title in value]
         return [title for title in titles if title] or None
 
+    def address(self, name: str) -> dict[str, object] | None:
+        """The address fields as sent (the store checks each one); only the shape is checked here."""
+        value = self.raw.get(name)
+        if not isinstance(value, dict):
+            self.problems.append({"field": name, "problem": "is required, as an object of address fields"})
+            return None
+        if set(value) - set(ADDRESS_FIELDS):
+            self.problems.append(
+                {"field": name, "problem": "only these fields exist: " + ", ".join(ADDRESS_FIELDS)}
+            )
+            return None
+        return value
+
     def done(self) -> None:
         if self.problems:
             raise _InvalidArguments(self.problems)
@@ -288,6 +379,7 @@ def _order_summary(order: Order) -> dict[str, Any]:
             for item in order.items.all()
         ],
         "total": str(order.total),
+        "shipping_address": _address_line(shipping_address_of(order=order)),
         "returns": [
             {
                 "rma_number": record.rma_number,
@@ -425,6 +517,149 @@ def _titles_joined(titles: list[str]) -> str:
     return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
 
 
+def _address_line(address: ShippingAddress | None) -> str | None:
+    return address.one_line() if address else None
+
+
+# The two order changes: their key in ToolContext.change_checks, and the check tool that must pass first.
+_CANCEL, _ADDRESS = "cancel", "address"
+_CHECK_TOOL = {_CANCEL: "check_cancellation", _ADDRESS: "check_address_change"}
+
+
+def _unconfirmed(context: ToolContext, change: str, order: Order) -> ToolOutcome | None:
+    """Why the write must not happen yet, or None: its check passed for this order in an earlier turn
+    (the customer has read the result) and the customer's words in this turn say yes."""
+    check = context.checks(change).get(order.number)
+    if check is None:
+        return _error(
+            ToolError.CHECK_NOT_DONE,
+            f"Call {_CHECK_TOOL[change]} for this order first; it must pass, and the customer must then "
+            "say yes.",
+        )
+    if check.get("turn", 0) >= context.turn:
+        return _error(
+            ToolError.NOT_CONFIRMED,
+            "The customer has not answered yet. Tell them the check's result, ask yes or no, and wait for "
+            "their reply.",
+        )
+    if not reads_as_yes(context.customer_said, to_cancel=change == _CANCEL):
+        return _error(
+            ToolError.NOT_CONFIRMED,
+            "The customer's latest message is not a plain yes. Nothing was changed: ask them again, yes or "
+            "no.",
+        )
+    return None
+
+
+def _check_cancellation(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    order = _verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    check = order_change_check(order=order, kind=OrderChangeKind.CANCELLED)
+    if check.allowed:
+        context.checks(_CANCEL)[order.number] = {"turn": context.turn}
+    else:
+        context.checks(_CANCEL).pop(order.number, None)
+    return ToolOutcome(
+        {
+            "order_id": order.number,
+            "order_status": order.status,
+            "cancellable": check.allowed,
+            "reason": check.reason,
+            "items": [{"title": item.title, "quantity": item.quantity} for item in order.items.all()],
+        }
+    )
+
+
+def _cancel_order(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    order = _verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    if order.status == OrderStatus.CANCELLED:
+        return _order_cancelled(order, already=True)  # asked again: done already, and said so
+    if refusal := _unconfirmed(context, _CANCEL, order):
+        return refusal
+    context.checks(_CANCEL).pop(order.number, None)
+    try:
+        conversation_order_cancel(conversation=context.conversation, order=order)
+    except OrderChangeNotAllowed as refused:
+        if refused.code == ChangeCode.CANCELLED:
+            return _order_cancelled(order, already=True)
+        # Shipped since the check: the store's reason, and what to do instead.
+        return _error(refused.code, refused.message)
+    return _order_cancelled(order)
+
+
+_CANCELLED_NEXT_STEPS = "The order will not ship. Nothing more is needed from you."
+
+
+def _order_cancelled(order: Order, *, already: bool = False) -> ToolOutcome:
+    result = {"order_id": order.number, "status": OrderStatus.CANCELLED, "next_steps": _CANCELLED_NEXT_STEPS}
+    if already:
+        result["already_cancelled"] = True
+    receipt = f"Order {order.number} is cancelled. {_CANCELLED_NEXT_STEPS}"
+    return ToolOutcome(result, receipt=receipt)
+
+
+def _check_address_change(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    fields = args.address("new_address")
+    order = _verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    pending = context.checks(_ADDRESS)
+    pending.pop(order.number, None)
+    check = order_change_check(order=order, kind=OrderChangeKind.ADDRESS_CHANGED)
+    result = {"order_id": order.number, "order_status": order.status, "changeable": check.allowed}
+    if not check.allowed:
+        return ToolOutcome({**result, "reason": check.reason})
+    try:
+        address = shipping_address_clean(fields=fields)
+    except AddressInvalid as invalid:
+        return _error(
+            ToolError.INVALID_ADDRESS,
+            "Some fields of the new address are missing or malformed. Ask the customer for them.",
+            problems=[
+                {**problem, "field": f"new_address.{problem['field']}"} for problem in invalid.problems
+            ],
+        )
+    current = shipping_address_of(order=order)
+    if address == current:
+        return ToolOutcome(
+            {**result, "reason": "This order already ships to that address.", "unchanged": True}
+        )
+    pending[order.number] = {"turn": context.turn, "address": address.as_fields()}
+    return ToolOutcome(
+        {
+            **result,
+            "reason": check.reason,
+            "current_address": _address_line(current),
+            "new_address": address.one_line(),
+        }
+    )
+
+
+def _change_shipping_address(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    order = _verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    if refusal := _unconfirmed(context, _ADDRESS, order):
+        return refusal
+    checked = context.checks(_ADDRESS).pop(order.number)
+    try:
+        address = shipping_address_clean(fields=checked.get("address") or {})
+    except AddressInvalid:
+        # Only our own check writes this state; anything else in it is not an address the customer read.
+        return _error(ToolError.CHECK_NOT_DONE, "Call check_address_change for this order again.")
+    try:
+        conversation_order_address_change(conversation=context.conversation, order=order, address=address)
+    except OrderChangeNotAllowed as refused:
+        if refused.code != ADDRESS_UNCHANGED:
+            return _error(refused.code, refused.message)
+    result = {"order_id": order.number, "status": order.status, "shipping_address": address.one_line()}
+    receipt = f"Order {order.number} will now ship to {address.one_line()}."
+    return ToolOutcome(result, receipt=receipt)
+
+
 def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
     topic = args.matching("topic", TOPIC_RE, max_length=40, shape="shipping", lower=True)
     args.done()
@@ -455,6 +690,10 @@ _HANDLERS = {
     "lookup_order": (_lookup_order, {"order_id", "customer_email"}),
     "check_return_eligibility": (_check_return_eligibility, {"order_id", "customer_email"}),
     "initiate_return": (_initiate_return, {"order_id", "customer_email", "reason", "item_titles"}),
+    "check_cancellation": (_check_cancellation, {"order_id", "customer_email"}),
+    "cancel_order": (_cancel_order, {"order_id", "customer_email"}),
+    "check_address_change": (_check_address_change, {"order_id", "customer_email", "new_address"}),
+    "change_shipping_address": (_change_shipping_address, {"order_id", "customer_email"}),
     "lookup_policy": (_lookup_policy, {"topic"}),
     HANDOFF_TOOL: (_hand_off_to_person, {"reason", "summary"}),
 }
@@ -487,6 +726,16 @@ _PROGRESS = {
         "Checking whether your order can be returned…",
     ),
     "initiate_return": ("Starting your return for order {order}…", "Starting your return…"),
+    "check_cancellation": (
+        "Checking whether order {order} can be cancelled…",
+        "Checking whether your order can be cancelled…",
+    ),
+    "cancel_order": ("Cancelling order {order}…", "Cancelling your order…"),
+    "check_address_change": (
+        "Checking whether order {order} can go to a new address…",
+        "Checking whether your order can go to a new address…",
+    ),
+    "change_shipping_address": ("Changing the address of order {order}…", "Changing your order's address…"),
     "lookup_policy": ("Looking up our policy…", "Looking up our policy…"),
     HANDOFF_TOOL: ("Asking a member of our team to join…", "Asking a member of our team to join…"),
 }

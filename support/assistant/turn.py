@@ -277,6 +277,7 @@ def conversation_take_turn(
             first=lease.next_position + turn.kept,
             model_calls=turn.model_calls,
             eligibility_verified=turn.tools.eligibility_verified,
+            change_checks=turn.tools.change_checks,
             orders_found=turn.tools.orders_found,
             handoff=handoff,
             trace=record,
@@ -356,17 +357,20 @@ def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], No
         [block for m in sent if m["role"] == MessageRole.ASSISTANT for block in m["content"]],
         [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
     )
+    customer_words = [m["visible_text"] for m in sent if m["role"] == MessageRole.USER and m["visible_text"]]
     return Turn(
         previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
         messages=_history_for_request(sent),
-        customer_words=[
-            m["visible_text"] for m in sent if m["role"] == MessageRole.USER and m["visible_text"]
-        ],
+        customer_words=customer_words,
         tool_results=earlier,
         earlier_results=len(earlier),
         tools=ToolContext(
-            conversation=lease.conversation, eligibility_verified=set(lease.conversation.eligibility_verified)
+            conversation=lease.conversation,
+            eligibility_verified=set(lease.conversation.eligibility_verified),
+            change_checks=copy.deepcopy(lease.conversation.change_checks or {}),
+            turn=lease.number,
+            customer_said=customer_words[-1] if customer_words else "",
         ),
         progress=progress,
     )

@@ -47,6 +47,10 @@ class Conversation(models.Model):
     # Guard state: order numbers whose return eligibility check passed in this
     # conversation. initiate_return refuses any other order.
     eligibility_verified = models.JSONField(default=list, blank=True)
+    # Guard state of order changes: {"cancel" | "address": {order number: {"turn": N, ...}}}, each a
+    # check that passed in turn N (with the address it checked). The write needs one from an earlier
+    # turn, so the customer has read what they are agreeing to.
+    change_checks = models.JSONField(default=dict, blank=True)
     # A turn holds the lease while it runs, so that a second message of the
     # same conversation waits instead of interleaving; an expired lease (a
     # crashed worker) may be taken over.
@@ -56,6 +60,10 @@ class Conversation(models.Model):
     # store's returns know nothing of conversations.
     returns = models.ManyToManyField(
         "orders.ReturnRecord", through="ConversationReturn", related_name="conversations", blank=True
+    )
+    # The order changes (cancellations, new addresses) the assistant made here.
+    order_changes = models.ManyToManyField(
+        "orders.OrderChange", through="ConversationOrderChange", related_name="conversations", blank=True
     )
     # The orders a tool looked up here with the right email (the chat's link, as for returns).
     orders = models.ManyToManyField("orders.Order", related_name="conversations", blank=True)
@@ -231,6 +239,24 @@ class ConversationReturn(models.Model):
 
     def __str__(self):
         return f"{self.return_record_id} from conversation {self.conversation_id}"
+
+
+class ConversationOrderChange(models.Model):
+    """An order change the assistant made in a conversation, at the customer's request."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="order_change_links"
+    )
+    order_change = models.OneToOneField(
+        "orders.OrderChange", on_delete=models.CASCADE, related_name="conversation_link"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["conversation", "created_at"]
+
+    def __str__(self):
+        return f"{self.order_change_id} from conversation {self.conversation_id}"
 
 
 class StaffAvailability(models.Model):

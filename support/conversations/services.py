@@ -19,14 +19,16 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from orders.models import Order, OrderItem, ReturnRecord
-from orders.services import return_record_create
+from orders.addresses import ShippingAddress
+from orders.models import Order, OrderChange, OrderItem, ReturnRecord
+from orders.services import order_cancel, order_shipping_address_change, return_record_create
 from support.conversations.lease_keeper import lease_forget, lease_keep
 from support.conversations.models import (
     MODEL_ANSWERS,
     PERSON_ANSWERS,
     Conversation,
     ConversationMessage,
+    ConversationOrderChange,
     ConversationReturn,
     ConversationStatus,
     MessageRole,
@@ -243,6 +245,7 @@ def conversation_turn_commit(
     first: int,
     model_calls: Sequence[ModelReply],
     eligibility_verified: Collection[str],
+    change_checks: Mapping[str, dict] = MappingProxyType({}),
     orders_found: Mapping[int, str] = MappingProxyType({}),
     handoff: tuple[str, str] | None = None,
     trace: TurnRecord | None = None,
@@ -266,6 +269,7 @@ def conversation_turn_commit(
         "lease_expires_at": None,
         "last_activity_at": now,
         "eligibility_verified": sorted(eligibility_verified),
+        "change_checks": storable(dict(change_checks)),
     }
     if orders_found and not conversation.customer_email:
         ending["customer_email"] = next(iter(orders_found.values()))
@@ -434,6 +438,26 @@ def conversation_return_create(
         record = return_record_create(order=order, reason=reason, items=items, today=today)
         ConversationReturn.objects.create(conversation=conversation, return_record=record)
     return record
+
+
+def conversation_order_cancel(*, conversation: Conversation, order: Order) -> OrderChange:
+    """Cancel the order for this conversation's customer, linked to the conversation in the same
+    transaction. Raises orders.services.OrderChangeNotAllowed."""
+    with transaction.atomic():
+        change = order_cancel(order=order)
+        ConversationOrderChange.objects.create(conversation=conversation, order_change=change)
+    return change
+
+
+def conversation_order_address_change(
+    *, conversation: Conversation, order: Order, address: ShippingAddress
+) -> OrderChange:
+    """Send the order to the address the customer confirmed, linked to the conversation in the same
+    transaction. Raises orders.services.OrderChangeNotAllowed."""
+    with transaction.atomic():
+        change = order_shipping_address_change(order=order, address=address)
+        ConversationOrderChange.objects.create(conversation=conversation, order_change=change)
+    return change
 
 
 def conversations_purge(*, older_than_days: int) -> int:

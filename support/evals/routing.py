@@ -4,7 +4,7 @@ A route is read from what the model does, as a customer would see it: the tool i
 given an order number and email if it asks for them), or the fixed reply it gives. Cases are
 {"text", "route"} pairs; the routes:
 
-    order_status, return, policy_shipping, policy_returns, policy_password, person, greeting,
+    order_status, return, cancel, address, policy_shipping, policy_returns, policy_password, person, greeting,
     thanks, goodbye, no_number, out_of_scope
 
 An out_of_scope message is served by the refusal, or by the honest "no policy on that" with a person
@@ -30,6 +30,7 @@ from pathlib import Path
 from support.assistant.prompts import TURN_REMINDER
 from support.assistant.tools import TOOLS
 from support.llm.offline import (
+    ASK_ADDRESS,
     ASK_EMAIL,
     ASK_ORDER_NUMBER,
     GOODBYE_REPLY,
@@ -45,6 +46,8 @@ ROUTING_SETS = Path(__file__).with_name("routing")
 IN_SCOPE = (
     "order_status",
     "return",
+    "cancel",
+    "address",
     "policy_shipping",
     "policy_returns",
     "policy_password",
@@ -58,6 +61,10 @@ _TOOL_ROUTES = {
     "lookup_order": "order_status",
     "check_return_eligibility": "return",
     "initiate_return": "return",
+    "check_cancellation": "cancel",
+    "cancel_order": "cancel",
+    "check_address_change": "address",
+    "change_shipping_address": "address",
     HANDOFF_TOOL: "person",
 }
 _POLICY_ROUTES = {
@@ -73,7 +80,11 @@ _FIXED_ROUTES = {
     NO_POLICY_REPLY: "out_of_scope",
 }
 # What the customer answers when asked for an order detail, to see which tool the model then calls.
-_ANSWERS = ((ASK_ORDER_NUMBER, "BK-10042"), (ASK_EMAIL, "sarah.chen@example.com"))
+_ANSWERS = (
+    (ASK_ORDER_NUMBER, "BK-10042"),
+    (ASK_EMAIL, "sarah.chen@example.com"),
+    (ASK_ADDRESS, "Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611"),
+)
 _REFUSAL_START = REFUSAL_TEMPLATE.split("{topic}")[0]
 
 
@@ -87,7 +98,7 @@ def _customer(text: str) -> dict:
 def message_route(*, model: Model, text: str, system: list[dict]) -> str:
     """The route the model takes for `text` as a conversation's first message."""
     messages = [_customer(text)]
-    for _ in range(3):
+    for _ in range(4):  # the order number, the email, a new address, then the tool
         reply = model.create(system=system, tools=TOOLS, messages=messages, deadline=time.monotonic() + 60)
         tool_uses = [block for block in reply.content if block["type"] == "tool_use"]
         if tool_uses:

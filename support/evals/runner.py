@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.sessions.backends.db import SessionStore
 
-from orders.models import ReturnRecord
+from orders.models import OrderChange, ReturnRecord
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER, system_prompt_forget
 from support.assistant.turn import conversation_take_turn
 from support.conversations.handoff import conversation_handoff_request
@@ -30,6 +30,8 @@ class Turn:
     reply_excludes: tuple[str, ...] = ()
     # Press "Talk to a person" instead of saying anything.
     press_handoff: bool = False
+    # What changes in the store before this turn (the world moving while the customer decides).
+    before: Callable[[], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,8 @@ class Scenario:
     # Open returns per order number afterwards (orders not named must have none).
     returns: dict[str, int] = field(default_factory=dict)
     returned_titles: tuple[str, ...] | None = None
+    # Order changes made afterwards, per order number, in order (orders not named must have none).
+    changes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     # Validator codes expected over the whole conversation (normally none).
     violations: tuple[str, ...] = ()
     setup: Callable[[], None] | None = None
@@ -73,6 +77,8 @@ def _normalized(call: ToolCall) -> ToolCall:
             value = value.strip().casefold()
         elif key == "item_titles" and isinstance(value, list):
             value = sorted(title.strip().casefold() for title in value)
+        elif key == "new_address" and isinstance(value, dict):
+            value = {field: " ".join(str(text).split()).casefold() for field, text in value.items() if text}
         elif (key == "reason" and name == "initiate_return") or key == "summary":
             value = "<any>"  # the customer's words, paraphrased by a real model
         clean[key] = value
@@ -101,6 +107,8 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
                 reason=HandoffReason.CUSTOMER_BUTTON,
             )
             continue
+        if turn.before:
+            turn.before()
         person_answers = _status(session) in PERSON_ANSWERS
         result = conversation_take_turn(session=session, text=turn.say, model=recorder)
         if person_answers and len(recorder.requests) > requests_before:
@@ -143,6 +151,12 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
         )
         if titles != sorted(scenario.returned_titles):
             failures.append(f"returned items {titles} != expected {sorted(scenario.returned_titles)}")
+
+    made: dict[str, tuple[str, ...]] = {}
+    for change in OrderChange.objects.select_related("order").order_by("changed_at", "id"):
+        made[change.order.number] = (*made.get(change.order.number, ()), change.kind)
+    if made != scenario.changes:
+        failures.append(f"order changes {made} != expected {scenario.changes}")
 
     return failures
 

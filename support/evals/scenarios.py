@@ -27,6 +27,38 @@ def initiate(order_id, email, titles=None):
     return ("initiate_return", arguments)
 
 
+def check_cancel(order_id, email):
+    return ("check_cancellation", {"order_id": order_id, "customer_email": email})
+
+
+def cancel(order_id, email):
+    return ("cancel_order", {"order_id": order_id, "customer_email": email})
+
+
+def check_address(order_id, email, **address):
+    return ("check_address_change", {"order_id": order_id, "customer_email": email, "new_address": address})
+
+
+def change_address(order_id, email):
+    return ("change_shipping_address", {"order_id": order_id, "customer_email": email})
+
+
+NEW_HOME = {
+    "to": "Sarah Chen",
+    "line1": "9 Lake Shore Drive",
+    "line2": "Unit 4",
+    "city": "Chicago",
+    "state": "IL",
+    "zip": "60611",
+}
+NEW_HOME_TYPED = "Sarah Chen, 9 Lake Shore Drive, Unit 4, Chicago, IL 60611"
+
+
+def _sarah_order_ships_now():
+    """The store ships BK-10103 while the customer is deciding (run between check and yes)."""
+    Order.objects.filter(number="BK-10103").update(status="shipped", tracking_number="1Z999AA10111111111")
+
+
 def policy(topic):
     return ("lookup_policy", {"topic": topic})
 
@@ -362,10 +394,145 @@ SCENARIOS: tuple[Scenario, ...] = (
         tools_alternatives=((policy("price_match"),),),
     ),
     Scenario(
-        "changing_an_order_is_refused",
+        "changing_the_items_of_an_order_is_refused",
+        turns=(Turn("Can I add another book to my order?", reply_contains=("I can only help with",)),),
+    ),
+    # --- Order changes: cancelling, a new address ---------------------------
+    Scenario(
+        "cancel_a_processing_order_after_a_yes",
         turns=(
-            Turn("Can I change the shipping address on my order?", reply_contains=("I can only help with",)),
+            Turn("can i cancel BK-10103", reply_contains=("email",)),
+            Turn(SARAH, reply_contains=("not shipped", "Tomorrow, and Tomorrow", "yes or no")),
+            Turn("yes please", reply_contains=("cancelled",)),
         ),
+        tools=(check_cancel("BK-10103", SARAH), cancel("BK-10103", SARAH)),
+        changes={"BK-10103": ("cancelled",)},
+    ),
+    Scenario(
+        "cancel_declined_leaves_the_order",
+        turns=(
+            Turn(f"I want to cancel order BK-10103, {SARAH}", reply_contains=("yes or no",)),
+            Turn("no, keep it", reply_contains=("not cancelled",)),
+        ),
+        tools=(check_cancel("BK-10103", SARAH),),
+    ),
+    Scenario(
+        "cancel_a_shipped_order_is_refused_with_a_person_offered",
+        turns=(
+            Turn(f"Please cancel BK-10089, email {JAMES}", reply_contains=("already shipped", "team")),
+            Turn("yes please", reply_contains=("support team",)),
+        ),
+        tools=(check_cancel("BK-10089", JAMES), hand_off("needs_staff")),
+        status="waiting",
+    ),
+    Scenario(
+        "cancel_a_delivered_order_points_to_a_return",
+        turns=(Turn(f"cancel my order BK-10042 {SARAH}", reply_contains=("delivered", "return")),),
+        tools=(check_cancel("BK-10042", SARAH),),
+    ),
+    Scenario(
+        "cancel_of_an_order_shipped_between_check_and_yes_is_refused",
+        turns=(
+            Turn(f"Cancel BK-10103 please. {SARAH}", reply_contains=("yes or no",)),
+            Turn(
+                "yes",
+                before=_sarah_order_ships_now,
+                reply_contains=("already shipped",),
+                reply_excludes=("is now cancelled",),
+            ),
+        ),
+        tools=(check_cancel("BK-10103", SARAH), cancel("BK-10103", SARAH)),
+    ),
+    Scenario(
+        "cancel_asked_twice_says_it_is_cancelled_already",
+        turns=(
+            Turn(f"Cancel BK-10103 please. {SARAH}", reply_contains=("yes or no",)),
+            Turn("yes, cancel it", reply_contains=("is now cancelled",)),
+            Turn("cancel BK-10103", reply_contains=("already cancelled",)),
+        ),
+        tools=(check_cancel("BK-10103", SARAH), cancel("BK-10103", SARAH), check_cancel("BK-10103", SARAH)),
+        changes={"BK-10103": ("cancelled",)},
+    ),
+    Scenario(
+        "address_change_asks_for_the_address_then_reads_it_back",
+        turns=(
+            Turn("i need to change the delivery address on my order", reply_contains=("order number",)),
+            Turn("BK-10103", reply_contains=("email",)),
+            Turn(SARAH, reply_contains=("new shipping address",)),
+            Turn(NEW_HOME_TYPED, reply_contains=("9 Lake Shore Drive", "418 Maple Avenue", "yes or no")),
+            Turn("yes", reply_contains=("will now ship to Sarah Chen, 9 Lake Shore Drive",)),
+        ),
+        tools=(check_address("BK-10103", SARAH, **NEW_HOME), change_address("BK-10103", SARAH)),
+        changes={"BK-10103": ("address_changed",)},
+    ),
+    Scenario(
+        "address_change_all_at_once_then_declined",
+        turns=(
+            Turn(
+                f"Please change the address for BK-10103 to {NEW_HOME_TYPED}. My email is {SARAH}",
+                reply_contains=("yes or no",),
+            ),
+            Turn("no, leave it", reply_contains=("not changed",)),
+        ),
+        tools=(check_address("BK-10103", SARAH, **NEW_HOME),),
+    ),
+    Scenario(
+        "address_change_with_a_bad_zip_asks_again",
+        turns=(
+            Turn(
+                f"change the shipping address of BK-10103, {SARAH}", reply_contains=("new shipping address",)
+            ),
+            Turn("Sarah Chen, 9 Lake Shore Drive, Chicago, Ontario 60611", reply_contains=("state",)),
+            Turn("Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611", reply_contains=("yes or no",)),
+        ),
+        tools=(
+            check_address(
+                "BK-10103",
+                SARAH,
+                to="Sarah Chen",
+                line1="9 Lake Shore Drive",
+                city="Chicago",
+                state="Ontario",
+                zip="60611",
+            ),
+            check_address(
+                "BK-10103",
+                SARAH,
+                to="Sarah Chen",
+                line1="9 Lake Shore Drive",
+                city="Chicago",
+                state="IL",
+                zip="60611",
+            ),
+        ),
+    ),
+    Scenario(
+        "address_change_of_a_shipped_order_is_refused",
+        turns=(
+            Turn(
+                f"I moved! Can you send BK-10089 to James Murphy, 5 Pine Rd, Bangor, ME 04401? {JAMES}",
+                reply_contains=("already shipped",),
+            ),
+        ),
+        tools=(
+            check_address(
+                "BK-10089",
+                JAMES,
+                to="James Murphy",
+                line1="5 Pine Rd",
+                city="Bangor",
+                state="ME",
+                zip="04401",
+            ),
+        ),
+    ),
+    Scenario(
+        "address_of_an_order_is_told_only_after_verification",
+        turns=(
+            Turn(f"Where is BK-10103 going? {JAMES}", reply_excludes=("Maple",)),
+            Turn(f"Sorry, my email is {SARAH}", reply_contains=("418 Maple Avenue",)),
+        ),
+        tools=(lookup("BK-10103", JAMES), lookup("BK-10103", SARAH)),
     ),
     # --- Conversation shape -------------------------------------------------
     Scenario(

@@ -19,8 +19,10 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE
+from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE, UsState
+from orders.selectors import ChangeCode
 from orders.services import ReturnRefusal
+from support.llm.consent import HESITANT_RE, YES_RE, reads_as_yes
 from support.llm.protocol import (
     HANDOFF_TOOL,
     REFUSAL_TEMPLATE,
@@ -39,6 +41,13 @@ ASK_ORDER_NUMBER = "What is the order number? It starts with BK- and is in your 
 ASK_EMAIL = "What is the email address on the order?"
 CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
 ASK_WHICH_TASK = "Would you like me to check the status of that order, or start a return?"
+ASK_ADDRESS = (
+    "What is the new shipping address? Please send the recipient's name, street, apartment or unit if any, "
+    "city, state and ZIP code, separated by commas."
+)
+CANCEL_CONFIRM_QUESTION = "Would you like me to cancel this order? Please reply yes or no."
+ADDRESS_CONFIRM_QUESTION = "Shall I send the order to this new address? Please reply yes or no."
+OFFER_PERSON = "Would you like me to pass this to a member of our support team?"
 ASK_WHICH_POLICY = (
     "Which store policy would you like to know about, for example shipping, returns or passwords?"
 )
@@ -78,6 +87,8 @@ NO_POLICY_REPLY = (
     "I don't have a store policy on that, so I can't answer it myself. Would you like me to pass your "
     "question to a member of our support team?"
 )
+DECLINED_CANCEL_REPLY = "Okay, I have not cancelled the order. It will ship as planned."
+DECLINED_ADDRESS_REPLY = "Okay, I have not changed the address. The order still goes to the address on file."
 GENERIC_ERROR_REPLY = (
     "Sorry, something went wrong on my side while checking that. Could you try again? I can help with an "
     "order, a return or a store policy."
@@ -284,20 +295,9 @@ _SMALL_TALK = [
         ANYTHING_ELSE_REPLY,
     ),
 ]
-_YES_RE = re.compile(
-    r"^(?:yes|yeah|yea|yep|yup|sure|ok|okay|please do|please|go ahead|confirm(?:ed)?|do it|correct|"
-    r"absolutely|of course|definitely|y)\b"
-)
 # Yes to passing a question on to staff: a plain yes, not "ok bye".
 _PASS_ON_RE = re.compile(
     r"^(?:yes|yeah|yep|yup|sure|please do|please|go ahead|do that|ok(?:ay)?,? please)\b(?!.*\bbye)"
-)
-# A yes that is not one: a go-ahead for the one real write must be plain. Phrases, not words: "yes, I
-# don't want it" and "yes, it's not what I ordered" are a yes with a reason.
-_HESITANT_RE = re.compile(
-    r"\b(?:maybe|later|wait|hold on|hang on|unsure|not sure|not now|not yet|instead|cancel|stop|never ?mind|"
-    r"rather not|think (?:about it|it over|again)|second thoughts|bye|goodbye)\b"
-    r"|\b(?:don't|dont|do not|not|no longer|never) (?:[\w']+ ){0,4}?(?:return|send (?:it|them) back)\b"
 )
 _NO_RE = re.compile(r"^(?:no|nope|nah|not now|don't|do not|cancel|never ?mind|stop|wait)\b")
 _REASON_CLAUSE_RE = re.compile(r"\b(?:because|since|due to|as (?:it|they|the))\b\s*(?P<why>[^.!?\n]+)", re.I)
@@ -308,7 +308,59 @@ _REASON_WORDS_RE = re.compile(
 )
 MAX_REASON_CHARS = 200
 
-_TASKS = ("status", "return")
+# The order tasks, each begun by a request and carried out with the order's number and email.
+_TASKS = ("status", "return", "cancel", "address")
+# What a change of an order asks for: to cancel it, or to send it elsewhere. Cancelling a return or an
+# account is no cancellation of an order; adding an address to an account sends no order elsewhere.
+_CANCEL_ASK_RE = re.compile(
+    r"\bcancell?(?:ing|ed|ation|s)?\b|\bstop (?:my|the|this) (?:order|purchase|shipment)\b"
+    r"|\bstop\b.{0,25}\bfrom being (?:sent|shipped|delivered)\b"
+)
+_NOT_ORDER_CANCEL_RE = re.compile(
+    r"\bcancel\w*\s+(?:my |the |this |a |an |that )?(?:\w+ )?"
+    r"(?:return|rma|account|subscription|newsletter|membership|e-?mails?)\b"
+)
+# Asking what cancelling costs is a question of policy, not a request to cancel.
+_CANCEL_FEE_RE = re.compile(
+    r"\b(?:fees?|charged?|charges|cost|costs|penalty|penalties|free|pay|money|expensive|restocking)\b"
+    r"|\bkeep (?:part|some)\b"
+)
+_ADDRESS_WORD_RE = re.compile(
+    r"\b(?:ad{1,2}r?e{1,2}s{1,3}(?:es)?|ship-to|zip(?: code)?|street|apartment number)\b"
+    r"|\b(?:redirect|reroute|route)\b"
+    r"|\bwhere (?:my|the) (?:order|package|parcel) is (?:being )?(?:deliver|sen|ship)\w*"
+    r"|\b(?:going|sent|go|delivered|shipped|ship|send|deliver)\b (?:it |them )?to (?:my |the |a |another )?"
+    r"(?:old |new |other |different |work |parents'? |sister'?s? |friend'?s? )?"
+    r"(?:house|home|place|office|address|apartment|flat)\b"
+)
+_ADDRESS_FIX_RE = re.compile(
+    r"\b(?:change|changed|changing|update|updating|corr?ect|fix|amend|edit|modify|wrong|typo|mistake|old|"
+    r"moved?|moving|relocat\w*|redirect|reroute|route|different|missing|instead|sent to|go to)\b"
+)
+_ACCOUNT_ADDRESS_RE = re.compile(
+    r"\b(?:set ?up|setting up|add|adding|save|saved|store|register|enter|creat\w*|default|profile|account|"
+    r"future|multiple|second|billing|e-?mail address|po box|records)\b"
+)
+_ORDER_CHANGE_POLICY = "order_change"
+# A number that belongs to an address, not to an order ("the apartment number is missing").
+_ADDRESS_NUMBER_RE = re.compile(
+    r"\b(?:apartment|apt|unit|house|street|suite|flat|building|zip) (?:number|#|no)\b"
+)
+
+
+def _order_change(text: str) -> "_Intent | None":
+    """Cancelling an order, sending it to another address, or asking what cancelling costs; or None."""
+    if _CANCEL_ASK_RE.search(text) and not _NOT_ORDER_CANCEL_RE.search(text):
+        return (
+            _Intent("no_policy", _ORDER_CHANGE_POLICY) if _CANCEL_FEE_RE.search(text) else _Intent("cancel")
+        )
+    if (
+        _ADDRESS_WORD_RE.search(text)
+        and _ADDRESS_FIX_RE.search(text)
+        and not _ACCOUNT_ADDRESS_RE.search(text)
+    ):
+        return _Intent("address")
+    return None
 
 
 @dataclass(frozen=True)
@@ -771,15 +823,20 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
     personal = bool(
         order_id or _MY_ORDER_RE.search(text) or (has_prior_order and _REFERS_BACK_RE.search(text))
     )
-    if _NO_NUMBER_RE.search(text) and not order_id:
+    if _NO_NUMBER_RE.search(_ADDRESS_NUMBER_RE.sub(" ", text)) and not order_id:
         return _Intent("no_number")
     if _PASSWORD_RE.search(text) and not order_id:
         return _Intent("policy", "password_reset")  # "the reset email never came" is no order's
     # Several requests in one message: the first is answered.
     change = _CHANGE_ORDER_RE.search(text)
     task = _RETURN_STATUS_RE.search(text) or _RETURN_RE.search(text) or _STATUS_RE.search(text)
+    order_change = _order_change(text)
+    if order_change and not (task and task.start() < (change.start() if change else len(text))):
+        return order_change
     if change and not (task and task.start() < change.start()):
-        return _Intent("offtopic", "changing or cancelling orders")
+        return _Intent("offtopic", "changing orders")
+    if order_id and _address_in(raw) and re.search(r"\b(?:send|ship|deliver|redirect|reroute|route)\b", text):
+        return _Intent("address")  # "can you send BK-10089 to <an address>?"
     if _RETURN_STATUS_RE.search(text):
         return _Intent("status")  # a return already started: looked up with its order
     if _RETURN_RE.search(text) or (personal and _PROBLEM_RE.search(text)):
@@ -843,7 +900,9 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     they are clear, and the rules when they are not."""
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
     text = _plain(raw)
-    if rule.kind == "ack" or (rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS):
+    if rule.kind in ("ack", "cancel", "address") or rule.topic == _ORDER_CHANGE_POLICY:
+        return rule  # the phrasings know no cancellations or new addresses: the rules read those
+    if rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS:
         return rule
     if rule.kind == "person" and _asks_for_someone(text):
         return rule
@@ -904,9 +963,13 @@ def _pending_question(assistant_text: str) -> str | None:
     """Which of its own questions the model asked last, recognised by its exact wording."""
     markers = {
         CONFIRM_QUESTION: "confirm",
+        CANCEL_CONFIRM_QUESTION: "confirm_cancel",
+        ADDRESS_CONFIRM_QUESTION: "confirm_address",
         ASK_ORDER_NUMBER: "order_number",
         ASK_EMAIL: "email",
+        ASK_ADDRESS: "address",
         NO_POLICY_REPLY: "pass_on",
+        OFFER_PERSON: "offer_person",
     }
     return next((pending for marker, pending in markers.items() if marker in assistant_text), None)
 
@@ -947,12 +1010,81 @@ def _task_step(units: list[str], intents: list[_Intent], start: int) -> str | _T
     order_id = _order_for_task(units, intents, start)
     email = _latest(_email_in, units)  # the customer's address holds for all their orders
     if not order_id:
-        lead = "I can check that for you." if task == "status" else "I can help with a return."
-        return f"{lead} {ASK_ORDER_NUMBER}"
+        return f"{_TASK_LEADS[task]} {ASK_ORDER_NUMBER}"
     if not email:
         return f"Thanks. {ASK_EMAIL}"
-    tool = "lookup_order" if task == "status" else "check_return_eligibility"
-    return _ToolCall(tool, {"order_id": order_id, "customer_email": email})
+    arguments = {"order_id": order_id, "customer_email": email}
+    if task == "address":
+        address = _latest(_address_in, units[start:])
+        if address is None:
+            return f"Thanks. {ASK_ADDRESS}"
+        return _ToolCall("check_address_change", {**arguments, "new_address": address})
+    return _ToolCall(_TASK_TOOLS[task], arguments)
+
+
+_TASK_LEADS = {
+    "status": "I can check that for you.",
+    "return": "I can help with a return.",
+    "cancel": "I can check whether that order can still be cancelled.",
+    "address": "I can check whether that order can still go to a new address.",
+}
+_TASK_TOOLS = {"status": "lookup_order", "return": "check_return_eligibility", "cancel": "check_cancellation"}
+
+# An address as people type it: "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701", on one line or
+# several; the ZIP code ends it. What the store needs of each field is the tool's to say.
+_ZIP_RE = re.compile(r"(?:^|[\s,])(\d{5}(?:-\d{4})?)(?![\w-])")
+# Words that lead into an address ("change the address of BK-10103 to …", "the new one is …").
+_ADDRESS_LEAD_RE = re.compile(r"\b(?:to|is|at|address)\b|:", re.IGNORECASE)
+_STATE_NAMES = {choice.label.casefold(): choice.value for choice in UsState}
+
+
+def _state_at_end(text: str) -> tuple[str, str] | None:
+    """(what comes before, the state's code) when the text ends with a state's code or name."""
+    words = text.strip(" ,.").split()
+    for size in (3, 2, 1):
+        if len(words) < size:
+            continue
+        said = " ".join(words[-size:]).strip(" ,.")
+        code = said.upper() if said.upper() in UsState.values else _STATE_NAMES.get(said.casefold())
+        if code:
+            return " ".join(words[:-size]).strip(" ,"), code
+    return None
+
+
+def _address_in(text: str) -> dict | None:
+    """The address fields in a message that ends with a ZIP code, or None."""
+    text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBER_MENTION_RE.sub(" ", text)).strip()
+    zip_codes = list(_ZIP_RE.finditer(text))
+    if not zip_codes:
+        return None
+    zip_code = zip_codes[-1]  # what follows it ("my email is …") is no part of the address
+    text = text[: zip_code.start()]
+    lines = [part.strip() for part in re.split(r"[\n;]+", text) if part.strip()]
+    parts = [part.strip(" .") for line in lines for part in line.split(",") if part.strip(" .")]
+    if parts and (leads := list(_ADDRESS_LEAD_RE.finditer(parts[0]))):
+        parts[0] = parts[0][leads[-1].end() :].strip(" .!?")
+        if not parts[0]:
+            parts.pop(0)
+    if not parts:
+        return None
+    found = _state_at_end(parts[-1])
+    if found is None and len(parts) >= 3 and parts[-1].replace(" ", "").isalpha():
+        found = ("", parts[-1])  # a state we do not ship to, or misspelt: the tool says which field
+    if found is None:
+        return None
+    before, state = found
+    if before:
+        parts[-1] = before
+    else:
+        parts.pop()
+    if len(parts) < 2:
+        return None
+    city = parts.pop()
+    name = parts.pop(0) if len(parts) > 1 and not re.match(r"\d", parts[0]) else ""
+    address = {"to": name, "line1": parts[0], "city": city, "state": state, "zip": zip_code.group(1)}
+    if len(parts) > 1:
+        address["line2"] = ", ".join(parts[1:])
+    return address
 
 
 def _title_named(title: str, text: str) -> bool:
@@ -1001,14 +1133,14 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
     summarised = _named_titles(units[start:-1], returnable)
     named_now = _named_titles(units[-1:], returnable)
     changed_choice = named_now and set(named_now) != set(summarised or returnable)
-    if _YES_RE.match(latest):
+    if YES_RE.match(latest):
         # A different choice of books is not a yes to the summary just given: summarise again.
         if changed_choice:
             return _eligibility_reply(result, named_now)
         if intents[-1].kind in ("person", "status", "policy", "no_number"):
             return None  # "yes, but let me talk to a person first": that request is answered first
         other_order = _order_id_in(history.units[-1])
-        if _HESITANT_RE.search(latest) or (other_order and other_order != check_input.get("order_id")):
+        if HESITANT_RE.search(latest) or (other_order and other_order != check_input.get("order_id")):
             return DECLINED_REPLY  # "ok, maybe later", "ok, I don't want to return it": nothing started
         arguments = {
             "order_id": check_input.get("order_id", ""),
@@ -1025,6 +1157,32 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
     return None
 
 
+def _answer_change(history: _History, intents: list[_Intent]) -> str | _ToolCall | None:
+    """The answer to "cancel this order?" or "send it to this address?": do it, decline, check another
+    address, or None (not an answer)."""
+    checks = [
+        (use, result)
+        for use, result in history.calls
+        if use.get("name") in ("check_cancellation", "check_address_change")
+    ]
+    if not checks:
+        return None
+    use = checks[-1][0]
+    arguments = {key: use.get("input", {}).get(key, "") for key in ("order_id", "customer_email")}
+    cancelling = use.get("name") == "check_cancellation"
+    latest = _plain(history.units[-1])
+    if intents[-1].kind in ("person", "status", "return", "policy", "no_number"):
+        return None  # another request: answered as such
+    if not cancelling and (address := _address_in(history.units[-1])):
+        return _ToolCall("check_address_change", {**arguments, "new_address": address})
+    other_order = _order_id_in(history.units[-1])
+    if reads_as_yes(history.units[-1], to_cancel=cancelling) and other_order in (None, arguments["order_id"]):
+        return _ToolCall("cancel_order" if cancelling else "change_shipping_address", arguments)
+    if _NO_RE.match(latest) or HESITANT_RE.search(latest) or re.search(r"\bkeep it\b", latest):
+        return DECLINED_CANCEL_REPLY if cancelling else DECLINED_ADDRESS_REPLY
+    return None
+
+
 def _respond(history: _History) -> str | _ToolCall:
     """The next step for the customer's latest message."""
     units = history.units
@@ -1035,9 +1193,27 @@ def _respond(history: _History) -> str | _ToolCall:
     pending = _pending_question(history.last_assistant_text)
     if pending == "confirm" and (answer := _answer_confirmation(history, intents)) is not None:
         return answer
+    if pending in ("confirm_cancel", "confirm_address") and (answer := _answer_change(history, intents)):
+        return answer
     if pending == "pass_on" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
+    if pending == "offer_person" and _PASS_ON_RE.match(_plain(units[-1])):
+        # Yes to a person after a change the order can no longer take: staff get the request, with why.
+        start = _task_start(intents)
+        return _handoff(HandoffAsk.NEEDS_STAFF, f"{units[start or 0]} ({history.last_assistant_text})")
+    start = _task_start(intents)
+    if (
+        pending == "address"
+        and start is not None
+        and intents[start].kind == "address"
+        and start < len(units) - 1
+    ):
+        # The new address asked for: read it, or ask again.
+        step = _task_step(units, intents, start)
+        if isinstance(step, str) and step.endswith(ASK_ADDRESS):
+            return f"Sorry, I couldn't read that as an address. {ASK_ADDRESS}"
+        return step
     if intent.kind in _TASKS:
         return _task_step(units, intents, len(units) - 1)
     if intent.kind == "policy":
@@ -1098,6 +1274,9 @@ def _order_reply(result: dict) -> str:
     ]
     if items:
         sentences.append(f"It contains {_join(items)}.")
+    if result.get("shipping_address") and result.get("status") == "processing":
+        # While it can still be sent elsewhere; once shipped, the tracking number says where it is.
+        sentences.append(f"It is going to {result['shipping_address']}.")
     for record in result.get("returns", []):
         status = str(record.get("status", "")).replace("_", " ")
         sentences.append(f"Return {record.get('rma_number')} for this order is {status}.")
@@ -1136,6 +1315,16 @@ def _return_started_reply(result: dict) -> str:
     )
 
 
+_ADDRESS_FIELD_WORDS = {
+    "to": "recipient's name",
+    "line1": "street",
+    "line2": "apartment or unit",
+    "city": "city",
+    "state": "state",
+    "zip": "ZIP code",
+}
+
+
 def _error_reply(result: dict) -> str:
     """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
     code, message = result.get("error"), result.get("message", "")
@@ -1165,9 +1354,78 @@ def _error_reply(result: dict) -> str:
             titles = result.get("order_titles") or []
             listed = f" The items in this order are {_join(titles)}." if titles else ""
             return f"One of those items isn't part of this order, so I did not start a return.{listed}"
+        case ToolError.CHECK_NOT_DONE:
+            return (
+                "Before I can change that order, I need to check it first. Please tell me again what you'd "
+                "like to change."
+            )
+        case ToolError.NOT_CONFIRMED:
+            return "I haven't changed your order yet. Please reply yes or no."
+        case ToolError.INVALID_ADDRESS:
+            named = [
+                words for field, words in _ADDRESS_FIELD_WORDS.items() if f"new_address.{field}" in fields
+            ]
+            verb = "are" if len(named) > 1 else "is"
+            missing = _join(named) or "address"
+            return f"I couldn't use that address: the {missing} {verb} missing or not right. {ASK_ADDRESS}"
+        case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED:
+            return f"I couldn't make that change. {message}".strip()
         case ReturnRefusal.REASON_REQUIRED:
             return "Could you tell me briefly why you are returning the items? Then I can start the return."
     return GENERIC_ERROR_REPLY
+
+
+def _cannot_change_reply(result: dict) -> str:
+    """An order that can no longer change: the store's reason, and a person offered when it is on its way
+    (staff may still reach the carrier)."""
+    reason = result.get("reason", "")
+    offer = f" {OFFER_PERSON}" if result.get("order_status") == "shipped" else ""
+    return f"I checked order {result.get('order_id')}. {reason}{offer}".strip()
+
+
+def _cancellation_check_reply(result: dict) -> str:
+    if not result.get("cancellable"):
+        return _cannot_change_reply(result)
+    items = [
+        item.get("title", "")
+        if item.get("quantity", 1) == 1
+        else f"{item['quantity']} copies of {item['title']}"
+        for item in result.get("items", [])
+    ]
+    contents = f" It contains {_join(items)}." if items else ""
+    return (
+        f"Order {result.get('order_id')} has not shipped yet, so it can still be cancelled.{contents} "
+        f"{CANCEL_CONFIRM_QUESTION}"
+    )
+
+
+def _address_check_reply(result: dict) -> str:
+    if not result.get("changeable"):
+        return _cannot_change_reply(result)
+    if result.get("unchanged"):
+        return f"Order {result.get('order_id')} already ships to that address, so there is nothing to change."
+    current = f" instead of {result['current_address']}" if result.get("current_address") else ""
+    return (
+        f"Order {result.get('order_id')} has not shipped yet, so it can still go to a new address. It would "
+        f"go to {result.get('new_address')}{current}. {ADDRESS_CONFIRM_QUESTION}"
+    )
+
+
+def _cancelled_reply(result: dict) -> str:
+    done = "was already cancelled" if result.get("already_cancelled") else "is now cancelled"
+    return f"Order {result.get('order_id')} {done}. {result.get('next_steps', '')}".strip()
+
+
+def _address_changed_reply(result: dict) -> str:
+    return f"Done. Order {result.get('order_id')} will now ship to {result.get('shipping_address')}."
+
+
+_CHANGE_REPLIES = {
+    "check_cancellation": _cancellation_check_reply,
+    "check_address_change": _address_check_reply,
+    "cancel_order": _cancelled_reply,
+    "change_shipping_address": _address_changed_reply,
+}
 
 
 def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
@@ -1182,6 +1440,8 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
         return _eligibility_reply(result, _named_titles(history.units[start:], _returnable(result)))
     if name == "initiate_return":
         return _return_started_reply(result)
+    if name in _CHANGE_REPLIES:
+        return _CHANGE_REPLIES[name](result)
     if name == "lookup_policy":
         return f"{result.get('title')}: {result.get('text')}"
     if name == HANDOFF_TOOL:

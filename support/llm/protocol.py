@@ -69,7 +69,8 @@ def protocol_tags_neutralised(text: str) -> str:
 class ToolError(StrEnum):
     """The `error` codes of tool results the tools produce themselves.
 
-    A refused return passes on the store's own code (orders.services.ReturnRefusal).
+    A refused return or order change passes on the store's own code (orders.services.ReturnRefusal,
+    orders.selectors.ChangeCode).
     """
 
     UNKNOWN_TOOL = "unknown_tool"
@@ -78,6 +79,10 @@ class ToolError(StrEnum):
     ORDER_NOT_FOUND = "order_not_found"
     ELIGIBILITY_NOT_VERIFIED = "eligibility_not_verified"
     TOPIC_NOT_SUPPORTED = "topic_not_supported"
+    # An order change asked for without its check passing first, or before the customer said yes.
+    CHECK_NOT_DONE = "check_not_done"
+    NOT_CONFIRMED = "not_confirmed"
+    INVALID_ADDRESS = "invalid_address"
 
 
 # The FAQ topics, as the system prompt lists them between <faq_topics> tags: one line each with the

@@ -55,6 +55,10 @@ def test_request_carries_tools_system_and_three_cache_breakpoints(claude, custom
         "lookup_order",
         "check_return_eligibility",
         "initiate_return",
+        "check_cancellation",
+        "cancel_order",
+        "check_address_change",
+        "change_shipping_address",
         "lookup_policy",
         "hand_off_to_person",
     ]

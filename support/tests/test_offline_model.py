@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from orders.selectors import ChangeCode
 from orders.services import ReturnRefusal
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
@@ -293,7 +294,7 @@ def test_thanks_is_answered_in_kind():
         ("Can you recommend a good mystery novel?", "book recommendations"),
         ("Tell me a joke", "jokes"),
         ("Write a Python function to sort a list", "programming questions"),
-        ("Can I change my shipping address?", "changing or cancelling orders"),
+        ("Can I add another book to my order?", "changing orders"),
         ("What is the capital of France?", "that request"),
     ],
 )
@@ -531,7 +532,7 @@ def test_policy_result_is_quoted_verbatim():
 # The `message` of most codes is written for the model and must not reach the customer.
 MODEL_FACING = "Call check_return_eligibility for this order first."
 ERROR_REPLIES = {
-    ToolError.UNKNOWN_TOOL: ("cancel_order", {}, GENERIC_ERROR_REPLY),
+    ToolError.UNKNOWN_TOOL: ("refund_order", {}, GENERIC_ERROR_REPLY),
     ToolError.INVALID_ARGUMENTS: (
         "initiate_return",
         {"problems": [{"field": "(other)"}]},
@@ -562,10 +563,36 @@ ERROR_REPLIES = {
         "The items in this order are The Goldfinch and Sapiens.",
     ),
     ReturnRefusal.ALREADY_INITIATED: ("initiate_return", {}, "already part of an open return"),
+    ToolError.CHECK_NOT_DONE: ("cancel_order", {}, "I need to check it first"),
+    ToolError.NOT_CONFIRMED: (
+        "cancel_order",
+        {},
+        "I haven't changed your order yet. Please reply yes or no.",
+    ),
+    ToolError.INVALID_ADDRESS: (
+        "check_address_change",
+        {"problems": [{"field": "new_address.zip"}, {"field": "new_address.to"}]},
+        "the recipient's name and ZIP code are missing or not right",
+    ),
+    ChangeCode.SHIPPED: (
+        "cancel_order",
+        {"message": "This order has already shipped, so it can no longer be cancelled."},
+        "I couldn't make that change. This order has already shipped, so it can no longer be cancelled.",
+    ),
+    ChangeCode.DELIVERED: (
+        "change_shipping_address",
+        {"message": "Delivered already."},
+        "Delivered already.",
+    ),
+    ChangeCode.CANCELLED: ("change_shipping_address", {"message": "It is cancelled."}, "It is cancelled."),
 }
 
 
-@pytest.mark.parametrize("code", [*ToolError, *ReturnRefusal], ids=str)
+@pytest.mark.parametrize(
+    "code",
+    [*ToolError, *ReturnRefusal, *(code for code in ChangeCode if code != ChangeCode.ALLOWED)],
+    ids=str,
+)
 def test_every_tool_error_gets_a_plain_sentence(code):
     tool, extra, expected = ERROR_REPLIES[code]
     said = f"Yes, BK-10042 {SARAH}"
@@ -676,7 +703,7 @@ def test_a_plain_no_declines_the_return():
     [
         ("I think you sent me the wrong book", THANKS_REPLY),  # think is not thank
         ("can you pass this on to your team", "password"),  # pass is not password
-        ("Any chance my order will arrive by Friday?", "changing or cancelling"),  # chance is not change
+        ("Any chance my order will arrive by Friday?", "changing orders"),  # chance is not change
         ("I went shopping for a gift", "shipping"),  # shopping is not shipping
     ],
 )
@@ -837,9 +864,12 @@ def test_a_return_asked_among_other_words_is_a_return(words):
     assert text_of(reply).startswith("I can help with a return.")
 
 
-def test_a_request_refused_by_name_starts_no_task_the_phrasings_see_after_it():
-    reply = ask([customer("I want to cancel order BK-10042 and get a refund")])
-    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="changing or cancelling orders")
+def test_a_cancellation_with_a_refund_is_a_cancellation_not_a_return():
+    reply = ask([customer(f"I want to cancel order BK-10042 and get a refund, {SARAH}")])
+    assert tool_call_of(reply) == (
+        "check_cancellation",
+        {"order_id": "BK-10042", "customer_email": SARAH},
+    )
 
 
 def test_an_update_on_an_order_is_not_a_change_to_it():

@@ -8,9 +8,10 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 
 from orders.models import ReturnRecord
+from support.assistant.tools import TOOLS
 from support.assistant.turn import conversation_take_turn
 from support.llm.offline import OfflineModel
-from support.testing.prompt_cache import PromptCache, cost_index
+from support.testing.prompt_cache import PromptCache, cost_index, estimate_tokens
 
 CONVERSATION = (
     "How much does shipping cost?",
@@ -21,6 +22,12 @@ CONVERSATION = (
     "Thanks, that's all!",
 )
 OLD_DESIGN_COST_INDEX = 5500
+# 5,500 was measured with the five tools of the time. Order changes (issue 22) send four more tools with
+# every call, their rules (about 100 tokens of system prompt and reminder), and the shipping address a
+# lookup now returns (about 30 tokens of history once looked up). Read from the cache at a tenth of the
+# price, the budget grows by that much and no more.
+ORDER_CHANGE_TOOLS = ("check_cancellation", "cancel_order", "check_address_change", "change_shipping_address")
+ORDER_CHANGE_OTHER_TOKENS = 130
 
 
 class CachedModel:
@@ -60,4 +67,6 @@ def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
 
     assert len(usage) == 10  # two calls for each tool-using turn, one for the others
     assert sum(call["input_tokens"] for call in usage) == 0
-    assert cost_index(usage) <= 0.85 * OLD_DESIGN_COST_INDEX
+    added = estimate_tokens({"tools": [tool for tool in TOOLS if tool["name"] in ORDER_CHANGE_TOOLS]})
+    order_changes = len(usage) * 0.1 * (added + ORDER_CHANGE_OTHER_TOKENS)
+    assert cost_index(usage) <= 0.85 * OLD_DESIGN_COST_INDEX + order_changes

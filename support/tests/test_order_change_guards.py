@@ -1,0 +1,220 @@
+"""Cancelling an order and changing its address, guarded in the tools whatever the model does (layer 3):
+a scripted model misbehaves on purpose, through the real SDK. One test per guard."""
+
+import json
+
+import pytest
+
+from orders.models import Order, OrderChange, OrderChangeKind, OrderStatus
+from support.models import ConversationMessage, ConversationOrderChange
+from support.testing.messages_stub import ErrorReply, message, text, tool_use
+
+SARAH_PROCESSING = {"order_id": "BK-10103", "customer_email": "sarah.chen@example.com"}
+NEW_ADDRESS = {
+    "to": "Sarah Chen",
+    "line1": "9 Lake Shore Drive",
+    "city": "Chicago",
+    "state": "IL",
+    "zip": "60611",
+}
+
+pytestmark = pytest.mark.usefixtures("demo_data")
+
+
+def tool_results(request: dict) -> list[dict]:
+    blocks = request["messages"][-1]["content"]
+    return [json.loads(block["content"]) for block in blocks if block["type"] == "tool_result"]
+
+
+def order() -> Order:
+    return Order.objects.get(number="BK-10103")
+
+
+@pytest.fixture
+def cancel_checked(demo_data, claude, customer):
+    claude.reset(
+        message(tool_use("check_cancellation", SARAH_PROCESSING)),
+        message(text("It has not shipped. Shall I cancel it?")),
+    )
+    customer.send("Can I cancel BK-10103? sarah.chen@example.com")
+
+
+@pytest.fixture
+def address_checked(demo_data, claude, customer):
+    claude.reset(
+        message(tool_use("check_address_change", {**SARAH_PROCESSING, "new_address": NEW_ADDRESS})),
+        message(text("It would go to Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611. Shall I change it?")),
+    )
+    customer.send(
+        "Send BK-10103 to Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611. sarah.chen@example.com"
+    )
+
+
+def test_cancel_without_a_check_is_refused(claude, customer):
+    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Let me check first.")))
+    customer.send("yes cancel BK-10103, sarah.chen@example.com")
+
+    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert order().status == OrderStatus.PROCESSING
+
+
+def test_cancel_in_the_turn_of_its_check_is_refused_the_customer_has_not_answered(claude, customer):
+    claude.reset(
+        message(tool_use("check_cancellation", SARAH_PROCESSING)),
+        message(tool_use("cancel_order", SARAH_PROCESSING)),
+        message(text("Shall I cancel it?")),
+    )
+    customer.send("yes, cancel BK-10103 sarah.chen@example.com")
+
+    assert tool_results(claude.requests[2])[0]["error"] == "not_confirmed"
+    assert order().status == OrderStatus.PROCESSING
+
+
+@pytest.mark.parametrize(
+    "words", ["no wait", "hmm, maybe later", "don't cancel it", "what's your return policy?"]
+)
+@pytest.mark.usefixtures("cancel_checked")
+def test_cancel_after_words_that_are_not_a_yes_is_refused(claude, customer, words):
+    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Okay.")))
+    customer.send(words)
+
+    assert tool_results(claude.requests[1])[0]["error"] == "not_confirmed"
+    assert order().status == OrderStatus.PROCESSING
+
+
+@pytest.mark.usefixtures("cancel_checked")
+def test_cancel_after_a_yes_cancels_records_and_links_the_change_to_the_conversation(claude, customer):
+    claude.reset(
+        message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Order BK-10103 is now cancelled."))
+    )
+    response = customer.send("yes please cancel it")
+
+    assert response.json()["reply"] == "Order BK-10103 is now cancelled."
+    change = OrderChange.objects.get()
+    assert (change.kind, order().status) == (OrderChangeKind.CANCELLED, OrderStatus.CANCELLED)
+    assert ConversationOrderChange.objects.get().order_change == change
+
+
+@pytest.mark.usefixtures("cancel_checked")
+def test_a_cancel_asked_again_changes_nothing_and_says_so(claude, customer):
+    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Cancelled.")))
+    customer.send("yes")
+    claude.reset(
+        message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("It was already cancelled."))
+    )
+    customer.send("yes")
+
+    assert tool_results(claude.requests[1])[0]["already_cancelled"] is True
+    assert OrderChange.objects.count() == 1
+
+
+@pytest.mark.usefixtures("cancel_checked")
+def test_an_order_shipped_between_the_check_and_the_yes_is_not_cancelled(claude, customer):
+    Order.objects.filter(number="BK-10103").update(
+        status=OrderStatus.SHIPPED, tracking_number="1Z999AA10111111111"
+    )
+    claude.reset(
+        message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("It has already shipped."))
+    )
+    customer.send("yes")
+
+    result = tool_results(claude.requests[1])[0]
+    assert result["error"] == "already_shipped"
+    assert "can no longer be cancelled" in result["message"]
+    assert not OrderChange.objects.exists()
+
+
+@pytest.mark.usefixtures("cancel_checked")
+def test_a_cancel_made_before_the_model_fails_is_told_and_kept(claude, customer):
+    claude.reset(
+        message(tool_use("cancel_order", SARAH_PROCESSING)), *[ErrorReply(529, "overloaded_error")] * 2
+    )
+    response = customer.send("yes")
+
+    assert response.status_code == 200
+    assert response.json()["reply"].startswith("Order BK-10103 is cancelled.")
+    assert order().status == OrderStatus.CANCELLED
+    stored = json.dumps([m.content for m in ConversationMessage.objects.all()])
+    assert "cancel_order" in stored  # the step that cancelled, committed with the cancellation
+
+
+@pytest.mark.usefixtures("address_checked")
+def test_the_address_written_is_the_one_read_back_and_confirmed(claude, customer):
+    claude.reset(
+        message(tool_use("change_shipping_address", SARAH_PROCESSING)),
+        message(text("Done, it will go there.")),
+    )
+    customer.send("Yes, that's right")
+
+    order_now = order()
+    assert (order_now.ship_line1, order_now.ship_city, order_now.ship_zip) == (
+        "9 Lake Shore Drive",
+        "Chicago",
+        "60611",
+    )
+    change = OrderChange.objects.get()
+    assert change.before["line1"] == "418 Maple Avenue"
+    assert change.after["line1"] == "9 Lake Shore Drive"
+
+
+def test_an_address_change_without_its_check_is_refused(claude, customer, cancel_checked):
+    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+    customer.send("yes")  # to cancelling: no address was ever read back
+
+    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert order().ship_line1 == "418 Maple Avenue"
+
+
+@pytest.mark.parametrize(
+    ("fields", "problems"),
+    [
+        (
+            {"line1": "9 Lake\x1b[2J Shore Drive"},
+            [("new_address.line1", "must not contain control or invisible characters")],
+        ),
+        ({"city": "C" * 10_000}, [("new_address.city", "must be at most 60 characters")]),
+        ({"state": "Ontario", "zip": "M5V 2T6"}, [("new_address.state", None), ("new_address.zip", None)]),
+    ],
+)
+def test_a_malformed_address_is_named_by_field_without_echo_and_not_kept(claude, customer, fields, problems):
+    claude.reset(
+        message(
+            tool_use("check_address_change", {**SARAH_PROCESSING, "new_address": {**NEW_ADDRESS, **fields}})
+        ),
+        message(text("Some of that address is not right.")),
+    )
+    customer.send("Send BK-10103 elsewhere please, sarah.chen@example.com")
+    [result] = tool_results(claude.requests[1])
+    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+    customer.send("yes")
+
+    assert result["error"] == "invalid_address"
+    named = [(problem["field"], problem["problem"]) for problem in result["problems"]]
+    assert [field for field, _ in named] == [field for field, _ in problems]
+    assert all(wanted in (None, said) for (_, said), (_, wanted) in zip(named, problems, strict=True))
+    for value in fields.values():
+        assert value[:12] not in json.dumps(result)  # problems are named, never echoed
+    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert order().ship_line1 == "418 Maple Avenue"
+
+
+def test_the_address_is_told_only_with_the_email_on_the_order(claude, customer):
+    claude.reset(
+        message(
+            tool_use(
+                "check_address_change",
+                {
+                    **SARAH_PROCESSING,
+                    "customer_email": "james.murphy@example.com",
+                    "new_address": NEW_ADDRESS,
+                },
+            )
+        ),
+        message(tool_use("lookup_order", {**SARAH_PROCESSING, "customer_email": "james.murphy@example.com"})),
+        message(text("No order matches.")),
+    )
+    customer.send("Where does BK-10103 go? james.murphy@example.com")
+
+    results = tool_results(claude.requests[1]) + tool_results(claude.requests[2])
+    assert [result.get("error") for result in results] == ["order_not_found", "order_not_found"]
+    assert "Maple" not in json.dumps(claude.requests)
