@@ -5,7 +5,17 @@ from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from orders.models import Order, OrderItem, ReturnLine, ReturnRecord, ReturnStatus, ReturnStatusChange
+from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
+from orders.models import (
+    Order,
+    OrderChange,
+    OrderChangeKind,
+    OrderItem,
+    ReturnLine,
+    ReturnRecord,
+    ReturnStatus,
+    ReturnStatusChange,
+)
 from orders.services import ReturnStatusNotAllowed, return_next_statuses, return_record_set_status
 
 
@@ -29,6 +39,49 @@ class OrderItemInline(ReadOnlyInline):
     readonly_fields = fields
 
 
+def _staff_name(user) -> str:
+    # A name, not a link: support staff may not open user accounts.
+    return user.get_full_name() or user.get_username()
+
+
+def order_change_summary(change: OrderChange) -> str:
+    """What changed, in a line staff read: "processing to cancelled", or the old and new address."""
+    if change.kind == OrderChangeKind.CANCELLED:
+        return f"{change.before.get('status', '?')} to {change.after.get('status', '?')}"
+    before, after = (_address_line(fields) for fields in (change.before, change.after))
+    return f"from {before} to {after}"
+
+
+def _address_line(fields: dict) -> str:
+    if not fields:
+        return "none on file"
+    return ShippingAddress(**{name: str(fields.get(name, "")) for name in ADDRESS_FIELDS}).one_line()
+
+
+class OrderChangeInline(ReadOnlyInline):
+    """Every change to the order after it was placed: what, before and after, by whom, when."""
+
+    model = OrderChange
+    fields = ["kind", "what_changed", "changed_by_name", "changed_at"]
+    readonly_fields = fields
+    verbose_name = "change"
+    verbose_name_plural = "changes after the order was placed"
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.has_perm("orders.view_order")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("changed_by")
+
+    @admin.display(description="what changed")
+    def what_changed(self, obj):
+        return order_change_summary(obj)
+
+    @admin.display(description="by")
+    def changed_by_name(self, obj):
+        return _staff_name(obj.changed_by) if obj.changed_by else "the customer"
+
+
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
     list_display = [
@@ -43,12 +96,30 @@ class OrderAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
-    inlines = [OrderItemInline]
+    inlines = [OrderItemInline, OrderChangeInline]
+    # Status and address change only through the order services (which record who and when).
+    readonly_fields = ["status", "shipping_address"]
+    fieldsets = [
+        (None, {"fields": ["number", "customer_name", "customer_email", "status", "total"]}),
+        (
+            "Dates and delivery",
+            {"fields": ["ordered_on", "delivered_on", "tracking_number", "shipping_address"]},
+        ),
+    ]
+
+    @admin.display(description="shipping address")
+    def shipping_address(self, obj):
+        address = shipping_address_of(order=obj)
+        return address.one_line() if address else "none on file"
 
     @admin.display(description="total", ordering="total")
     def total_in_dollars(self, obj):
         # The store sells in US dollars only (it ships to the 50 states).
         return f"${obj.total:,.2f}"
+
+    def has_add_permission(self, request):
+        # Orders come from the store (its import, or the demo fixture), never made up here.
+        return False
 
     def has_delete_permission(self, request, obj=None):
         # Returns protect orders, and order history is evidence: never delete here.
@@ -79,9 +150,7 @@ class ReturnStatusChangeInline(ReadOnlyInline):
 
     @admin.display(description="changed by")
     def changed_by_name(self, obj):
-        # A name, not a link: support staff may not open user accounts.
-        user = obj.changed_by
-        return (user.get_full_name() or user.get_username()) if user else "the system"
+        return _staff_name(obj.changed_by) if obj.changed_by else "the system"
 
 
 @admin.register(ReturnRecord)

@@ -60,6 +60,20 @@ class TestOrderAdminForSupportStaff:
         order.refresh_from_db()
         assert order.customer_name == "Sarah Chen"
 
+    def test_even_a_superuser_changes_status_and_address_only_through_the_services(
+        self, demo_data, superuser_client
+    ):
+        order = Order.objects.get(number="BK-10103")
+        html = superuser_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+        superuser_client.post(
+            f"/admin/orders/order/{order.pk}/change/",
+            {"status": "cancelled", "ship_line1": "1 Elsewhere", "customer_name": "Sarah Chen"},
+        )
+        assert 'name="status"' not in html and 'name="ship_line1"' not in html
+        assert superuser_client.get("/admin/orders/order/add/").status_code == 403
+        order.refresh_from_db()
+        assert (order.status, order.ship_line1) == ("processing", "418 Maple Avenue")
+
     def test_frozen_clock_notice_is_shown(self, demo_data, staff_client):
         html = staff_client.get("/admin/").content.decode()
         assert "The store's clock is frozen at 2026-04-14" in html

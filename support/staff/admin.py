@@ -17,7 +17,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
-from orders.admin import OrderAdmin, ReturnRecordAdmin
+from orders.admin import OrderAdmin, OrderChangeInline, ReturnRecordAdmin, order_change_summary
 from orders.models import Order, ReturnRecord
 from support.conversations.handoff import (
     ConversationActionRefused,
@@ -188,6 +188,10 @@ class ConversationAdmin(admin.ModelAdmin):
             "entries": conversation_staff_transcript(conversation=conversation),
             "orders": conversation.orders.all(),
             "returns": conversation.returns.all(),
+            "order_changes": [
+                (change, order_change_summary(change))
+                for change in conversation.order_changes.select_related("order").order_by("changed_at")
+            ],
             "can_act": self.has_change_permission(request, conversation),
             "draft": draft,
             "waited": timesince(conversation.handoff_at) if conversation.handoff_at else "",
@@ -291,9 +295,31 @@ admin.site.unregister(Order)
 admin.site.unregister(ReturnRecord)
 
 
+class OrderChangeWithConversationInline(OrderChangeInline):
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("conversation_link")
+
+    @admin.display(description="by")
+    def changed_by_name(self, obj):
+        link = getattr(obj, "conversation_link", None)
+        if obj.changed_by is None and link is not None:
+            url = reverse("admin:support_conversation_change", args=[link.conversation_id])
+            return format_html(
+                'the customer, through the assistant in <a href="{}">conversation {}</a>',
+                url,
+                link.conversation_id,
+            )
+        return super().changed_by_name(obj)
+
+
 @admin.register(Order)
 class OrderWithConversationsAdmin(OrderAdmin):
     readonly_fields = [*OrderAdmin.readonly_fields, "conversation_links"]
+    inlines = [
+        OrderChangeWithConversationInline if inline is OrderChangeInline else inline
+        for inline in OrderAdmin.inlines
+    ]
+    fieldsets = [*OrderAdmin.fieldsets, ("Support", {"fields": ["conversation_links"]})]
 
     @admin.display(description="conversations that looked it up")
     def conversation_links(self, obj):

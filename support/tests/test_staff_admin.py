@@ -7,7 +7,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission
 from django.utils import timezone
 
-from orders.models import ReturnRecord
+from orders.models import Order, ReturnRecord
 from support.conversations.handoff import conversation_assign
 from support.models import (
     Conversation,
@@ -181,6 +181,33 @@ class TestLinksBetweenTheChatAndTheStore:
         assert f'href="{_page(conversation)}"' in order_html
         assert f'href="{_page(conversation)}"' in return_html
         assert f'href="/admin/orders/returnrecord/{record.pk}/change/"' in page_html
+
+    def test_a_cancellation_shows_on_the_order_and_on_the_conversation_with_who_asked(
+        self, staff_client, claude
+    ):
+        order = {"order_id": "BK-10103", "customer_email": "sarah.chen@example.com"}
+        claude.reset(
+            message(tool_use("check_cancellation", order)),
+            message(text("It has not shipped. Shall I cancel it?")),
+            message(tool_use("cancel_order", order)),
+            message(text("Order BK-10103 is now cancelled.")),
+        )
+        chat = ChatClient()
+        chat.send("Cancel BK-10103 please, sarah.chen@example.com")
+        chat.send("Yes, cancel it")
+        conversation = Conversation.objects.get()
+        order_row = Order.objects.get(number="BK-10103")
+
+        order_html = staff_client.get(f"/admin/orders/order/{order_row.pk}/change/").content.decode()
+        page_html = staff_client.get(_page(conversation)).content.decode()
+        assert "processing to cancelled" in order_html
+        assert (
+            f'through the assistant in <a href="{_page(conversation)}">conversation {conversation.pk}</a>'
+            in order_html
+        )
+        assert "418 Maple Avenue, Apt 2B, Evanston, IL 60201" in order_html  # the address, read-only
+        assert 'name="status"' not in order_html  # moved only through the services, never edited here
+        assert "BK-10103</a> cancelled (processing to cancelled)" in page_html
 
 
 class TestPermissions:
