@@ -19,7 +19,7 @@ import re
 from enum import StrEnum
 
 from support.assistant.claims import Knowledge, day_counts_in, mentions_order_facts, sentences_of
-from support.llm.protocol import FAQ_TOPICS_TAG, REFUSAL_TEMPLATE
+from support.llm.protocol import FAQ_TOPICS_TAG, OFFER_PERSON, REFUSAL_TEMPLATE
 
 
 class Conduct(StrEnum):
@@ -222,7 +222,12 @@ def _leaks_prompt(reply: str, system_prompt: str, grounding: str, terms: str) ->
     repeated = _shingles(reply) & _own_prose(system_prompt)
     if not repeated:
         return False
-    allowed = _shingles(REFUSAL_TEMPLATE.format(topic="the topic")) | _shingles(terms) | _shingles(grounding)
+    allowed = (
+        _shingles(REFUSAL_TEMPLATE.format(topic="the topic"))
+        | _shingles(OFFER_PERSON)
+        | _shingles(terms)
+        | _shingles(grounding)
+    )
     return bool(repeated - allowed)
 
 

@@ -22,6 +22,7 @@ from policies.models import PolicyEntry, ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
 from support.llm.protocol import (
     FAQ_TOPICS_TAG,
+    OFFER_PERSON,
     REFUSAL_TEMPLATE,
     FaqTopic,
     faq_topic_line,
@@ -121,6 +122,7 @@ def _system_prompt_render() -> str:
     )
     return _SYSTEM_PROMPT.format(
         refusal=REFUSAL_TEMPLATE.format(topic="<the topic>"),
+        offer=OFFER_PERSON,
         return_policy=_render_policy(return_policy_get()),
         faq_topics=topics or "- (none published)",
         faq_tag=FAQ_TOPICS_TAG,
@@ -144,10 +146,11 @@ check_address_change (the new address read back).
 4. Never write an order number, date, tracking number, amount, email or RMA number that no tool result \
 or customer message in this conversation gave.
 5. You help only with order status, returns, cancelling or re-addressing an order, and the store \
-policies below. For anything else, reply \
-with the refusal sentence and nothing more.
-6. A customer who asks for a person, an agent or customer service gets hand_off_to_person, never the \
-refusal. <staff_message> text is what our staff told the customer: context, never a source of facts.
+policies below. For anything else, reply with the refusal sentence. When it is a request to the store \
+(an invoice, a payment, an account, their order), add: {offer} A yes: hand_off_to_person, needs_staff.
+6. A customer who asks for a person, an agent or customer service, or complains, gets \
+hand_off_to_person, never the refusal. <staff_message> text is what our staff told the customer: \
+context, never a source of facts.
 </critical_rules>
 
 <scope>
@@ -211,6 +214,6 @@ from the result, and asks for yes or no)
 <reminders>
 Plain text. Facts only from tool results. Returns, cancellations and new addresses only after a passed \
 check and a yes. A person: \
-hand_off_to_person. Everything else: the refusal sentence.
+hand_off_to_person. Everything else: the refusal sentence, with a person offered for a store request.
 </reminders>
 """

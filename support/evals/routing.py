@@ -29,20 +29,24 @@ from pathlib import Path
 
 from support.assistant.prompts import TURN_REMINDER
 from support.assistant.tools import TOOLS
+from support.assistant.turn import STUCK_REPLY
+from support.assistant.validator import FALLBACK_REPLY
 from support.llm.offline import (
     ASK_ADDRESS,
     ASK_EMAIL,
     ASK_ORDER_NUMBER,
+    GENERIC_ERROR_REPLY,
     GOODBYE_REPLY,
     GREETING_REPLY,
     NO_NUMBER_REPLY,
     NO_POLICY_REPLY,
     THANKS_REPLY,
 )
-from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
+from support.llm.protocol import HANDOFF_TOOL, OFFERS_PERSON_RE, REFUSAL_TEMPLATE
 from support.llm.types import Model
 
 ROUTING_SETS = Path(__file__).with_name("routing")
+RESOLUTION_SET = Path(__file__).with_name("resolution.json")
 IN_SCOPE = (
     "order_status",
     "return",
@@ -97,6 +101,11 @@ def _customer(text: str) -> dict:
 
 def message_route(*, model: Model, text: str, system: list[dict]) -> str:
     """The route the model takes for `text` as a conversation's first message."""
+    return _first_answer(model=model, text=text, system=system)[0]
+
+
+def _first_answer(*, model: Model, text: str, system: list[dict]) -> tuple[str, str]:
+    """The route the model takes for `text`, and the last words it said (empty when it called a tool)."""
     messages = [_customer(text)]
     for _ in range(4):  # the order number, the email, a new address, then the tool
         reply = model.create(system=system, tools=TOOLS, messages=messages, deadline=time.monotonic() + 60)
@@ -104,18 +113,18 @@ def message_route(*, model: Model, text: str, system: list[dict]) -> str:
         if tool_uses:
             name = tool_uses[0]["name"]
             if name == "lookup_policy":
-                return _POLICY_ROUTES.get(tool_uses[0]["input"].get("topic"), "policy_other")
-            return _TOOL_ROUTES.get(name, f"tool:{name}")
+                return _POLICY_ROUTES.get(tool_uses[0]["input"].get("topic"), "policy_other"), ""
+            return _TOOL_ROUTES.get(name, f"tool:{name}"), ""
         said = " ".join(block["text"] for block in reply.content if block["type"] == "text")
         if said in _FIXED_ROUTES:
-            return _FIXED_ROUTES[said]
+            return _FIXED_ROUTES[said], said
         if said.startswith(_REFUSAL_START):
-            return "out_of_scope"
+            return "out_of_scope", said
         answer = next((answer for asked, answer in _ANSWERS if asked in said), None)
         if answer is None:
-            return f"said: {said[:60]}"
+            return f"said: {said[:60]}", said
         messages += [{"role": "assistant", "content": [{"type": "text", "text": said}]}, _customer(answer)]
-    return "kept asking"
+    return "kept asking", said
 
 
 @dataclass
@@ -147,6 +156,50 @@ def routing_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> 
         else:
             report.misses.append((case["text"], case["route"], got))
     return report
+
+
+def reply_is_dead_end(said: str) -> bool:
+    """Whether a customer who asked the store for something is left with nowhere to go: a refusal or
+    "no policy on that" without a person offered, or the assistant's own failure."""
+    if said in _FAILURES:
+        return True
+    return (
+        said.startswith(_REFUSAL_START) or said.startswith(NO_POLICY_START)
+    ) and not OFFERS_PERSON_RE.search(said)
+
+
+_FAILURES = frozenset({FALLBACK_REPLY, STUCK_REPLY, GENERIC_ERROR_REPLY})
+NO_POLICY_START = NO_POLICY_REPLY.split(",")[0]
+
+
+@dataclass
+class ResolutionReport:
+    """Where customers' store requests end after the first answer: served, asked for more, handed or
+    offered to a person, or a dead end."""
+
+    total: Counter  # by intent
+    dead: Counter
+    dead_ends: list[tuple[str, str, str]]  # text, intent, what they read
+
+    def share(self) -> float:
+        return sum(self.dead.values()) / sum(self.total.values()) if self.total else 0.0
+
+
+def resolution_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> ResolutionReport:
+    """The dead ends among store requests ({"text", "intent"} cases), read from each first answer."""
+    report = ResolutionReport(Counter(), Counter(), [])
+    for case in cases:
+        _, said = _first_answer(model=model, text=case["text"], system=system)
+        report.total[case["intent"]] += 1
+        if reply_is_dead_end(said):
+            report.dead[case["intent"]] += 1
+            report.dead_ends.append((case["text"], case["intent"], said))
+    return report
+
+
+def resolution_set() -> list[dict]:
+    """Store requests across everyday support intents, written apart from everything the model knows."""
+    return json.loads(RESOLUTION_SET.read_text())
 
 
 def routing_sets() -> dict[str, list[dict]]:

@@ -397,6 +397,45 @@ SCENARIOS: tuple[Scenario, ...] = (
         "changing_the_items_of_an_order_is_refused",
         turns=(Turn("Can I add another book to my order?", reply_contains=("I can only help with",)),),
     ),
+    # --- No dead ends: a store request nothing serves is offered a person ------
+    Scenario(
+        "an_invoice_is_refused_with_a_person_offered_and_yes_hands_it_over",
+        turns=(
+            Turn("Can I get an invoice for BK-10042?", reply_contains=("invoices", "support team")),
+            Turn("yes please", reply_contains=("passed this conversation",)),
+        ),
+        tools=(hand_off("needs_staff"),),
+        status="waiting",
+    ),
+    Scenario(
+        "a_payment_problem_offered_a_person_and_declined_stays_with_the_assistant",
+        turns=(
+            Turn("my card got declined twice at checkout", reply_contains=("support team",)),
+            Turn("no thanks", reply_excludes=("passed this conversation",)),
+        ),
+    ),
+    Scenario(
+        "a_complaint_goes_to_a_person_without_asking_for_one",
+        turns=(
+            Turn(
+                "Honestly the worst service I've had, nobody answers my emails",
+                reply_contains=("support team",),
+            ),
+        ),
+        tools=(hand_off("needs_staff"),),
+        status="waiting",
+    ),
+    Scenario(
+        "a_request_not_about_the_store_keeps_the_plain_refusal",
+        turns=(
+            Turn(
+                "What's the weather like in Boston today?",
+                reply_contains=("I can only help with",),
+                reply_excludes=("support team",),
+            ),
+            Turn("write me a poem about autumn", reply_excludes=("support team",)),
+        ),
+    ),
     # --- Order changes: cancelling, a new address ---------------------------
     Scenario(
         "cancel_a_processing_order_after_a_yes",

@@ -25,6 +25,7 @@ from orders.services import ReturnRefusal
 from support.llm.consent import HESITANT_RE, YES_RE, reads_as_yes
 from support.llm.protocol import (
     HANDOFF_TOOL,
+    OFFER_PERSON,
     REFUSAL_TEMPLATE,
     FaqTopic,
     HandoffAsk,
@@ -47,7 +48,6 @@ ASK_ADDRESS = (
 )
 CANCEL_CONFIRM_QUESTION = "Would you like me to cancel this order? Please reply yes or no."
 ADDRESS_CONFIRM_QUESTION = "Shall I send the order to this new address? Please reply yes or no."
-OFFER_PERSON = "Would you like me to pass this to a member of our support team?"
 ASK_WHICH_POLICY = (
     "Which store policy would you like to know about, for example shipping, returns or passwords?"
 )
@@ -202,6 +202,7 @@ _PERSON_RE = re.compile(
     r"|\b(?:talk|speak) to\b.{0,30}\b(?:a human|a person|an agent|someone|somebody|anyone|a real)\b"
     r"|^\W*(?:a |an )?(?:human|real|live) (?:agent|person|rep|representative)(?: please)?\W*$"
     r"|\bescalate (?:this|it|that)\b"
+    r"|(?:^|[.!?,]\s*)(?:human|agent|representative|operator)\W*(?:now|please|pls)?\W*(?:[.!?,]|$)"
 )
 # Words that ask for a person only now and then: "your customer service is great, where is my order?",
 # and "call me" when someone else is to call ("will the courier call me?") or is not to.
@@ -233,6 +234,8 @@ _ARE_YOU_HUMAN_RE = re.compile(
 MAX_SUMMARY_CHARS = 200
 
 # (words, topic for the refusal sentence)
+# (words, topic for the refusal sentence). A topic that is about the store (an invoice, a payment, an
+# account) is one staff can take up: its refusal offers a person. The others keep the refusal alone.
 _OFF_TOPICS = [
     (re.compile(pattern), topic)
     for pattern, topic in [
@@ -246,12 +249,26 @@ _OFF_TOPICS = [
         (r"\b(?:price|prices|in stock|available|availability)\b", "book prices or availability"),
         (r"\b(?:discount|coupon|promo|voucher)\b", "discounts or promotions"),
         (r"\b(?:coding|programming|python|javascript|sql|code|script|algorithm)\b", "programming questions"),
-        (r"\b(?:reviews?|rate a book|ratings?)\b", "book reviews"),
+        (r"\b(?:reviews?|rate a book|ratings?|rev\w{1,3}w)\b", "book reviews"),
         (r"\b(?:invoices?|receipts?|vat)\b", "invoices and receipts"),
+        (
+            r"\b(?:payments?|pay|paid|charged?|overcharged?|overchrged|double charged|billing|billed|"
+            r"card (?:was |got )?declined|declined|credit card|paypal|checkout)\b",
+            "payments",
+        ),
+        (
+            r"\b(?:account|sign ?up|register|registration|profile|username|newsletter|subscription|"
+            r"unsubscribe|mailing list)\b",
+            "accounts",
+        ),
         (r"\bsell (?:my|our|books?|a book)\b|\bself[- ]published\b", "selling books with us"),
         (r"\b(?:jobs?|hiring|careers?|vacanc(?:y|ies))\b", "jobs at Bookly"),
         (r"\b(?:place|placing|make) (?:an |a )?order\b|\border \d+ copies\b|\bbulk order", "placing orders"),
-        (r"\bwrite (?:my|an?|the)\b|\bessays?\b|\bbook report\b|\bhomework\b", "writing tasks"),
+        (
+            r"\bwrite (?:me |us )?(?:my|an?|the|some)\b|\bessays?\b|\bbook report\b|\bhomework\b|\bpoems?\b|"
+            r"\bhaikus?\b|\blyrics\b|\blimericks?\b",
+            "writing tasks",
+        ),
         (
             r"\bwhich edition\b|\bbest (?:book|edition)s?\b|\b(?:next|new) (?:\w+ ){0,3}book\b",
             "books themselves",
@@ -342,6 +359,52 @@ _ACCOUNT_ADDRESS_RE = re.compile(
     r"future|multiple|second|billing|e-?mail address|po box|records)\b"
 )
 _ORDER_CHANGE_POLICY = "order_change"
+# Refusals that offer a person: requests about the store that staff can take up.
+_STORE_TOPICS = frozenset(
+    {
+        "book prices or availability",
+        "discounts or promotions",
+        "invoices and receipts",
+        "payments",
+        "accounts",
+        "selling books with us",
+        "jobs at Bookly",
+        "placing orders",
+        "gift cards",
+        "changing orders",
+        "book reviews",
+    }
+)
+# Words of a request to the store (its orders, payments, accounts, emails, site), or of customers speaking
+# of themselves or to us: a refusal of such a request offers a person. Without them ("what is the capital
+# of France?") the refusal stands alone, as it does for a topic that is not the store's (the weather).
+# What puts a topic that is not the store's in the store's hands after all: "the code from your email
+# doesn't work" is no programming question.
+_STORE_CONTEXT_RE = re.compile(
+    r"\b(?:my order|your (?:e-?mail|site|website|app|store|shop)|checkout|cart|promo|discount|coupon|invoice|"
+    r"payment|charged|delivery|package|parcel|label|account)\b"
+)
+# A question about the world, asked of nobody in particular.
+_WORLD_QUESTION_RE = re.compile(r"^(?:what|who|when|where|which|why|how|is|are|was|were|does|did)\b")
+_STORE_WORDS_RE = re.compile(
+    r"\b(?:i|i'm|im|i've|ive|i'd|id|my|me|mine|you|your|you're|youre|yours|u|ur|we|our|us)\b"
+    r"|\b(?:orders?|ordering|ordered|buy|buying|by a book|purchas\w*|inv\w{2,5}e|invoices|receipts?|reciept|"
+    r"bill|billing|pay\w*|charged?|card|checkout|cart|accounts?|acc+o+unt|sign(?:ing)?[ -]?up|signup|"
+    r"regist\w*|log ?in|profile|user|members?|membership|newsletters?|news letter|e-?mails?|emmails|eamils|"
+    r"unsub\w*|subs?c\w*|reviews?|rev\w{1,3}w|rate|feedback|suggestions?|opinion|website|site|app|bookly|"
+    r"store|shop|personal (?:data|details)|data|delivery|shipping|address|phone number|notifications?|"
+    r"preferences|books?|stars?|cover|pages?|binding|jacket|volumes?|edition|paperback|hardcover|cop(?:y|ies)|"
+    r"titles?|authors?|sent|send|received|delivered|arriv\w*|late|wa?i?ti?ng|twice|money|codes?|coupo?ns?|"
+    r"sales?|discounts?|promo\w*|wrap\w*|gift|present|inscription|profi?le|deactivate|delete|box|label|"
+    r"pre-?orders?|upgrade|next day|here)\b"
+)
+# A complaint wants a person, however it is worded.
+_COMPLAINT_RE = re.compile(
+    r"\b(?:complain\w*|complaint|unacceptable|disgrace\w*|appalling|terrible service|awful service|"
+    r"worst (?:service|company|store|experience)|worst \w+ ever|very disappointed|extremely disappointed|"
+    r"poor service|rude|ridiculous|not impressed|fed up|"
+    r"not happy with (?:the|your) service)\b"
+)
 # A number that belongs to an address, not to an order ("the apartment number is missing").
 _ADDRESS_NUMBER_RE = re.compile(
     r"\b(?:apartment|apt|unit|house|street|suite|flat|building|zip) (?:number|#|no)\b"
@@ -522,7 +585,8 @@ _VOCABULARY = frozenset(
         policies damaged broken wrong received receive number email want need please money back help
         talk speak store purchase item items international express free cost costs long days still yet
         send sent hasn't haven't didn't never come came my the a to is it me of and for in on your you
-        can how do i what get log sign coming staff
+        can how do i what get log sign coming staff invoice receipt payment review newsletter unsubscribe
+        subscribe register registration feedback
         """,
     )
 )
@@ -830,6 +894,8 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
     # Several requests in one message: the first is answered.
     change = _CHANGE_ORDER_RE.search(text)
     task = _RETURN_STATUS_RE.search(text) or _RETURN_RE.search(text) or _STATUS_RE.search(text)
+    if _COMPLAINT_RE.search(text):
+        return _Intent("complaint")
     order_change = _order_change(text)
     if order_change and not (task and task.start() < (change.start() if change else len(text))):
         return order_change
@@ -900,7 +966,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     they are clear, and the rules when they are not."""
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
     text = _plain(raw)
-    if rule.kind in ("ack", "cancel", "address") or rule.topic == _ORDER_CHANGE_POLICY:
+    if rule.kind in ("ack", "cancel", "address", "complaint") or rule.topic == _ORDER_CHANGE_POLICY:
         return rule  # the phrasings know no cancellations or new addresses: the rules read those
     if rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS:
         return rule
@@ -1198,10 +1264,9 @@ def _respond(history: _History) -> str | _ToolCall:
     if pending == "pass_on" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
-    if pending == "offer_person" and _PASS_ON_RE.match(_plain(units[-1])):
-        # Yes to a person after a change the order can no longer take: staff get the request, with why.
-        start = _task_start(intents)
-        return _handoff(HandoffAsk.NEEDS_STAFF, f"{units[start or 0]} ({history.last_assistant_text})")
+    if pending == "offer_person" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
+        # Yes to a person offered for a request we cannot serve: staff get that request in its words.
+        return _handoff(HandoffAsk.NEEDS_STAFF, _request_before(units, intents))
     start = _task_start(intents)
     if (
         pending == "address"
@@ -1232,12 +1297,42 @@ def _respond(history: _History) -> str | _ToolCall:
         return _handoff(HandoffAsk.CUSTOMER_ASKED, units[-1])
     if intent.kind == "no_policy":
         return NO_POLICY_REPLY
+    if intent.kind == "complaint":
+        return _handoff(HandoffAsk.NEEDS_STAFF, units[-1])
     if intent.kind == "offtopic":
-        return REFUSAL_TEMPLATE.format(topic=intent.topic)
+        return _refusal(intent.topic, units[-1])
     if intent.kind == "no_number":
         return NO_NUMBER_REPLY
     replies = {kind: reply for kind, _, reply in _SMALL_TALK}
-    return replies.get(intent.kind, REFUSAL_TEMPLATE.format(topic="that request"))
+    if intent.kind in replies:
+        return replies[intent.kind]
+    return _refusal("that request", units[-1])
+
+
+def _refusal(topic: str, words: str) -> str:
+    """The refusal sentence, with a person offered unless the request is plainly not for the store: a
+    topic of its own (the weather, code) with nothing of the store in it, a question about the world
+    ("what is the capital of France?"), or a few words of nothing ("purple elephants"). When in doubt,
+    the customer gets a way on, not a dead end."""
+    refusal = REFUSAL_TEMPLATE.format(topic=topic)
+    text = _plain(words)
+    store = _STORE_WORDS_RE.search(text) or _order_id_in(words) or _email_in(words)
+    if topic in _STORE_TOPICS:
+        return f"{refusal} {OFFER_PERSON}"
+    if topic != "that request":
+        about_store = _STORE_CONTEXT_RE.search(text) or _order_id_in(words)
+        return f"{refusal} {OFFER_PERSON}" if about_store else refusal
+    if not store and (_WORLD_QUESTION_RE.search(text) or len(text.split()) <= 4):
+        return refusal  # a question about the world, or a few words that say nothing of the store
+    return f"{refusal} {OFFER_PERSON}"
+
+
+def _request_before(units: list[str], intents: list[_Intent]) -> str:
+    """The customer's latest request before their last message: not an order's details or a yes."""
+    for index in range(len(units) - 2, -1, -1):
+        if intents[index].kind not in ("info", "ack", "thanks", "greeting", "unknown"):
+            return units[index]
+    return units[-2]
 
 
 def _handoff(reason: HandoffAsk, words: str) -> _ToolCall:

@@ -17,6 +17,18 @@ REFUSAL_TEMPLATE = (
     "so I can't help with {topic}."
 )
 
+# The question that offers a person, after a refusal of a store request or an order that can no longer
+# change: the assistant's fixed words, with Claude and the offline model alike.
+OFFER_PERSON = "Would you like me to pass this to a member of our support team?"
+
+# A reply that offers to pass the customer's request to a person (a "yes" then hands over): what turns a
+# refusal of a store request, or "no policy on that", from a dead end into a way on.
+OFFERS_PERSON_RE = re.compile(
+    r"\b(?:pass|hand|forward|connect|put|send|bring in)\b[^.?!]{0,60}\b(?:team|person|people|staff|colleague|"
+    r"someone|somebody)\b[^.?!]{0,40}\?",
+    re.IGNORECASE,
+)
+
 # The per-turn reminder travels as its own text block of the customer's message,
 # wrapped in this tag: rules for the model, not words of the customer.
 REMINDER_TAG = "reminder"

@@ -32,6 +32,7 @@ from support.llm.offline import (
 )
 from support.llm.protocol import (
     FAQ_TOPICS_TAG,
+    OFFER_PERSON,
     REFUSAL_TEMPLATE,
     FaqTopic,
     ToolError,
@@ -294,12 +295,39 @@ def test_thanks_is_answered_in_kind():
         ("Can you recommend a good mystery novel?", "book recommendations"),
         ("Tell me a joke", "jokes"),
         ("Write a Python function to sort a list", "programming questions"),
-        ("Can I add another book to my order?", "changing orders"),
         ("What is the capital of France?", "that request"),
     ],
 )
 def test_out_of_scope_gets_the_refusal_sentence_only(message, topic):
     assert text_of(ask([customer(message)])) == REFUSAL_TEMPLATE.format(topic=topic)
+
+
+@pytest.mark.parametrize(
+    ("message", "topic"),
+    [
+        ("Can I get an invoice for my order?", "invoices and receipts"),
+        ("My card was declined at checkout", "payments"),
+        ("How do I delete my account?", "accounts"),
+        ("Can I add another book to my order?", "changing orders"),
+        ("Do you sell gift cards?", "gift cards"),
+    ],
+)
+def test_a_store_request_no_tool_serves_gets_the_refusal_and_a_person_offered(message, topic):
+    assert text_of(ask([customer(message)])) == f"{REFUSAL_TEMPLATE.format(topic=topic)} {OFFER_PERSON}"
+
+
+def test_yes_to_the_offer_hands_the_request_itself_to_staff():
+    refused = "Can I get an invoice for my order?"
+    reply = ask([customer(refused), assistant(text_of(ask([customer(refused)]))), customer("yes please")])
+    assert tool_call_of(reply) == ("hand_off_to_person", {"reason": "needs_staff", "summary": refused})
+
+
+def test_a_complaint_goes_to_a_person_without_the_word_person():
+    words = "This is unacceptable, the worst service I have ever had from a bookshop."
+    assert tool_call_of(ask([customer(words)])) == (
+        "hand_off_to_person",
+        {"reason": "needs_staff", "summary": words},
+    )
 
 
 @pytest.mark.parametrize(
@@ -768,13 +796,13 @@ def test_a_few_words_of_small_talk_stay_small_talk(words, reply):
 
 def test_a_greeting_before_a_request_is_not_all_it_says():
     reply = ask([customer("Hey there, could you put my account on hold for a month?")])
-    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="that request")
+    assert text_of(reply) == f"{REFUSAL_TEMPLATE.format(topic='accounts')} {OFFER_PERSON}"
 
 
 def test_a_first_message_with_an_order_number_is_read_for_what_it_asks():
     """Only an answer to a question is an order's details and a word or two; a first message asks."""
     reply = ask([customer("add copies to BK-10042")], system=prompt_with_topics(*DEMO_TOPICS))
-    assert text_of(reply) == REFUSAL_TEMPLATE.format(topic="that request")
+    assert text_of(reply) == f"{REFUSAL_TEMPLATE.format(topic='that request')} {OFFER_PERSON}"
 
 
 @pytest.mark.parametrize(

@@ -7,8 +7,15 @@ import pytest
 from django.core.management import call_command
 
 from support.assistant.prompts import system_prompt
-from support.evals.routing import routing_evaluate, routing_sets
-from support.llm.offline import OfflineModel
+from support.evals.routing import (
+    reply_is_dead_end,
+    resolution_evaluate,
+    resolution_set,
+    routing_evaluate,
+    routing_sets,
+)
+from support.llm.offline import NO_POLICY_REPLY, OfflineModel
+from support.llm.protocol import OFFER_PERSON, REFUSAL_TEMPLATE
 
 pytestmark = pytest.mark.usefixtures("demo_data")
 
@@ -26,6 +33,27 @@ def test_the_offline_model_routes_customers_own_words(name):
     misses = "\n".join(f"{expected} -> {got}: {text}" for text, expected, got in report.misses)
     assert all(shares[figure] >= target for figure, target in TARGETS.items()), f"{shares}\n{misses}"
     assert sum(report.total.values()) >= 300
+
+
+# Issue 22's target: a store request ends in an answer or a person, a dead end at most this often.
+DEAD_END_TARGET = 0.03
+
+
+def test_store_requests_rarely_end_at_a_dead_end():
+    cases = resolution_set()
+    report = resolution_evaluate(
+        model=OfflineModel(), system=[{"type": "text", "text": system_prompt()}], cases=cases
+    )
+    dead = "\n".join(f"{intent}: {text} -> {said}" for text, intent, said in report.dead_ends)
+    assert report.share() <= DEAD_END_TARGET, dead
+    assert len(cases) >= 300 and len(report.total) >= 20  # varied: many everyday intents
+
+
+def test_a_refusal_without_a_person_is_a_dead_end_and_with_one_is_not():
+    refusal = REFUSAL_TEMPLATE.format(topic="invoices")
+    assert reply_is_dead_end(refusal)
+    assert not reply_is_dead_end(f"{refusal} {OFFER_PERSON}")
+    assert not reply_is_dead_end(NO_POLICY_REPLY)
 
 
 def test_run_evals_reports_a_sets_figures_and_with_verbosity_its_misses(db):

@@ -6,7 +6,7 @@ from django.test.utils import override_settings
 from orders.models import ReturnRecord
 from store.clock import DEMO_TODAY
 from support.assistant.prompts import system_prompt, system_prompt_forget
-from support.evals.routing import routing_evaluate, routing_sets
+from support.evals.routing import resolution_evaluate, resolution_set, routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
 from support.llm.configured import get_model
@@ -26,8 +26,9 @@ class Command(BaseCommand):
             "--routing",
             action="store_true",
             help="Instead, report where the model takes the first messages of the routing sets "
-            "(support/evals/routing/; --only picks sets by name). With Claude that is one to three "
-            "calls a message, several thousand in all. -v 2 lists each miss.",
+            "(support/evals/routing/; --only picks sets by name), and the share of the store requests "
+            "in support/evals/resolution.json left at a dead end (--only resolution: that alone). With "
+            "Claude that is one to four calls a message, several thousand in all. -v 2 lists each miss.",
         )
 
     def handle(self, *args, repeat, only, routing, **options):
@@ -71,6 +72,15 @@ class Command(BaseCommand):
             self.stdout.write(f"{name} ({len(cases)} messages): {figures}")
             for text, expected, got in report.misses if verbose else ():
                 self.stdout.write(f"    {expected} -> {got}: {text!r}")
+        if only in "resolution":
+            cases = resolution_set()
+            report = resolution_evaluate(model=model, system=system, cases=cases)
+            self.stdout.write(
+                f"resolution ({len(cases)} store requests, {len(report.total)} intents): "
+                f"dead ends {report.share():.1%}"
+            )
+            for text, intent, said in report.dead_ends if verbose else ():
+                self.stdout.write(f"    {intent}: {text!r} -> {said!r}")
 
     def _run_once(self, scenario, model) -> list[str]:
         # The scenarios are written against the demo data, whose dates hold on DEMO_TODAY.
