@@ -46,7 +46,7 @@ from support.llm.protocol import HANDOFF_TOOL, OFFERS_PERSON_RE, REFUSAL_TEMPLAT
 from support.llm.types import Model
 
 ROUTING_SETS = Path(__file__).with_name("routing")
-RESOLUTION_SET = Path(__file__).with_name("resolution.json")
+RESOLUTION_SETS = Path(__file__).with_name("resolution")
 IN_SCOPE = (
     "order_status",
     "return",
@@ -197,9 +197,11 @@ def resolution_evaluate(*, model: Model, system: list[dict], cases: list[dict]) 
     return report
 
 
-def resolution_set() -> list[dict]:
-    """Store requests across everyday support intents, written apart from everything the model knows."""
-    return json.loads(RESOLUTION_SET.read_text())
+def resolution_sets() -> dict[str, list[dict]]:
+    """Store requests across everyday support intents ({"text", "intent"}), by set, each written by a
+    helper who saw nothing of the model: web.json (360, 24 intents, typed on a website), phone.json (320,
+    32 intents, short phone messages)."""
+    return {path.stem: json.loads(path.read_text()) for path in sorted(RESOLUTION_SETS.glob("*.json"))}
 
 
 def routing_sets() -> dict[str, list[dict]]:

@@ -10,7 +10,7 @@ from support.assistant.prompts import system_prompt
 from support.evals.routing import (
     reply_is_dead_end,
     resolution_evaluate,
-    resolution_set,
+    resolution_sets,
     routing_evaluate,
     routing_sets,
 )
@@ -39,8 +39,9 @@ def test_the_offline_model_routes_customers_own_words(name):
 DEAD_END_TARGET = 0.03
 
 
-def test_store_requests_rarely_end_at_a_dead_end():
-    cases = resolution_set()
+@pytest.mark.parametrize("name", resolution_sets())
+def test_store_requests_rarely_end_at_a_dead_end(name):
+    cases = resolution_sets()[name]
     report = resolution_evaluate(
         model=OfflineModel(), system=[{"type": "text", "text": system_prompt()}], cases=cases
     )

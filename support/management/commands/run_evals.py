@@ -6,7 +6,7 @@ from django.test.utils import override_settings
 from orders.models import ReturnRecord
 from store.clock import DEMO_TODAY
 from support.assistant.prompts import system_prompt, system_prompt_forget
-from support.evals.routing import resolution_evaluate, resolution_set, routing_evaluate, routing_sets
+from support.evals.routing import resolution_evaluate, resolution_sets, routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
 from support.llm.configured import get_model
@@ -27,7 +27,7 @@ class Command(BaseCommand):
             action="store_true",
             help="Instead, report where the model takes the first messages of the routing sets "
             "(support/evals/routing/; --only picks sets by name), and the share of the store requests "
-            "in support/evals/resolution.json left at a dead end (--only resolution: that alone). With "
+            "in support/evals/resolution/ left at a dead end (--only resolution: those alone). With "
             "Claude that is one to four calls a message, several thousand in all. -v 2 lists each miss.",
         )
 
@@ -72,11 +72,12 @@ class Command(BaseCommand):
             self.stdout.write(f"{name} ({len(cases)} messages): {figures}")
             for text, expected, got in report.misses if verbose else ():
                 self.stdout.write(f"    {expected} -> {got}: {text!r}")
-        if only in "resolution":
-            cases = resolution_set()
+        for name, cases in resolution_sets().items():
+            if only not in f"resolution/{name}":
+                continue
             report = resolution_evaluate(model=model, system=system, cases=cases)
             self.stdout.write(
-                f"resolution ({len(cases)} store requests, {len(report.total)} intents): "
+                f"resolution/{name} ({len(cases)} store requests, {len(report.total)} intents): "
                 f"dead ends {report.share():.1%}"
             )
             for text, intent, said in report.dead_ends if verbose else ():
