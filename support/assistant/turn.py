@@ -43,7 +43,7 @@ from support.assistant.tools import (
     tool_execute,
     tool_progress,
 )
-from support.assistant.validator import FALLBACK_REPLY, is_refusal, reply_validate
+from support.assistant.validator import FALLBACK_REPLY, is_no_policy, is_refusal, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (
     PERSON_ANSWERS,
@@ -72,7 +72,7 @@ from support.insight.traces import (
     arguments_shape,
 )
 from support.llm.configured import get_model
-from support.llm.protocol import ToolError, protocol_tags_neutralised
+from support.llm.protocol import OFFERS_PERSON_RE, ToolError, protocol_tags_neutralised
 from support.llm.types import Model, ModelFailed, ModelReply, ModelUnavailable
 
 logger = logging.getLogger(__name__)
@@ -264,9 +264,11 @@ def conversation_take_turn(
         turn.produced.append(
             NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply, violations=violations)
         )
+        outcome = _outcome(reply, violations, handed_off=bool(handoff))
         record = turn.record(
             started=started,
-            outcome=_outcome(reply, violations, handed_off=bool(handoff)),
+            outcome=outcome,
+            dead_end=reply_leaves_dead_end(reply, outcome=outcome),
             reply_source=turn.reply_source,
             violations=violations,
             handoff_reason=handoff[0] if handoff else "",
@@ -338,7 +340,25 @@ def _outcome(reply: str, violations: tuple[str, ...], *, handed_off: bool) -> Tu
         return TurnOutcome.FALLBACK
     if reply in (STUCK_REPLY, TOO_LONG_REPLY):
         return TurnOutcome.STUCK
-    return TurnOutcome.REFUSED if is_refusal(reply) else TurnOutcome.ANSWERED
+    if is_refusal(reply):
+        return TurnOutcome.REFUSED
+    return TurnOutcome.NO_POLICY if is_no_policy(reply) else TurnOutcome.ANSWERED
+
+
+# Outcomes that leave the customer nowhere to go, and those that do unless a person is offered.
+_FAILED_OUTCOMES = frozenset({TurnOutcome.FALLBACK, TurnOutcome.STUCK})
+_UNSERVED_OUTCOMES = frozenset({TurnOutcome.REFUSED, TurnOutcome.NO_POLICY})
+
+
+def reply_leaves_dead_end(reply: str, *, outcome: TurnOutcome | None = None) -> bool:
+    """Whether the customer reading `reply` is left with nowhere to go: refused, or told there is no
+    policy, with no person offered; or failed by the assistant (its fallback, or stuck). A refusal of
+    what is not the store's (the weather) is a dead end by this reading too: counted, it shows how
+    often the assistant says no without a way on, whatever was asked."""
+    outcome = outcome or _outcome(reply, (), handed_off=False)
+    if outcome in _FAILED_OUTCOMES:
+        return True
+    return outcome in _UNSERVED_OUTCOMES and not OFFERS_PERSON_RE.search(reply)
 
 
 def _customer_message(text: str, number: int) -> NewMessage:

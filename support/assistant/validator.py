@@ -145,6 +145,20 @@ def reply_validate(
     return Verdict(tuple(violations))
 
 
+# "I don't have a store policy on that": the honest answer to a store question no FAQ topic covers.
+_NO_POLICY_RE = re.compile(
+    r"\b(?:don't|do not|doesn't)\s+have\s+(?:a|any)\s+(?:store\s+|published\s+)?polic(?:y|ies)\s+"
+    r"(?:on|for|about)\b"
+    r"|\bno\s+(?:store\s+|published\s+)?polic(?:y|ies)\s+(?:on|for|about)\b",
+    re.IGNORECASE,
+)
+
+
+def is_no_policy(reply: str) -> bool:
+    """Whether the reply says the store has no policy on what was asked."""
+    return _NO_POLICY_RE.search(reply) is not None
+
+
 def is_refusal(reply: str) -> bool:
     """Whether the reply is (or holds) the one refusal sentence."""
     return _REFUSAL_RE.search(reply) is not None

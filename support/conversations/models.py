@@ -198,6 +198,8 @@ class TurnTrace(models.Model):
     # [{"tool", "arguments" (their shape), "result" ("ok" or the error code), "ms"}], in call order.
     tool_calls = models.JSONField(default=list, blank=True)
     handoff_reason = models.CharField(max_length=20, choices=HandoffReason.choices, blank=True)
+    # The reply left the customer nowhere to go (traces.TurnRecord.dead_end).
+    dead_end = models.BooleanField(default=False)
     error = models.CharField(max_length=60, blank=True, help_text="What failed the turn, when it failed.")
     total_ms = models.PositiveIntegerField(help_text="From the customer's message to the reply.")
     model_ms = models.PositiveIntegerField(help_text="Of which waiting for the model.")

@@ -397,6 +397,7 @@ def _trace_add(conversation: Conversation, turn: int, trace: TurnRecord | None) 
         outcome=trace.outcome,
         reply_source=trace.reply_source,
         violations=list(trace.violations),
+        dead_end=trace.dead_end,
         tool_calls=[
             {"tool": call.tool, "arguments": call.arguments, "result": call.result, "ms": call.ms}
             for call in trace.tool_calls

@@ -29,8 +29,7 @@ from pathlib import Path
 
 from support.assistant.prompts import TURN_REMINDER
 from support.assistant.tools import TOOLS
-from support.assistant.turn import STUCK_REPLY
-from support.assistant.validator import FALLBACK_REPLY
+from support.assistant.turn import reply_leaves_dead_end
 from support.llm.offline import (
     ASK_ADDRESS,
     ASK_EMAIL,
@@ -42,7 +41,7 @@ from support.llm.offline import (
     NO_POLICY_REPLY,
     THANKS_REPLY,
 )
-from support.llm.protocol import HANDOFF_TOOL, OFFERS_PERSON_RE, REFUSAL_TEMPLATE
+from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
 from support.llm.types import Model
 
 ROUTING_SETS = Path(__file__).with_name("routing")
@@ -159,17 +158,9 @@ def routing_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> 
 
 
 def reply_is_dead_end(said: str) -> bool:
-    """Whether a customer who asked the store for something is left with nowhere to go: a refusal or
-    "no policy on that" without a person offered, or the assistant's own failure."""
-    if said in _FAILURES:
-        return True
-    return (
-        said.startswith(_REFUSAL_START) or said.startswith(NO_POLICY_START)
-    ) and not OFFERS_PERSON_RE.search(said)
-
-
-_FAILURES = frozenset({FALLBACK_REPLY, STUCK_REPLY, GENERIC_ERROR_REPLY})
-NO_POLICY_START = NO_POLICY_REPLY.split(",")[0]
+    """Whether a customer who asked the store for something is left with nowhere to go (as the turns
+    count it, support.assistant.turn.reply_leaves_dead_end), or with the offline model's own failure."""
+    return said == GENERIC_ERROR_REPLY or reply_leaves_dead_end(said)
 
 
 @dataclass

@@ -54,6 +54,12 @@ FEEDBACK = Counter(
     "1 to 5 for a conversation.",
     ["rating"],
 )
+DEAD_ENDS = Counter(
+    "bookly_dead_ends",
+    "Replies that left the customer nowhere to go (refused or no policy without a person offered, a "
+    "fallback, stuck), by the turn's outcome.",
+    ["outcome"],
+)
 RATE_LIMITED = Counter("bookly_rate_limited", "Messages refused by a rate limit, by scope.", ["scope"])
 
 # The Messages API's usage fields, by the kind operators see.
@@ -74,6 +80,8 @@ def model_call_observe(*, result: ModelCallResult, usage: dict[str, int] | None 
 
 def turn_observe(record: TurnRecord) -> None:
     TURNS.labels(outcome=record.outcome).inc()
+    if record.dead_end:
+        DEAD_ENDS.labels(outcome=record.outcome).inc()
     TURN_SECONDS.observe(record.total_ms / 1000)
     TURN_SERVER_SECONDS.observe(record.server_ms / 1000)
     for code in record.violations:

@@ -17,6 +17,7 @@ from policies.models import TOPIC_KEY_PATTERN
 class TurnOutcome(models.TextChoices):
     ANSWERED = "answered", "Answered"
     REFUSED = "refused", "Refused (out of scope)"
+    NO_POLICY = "no_policy", "No policy on it"  # a store question no FAQ topic answers
     FALLBACK = "fallback", "Fallback (reply rejected)"  # the validator replaced the model's reply
     STUCK = "stuck", "Stuck"  # the call limit, or a reply too long to show
     HANDED_OFF = "handed_off", "Handed to a person"
@@ -57,6 +58,9 @@ class TurnRecord:
     total_ms: int  # from the customer's message to the reply, the model included
     model_ms: int  # waiting for the model
     violations: tuple[str, ...] = ()  # the validator's codes, when it rejected the reply
+    # The customer was left with nowhere to go: refused, or told there is no policy, without a person
+    # offered; or the assistant failed them (its fallback, or stuck).
+    dead_end: bool = False
     tool_calls: tuple[ToolCallRecord, ...] = ()
     handoff_reason: str = ""
     error: str = ""  # when the turn failed: what failed it (the exception's class, e.g. ModelUnavailable)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
 
 from django.conf import settings
-from django.db.models import Count, Sum
+from django.db.models import Count, OuterRef, Subquery, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -53,7 +53,8 @@ class Figures:
 
     conversations: int = 0  # started
     assisted: int = 0  # started and answered by the assistant at least once
-    resolved: int = 0  # of those, never handed to a person
+    resolved: int = 0  # of those, never handed to a person, and not left at a dead end by the last reply
+    dead_ends: int = 0  # of those, left at a dead end by the last reply (and never handed to a person)
     handoffs: int = 0  # of those started, the ones handed to a person (asked for, or taken by staff)
     turns: int = 0
     outcomes: Counter = field(default_factory=Counter)
@@ -75,6 +76,10 @@ class Figures:
     @property
     def resolved_rate(self) -> float | None:
         return _share(self.resolved, self.assisted)
+
+    @property
+    def dead_end_rate(self) -> float | None:
+        return _share(self.dead_ends, self.assisted)
 
     @property
     def handoff_rate(self) -> float | None:
@@ -165,8 +170,19 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
 
     # Conversations are counted on the day they started, with whatever became of them since.
     reasons: Counter = Counter()
-    started = Conversation.objects.filter(created_at__gte=since, created_at__lt=until).order_by()
-    for at, pk, handoff_at, reason in started.values_list("created_at", "pk", "handoff_at", "handoff_reason"):
+    started = (
+        Conversation.objects.filter(created_at__gte=since, created_at__lt=until)
+        .annotate(
+            # How the last reply left the customer: where the conversation ended, or stands now.
+            last_dead_end=Subquery(
+                TurnTrace.objects.filter(conversation=OuterRef("pk")).order_by("-turn").values("dead_end")[:1]
+            )
+        )
+        .order_by()
+    )
+    for at, pk, handoff_at, reason, last_dead_end in started.values_list(
+        "created_at", "pk", "handoff_at", "handoff_reason", "last_dead_end"
+    ):
         if handoff_at is not None:
             # No reason: a member of staff took the conversation without being asked.
             reasons[HandoffReason(reason).label if reason else "Staff took it over"] += 1
@@ -175,7 +191,8 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
             figures.handoffs += handoff_at is not None
             if pk in assisted:
                 figures.assisted += 1
-                figures.resolved += handoff_at is None
+                figures.dead_ends += handoff_at is None and bool(last_dead_end)
+                figures.resolved += handoff_at is None and not last_dead_end
 
     rated = Conversation.objects.filter(
         rated_at__gte=since, rated_at__lt=until, rating__isnull=False
@@ -214,13 +231,14 @@ def _unanswered(since: datetime, until: datetime) -> list[dict]:
         traces=TurnTrace.objects.filter(
             created_at__gte=since,
             created_at__lt=until,
-            outcome__in=[TurnOutcome.REFUSED, TurnOutcome.FALLBACK],
+            outcome__in=[TurnOutcome.REFUSED, TurnOutcome.NO_POLICY, TurnOutcome.FALLBACK, TurnOutcome.STUCK],
         )
     ).order_by("-created_at")[:UNANSWERED_SHOWN]
     return [
         {
             "at": trace.created_at,
             "outcome": trace.get_outcome_display(),
+            "dead_end": trace.dead_end,
             "words": customer_words_masked(text=trace.asked or ""),
             "conversation_id": trace.conversation_id,
             "turn": trace.turn,
@@ -234,6 +252,7 @@ CSV_COLUMNS = (
     "conversations",
     "conversations_with_assistant",
     "resolved_without_person",
+    "dead_ends",
     "handoffs",
     "turns",
     *(f"turns_{outcome}" for outcome in TurnOutcome.values),
@@ -266,6 +285,7 @@ def dashboard_csv_rows(*, dashboard: Dashboard):
             figures.conversations,
             figures.assisted,
             figures.resolved,
+            figures.dead_ends,
             figures.handoffs,
             figures.turns,
             *(figures.outcomes[outcome] for outcome in TurnOutcome.values),

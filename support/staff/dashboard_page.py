@@ -94,11 +94,12 @@ def _charts(dashboard: Dashboard) -> list:
         ),
         chart(
             chart_id="chart-resolved",
-            title="Resolved without a person, and handed to a person",
+            title="Resolved without a person, handed to a person, and dead ends",
             percent=True,
             series=[
                 series("Resolved without a person", lambda f: f.resolved_rate),
                 series("Handoff rate", lambda f: f.handoff_rate),
+                series("Dead ends", lambda f: f.dead_end_rate),
             ],
         ),
         chart(

@@ -11,11 +11,12 @@ from django.utils import timezone
 
 from support.conversations.handoff import conversation_assign
 from support.insight.traces import TurnOutcome
-from support.llm.protocol import REFUSAL_TEMPLATE
+from support.llm.protocol import OFFER_PERSON, REFUSAL_TEMPLATE
 from support.models import Conversation, ModelCall, TurnTrace
 from support.staff.dashboard import customer_words_masked, dashboard_get
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
+from support.testing.metric_counts import Counts
 
 pytestmark = pytest.mark.usefixtures("demo_data")
 
@@ -53,7 +54,9 @@ def test_the_figures_count_every_turn_vote_rating_and_handoff(traffic):
     total = dashboard_get(start=_today(), end=_today()).total
 
     assert (total.conversations, total.assisted, total.turns) == (3, 2, 4)
-    assert total.resolved_rate == 1.0  # the third conversation never reached the assistant
+    # Sarah's conversation stands at a fallback (a dead end); the other's last reply answered; the third
+    # conversation never reached the assistant.
+    assert (total.resolved_rate, total.dead_end_rate) == (0.5, 0.5)
     assert total.handoff_rate == pytest.approx(1 / 3)
     assert [total.rate(outcome) for outcome in (TurnOutcome.ANSWERED, TurnOutcome.FALLBACK)] == [0.5, 0.25]
     assert total.rate(TurnOutcome.REFUSED) == 0.25
@@ -65,6 +68,7 @@ def test_the_figures_count_every_turn_vote_rating_and_handoff(traffic):
 def test_the_unanswered_questions_are_masked(traffic):
     dashboard = dashboard_get(start=_today(), end=_today())
 
+    assert [row["dead_end"] for row in dashboard.unanswered] == [True, True]  # no person was offered
     words = [row["words"] for row in dashboard.unanswered]
     assert words == ["Recommend me a thriller", "And my other order [order number]? Call me on [number]"]
     assert dashboard.rejections["ungrounded_order_number"] == 1
@@ -207,3 +211,20 @@ def test_cost_per_conversation_divides_by_the_conversations_that_made_the_calls(
     total = dashboard_get(start=_today(), end=_today()).total
     assert total.conversations == 0
     assert total.cost_per_conversation == pytest.approx(total.cost) and total.cost > 0
+
+
+def test_a_refusal_with_a_person_offered_is_no_dead_end_and_a_no_policy_answer_is_listed(claude):
+    counts = Counts()
+    claude.reset(message(text(f"{REFUSAL_TEMPLATE.format(topic='invoices')} {OFFER_PERSON}")))
+    ChatClient().send("Can I get an invoice?")
+    claude.reset(message(text("I don't have a store policy on gift wrapping, so I can't answer it myself.")))
+    ChatClient().send("Do you gift wrap?")
+
+    dashboard = dashboard_get(start=_today(), end=_today())
+    assert [(row["outcome"], row["dead_end"]) for row in dashboard.unanswered] == [
+        ("No policy on it", True),
+        ("Refused (out of scope)", False),
+    ]
+    assert (dashboard.total.dead_ends, dashboard.total.resolved) == (1, 1)
+    assert counts.moved("bookly_dead_ends_total", outcome="no_policy") == 1
+    assert counts.moved("bookly_dead_ends_total", outcome="refused") == 0
