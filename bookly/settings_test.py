@@ -25,3 +25,15 @@ SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
 # rate-limit code still runs on every chat POST. Tests of the limits set small ones.
 BOOKLY_RATELIMIT_IP = BOOKLY_RATELIMIT_SESSION = BOOKLY_RATELIMIT_ACTIONS = "100000/m"
 BOOKLY_TRUSTED_PROXIES = []
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not Django's shared-cache in-memory database: the browser tests' live server answers the
+    # customer's page and the staff's admin from several threads at once, and shared-cache table locks
+    # fail at once ("database table is locked") where a file's WAL and busy timeout make them wait, as
+    # in production. One file per test process, in the temporary folder, removed by the test runner.
+    import tempfile
+    from pathlib import Path
+
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": str(Path(tempfile.gettempdir()) / f"bookly-test-{os.getpid()}.sqlite3")
+    }
