@@ -502,14 +502,15 @@ def _return_started(record: ReturnRecord, *, already_started: bool = False) -> T
         result["already_started"] = True
     receipt = (
         f"Your return for order {record.order.number} has started: RMA number {record.rma_number}, for "
-        f"{_titles_joined(titles)}. {_RETURN_NEXT_STEPS}"
+        f"{_titles_joined(titles)}. {_RETURN_NEXT_STEPS} The refund goes to {record.refund_method} within "
+        f"{record.refund_timeline_business_days} business days after we receive the items."
     )
     return ToolOutcome(result, receipt=receipt)
 
 
 _RETURN_NEXT_STEPS = (
     "We will email a prepaid return label to the address on the order. Pack the items in their original "
-    "packaging, attach the label and drop the parcel off. The refund follows once we receive the items."
+    "packaging, attach the label and drop the parcel off."
 )
 
 
@@ -673,17 +674,27 @@ def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
     return ToolOutcome({"topic": entry.topic, "title": entry.title, "text": entry.text})
 
 
+HANDED_OVER_REPLY = "I've passed this conversation to our support team."
+
+
 def _hand_off_to_person(args: _Arguments, context: ToolContext) -> ToolOutcome:
     reason = args.one_of("reason", HandoffAsk)
     summary = args.text("summary", max_length=MAX_SUMMARY_LENGTH)
     args.done()
     available = staff_available_now()
-    tell = "I've passed this conversation to our support team. " + waiting_notice(
-        staff_available=available, email=context.conversation.customer_email
-    )
+    # What happens next (who joins, when, where else we answer) is the page's notice under the reply,
+    # kept up to date as staff come and go: said once, there, not in the reply as well.
+    next_steps = waiting_notice(staff_available=available, email=context.conversation.customer_email)
     # Stored with the turn: the conversation waits for a person once the reply is kept.
-    context.handoff = HandoffAsked(reason=reason, summary=summary, reply=tell)
-    return ToolOutcome({"handed_off": True, "staff_available_now": available, "tell_the_customer": tell})
+    context.handoff = HandoffAsked(reason=reason, summary=summary, reply=HANDED_OVER_REPLY)
+    return ToolOutcome(
+        {
+            "handed_off": True,
+            "staff_available_now": available,
+            "tell_the_customer": HANDED_OVER_REPLY,
+            "shown_to_the_customer_below": next_steps,
+        }
+    )
 
 
 _HANDLERS = {

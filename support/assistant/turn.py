@@ -64,6 +64,7 @@ from support.conversations.services import (
 )
 from support.insight.metrics import model_call_observe, turn_observe
 from support.insight.traces import (
+    VOTABLE_SOURCES,
     ModelCallResult,
     ReplySource,
     ToolCallRecord,
@@ -318,7 +319,7 @@ def conversation_take_turn(
         violations=violations,
         tool_calls=turn.tool_calls,
         model_ms=turn.model_ms,
-        votable=True,
+        votable=turn.reply_source in VOTABLE_SOURCES and not handoff,
         conversation_id=lease.conversation.pk,
     )
 

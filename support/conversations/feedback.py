@@ -14,7 +14,7 @@ from support.conversations.models import Conversation, MessageRole, TurnTrace
 from support.conversations.selectors import conversation_reference
 from support.conversations.services import storable
 from support.insight.metrics import FEEDBACK
-from support.insight.traces import TurnOutcome
+from support.insight.traces import votable_traces
 
 RATING_COMMENT_MAX_CHARS = 1000
 
@@ -46,13 +46,11 @@ def turn_vote(
     *, conversation: Conversation | None, turn: int, helpful: bool, reference: str | None = None
 ) -> None:
     """The customer found the assistant's reply of `turn` helpful or not. Only a reply the assistant gave
-    in this conversation can be voted on (not a person's, not a failed turn)."""
+    in this conversation can be voted on (not a person's, not a fixed notice, not a failed turn)."""
     conversation = _current(conversation, reference)
     with transaction.atomic():
-        voted = (
-            TurnTrace.objects.filter(conversation=conversation, turn=turn)
-            .exclude(outcome=TurnOutcome.ERROR)
-            .update(helpful=helpful, voted_at=timezone.now())
+        voted = votable_traces(TurnTrace.objects.filter(conversation=conversation, turn=turn)).update(
+            helpful=helpful, voted_at=timezone.now()
         )
     if not voted:
         raise FeedbackRefused(

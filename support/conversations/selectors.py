@@ -13,6 +13,7 @@ from support.conversations.models import (
     StaffAvailability,
     TurnTrace,
 )
+from support.insight.traces import votable_traces
 
 # What the customer's transcript calls each stored role.
 _TRANSCRIPT_ROLES = {
@@ -36,7 +37,9 @@ def conversation_transcript(*, conversation: Conversation | None) -> list[dict]:
         .order_by("position")
         .values_list("role", "visible_text", "author__first_name", "turn", "created_at")
     )
-    votes = dict(TurnTrace.objects.filter(conversation=conversation).values_list("turn", "helpful"))
+    votes = dict(
+        votable_traces(TurnTrace.objects.filter(conversation=conversation)).values_list("turn", "helpful")
+    )
     transcript = []
     for role, text, first_name, turn, at in rows:
         entry = {"role": _TRANSCRIPT_ROLES[role], "text": text, "at": at}

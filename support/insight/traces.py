@@ -43,6 +43,18 @@ class ReplySource(models.TextChoices):
     NONE = "", "Nothing (the turn failed)"
 
 
+# Replies that are the assistant's own answer, which a customer may vote on: not a fixed notice (a
+# handover, stuck, the fallback), nor a turn that failed.
+VOTABLE_SOURCES = frozenset({ReplySource.MODEL, ReplySource.RECEIPT})
+
+
+def votable_traces(traces):
+    """The turns whose reply the customer may vote on, of a TurnTrace queryset."""
+    return traces.filter(reply_source__in=VOTABLE_SOURCES).exclude(
+        outcome__in=[TurnOutcome.ERROR, TurnOutcome.HANDED_OFF]
+    )
+
+
 @dataclass(frozen=True)
 class ToolCallRecord:
     tool: str

@@ -60,6 +60,7 @@ HELP_REPLY = GREETING_REPLY.removeprefix("Hello! ")
 THANKS_REPLY = (
     "You're welcome! If you need anything else with an order, a return or a store policy, just ask."
 )
+DECLINE_REPLY = "No problem. If you need anything else with an order, a return or a store policy, just ask."
 GOODBYE_REPLY = "Goodbye, and thanks for visiting Bookly! Come back any time you need help with an order."
 ANYTHING_ELSE_REPLY = (
     "Is there anything else I can help with? I can check an order, start a return or share a policy."
@@ -300,6 +301,13 @@ _SMALL_TALK = [
         r"have a (?:good|nice|great) (?:day|one|night))\b"
         r"|\b(?:bye|goodbye)(?: then| now| for now)?\W*$|^signing off\b",
         GOODBYE_REPLY,
+    ),
+    (
+        # "No thanks" declines what was offered: nothing to be welcome for.
+        "decline",
+        r"^(?:no|nope|nah)\W*(?:thanks|thank you|thank u|thx|ty|i'm good|im good|i'm fine|that's ok|"
+        r"that's fine)\b",
+        DECLINE_REPLY,
     ),
     (
         "thanks",
@@ -966,7 +974,10 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     they are clear, and the rules when they are not."""
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
     text = _plain(raw)
-    if rule.kind in ("ack", "cancel", "address", "complaint") or rule.topic == _ORDER_CHANGE_POLICY:
+    if (
+        rule.kind in ("ack", "decline", "cancel", "address", "complaint")
+        or rule.topic == _ORDER_CHANGE_POLICY
+    ):
         return rule  # the phrasings know no cancellations or new addresses: the rules read those
     if rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS:
         return rule
@@ -987,7 +998,11 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         and intent.kind not in (*_TASKS, "person", "policy", "no_number")
     ):
         return rule  # "BK-10103 as well": another order for the task under way, not a request refused
-    if intent.kind == "unknown" and rule.kind in ("greeting", "thanks", "goodbye") and len(_stems(text)) <= 2:
+    if (
+        intent.kind == "unknown"
+        and rule.kind in ("greeting", "thanks", "goodbye", "decline")
+        and len(_stems(text)) <= 2
+    ):
         return rule  # "laters", "so long": a few words of small talk, which the rules know by heart
     if intent.kind in ("unknown", "greeting") and rule.kind in ("help", "no_policy", "offtopic"):
         return rule  # the rules name what is refused, offer a person for store questions, say what it does

@@ -167,3 +167,13 @@ def test_a_reply_without_a_trace_takes_no_vote(claude, customer):
     [_, reply] = customer.transcript().json()["messages"]
     assert "turn" not in reply
     assert json.loads(customer.feedback({"turn": 1, "helpful": True}).content)["error"] == "unknown_reply"
+
+
+def test_a_fixed_notice_takes_no_vote_only_the_assistants_own_answers_do(customer):
+    response = customer.send("I want to talk to a person")  # answered by the handover's fixed words
+
+    assert response.json()["votable"] is False
+    assert customer.feedback({"turn": 1, "helpful": False}).json()["error"] == "unknown_reply"
+    [_, notice] = customer.transcript().json()["messages"]
+    assert "passed this conversation to our support team" in notice["text"]
+    assert "turn" not in notice  # the page shows no "Was this helpful?" under it

@@ -489,3 +489,12 @@ def test_a_faq_example_question_is_no_source_of_facts(claude, customer):
     PolicyEntryFactory(topic="late_returns", example_questions="Can I return a book after 60 days?")
     claude.reset(message(text("Yes, you can return books within 60 days of delivery.")))
     assert customer.send("How long do I have to return a book?").json()["reply"] == FALLBACK_REPLY
+
+
+def test_the_fallback_is_no_answer_to_vote_on(claude, customer):
+    claude.reset(message(text("Your order BK-77777 has shipped.")))
+    response = customer.send("Where is my order?")
+
+    assert response.json()["reply"] == FALLBACK_REPLY
+    assert response.json()["votable"] is False
+    assert customer.feedback({"turn": 1, "helpful": False}).json()["error"] == "unknown_reply"
