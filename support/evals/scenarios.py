@@ -397,6 +397,85 @@ SCENARIOS: tuple[Scenario, ...] = (
         "changing_the_items_of_an_order_is_refused",
         turns=(Turn("Can I add another book to my order?", reply_contains=("I can only help with",)),),
     ),
+    # --- Returns the way customers talk ------------------------------------
+    Scenario(
+        "one_of_the_books_asks_which_then_just_that_one",
+        turns=(
+            Turn(
+                f"i want to return one of the books from BK-10042, {SARAH}", reply_contains=("Which would",)
+            ),
+            Turn("the goldfinch", reply_contains=("start a return for The Goldfinch.", "yes or no")),
+            Turn("yes", reply_contains=("RMA-",)),
+        ),
+        tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["The Goldfinch"])),
+        returns={"BK-10042": 1},
+        returned_titles=("The Goldfinch",),
+    ),
+    Scenario(
+        "no_just_one_title_is_a_new_summary_not_a_no",
+        turns=(
+            Turn(f"I want to return BK-10042, {SARAH}", reply_contains=("The Goldfinch and Sapiens",)),
+            Turn("no, just the goldfinch", reply_contains=("start a return for The Goldfinch.",)),
+            Turn("yes please", reply_contains=("RMA-",)),
+        ),
+        tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["The Goldfinch"])),
+        returns={"BK-10042": 1},
+        returned_titles=("The Goldfinch",),
+    ),
+    Scenario(
+        "can_i_return_it_after_a_lookup_checks_that_order",
+        turns=(
+            Turn(f"where is BK-10042? {SARAH}", reply_contains=("delivered",)),
+            Turn("can i return it?", reply_contains=("can be returned", "yes or no")),
+        ),
+        tools=(lookup("BK-10042", SARAH), check("BK-10042", SARAH)),
+    ),
+    Scenario(
+        "the_other_book_too_after_a_return_offers_the_other_one",
+        turns=(
+            Turn(f"I'd like to return The Goldfinch from BK-10042, {SARAH}", reply_contains=("yes or no",)),
+            Turn("yes", reply_contains=("RMA-",)),
+            Turn(
+                "can i return the other book too?",
+                reply_contains=("start a return for Sapiens.", "already part"),
+            ),
+            Turn("yes", reply_contains=("RMA-",)),
+        ),
+        tools=(
+            check("BK-10042", SARAH),
+            initiate("BK-10042", SARAH, ["The Goldfinch"]),
+            check("BK-10042", SARAH),
+            initiate("BK-10042", SARAH),  # every item still returnable: Sapiens alone
+        ),
+        returns={"BK-10042": 2},
+        returned_titles=("The Goldfinch", "Sapiens"),
+    ),
+    Scenario(
+        "the_status_of_my_return_is_not_asked_for_the_order_again",
+        turns=(
+            Turn(f"Return The Goldfinch from BK-10042 please, {SARAH}", reply_contains=("yes or no",)),
+            Turn("yes", reply_contains=("RMA-",)),
+            Turn(
+                "what's the status of my return?",
+                reply_contains=("initiated",),
+                reply_excludes=("order number?",),
+            ),
+        ),
+        tools=(
+            check("BK-10042", SARAH),
+            initiate("BK-10042", SARAH, ["The Goldfinch"]),
+            lookup("BK-10042", SARAH),
+        ),
+        returns={"BK-10042": 1},
+    ),
+    Scenario(
+        "no_thanks_is_not_thanked",
+        turns=(
+            Turn("How long does shipping take?", reply_contains=("business days",)),
+            Turn("no thanks", reply_excludes=("welcome",)),
+        ),
+        tools=(policy("shipping"),),
+    ),
     # --- No dead ends: a store request nothing serves is offered a person ------
     Scenario(
         "an_invoice_is_refused_with_a_person_offered_and_yes_hands_it_over",

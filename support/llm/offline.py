@@ -41,6 +41,7 @@ from support.llm.types import ModelReply
 ASK_ORDER_NUMBER = "What is the order number? It starts with BK- and is in your order confirmation email."
 ASK_EMAIL = "What is the email address on the order?"
 CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
+ASK_WHICH_ITEM = "Which would you like to return?"
 ASK_WHICH_TASK = "Would you like me to check the status of that order, or start a return?"
 ASK_ADDRESS = (
     "What is the new shipping address? Please send the recipient's name, street, apartment or unit if any, "
@@ -105,7 +106,14 @@ _REFERS_BACK_RE = re.compile(
     r"\b(?:return|send|track|check|refund)\s+(?:it|them|this|that|those|these)\b"
     r"|\b(?:this|that|the same|same) (?:order|one)\b|\bwhere is it\b"
     r"|\b(?:will|did|has|is) it\b.{0,20}\b(?:arrive|ship|come|get here|delivered)"
+    r"|\bthe other (?:one|book|item|title)s?\b|\b(?:it|them|one) too\b"
 )
+# "One of the books": which one, asked before a summary of all of them.
+_ONE_OF_RE = re.compile(
+    r"\bone of (?:the|my|them|those|these)\b|\bone (?:book|item|title)\b|\bjust one\b|\bnot (?:all|both)\b"
+)
+_THE_OTHER_RE = re.compile(r"\bthe other (?:one|book|item|title)\b")
+_BOTH_RE = re.compile(r"\b(?:both|all of them|all|everything|the two)\b")
 _RETURN_RE = re.compile(
     r"\b(?:return|returns|returning|returned|refund|refunds|money back|exchange)\b"
     r"|\b(?:send|sending|give|giving|bring|take) (?:\w+ ){0,3}back\b|\breturnable\b"
@@ -983,6 +991,8 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         return rule
     if rule.kind == "person" and _asks_for_someone(text):
         return rule
+    if rule.kind in _TASKS and has_prior_order and _REFERS_BACK_RE.search(text):
+        return rule  # "can I return it?" after a lookup: that order, not the returns FAQ
     details = ORDER_NUMBER_MENTION_RE.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
     if rule.kind == "info" and (answering or not _stems(details)):
         # An order's details given when the model asked for them answer its question, however worded
@@ -1044,6 +1054,7 @@ def _pending_question(assistant_text: str) -> str | None:
     """Which of its own questions the model asked last, recognised by its exact wording."""
     markers = {
         CONFIRM_QUESTION: "confirm",
+        ASK_WHICH_ITEM: "which_item",
         CANCEL_CONFIRM_QUESTION: "confirm_cancel",
         ADDRESS_CONFIRM_QUESTION: "confirm_address",
         ASK_ORDER_NUMBER: "order_number",
@@ -1066,12 +1077,15 @@ def _task_start(intents: list[_Intent]) -> int | None:
     return None
 
 
-def _order_for_task(units: list[str], intents: list[_Intent], start: int) -> str | None:
+def _order_for_task(
+    units: list[str], intents: list[_Intent], start: int, verified: tuple[str, ...] = ()
+) -> str | None:
     """The order number for the task begun at `start`.
 
     Given since the task began; else the earlier order when the request points back to it ("return
-    it"); else one given just before the request ("BK-10042" then "status please"). Never an order from
-    an earlier task otherwise: a customer may have several orders.
+    it"); else one given just before the request ("BK-10042" then "status please"); else, for "my
+    order" or "my return", the one order a tool already found with the customer's email in this
+    conversation (`verified`). Never a guess among several: a customer may have several orders.
     """
     if order_id := _latest(_order_id_in, units[start:]):
         return order_id
@@ -1082,13 +1096,32 @@ def _order_for_task(units: list[str], intents: list[_Intent], start: int) -> str
             break
         if order_id := _order_id_in(units[index]):
             return order_id
+    if len(verified) == 1 and _MY_ORDER_OR_RETURN_RE.search(_plain(units[start])):
+        return verified[0]
     return None
 
 
-def _task_step(units: list[str], intents: list[_Intent], start: int) -> str | _ToolCall:
+_MY_ORDER_OR_RETURN_RE = re.compile(
+    r"\b(?:my|the|our) (?:\w+ )?(?:order|return|refund|package|parcel|books?)\b"
+)
+
+
+def _verified_orders(history: _History) -> tuple[str, ...]:
+    """The orders a tool found with the customer's email in this conversation, in order."""
+    found: list[str] = []
+    for _, result in history.calls:
+        order_id = result.get("order_id")
+        if "error" not in result and isinstance(order_id, str) and order_id not in found:
+            found.append(order_id)
+    return tuple(found)
+
+
+def _task_step(
+    units: list[str], intents: list[_Intent], start: int, verified: tuple[str, ...] = ()
+) -> str | _ToolCall:
     """Ask for what the task still misses, or call its tool."""
     task = intents[start].kind
-    order_id = _order_for_task(units, intents, start)
+    order_id = _order_for_task(units, intents, start, verified)
     email = _latest(_email_in, units)  # the customer's address holds for all their orders
     if not order_id:
         return f"{_TASK_LEADS[task]} {ASK_ORDER_NUMBER}"
@@ -1213,6 +1246,8 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
     returnable = _returnable(result)
     summarised = _named_titles(units[start:-1], returnable)
     named_now = _named_titles(units[-1:], returnable)
+    if not named_now and summarised and _THE_OTHER_RE.search(latest):
+        named_now = [title for title in returnable if title not in summarised] or None
     changed_choice = named_now and set(named_now) != set(summarised or returnable)
     if YES_RE.match(latest):
         # A different choice of books is not a yes to the summary just given: summarise again.
@@ -1231,11 +1266,22 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
         if summarised:
             arguments["item_titles"] = summarised
         return _ToolCall("initiate_return", arguments)
+    if changed_choice:
+        return _eligibility_reply(result, named_now)  # "no, just the Goldfinch": a new summary, not a no
     if _NO_RE.match(latest) and intents[-1].kind not in (*_TASKS, "policy", "info", "no_number", "person"):
         return DECLINED_REPLY
-    if changed_choice:
-        return _eligibility_reply(result, named_now)
     return None
+
+
+def _answer_which_item(history: _History) -> str | None:
+    """The answer to "which would you like to return?": a summary of the titles named, or None."""
+    checks = [result for use, result in history.calls if use.get("name") == "check_return_eligibility"]
+    if not checks or checks[-1].get("eligible") is not True:
+        return None
+    returnable = _returnable(checks[-1])
+    latest = _plain(history.units[-1])
+    named = _named_titles(history.units[-1:], returnable) or (returnable if _BOTH_RE.search(latest) else None)
+    return _eligibility_reply(checks[-1], named) if named else None
 
 
 def _answer_change(history: _History, intents: list[_Intent]) -> str | _ToolCall | None:
@@ -1276,6 +1322,8 @@ def _respond(history: _History) -> str | _ToolCall:
         return answer
     if pending in ("confirm_cancel", "confirm_address") and (answer := _answer_change(history, intents)):
         return answer
+    if pending == "which_item" and (answer := _answer_which_item(history)):
+        return answer
     if pending == "pass_on" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
@@ -1290,21 +1338,21 @@ def _respond(history: _History) -> str | _ToolCall:
         and start < len(units) - 1
     ):
         # The new address asked for: read it, or ask again.
-        step = _task_step(units, intents, start)
+        step = _task_step(units, intents, start, _verified_orders(history))
         if isinstance(step, str) and step.endswith(ASK_ADDRESS):
             return f"Sorry, I couldn't read that as an address. {ASK_ADDRESS}"
         return step
     if intent.kind in _TASKS:
-        return _task_step(units, intents, len(units) - 1)
+        return _task_step(units, intents, len(units) - 1, _verified_orders(history))
     if intent.kind == "policy":
         return _ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
     start = _task_start(intents)
     if intent.kind == "info" and start is not None:
-        return _task_step(units, intents, start)
+        return _task_step(units, intents, start, _verified_orders(history))
     waiting = pending in ("order_number", "email") and start is not None
     if intent.kind in ("ack", "unknown", "order_unclear") and waiting:
         # Still waiting for an order detail: ask again rather than refuse or change the subject.
-        step = _task_step(units, intents, start)
+        step = _task_step(units, intents, start, _verified_orders(history))
         return f"Sorry, I didn't catch that. {step}" if isinstance(step, str) else step
     if intent.kind in ("info", "order_unclear"):
         return f"I can help with that order. {ASK_WHICH_TASK}"
@@ -1403,7 +1451,11 @@ def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
         f"I can start a return for {_join(chosen or _returnable(result))}.",
     ]
     for item in result.get("items", []):
-        if not item.get("returnable"):
+        if item.get("returnable"):
+            continue
+        if item.get("reason") == _IN_OPEN_RETURN:
+            sentences.append(f"{item.get('title')} is already part of an open return.")
+        else:
             sentences.append(f"{item.get('title')} can't be returned. {item.get('reason', '')}".strip())
     if policy.get("condition_requirements"):
         sentences.append(policy["condition_requirements"])
@@ -1412,6 +1464,17 @@ def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     )
     sentences.append(CONFIRM_QUESTION)
     return " ".join(sentences)
+
+
+_IN_OPEN_RETURN = "This item is already part of an open return."
+
+
+def _which_item_reply(result: dict, returnable: list[str]) -> str:
+    titles = ", ".join(returnable[:-1]) + " or " + returnable[-1]
+    return (
+        f"Order {result.get('order_id')} can be returned. {result.get('reason', '')} "
+        f"You can return {titles}. {ASK_WHICH_ITEM}"
+    )
 
 
 def _return_started_reply(result: dict) -> str:
@@ -1547,7 +1610,12 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
     if name == "check_return_eligibility":
         intents = _intents(history.units, history.topics, history.answering)
         start = _task_start(intents) or 0
-        return _eligibility_reply(result, _named_titles(history.units[start:], _returnable(result)))
+        returnable = _returnable(result)
+        chosen = _named_titles(history.units[start:], returnable)
+        asked_for_one = any(_ONE_OF_RE.search(_plain(unit)) for unit in history.units[start:])
+        if result.get("eligible") and not chosen and len(returnable) > 1 and asked_for_one:
+            return _which_item_reply(result, returnable)
+        return _eligibility_reply(result, chosen)
     if name == "initiate_return":
         return _return_started_reply(result)
     if name in _CHANGE_REPLIES:
