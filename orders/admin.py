@@ -1,7 +1,9 @@
+from django import forms
 from django.contrib import admin
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
@@ -16,7 +18,16 @@ from orders.models import (
     ReturnStatus,
     ReturnStatusChange,
 )
-from orders.services import ReturnStatusNotAllowed, return_next_statuses, return_record_set_status
+from orders.services import (
+    ReturnNotAllowed,
+    ReturnRefusal,
+    ReturnStatusNotAllowed,
+    return_next_statuses,
+    return_record_create,
+    return_record_set_status,
+)
+from store.clock import store_today
+from store.text import text_multi_line, text_single_line
 
 
 class ReadOnlyInline(admin.TabularInline):
@@ -82,6 +93,37 @@ class OrderChangeInline(ReadOnlyInline):
         return _staff_name(obj.changed_by) if obj.changed_by else "the customer"
 
 
+class StaffReturnForm(forms.Form):
+    """A return started by staff: the items, why, and (only to go beyond the policy) a note saying why."""
+
+    items = forms.ModelMultipleChoiceField(
+        queryset=OrderItem.objects.none(), widget=forms.CheckboxSelectMultiple, label="Items to return"
+    )
+    reason = forms.CharField(max_length=500, label="Why the customer returns them")
+    exception_note = forms.CharField(
+        required=False,
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label="Exception",
+        help_text="Only to return what the policy refuses (after the window, an item never returnable): "
+        "say why you grant it. The customer is told it is an exception; the note stays with staff.",
+    )
+
+    def __init__(self, *args, order: Order, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["items"].queryset = order.items.all()
+
+    def clean_reason(self):
+        return text_single_line(self.cleaned_data["reason"])
+
+    def clean_exception_note(self):
+        return text_multi_line(self.cleaned_data["exception_note"])
+
+
+# The policy's verdicts that a note from staff with the permission may overrule.
+_EXCEPTIONS_GRANTABLE = frozenset({ReturnRefusal.NOT_ELIGIBLE, ReturnRefusal.ITEM_NOT_RETURNABLE})
+
+
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
     list_display = [
@@ -106,6 +148,69 @@ class OrderAdmin(admin.ModelAdmin):
             {"fields": ["ordered_on", "delivered_on", "tracking_number", "shipping_address"]},
         ),
     ]
+
+    change_form_template = "admin/orders/order/change_form.html"
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}_return"
+        own = [path("<path:object_id>/return/", self.admin_site.admin_view(self.return_view), name=name)]
+        return own + super().get_urls()
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        extra_context = {
+            **(extra_context or {}),
+            "can_start_return": request.user.has_perm("orders.add_returnrecord"),
+        }
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def return_view(self, request, object_id):
+        """Start a return for the customer: within the policy, or beyond it with a note (its own
+        permission)."""
+        if not request.user.has_perm("orders.add_returnrecord"):
+            raise PermissionDenied
+        order = self.get_object(request, unquote(object_id))
+        if order is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        form = StaffReturnForm(request.POST or None, order=order)
+        if request.method == "POST" and form.is_valid():
+            record = self._start_return(request, order, form)
+            if record is not None:
+                titles = ", ".join(item.title for item in form.cleaned_data["items"])
+                self.message_user(request, f"Return {record.rma_number} started for {titles}.")
+                return HttpResponseRedirect(reverse("admin:orders_returnrecord_change", args=[record.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": order,
+            "title": f"Start a return for order {order.number}",
+            "form": form,
+            "may_grant": request.user.has_perm("orders.grant_return_exception"),
+        }
+        return TemplateResponse(request, "admin/orders/order/start_return.html", context)
+
+    def _start_return(self, request, order, form) -> ReturnRecord | None:
+        note = form.cleaned_data["exception_note"]
+        if note and not request.user.has_perm("orders.grant_return_exception"):
+            form.add_error(None, "Only staff who may grant exceptions can start a return the policy refuses.")
+            return None
+        try:
+            return return_record_create(
+                order=order,
+                reason=form.cleaned_data["reason"],
+                items=list(form.cleaned_data["items"]),
+                today=store_today(),
+                created_by=request.user,
+                exception_note=note,
+            )
+        except ReturnNotAllowed as refused:
+            hint = (
+                " To grant it anyway, say why in the exception note."
+                if refused.code in _EXCEPTIONS_GRANTABLE
+                and request.user.has_perm("orders.grant_return_exception")
+                else ""
+            )
+            form.add_error(None, f"{refused.message}{hint}")
+            return None
 
     @admin.display(description="shipping address")
     def shipping_address(self, obj):
@@ -170,6 +275,8 @@ class ReturnRecordAdmin(admin.ModelAdmin):
         "customer_email",
         "status",
         "reason",
+        "exception_note",
+        "started_by",
         "refund_method",
         "refund_timeline_business_days",
         "created_at",
@@ -229,6 +336,10 @@ class ReturnRecordAdmin(admin.ModelAdmin):
     def order_link(self, obj):
         url = reverse("admin:orders_order_change", args=[obj.order_id])
         return format_html('<a href="{}">{}</a>', url, obj.order.number)
+
+    @admin.display(description="started by")
+    def started_by(self, obj):
+        return _staff_name(obj.created_by) if obj.created_by else "the customer"
 
     @admin.display(description="customer email", ordering="order__customer_email")
     def customer_email(self, obj):

@@ -270,10 +270,19 @@ class ReturnRecord(models.Model):
     refund_method = models.CharField(max_length=200)
     refund_timeline_business_days = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
+    # Who started it: a member of staff (from the order's admin page), or nobody for the customer
+    # through the assistant (the chat keeps which conversation).
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # Why staff granted a return the policy would refuse (outside the window, an item never
+    # returnable); empty for a return within the policy.
+    exception_note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["-created_at"]
         verbose_name = "return"
+        permissions = [("grant_return_exception", "Can start a return the policy would refuse")]
         constraints = [
             models.CheckConstraint(
                 condition=models.Q(status__in=ReturnStatus.values), name="return_status_valid"

@@ -35,6 +35,9 @@ def order_get_for_customer(*, order_number: str, email: str) -> Order | None:
     return Order.objects.filter(number=number).prefetch_related("items").first()
 
 
+_IN_OPEN_RETURN = "This item is already part of an open return."
+
+
 class EligibilityCode(StrEnum):
     ELIGIBLE = "eligible"
     NOT_DELIVERED = "not_delivered"
@@ -79,10 +82,21 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
     """
     policy = return_policy_get()
     items = list(order.items.all())
+    held_item_ids = set(
+        ReturnLine.objects.filter(order_item__order=order, holds_item=True).values_list(
+            "order_item_id", flat=True
+        )
+    )
 
     def verdict(code, reason, item_entries=(), days=None, last_day=None):
         if not item_entries:
-            item_entries = tuple(ItemEligibility(item, False, reason) for item in items)
+            # An item staff took back by exception stays "in an open return", whatever the order's verdict.
+            item_entries = tuple(
+                ItemEligibility(item, False, _IN_OPEN_RETURN, in_open_return=True)
+                if item.id in held_item_ids
+                else ItemEligibility(item, False, reason)
+                for item in items
+            )
         return ReturnEligibility(order, code, reason, tuple(item_entries), policy, days, last_day)
 
     if order.status == OrderStatus.CANCELLED:
@@ -105,11 +119,6 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
             last_day=last_day,
         )
 
-    held_item_ids = set(
-        ReturnLine.objects.filter(order_item__order=order, holds_item=True).values_list(
-            "order_item_id", flat=True
-        )
-    )
     not_returnable = set(policy.non_returnable_categories)
     entries = []
     for item in items:
@@ -120,11 +129,7 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
             # Held too when the category was excluded after its return started.
             entries.append(ItemEligibility(item, False, reason, in_open_return=item.id in held_item_ids))
         elif item.id in held_item_ids:
-            entries.append(
-                ItemEligibility(
-                    item, False, "This item is already part of an open return.", in_open_return=True
-                )
-            )
+            entries.append(ItemEligibility(item, False, _IN_OPEN_RETURN, in_open_return=True))
         else:
             entries.append(ItemEligibility(item, True, "This item can be returned."))
 

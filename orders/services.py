@@ -94,12 +94,16 @@ def return_record_create(
     reason: str,
     items: Collection[OrderItem] | None = None,
     today: date,
+    created_by=None,
+    exception_note: str = "",
 ) -> ReturnRecord:
     """Start a return for the given items (default: every item that can be returned).
 
-    Raises ReturnNotAllowed with a ReturnRefusal code.
+    With `exception_note`, a member of staff (`created_by`) grants what the policy would refuse: a
+    return after the window, or of an item never returnable. Not of an order that was never delivered,
+    nor of an item already in an open return. Raises ReturnNotAllowed with a ReturnRefusal code.
     """
-    reason = reason.strip()
+    reason, exception_note = reason.strip(), exception_note.strip()
     if not reason:
         raise ReturnNotAllowed(
             ReturnRefusal.REASON_REQUIRED, "Please tell us briefly why you are returning the items."
@@ -111,8 +115,9 @@ def return_record_create(
         order = Order.objects.select_for_update().get(pk=order.pk)
         eligibility = order_return_eligibility(order=order, today=today)
         by_id = {entry.item.id: entry for entry in eligibility.items}
-
-        if items is None:
+        if exception_note:
+            chosen = _items_by_exception(order, eligibility, items)
+        elif items is None:
             if not eligibility.eligible:
                 raise _refusal(eligibility)
             chosen = eligibility.returnable_items
@@ -142,6 +147,8 @@ def return_record_create(
                         reason=reason,
                         refund_method=policy.refund_method,
                         refund_timeline_business_days=policy.refund_timeline_business_days,
+                        created_by=created_by,
+                        exception_note=exception_note,
                     )
                     ReturnLine.objects.bulk_create(
                         ReturnLine(return_record=record, order_item=item) for item in chosen
@@ -156,6 +163,39 @@ def return_record_create(
                         ReturnRefusal.ALREADY_INITIATED, "These items are already part of an open return."
                     ) from None
         raise RuntimeError("Could not allocate a unique RMA number.")
+
+
+def _items_by_exception(
+    order: Order, eligibility: ReturnEligibility, items: Collection[OrderItem] | None
+) -> list[OrderItem]:
+    """What staff may return outside the policy: any item of a delivered order not already in an open
+    return (all of them when none are named)."""
+    if eligibility.code in (EligibilityCode.NOT_DELIVERED, EligibilityCode.CANCELLED):
+        raise ReturnNotAllowed(ReturnRefusal.NOT_ELIGIBLE, eligibility.reason)
+    held = set(
+        ReturnLine.objects.filter(order_item__order=order, holds_item=True).values_list(
+            "order_item_id", flat=True
+        )
+    )
+    in_order = {item.id: item for item in order.items.all()}
+    if items is None:
+        wanted = [item for item in in_order.values() if item.id not in held]
+        if not wanted:
+            raise ReturnNotAllowed(
+                ReturnRefusal.ALREADY_INITIATED, "Every item of this order is already part of an open return."
+            )
+    else:
+        wanted = list(items)
+    if any(item.id not in in_order for item in wanted):
+        raise ReturnNotAllowed(ReturnRefusal.ITEM_NOT_IN_ORDER, "That item is not part of this order.")
+    if any(item.id in held for item in wanted):
+        raise ReturnNotAllowed(
+            ReturnRefusal.ALREADY_INITIATED, "This item is already part of an open return."
+        )
+    chosen = [in_order[item.id] for item in wanted]
+    if not chosen:
+        raise ReturnNotAllowed(ReturnRefusal.ITEM_NOT_IN_ORDER, "Please choose at least one item to return.")
+    return chosen
 
 
 class ReturnStatusNotAllowed(Exception):

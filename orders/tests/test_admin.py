@@ -188,3 +188,63 @@ class TestReturnLifecycleInAdmin:
         client.post("/admin/login/", {"username": "intern", "password": "intern-pass-1234"})
         assert self._status(client, demo_return, "label_sent").status_code == 403
         assert ReturnRecord.objects.get().status == "initiated"
+
+
+@pytest.mark.django_db
+class TestStaffStartAReturn:
+    def _start(self, client, number, titles, reason="Arrived damaged", note=""):
+        order = Order.objects.get(number=number)
+        items = [item.pk for item in order.items.all() if item.title in titles]
+        body = {"items": items, "reason": reason, "exception_note": note}
+        return client.post(f"/admin/orders/order/{order.pk}/return/", body, follow=True)
+
+    def test_support_staff_start_a_return_within_the_policy_from_the_orders_page(
+        self, demo_data, staff_client
+    ):
+        order_page = staff_client.get(
+            f"/admin/orders/order/{Order.objects.get(number='BK-10042').pk}/change/"
+        )
+        assert 'id="start-return"' in order_page.content.decode()
+        html = self._start(staff_client, "BK-10042", ["Sapiens"]).content.decode()
+
+        record = ReturnRecord.objects.get()
+        assert f"Return {record.rma_number} started for Sapiens." in html
+        assert (record.created_by.username, record.exception_note) == ("agent", "")
+        assert [item.title for item in record.items.all()] == ["Sapiens"]
+
+    def test_after_the_window_support_staff_are_told_why_and_nothing_is_started(
+        self, demo_data, staff_client
+    ):
+        html = self._start(staff_client, "BK-9871", ["The Midnight Library"], note="").content.decode()
+        assert "last day to start a return was" in html
+        assert 'name="exception_note"' not in html  # theirs is no permission to grant one
+        assert not ReturnRecord.objects.exists()
+
+    def test_a_note_without_the_permission_is_refused(self, demo_data, staff_client):
+        html = self._start(
+            staff_client, "BK-9871", ["The Midnight Library"], note="I say so"
+        ).content.decode()
+        assert "Only staff who may grant exceptions" in html
+        assert not ReturnRecord.objects.exists()
+
+    def test_who_may_grant_starts_one_beyond_the_policy_with_a_note(self, demo_data, superuser_client):
+        refused = self._start(superuser_client, "BK-9871", ["The Midnight Library"]).content.decode()
+        assert "To grant it anyway, say why in the exception note." in refused
+        html = self._start(
+            superuser_client, "BK-9871", ["The Midnight Library"], note="Courier lost it for weeks"
+        ).content.decode()
+
+        record = ReturnRecord.objects.get()
+        assert (record.exception_note, record.order.number) == ("Courier lost it for weeks", "BK-9871")
+        assert "Courier lost it for weeks" in html  # shown on the return's page
+
+    def test_items_already_in_an_open_return_are_refused_by_name(self, demo_return, staff_client):
+        html = self._start(staff_client, "BK-10042", ["Sapiens"]).content.decode()
+        assert "already part of an open return" in html
+        assert ReturnRecord.objects.count() == 1
+
+    def test_staff_outside_the_group_cannot_start_returns(self, demo_data, client, django_user_model):
+        django_user_model.objects.create_user(username="intern", password="intern-pass-1234", is_staff=True)
+        client.post("/admin/login/", {"username": "intern", "password": "intern-pass-1234"})
+        assert self._start(client, "BK-10042", ["Sapiens"]).status_code == 403
+        assert not ReturnRecord.objects.exists()

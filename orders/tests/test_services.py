@@ -223,3 +223,50 @@ def test_clear_demo_returns_deletes_only_returns_of_demo_orders(demo_data, capsy
 
     assert list(ReturnRecord.objects.all()) == [kept]
     assert "Deleted 1 return(s)" in capsys.readouterr().out
+
+
+@pytest.mark.django_db
+class TestReturnGrantedByStaff:
+    def test_an_exception_after_the_window_is_kept_with_its_note_who_and_the_policys_terms(
+        self, django_user_model
+    ):
+        staff = django_user_model.objects.create_user("kim")
+        order = delivered_order(days_ago=45, today=TODAY)
+        record = return_record_create(
+            order=order,
+            reason="Late, but damaged",
+            today=TODAY,
+            created_by=staff,
+            exception_note="Courier delay",
+        )
+        assert (record.exception_note, record.created_by) == ("Courier delay", staff)
+        assert record.refund_timeline_business_days == return_policy_get().refund_timeline_business_days
+        assert [line.order_item for line in record.lines.all()] == list(order.items.all())
+
+    def test_without_a_note_the_policy_still_refuses(self):
+        order = delivered_order(days_ago=45, today=TODAY)
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="Late", today=TODAY)
+        assert refused.value.code == "not_eligible"
+
+    def test_an_exception_may_take_back_an_item_never_returnable(self):
+        order = delivered_order(days_ago=3, today=TODAY, categories=[ItemCategory.EBOOK])
+        record = return_record_create(
+            order=order, reason="Broken file", today=TODAY, exception_note="Goodwill"
+        )
+        assert record.items.get().category == ItemCategory.EBOOK
+
+    def test_no_exception_returns_an_order_never_delivered(self):
+        order = OrderFactory(shipped=True)
+        OrderItemFactory(order=order)
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="x", today=TODAY, exception_note="Please")
+        assert refused.value.code == "not_eligible"
+
+    def test_no_exception_takes_an_item_already_in_an_open_return(self):
+        order = delivered_order(days_ago=45, today=TODAY)
+        return_record_create(order=order, reason="First", today=TODAY, exception_note="Granted")
+        with pytest.raises(ReturnNotAllowed) as refused:
+            return_record_create(order=order, reason="Again", today=TODAY, exception_note="Again")
+        assert refused.value.code == "already_initiated"
+        assert ReturnRecord.objects.count() == 1

@@ -188,15 +188,15 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
             price, quantity = _amount(item.get("unit_price")), item.get("quantity") or 1
             if price is not None:
                 facts.amounts |= {price, price * int(quantity)}
+    for record in data.get("returns") or []:  # lookup_order's and check_return_eligibility's
+        facts.rmas.add(_compact(str(record.get("rma_number", ""))))
+        facts.return_statuses[_compact(str(record.get("rma_number", "")))] = record.get("status")
+        facts.titles |= {str(title).casefold() for title in record.get("items") or []}
     if tool == "lookup_order":
         if (total := _amount(data.get("total"))) is not None:
             facts.amounts.add(total)
         if data.get("tracking_number"):
             facts.tracking.add(_compact(str(data["tracking_number"])))
-        for record in data.get("returns") or []:
-            facts.rmas.add(_compact(str(record.get("rma_number", ""))))
-            facts.return_statuses[_compact(str(record.get("rma_number", "")))] = record.get("status")
-            facts.titles |= {str(title).casefold() for title in record.get("items") or []}
     elif tool == "check_return_eligibility":
         facts.eligible = bool(data.get("eligible"))
         facts.window_closed = not facts.eligible and bool(data.get("last_day_to_start_return"))

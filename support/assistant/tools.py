@@ -380,15 +380,27 @@ def _order_summary(order: Order) -> dict[str, Any]:
         ],
         "total": str(order.total),
         "shipping_address": _address_line(shipping_address_of(order=order)),
-        "returns": [
-            {
-                "rma_number": record.rma_number,
-                "status": record.status,
-                "items": [line.order_item.title for line in record.lines.all()],
-            }
-            for record in order.returns.prefetch_related("lines__order_item")
-        ],
+        "returns": _returns_of(order),
     }
+
+
+# Said of a return staff granted outside the policy (the note itself is for staff).
+GRANTED_AS_EXCEPTION = "Our team granted this return as an exception to the return policy."
+
+
+def _returns_of(order: Order) -> list[dict[str, Any]]:
+    """The order's returns as the tools report them; one staff granted outside the policy says so."""
+    returns = []
+    for record in order.returns.prefetch_related("lines__order_item"):
+        entry = {
+            "rma_number": record.rma_number,
+            "status": record.status,
+            "items": [line.order_item.title for line in record.lines.all()],
+        }
+        if record.exception_note:
+            entry["exception"] = GRANTED_AS_EXCEPTION
+        returns.append(entry)
+    return returns
 
 
 _ORDER_NOT_FOUND = (
@@ -436,6 +448,8 @@ def _check_return_eligibility(args: _Arguments, context: ToolContext) -> ToolOut
                 {"title": entry.item.title, "returnable": entry.returnable, "reason": entry.reason}
                 for entry in eligibility.items
             ],
+            # Returns already made (one staff granted outside the policy too): never contradicted.
+            "returns": _returns_of(order),
             "policy": {
                 "return_window_days": policy.window_days,
                 "condition_requirements": policy.condition_requirements,

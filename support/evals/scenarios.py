@@ -59,6 +59,16 @@ def _sarah_order_ships_now():
     Order.objects.filter(number="BK-10103").update(status="shipped", tracking_number="1Z999AA10111111111")
 
 
+def _maria_late_return_granted():
+    """Staff accepted Maria's return after the window ("I'll accept your late return, Maria")."""
+    return_record_create(
+        order=Order.objects.get(number="BK-9871"),
+        reason="Arrived damaged; told us late",
+        today=store_today(),
+        exception_note="Customer was travelling; accepted late",
+    )
+
+
 def policy(topic):
     return ("lookup_policy", {"topic": topic})
 
@@ -475,6 +485,24 @@ SCENARIOS: tuple[Scenario, ...] = (
             Turn("no thanks", reply_excludes=("welcome",)),
         ),
         tools=(policy("shipping"),),
+    ),
+    Scenario(
+        "a_late_return_staff_granted_is_reported_never_refused",
+        setup=_maria_late_return_granted,
+        turns=(
+            Turn(
+                f"Can I return my order BK-9871? {MARIA}",
+                reply_contains=("RMA-", "exception"),
+                reply_excludes=("can't be returned",),
+            ),
+            Turn(
+                "what's the status of my return?",
+                reply_contains=("initiated",),
+                reply_excludes=("order number?",),
+            ),
+        ),
+        tools=(check("BK-9871", MARIA), lookup("BK-9871", MARIA)),
+        returns={"BK-9871": 1},
     ),
     # --- No dead ends: a store request nothing serves is offered a person ------
     Scenario(

@@ -1435,16 +1435,32 @@ def _order_reply(result: dict) -> str:
     if result.get("shipping_address") and result.get("status") == "processing":
         # While it can still be sent elsewhere; once shipped, the tracking number says where it is.
         sentences.append(f"It is going to {result['shipping_address']}.")
-    for record in result.get("returns", []):
-        status = str(record.get("status", "")).replace("_", " ")
-        sentences.append(f"Return {record.get('rma_number')} for this order is {status}.")
+    sentences += _returns_sentences(result.get("returns", []))
     return " ".join(sentences)
+
+
+def _returns_sentences(returns: list) -> list[str]:
+    sentences = []
+    for record in returns:
+        status = str(record.get("status", "")).replace("_", " ")
+        granted = f" {record['exception']}" if isinstance(record.get("exception"), str) else ""
+        sentences.append(f"Return {record.get('rma_number')} for this order is {status}.{granted}")
+    return sentences
 
 
 def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     order_id = result.get("order_id")
     if not result.get("eligible"):
-        return f"I checked order {order_id}, and it can't be returned. {result.get('reason', '')}".strip()
+        made = _returns_sentences(result.get("returns", []))
+        if made and all(item.get("reason") == _IN_OPEN_RETURN for item in result.get("items", [])):
+            # Every item is on its way back already (staff may have granted it outside the policy).
+            return " ".join([f"Every item of order {order_id} is already part of an open return.", *made])
+        return " ".join(
+            [
+                f"I checked order {order_id}, and it can't be returned. {result.get('reason', '')}".strip(),
+                *made,
+            ]
+        )
     policy = result.get("policy", {})
     sentences = [
         f"Order {order_id} can be returned. {result.get('reason', '')}".strip(),

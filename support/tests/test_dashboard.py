@@ -61,7 +61,7 @@ def test_the_figures_count_every_turn_vote_rating_and_handoff(traffic):
     assert [total.rate(outcome) for outcome in (TurnOutcome.ANSWERED, TurnOutcome.FALLBACK)] == [0.5, 0.25]
     assert total.rate(TurnOutcome.REFUSED) == 0.25
     assert (total.tool_calls, total.tool_errors) == (2, 1)
-    assert (total.votes_up, total.votes_down, total.ratings) == (1, 1, [4])
+    assert (total.votes_up, total.votes_down, total.ratings) == (1, 0, [4])  # the fallback takes no vote
     assert len(total.latencies_ms) == 4
 
 
