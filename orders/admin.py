@@ -9,6 +9,7 @@ from django.utils.html import format_html
 
 from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
 from orders.models import (
+    CustomerEmail,
     Order,
     OrderChange,
     OrderChangeKind,
@@ -19,6 +20,8 @@ from orders.models import (
     ReturnStatusChange,
 )
 from orders.services import (
+    RETURN_STATUS_TRANSITIONS,
+    RETURN_STATUSES_NEEDING_A_REASON,
     ReturnNotAllowed,
     ReturnRefusal,
     ReturnStatusNotAllowed,
@@ -119,6 +122,9 @@ class StaffReturnForm(forms.Form):
     def clean_exception_note(self):
         return text_multi_line(self.cleaned_data["exception_note"])
 
+
+# Moves after which a return cannot move again: staff confirm them on a page of their own.
+FINAL_RETURN_STATUSES = frozenset(status for status, moves in RETURN_STATUS_TRANSITIONS.items() if not moves)
 
 # The policy's verdicts that a note from staff with the permission may overrule.
 _EXCEPTIONS_GRANTABLE = frozenset({ReturnRefusal.NOT_ELIGIBLE, ReturnRefusal.ITEM_NOT_RETURNABLE})
@@ -241,7 +247,7 @@ class ReturnLineInline(ReadOnlyInline):
 
 class ReturnStatusChangeInline(ReadOnlyInline):
     model = ReturnStatusChange
-    fields = ["from_status", "to_status", "changed_by_name", "changed_at"]
+    fields = ["from_status", "to_status", "note", "changed_by_name", "changed_at"]
     readonly_fields = fields
     verbose_name = "status change"
     verbose_name_plural = "status history"
@@ -300,37 +306,65 @@ class ReturnRecordAdmin(admin.ModelAdmin):
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         record = self.get_object(request, unquote(object_id)) if object_id else None
         moves = return_next_statuses(status=record.status) if record and self._can_move(request) else []
-        extra_context = {**(extra_context or {}), "status_moves": moves}
+        extra_context = {
+            **(extra_context or {}),
+            "status_moves": [status for status in moves if status not in FINAL_RETURN_STATUSES],
+            "final_moves": [status for status in moves if status in FINAL_RETURN_STATUSES],
+        }
         return super().changeform_view(request, object_id, form_url, extra_context)
 
     @staticmethod
     def _status_from(request) -> ReturnStatus | None:
         try:
-            return ReturnStatus(request.POST.get("status", ""))
+            return ReturnStatus((request.POST if request.method == "POST" else request.GET).get("status", ""))
         except ValueError:
             return None
 
     def status_view(self, request, object_id):
-        """Move the return to the status of the button pressed (the service checks the move)."""
-        if request.method != "POST":
-            return HttpResponseNotAllowed(["POST"])
+        """Move the return to the status of the button pressed (the service checks the move). A final
+        move (refunded, rejected, cancelled) is confirmed first on its own page, with the reason the
+        customer is emailed for a rejection or a cancellation."""
         if not self._can_move(request):
             raise PermissionDenied
         record = self.get_object(request, unquote(object_id))
         if record is None:
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         status = self._status_from(request)
+        change_url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[record.pk])
+        if request.method == "GET" and status in FINAL_RETURN_STATUSES:
+            return self._confirm_page(request, record, status, note="")
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
         if status is None:
             self.message_user(request, "Choose a status to move the return to.", level="error")
+            return HttpResponseRedirect(change_url)
+        note = text_multi_line(request.POST.get("note", ""))
+        if status in FINAL_RETURN_STATUSES and request.POST.get("confirm") != "yes":
+            return self._confirm_page(request, record, status, note=note)
+        try:
+            return_record_set_status(return_record=record, status=status, changed_by=request.user, note=note)
+        except ReturnStatusNotAllowed as refused:
+            if status in RETURN_STATUSES_NEEDING_A_REASON and not note:
+                return self._confirm_page(request, record, status, note=note, error=refused.message)
+            self.message_user(request, refused.message, level="error")
         else:
-            try:
-                return_record_set_status(return_record=record, status=status, changed_by=request.user)
-            except ReturnStatusNotAllowed as refused:
-                self.message_user(request, refused.message, level="error")
-            else:
-                self.message_user(request, f"Return {record.rma_number} is now {status.label.lower()}.")
-        change = f"admin:{self.opts.app_label}_{self.opts.model_name}_change"
-        return HttpResponseRedirect(reverse(change, args=[record.pk]))
+            self.message_user(
+                request, f"Return {record.rma_number} moved to {status.label}. We emailed the customer."
+            )
+        return HttpResponseRedirect(change_url)
+
+    def _confirm_page(self, request, record, status, *, note: str, error: str = ""):
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": record,
+            "title": f"Move return {record.rma_number} to {status.label}?",
+            "status": status,
+            "note": note,
+            "error": error,
+            "needs_reason": status in RETURN_STATUSES_NEEDING_A_REASON,
+        }
+        return TemplateResponse(request, "admin/orders/returnrecord/confirm_status.html", context)
 
     @admin.display(description="order", ordering="order__number")
     def order_link(self, obj):
@@ -348,6 +382,28 @@ class ReturnRecordAdmin(admin.ModelAdmin):
     @admin.display(description="items")
     def item_count(self, obj):
         return len(obj.lines.all())
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(CustomerEmail)
+class CustomerEmailAdmin(admin.ModelAdmin):
+    """The outbox of emails to customers, read-only: what was sent, and what a mail server refused
+    (`manage.py send_customer_emails` sends those again)."""
+
+    list_display = ["subject", "to", "created_at", "sent_at", "attempts", "last_error"]
+    list_filter = ["sent_at", "created_at"]
+    search_fields = ["to", "order__number", "subject"]
+    list_select_related = ["order"]
+    fields = ["order", "to", "subject", "body", "created_at", "sent_at", "attempts", "last_error"]
+    readonly_fields = fields
 
     def has_add_permission(self, request):
         return False

@@ -313,6 +313,8 @@ class ReturnStatusChange(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     changed_at = models.DateTimeField(auto_now_add=True)
+    # Why, in staff's words to the customer: required to reject or cancel a return.
+    note = models.TextField(blank=True)
 
     class Meta:
         ordering = ["return_record", "changed_at", "id"]
@@ -356,3 +358,30 @@ class ReturnLine(models.Model):
 
     def __str__(self):
         return f"{self.return_record.rma_number}: {self.order_item.title}"
+
+
+class CustomerEmail(models.Model):
+    """An email to a customer about their order or return, kept until it is sent (an outbox).
+
+    Written in the same transaction as the change it tells of, so that a change is never made without
+    its email, nor an email sent for a change that rolled back; sent once that transaction commits,
+    and again by `manage.py send_customer_emails` while the mail server refuses it.
+    """
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="emails")
+    to = models.EmailField()
+    subject = models.CharField(max_length=200)
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # What went wrong the last time (the exception's class): never the server's words, which may hold
+    # credentials or addresses.
+    last_error = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["sent_at", "attempts"], name="customer_email_pending")]
+
+    def __str__(self):
+        return f"{self.subject} (to {self.to})"

@@ -7,6 +7,7 @@ from enum import StrEnum
 from django.db import IntegrityError, transaction
 
 from orders.addresses import ShippingAddress, shipping_address_of
+from orders.emails import order_address_changed_email, order_cancelled_email, return_moved_email
 from orders.models import (
     RETURN_STATUSES_RELEASING_ITEMS,
     Order,
@@ -211,21 +212,36 @@ def return_next_statuses(*, status: str) -> list[ReturnStatus]:
     return [choice for choice in ReturnStatus if choice in RETURN_STATUS_TRANSITIONS[status]]
 
 
+# Moves the customer must be told the reason for.
+RETURN_STATUSES_NEEDING_A_REASON = frozenset({ReturnStatus.REJECTED, ReturnStatus.CANCELLED})
+
+
 def return_record_set_status(
-    *, return_record: ReturnRecord, status: ReturnStatus, changed_by=None
+    *, return_record: ReturnRecord, status: ReturnStatus, changed_by=None, note: str = ""
 ) -> ReturnRecord:
-    """Move a return to its next status and record who did it; a rejected or cancelled return frees its
+    """Move a return to its next status, record who did it and why (`note`, required to reject or
+    cancel: the customer is told it), and email the customer; a rejected or cancelled return frees its
     items. The status is checked as it is now (locked), not as the caller last saw it."""
+    note = note.strip()
+    if status in RETURN_STATUSES_NEEDING_A_REASON and not note:
+        raise ReturnStatusNotAllowed(
+            f"Say why the return is {ReturnStatus(status).label.lower()}: the customer is emailed the reason."
+        )
     with transaction.atomic():
-        record = ReturnRecord.objects.select_for_update().get(pk=return_record.pk)
+        record = ReturnRecord.objects.select_for_update().select_related("order").get(pk=return_record.pk)
         if status not in RETURN_STATUS_TRANSITIONS[record.status]:
             raise ReturnStatusNotAllowed(_not_allowed_message(record, status))
         ReturnStatusChange.objects.create(
-            return_record=record, from_status=record.status, to_status=status, changed_by=changed_by
+            return_record=record,
+            from_status=record.status,
+            to_status=status,
+            changed_by=changed_by,
+            note=note,
         )
         record.status = status
         record.save(update_fields=["status"])
         record.lines.update(holds_item=status not in RETURN_STATUSES_RELEASING_ITEMS)
+        return_moved_email(record=record, status=status, note=note)
     return record
 
 
@@ -283,6 +299,7 @@ def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
             )
             locked.status = OrderStatus.CANCELLED
             locked.save(update_fields=["status"])
+            order_cancelled_email(order=locked)
     except IntegrityError:
         # The database's one-cancellation rule: another confirmation won a moment ago (SQLite has no
         # row locks to make this one wait and see it).
@@ -309,4 +326,5 @@ def order_shipping_address_change(*, order: Order, address: ShippingAddress, cha
         for name, value in address.as_fields().items():
             setattr(locked, f"ship_{name}", value)
         locked.save(update_fields=[f"ship_{name}" for name in address.as_fields()])
+        order_address_changed_email(order=locked, address=address)
     return change

@@ -150,22 +150,42 @@ def test_staff_without_the_group_sees_no_orders(demo_data, client, django_user_m
 
 @pytest.mark.django_db
 class TestReturnLifecycleInAdmin:
-    def _status(self, client, record, status):
-        return client.post(f"/admin/orders/returnrecord/{record.pk}/status/", {"status": status}, follow=True)
+    def _status(self, client, record, status, **more):
+        body = {"status": status, "confirm": "yes", **more}
+        return client.post(f"/admin/orders/returnrecord/{record.pk}/status/", body, follow=True)
 
     def test_the_page_offers_only_the_moves_the_rules_allow(self, demo_return, staff_client):
         html = staff_client.get(f"/admin/orders/returnrecord/{demo_return.pk}/change/").content.decode()
         offered = re.findall(r'name="status" value="(\w+)"', html)
-        assert offered == ["label_sent", "rejected", "cancelled"]
+        confirmed_first = re.findall(r"/status/\?status=(\w+)", html)
+        assert (offered, confirmed_first) == (["label_sent"], ["rejected", "cancelled"])
 
     def test_staff_move_a_return_along_and_each_move_is_recorded(self, demo_return, staff_client):
         for status in ("label_sent", "received", "refunded"):
             page = self._status(staff_client, demo_return, status)
         html = page.content.decode()
-        assert f"Return {demo_return.rma_number} is now refunded." in html
+        assert f"Return {demo_return.rma_number} moved to Refunded. We emailed the customer." in html
         assert ReturnRecord.objects.get().status == "refunded"
         assert len(re.findall(r'field-changed_by_name">\s*<p>agent</p>', html)) == 3
         assert 'name="status" value=' not in html  # refunded is final: no moves left
+
+    def test_a_final_move_is_confirmed_first_and_a_rejection_needs_its_reason(
+        self, demo_return, staff_client
+    ):
+        url = f"/admin/orders/returnrecord/{demo_return.pk}/status/"
+        confirm = staff_client.get(f"{url}?status=rejected").content.decode()
+        unconfirmed = staff_client.post(url, {"status": "rejected", "note": "Used"}).content.decode()
+        without_reason = self._status(staff_client, demo_return, "rejected").content.decode()
+        assert "it can never move again" in confirm and 'name="note"' in confirm
+        assert "Yes, move it to Rejected" in unconfirmed  # a POST without the confirmation only asks
+        assert "Say why the return is rejected" in without_reason
+        assert ReturnRecord.objects.get().status == "initiated"
+
+        html = self._status(
+            staff_client, demo_return, "rejected", note="The copy came back used."
+        ).content.decode()
+        assert "moved to Rejected" in html and "The copy came back used." in html
+        assert ReturnRecord.objects.get().status == "rejected"
 
     def test_a_move_the_rules_refuse_says_why_and_changes_nothing(self, demo_return, staff_client):
         html = self._status(staff_client, demo_return, "refunded").content.decode()
@@ -173,14 +193,20 @@ class TestReturnLifecycleInAdmin:
         assert ReturnRecord.objects.get().status == "initiated"
 
     def test_two_staff_pressing_at_once_the_second_is_told_it_already_moved(self, demo_return, staff_client):
-        self._status(staff_client, demo_return, "cancelled")
-        html = self._status(staff_client, demo_return, "cancelled").content.decode()
+        self._status(staff_client, demo_return, "cancelled", note="Customer changed their mind")
+        html = self._status(staff_client, demo_return, "cancelled", note="Again").content.decode()
         assert "is cancelled, so it cannot become cancelled. Cancelled is final." in html
         assert demo_return.status_changes.count() == 1
 
     def test_an_unknown_status_or_a_get_changes_nothing(self, demo_return, staff_client):
         assert "Choose a status" in self._status(staff_client, demo_return, "lost_in_space").content.decode()
         assert staff_client.get(f"/admin/orders/returnrecord/{demo_return.pk}/status/").status_code == 405
+        assert (
+            staff_client.get(
+                f"/admin/orders/returnrecord/{demo_return.pk}/status/?status=label_sent"
+            ).status_code
+            == 405
+        )
         assert ReturnRecord.objects.get().status == "initiated"
 
     def test_staff_outside_the_group_cannot_move_returns(self, demo_return, client, django_user_model):
@@ -248,3 +274,24 @@ class TestStaffStartAReturn:
         client.post("/admin/login/", {"username": "intern", "password": "intern-pass-1234"})
         assert self._start(client, "BK-10042", ["Sapiens"]).status_code == 403
         assert not ReturnRecord.objects.exists()
+
+
+def test_the_email_outbox_shows_what_a_mail_server_refused_read_only(demo_data, superuser_client):
+    from orders.models import CustomerEmail
+
+    order = Order.objects.get(number="BK-10103")
+    CustomerEmail.objects.create(
+        order=order,
+        to=order.customer_email,
+        subject="Your order BK-10103 is cancelled",
+        body="...",
+        attempts=3,
+        last_error="ConnectionRefusedError",
+    )
+    html = superuser_client.get("/admin/orders/customeremail/").content.decode()
+    assert "Your order BK-10103 is cancelled" in html and "ConnectionRefusedError" in html
+    assert superuser_client.get("/admin/orders/customeremail/add/").status_code == 403
+
+
+def test_support_staff_do_not_read_the_email_outbox(demo_data, staff_client):
+    assert staff_client.get("/admin/orders/customeremail/").status_code == 403

@@ -1,4 +1,5 @@
 import re
+import socket
 from datetime import date
 from unittest import mock
 
@@ -109,7 +110,7 @@ class TestReturnRecordCreate:
     def test_cancelled_return_frees_its_items(self):
         order = delivered_order(days_ago=3, today=TODAY)
         first = return_record_create(order=order, reason="Damaged", today=TODAY)
-        return_record_set_status(return_record=first, status=ReturnStatus.CANCELLED)
+        return_record_set_status(return_record=first, status=ReturnStatus.CANCELLED, note="Changed mind")
         second = return_record_create(order=order, reason="Damaged after all", today=TODAY)
         assert second.rma_number != first.rma_number
 
@@ -180,7 +181,9 @@ class TestReturnRecordSetStatus:
     def test_final_status_cannot_move(self):
         order = delivered_order(days_ago=3, today=TODAY)
         record = return_record_create(order=order, reason="Damaged", today=TODAY)
-        record = return_record_set_status(return_record=record, status=ReturnStatus.REJECTED)
+        record = return_record_set_status(
+            return_record=record, status=ReturnStatus.REJECTED, note="Used copy"
+        )
         with pytest.raises(ReturnStatusNotAllowed) as refused:
             return_record_set_status(return_record=record, status=ReturnStatus.RECEIVED)
         assert refused.value.message.endswith("is rejected, so it cannot become received. Rejected is final.")
@@ -206,7 +209,7 @@ class TestReturnRecordSetStatus:
     def test_rejecting_releases_the_lines(self):
         order = delivered_order(days_ago=3, today=TODAY)
         record = return_record_create(order=order, reason="Damaged", today=TODAY)
-        return_record_set_status(return_record=record, status=ReturnStatus.REJECTED)
+        return_record_set_status(return_record=record, status=ReturnStatus.REJECTED, note="Used copy")
         assert not ReturnLine.objects.filter(return_record=record, holds_item=True).exists()
 
 
@@ -270,3 +273,68 @@ class TestReturnGrantedByStaff:
             return_record_create(order=order, reason="Again", today=TODAY, exception_note="Again")
         assert refused.value.code == "already_initiated"
         assert ReturnRecord.objects.count() == 1
+
+
+@pytest.mark.django_db
+class TestTheCustomerHearsOfEachMove:
+    def test_each_move_emails_the_orders_address_once_it_commits(
+        self, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        record = return_record_create(
+            order=delivered_order(days_ago=3, today=TODAY), reason="Torn", today=TODAY
+        )
+        with django_capture_on_commit_callbacks(execute=True):
+            return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
+            return_record_set_status(return_record=record, status=ReturnStatus.RECEIVED)
+        assert [mail.subject for mail in mailoutbox] == [
+            f"Your return label for {record.rma_number}",
+            f"We received your return {record.rma_number}",
+        ]
+        assert mailoutbox[1].to == [record.order.customer_email]
+        assert "within 7 business days" in mailoutbox[1].body
+
+    @pytest.mark.parametrize("status", [ReturnStatus.REJECTED, ReturnStatus.CANCELLED])
+    def test_rejecting_or_cancelling_needs_the_reason_the_customer_reads(
+        self, status, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        record = return_record_create(
+            order=delivered_order(days_ago=3, today=TODAY), reason="Torn", today=TODAY
+        )
+        with pytest.raises(ReturnStatusNotAllowed):
+            return_record_set_status(return_record=record, status=status, note="  ")
+        assert ReturnRecord.objects.get().status == ReturnStatus.INITIATED
+        with django_capture_on_commit_callbacks(execute=True):
+            return_record_set_status(return_record=record, status=status, note="The copy arrived used.")
+        assert "Our team's reason: The copy arrived used." in mailoutbox[0].body
+        assert record.status_changes.get().note == "The copy arrived used."
+
+    def test_a_mail_server_that_is_down_loses_nothing(
+        self, settings, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        from orders.emails import customer_emails_send_pending
+        from orders.models import CustomerEmail
+
+        record = return_record_create(
+            order=delivered_order(days_ago=3, today=TODAY), reason="Torn", today=TODAY
+        )
+        # Django's SMTP backend against a port nothing listens on: the mail server is down.
+        settings.EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+        settings.EMAIL_HOST, settings.EMAIL_PORT, settings.EMAIL_TIMEOUT = "127.0.0.1", _closed_port(), 2
+        with django_capture_on_commit_callbacks(execute=True):
+            return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
+        record.refresh_from_db()
+        assert record.status == ReturnStatus.LABEL_SENT  # the move happened
+        email = CustomerEmail.objects.get()
+        assert (email.sent_at, email.attempts, email.last_error) == (None, 1, "ConnectionRefusedError")
+
+        settings.EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+        assert customer_emails_send_pending() == (1, 0)
+        email.refresh_from_db()
+        assert email.sent_at is not None and email.attempts == 2
+        assert [mail.subject for mail in mailoutbox] == [f"Your return label for {record.rma_number}"]
+
+
+def _closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]  # free once closed: nothing listens there

@@ -36,7 +36,13 @@ from orders.models import (
     ReturnRecord,
 )
 from orders.selectors import ChangeCode, order_change_check, order_get_for_customer, order_return_eligibility
-from orders.services import ADDRESS_UNCHANGED, OrderChangeNotAllowed, ReturnNotAllowed, ReturnRefusal
+from orders.services import (
+    ADDRESS_UNCHANGED,
+    RETURN_STATUSES_NEEDING_A_REASON,
+    OrderChangeNotAllowed,
+    ReturnNotAllowed,
+    ReturnRefusal,
+)
 from policies.models import TOPIC_KEY_PATTERN
 from policies.selectors import policy_entry_get_published, policy_entry_list_published
 from store.clock import store_today
@@ -389,9 +395,10 @@ GRANTED_AS_EXCEPTION = "Our team granted this return as an exception to the retu
 
 
 def _returns_of(order: Order) -> list[dict[str, Any]]:
-    """The order's returns as the tools report them; one staff granted outside the policy says so."""
+    """The order's returns as the tools report them: one staff granted outside the policy says so, and
+    a rejected or cancelled one gives staff's reason."""
     returns = []
-    for record in order.returns.prefetch_related("lines__order_item"):
+    for record in order.returns.prefetch_related("lines__order_item", "status_changes"):
         entry = {
             "rma_number": record.rma_number,
             "status": record.status,
@@ -399,6 +406,10 @@ def _returns_of(order: Order) -> list[dict[str, Any]]:
         }
         if record.exception_note:
             entry["exception"] = GRANTED_AS_EXCEPTION
+        moves = list(record.status_changes.all())
+        if moves and moves[-1].note and record.status in RETURN_STATUSES_NEEDING_A_REASON:
+            # What staff wrote to the customer when rejecting or cancelling it (the email said it too).
+            entry["our_reason"] = moves[-1].note
         returns.append(entry)
     return returns
 

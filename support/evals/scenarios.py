@@ -59,6 +59,17 @@ def _sarah_order_ships_now():
     Order.objects.filter(number="BK-10103").update(status="shipped", tracking_number="1Z999AA10111111111")
 
 
+def _sarah_return_rejected():
+    record = return_record_create(
+        order=Order.objects.get(number="BK-10042"), reason="Torn", today=store_today()
+    )
+    return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
+    return_record_set_status(return_record=record, status=ReturnStatus.RECEIVED)
+    return_record_set_status(
+        return_record=record, status=ReturnStatus.REJECTED, note="The copy came back with coffee stains."
+    )
+
+
 def _maria_late_return_granted():
     """Staff accepted Maria's return after the window ("I'll accept your late return, Maria")."""
     return_record_create(
@@ -503,6 +514,18 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
         tools=(check("BK-9871", MARIA), lookup("BK-9871", MARIA)),
         returns={"BK-9871": 1},
+    ),
+    Scenario(
+        "why_a_return_was_rejected_is_told_in_staffs_words",
+        setup=_sarah_return_rejected,
+        turns=(
+            Turn(
+                f"what happened with my return for BK-10042? {SARAH}",
+                reply_contains=("rejected", "The copy came back with coffee stains."),
+            ),
+        ),
+        tools=(lookup("BK-10042", SARAH),),
+        returns={"BK-10042": 1},
     ),
     # --- No dead ends: a store request nothing serves is offered a person ------
     Scenario(

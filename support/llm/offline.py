@@ -1444,6 +1444,8 @@ def _returns_sentences(returns: list) -> list[str]:
     for record in returns:
         status = str(record.get("status", "")).replace("_", " ")
         granted = f" {record['exception']}" if isinstance(record.get("exception"), str) else ""
+        if isinstance(record.get("our_reason"), str):
+            granted += f" Our team's reason: {record['our_reason']}"
         sentences.append(f"Return {record.get('rma_number')} for this order is {status}.{granted}")
     return sentences
 

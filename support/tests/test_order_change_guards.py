@@ -218,3 +218,29 @@ def test_the_address_is_told_only_with_the_email_on_the_order(claude, customer):
     results = tool_results(claude.requests[1]) + tool_results(claude.requests[2])
     assert [result.get("error") for result in results] == ["order_not_found", "order_not_found"]
     assert "Maple" not in json.dumps(claude.requests)
+
+
+@pytest.mark.usefixtures("cancel_checked")
+def test_a_cancellation_is_emailed_to_the_orders_address(
+    claude, customer, mailoutbox, django_capture_on_commit_callbacks
+):
+    claude.reset(
+        message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Order BK-10103 is now cancelled."))
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        customer.send("yes, cancel it")
+
+    [mail] = mailoutbox
+    assert (mail.to, mail.subject) == (["sarah.chen@example.com"], "Your order BK-10103 is cancelled")
+
+
+@pytest.mark.usefixtures("address_checked")
+def test_a_new_address_is_emailed_to_the_orders_address(
+    claude, customer, mailoutbox, django_capture_on_commit_callbacks
+):
+    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
+    with django_capture_on_commit_callbacks(execute=True):
+        customer.send("yes")
+
+    [mail] = mailoutbox
+    assert "Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611" in mail.body

@@ -1,0 +1,126 @@
+"""What the store emails a customer about their order or return, through an outbox that loses nothing.
+
+A change queues its email in its own transaction (customer_email_queue); the email is sent once that
+transaction commits. A mail server that is down leaves the email in the outbox with its attempt
+counted and the error's class logged; `manage.py send_customer_emails` sends what is left (run it from
+cron, or the task queue). The texts are fixed wording with the order's own facts, nothing else.
+"""
+
+import logging
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+
+from orders.addresses import ShippingAddress
+from orders.models import CustomerEmail, Order, ReturnRecord, ReturnStatus
+
+logger = logging.getLogger(__name__)
+
+# After this many failed attempts an email stays in the outbox for staff to see, and is not tried again.
+MAX_ATTEMPTS = 10
+
+
+def customer_email_queue(*, order: Order, subject: str, body: str) -> CustomerEmail:
+    """Keep an email to the order's address; it is sent when the caller's transaction commits."""
+    email = CustomerEmail.objects.create(order=order, to=order.customer_email, subject=subject, body=body)
+    transaction.on_commit(lambda: customer_email_send(email=email))
+    return email
+
+
+def customer_email_send(*, email: CustomerEmail) -> bool:
+    """Send one email of the outbox now; True when the mail server took it. Never raises for the
+    server's failures: they are counted on the email and logged."""
+    try:
+        send_mail(email.subject, email.body, settings.DEFAULT_FROM_EMAIL, [email.to])
+    except Exception as error:  # any failure of the backend: the email stays in the outbox
+        CustomerEmail.objects.filter(pk=email.pk).update(
+            attempts=F("attempts") + 1, last_error=type(error).__name__[:100]
+        )
+        logger.warning("customer email %s not sent (%s); kept to retry", email.pk, type(error).__name__)
+        return False
+    CustomerEmail.objects.filter(pk=email.pk).update(sent_at=timezone.now(), attempts=F("attempts") + 1)
+    return True
+
+
+def customer_emails_send_pending() -> tuple[int, int]:
+    """Send what the outbox still holds (oldest first, while under MAX_ATTEMPTS): (sent, still failing)."""
+    sent = failed = 0
+    for email in CustomerEmail.objects.filter(sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS).order_by("id"):
+        if customer_email_send(email=email):
+            sent += 1
+        else:
+            failed += 1
+    return sent, failed
+
+
+def _hello(order: Order) -> str:
+    return f"Hello {order.customer_name},\n\n"
+
+
+_SIGN_OFF = "\n\nBookly support"
+
+# What a return's move means for the customer, by the status it moved to.
+_RETURN_MOVES = {
+    ReturnStatus.LABEL_SENT: (
+        "Your return label for {rma}",
+        "Your return {rma} for order {order} is approved, and its prepaid return label is on its way to this "
+        "address. Pack the items in their original packaging, attach the label and drop the parcel off.",
+    ),
+    ReturnStatus.RECEIVED: (
+        "We received your return {rma}",
+        "We received the items of your return {rma} for order {order}. The refund goes to {method} within "
+        "{days} business days.",
+    ),
+    ReturnStatus.REFUNDED: (
+        "Your refund for return {rma}",
+        "Your return {rma} for order {order} is refunded to {method}.",
+    ),
+    ReturnStatus.REJECTED: (
+        "Your return {rma} was not accepted",
+        "We could not accept your return {rma} for order {order}. Our team's reason: {note}",
+    ),
+    ReturnStatus.CANCELLED: (
+        "Your return {rma} is cancelled",
+        "Your return {rma} for order {order} is cancelled. Our team's reason: {note}",
+    ),
+}
+
+
+def return_moved_email(*, record: ReturnRecord, status: str, note: str = "") -> CustomerEmail | None:
+    """The email for a return that moved to `status` (none for a status the customer need not hear of)."""
+    if status not in _RETURN_MOVES:
+        return None
+    subject, text = _RETURN_MOVES[status]
+    facts = {
+        "rma": record.rma_number,
+        "order": record.order.number,
+        "method": record.refund_method,
+        "days": record.refund_timeline_business_days,
+        "note": note,
+    }
+    return customer_email_queue(
+        order=record.order,
+        subject=subject.format(**facts),
+        body=_hello(record.order) + text.format(**facts) + _SIGN_OFF,
+    )
+
+
+def order_cancelled_email(*, order: Order) -> CustomerEmail:
+    return customer_email_queue(
+        order=order,
+        subject=f"Your order {order.number} is cancelled",
+        body=_hello(order)
+        + f"Your order {order.number} is cancelled, as you asked. It will not ship."
+        + _SIGN_OFF,
+    )
+
+
+def order_address_changed_email(*, order: Order, address: ShippingAddress) -> CustomerEmail:
+    return customer_email_queue(
+        order=order,
+        subject=f"Your order {order.number} ships to a new address",
+        body=_hello(order) + f"Your order {order.number} will now ship to:\n{address.one_line()}" + _SIGN_OFF,
+    )
