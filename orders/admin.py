@@ -14,6 +14,7 @@ from orders.models import (
     OrderChange,
     OrderChangeKind,
     OrderItem,
+    OrderStatus,
     ReturnLine,
     ReturnRecord,
     ReturnStatus,
@@ -163,9 +164,11 @@ class OrderAdmin(admin.ModelAdmin):
         return own + super().get_urls()
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        order = self.get_object(request, unquote(object_id)) if object_id else None
+        returnable = order is not None and order.status == OrderStatus.DELIVERED  # nothing to return before
         extra_context = {
             **(extra_context or {}),
-            "can_start_return": request.user.has_perm("orders.add_returnrecord"),
+            "can_start_return": returnable and request.user.has_perm("orders.add_returnrecord"),
         }
         return super().changeform_view(request, object_id, form_url, extra_context)
 

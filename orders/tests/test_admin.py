@@ -230,7 +230,11 @@ class TestStaffStartAReturn:
         order_page = staff_client.get(
             f"/admin/orders/order/{Order.objects.get(number='BK-10042').pk}/change/"
         )
+        processing = staff_client.get(
+            f"/admin/orders/order/{Order.objects.get(number='BK-10103').pk}/change/"
+        )
         assert 'id="start-return"' in order_page.content.decode()
+        assert 'id="start-return"' not in processing.content.decode()  # not delivered: nothing to return
         html = self._start(staff_client, "BK-10042", ["Sapiens"]).content.decode()
 
         record = ReturnRecord.objects.get()
