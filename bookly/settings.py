@@ -210,6 +210,9 @@ BOOKLY_SITE_URL = env.str("BOOKLY_SITE_URL", default="http://127.0.0.1:8000")
 DEFAULT_FROM_EMAIL = env.str("DEFAULT_FROM_EMAIL", default="Bookly support <support@bookly.example>")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL
 # Unset: email is printed to the console. EMAIL_URL (smtp+tls://, smtp+ssl://) sends it.
+# Seconds a mail server may take before a send gives up (the email stays in the outbox to retry): an
+# unanswering server must not hold a customer's turn or a staff request.
+EMAIL_TIMEOUT = env.int("EMAIL_TIMEOUT", default=10)
 if env.str("EMAIL_URL", default=""):
     globals().update(env.email_url("EMAIL_URL"))
 else:

@@ -124,6 +124,8 @@ class StaffReturnForm(forms.Form):
         return text_multi_line(self.cleaned_data["exception_note"])
 
 
+MAX_MOVE_NOTE_LENGTH = 1000
+
 # Moves after which a return cannot move again: staff confirm them on a page of their own.
 FINAL_RETURN_STATUSES = frozenset(status for status, moves in RETURN_STATUS_TRANSITIONS.items() if not moves)
 
@@ -180,7 +182,9 @@ class OrderAdmin(admin.ModelAdmin):
         order = self.get_object(request, unquote(object_id))
         if order is None:
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
-        form = StaffReturnForm(request.POST or None, order=order)
+        if not self.has_view_permission(request, order):
+            raise PermissionDenied  # the page shows the customer's name and email
+        form = StaffReturnForm(request.POST if request.method == "POST" else None, order=order)
         if request.method == "POST" and form.is_valid():
             record = self._start_return(request, order, form)
             if record is not None:
@@ -335,6 +339,11 @@ class ReturnRecordAdmin(admin.ModelAdmin):
         status = self._status_from(request)
         change_url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[record.pk])
         if request.method == "GET" and status in FINAL_RETURN_STATUSES:
+            if status not in RETURN_STATUS_TRANSITIONS[record.status]:
+                self.message_user(
+                    request, f"Return {record.rma_number} can no longer move there.", level="error"
+                )
+                return HttpResponseRedirect(change_url)
             return self._confirm_page(request, record, status, note="")
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
@@ -342,6 +351,11 @@ class ReturnRecordAdmin(admin.ModelAdmin):
             self.message_user(request, "Choose a status to move the return to.", level="error")
             return HttpResponseRedirect(change_url)
         note = text_multi_line(request.POST.get("note", ""))
+        if len(note) > MAX_MOVE_NOTE_LENGTH:
+            message = (
+                f"Keep the reason to {MAX_MOVE_NOTE_LENGTH} characters: the customer reads it in an email."
+            )
+            return self._confirm_page(request, record, status, note=note, error=message)
         if status in FINAL_RETURN_STATUSES and request.POST.get("confirm") != "yes":
             return self._confirm_page(request, record, status, note=note)
         try:

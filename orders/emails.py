@@ -32,16 +32,23 @@ def customer_email_queue(*, order: Order, subject: str, body: str) -> CustomerEm
 
 def customer_email_send(*, email: CustomerEmail) -> bool:
     """Send one email of the outbox now; True when the mail server took it. Never raises for the
-    server's failures: they are counted on the email and logged."""
+    server's failures: they are counted on the email and logged.
+
+    The attempt is claimed first with a compare-and-set on `attempts` as read: of two senders holding
+    the same copy (the send after commit and a cron run, or two cron runs), one claims it and the other
+    sends nothing, so an email goes out once."""
+    claimed = CustomerEmail.objects.filter(pk=email.pk, sent_at__isnull=True, attempts=email.attempts).update(
+        attempts=F("attempts") + 1
+    )
+    if not claimed:
+        return False
     try:
         send_mail(email.subject, email.body, settings.DEFAULT_FROM_EMAIL, [email.to])
     except Exception as error:  # any failure of the backend: the email stays in the outbox
-        CustomerEmail.objects.filter(pk=email.pk).update(
-            attempts=F("attempts") + 1, last_error=type(error).__name__[:100]
-        )
+        CustomerEmail.objects.filter(pk=email.pk).update(last_error=type(error).__name__[:100])
         logger.warning("customer email %s not sent (%s); kept to retry", email.pk, type(error).__name__)
         return False
-    CustomerEmail.objects.filter(pk=email.pk).update(sent_at=timezone.now(), attempts=F("attempts") + 1)
+    CustomerEmail.objects.filter(pk=email.pk).update(sent_at=timezone.now(), last_error="")
     return True
 
 
@@ -105,6 +112,21 @@ def return_moved_email(*, record: ReturnRecord, status: str, note: str = "") -> 
         order=record.order,
         subject=subject.format(**facts),
         body=_hello(record.order) + text.format(**facts) + _SIGN_OFF,
+    )
+
+
+def return_started_by_staff_email(*, record: ReturnRecord) -> CustomerEmail:
+    """A return our team started for the customer (an exception beyond the policy says so)."""
+    titles = ", ".join(line.order_item.title for line in record.lines.select_related("order_item"))
+    exception = " Our team granted it as an exception to the return policy." if record.exception_note else ""
+    return customer_email_queue(
+        order=record.order,
+        subject=f"Your return {record.rma_number} has started",
+        body=_hello(record.order)
+        + f"Our team started return {record.rma_number} for {titles} from order {record.order.number}."
+        + exception
+        + f" The refund goes to {record.refund_method} within {record.refund_timeline_business_days} "
+        "business days after we receive the items." + _SIGN_OFF,
     )
 
 

@@ -7,7 +7,12 @@ from enum import StrEnum
 from django.db import IntegrityError, transaction
 
 from orders.addresses import ShippingAddress, shipping_address_of
-from orders.emails import order_address_changed_email, order_cancelled_email, return_moved_email
+from orders.emails import (
+    order_address_changed_email,
+    order_cancelled_email,
+    return_moved_email,
+    return_started_by_staff_email,
+)
 from orders.models import (
     RETURN_STATUSES_RELEASING_ITEMS,
     Order,
@@ -154,6 +159,8 @@ def return_record_create(
                     ReturnLine.objects.bulk_create(
                         ReturnLine(return_record=record, order_item=item) for item in chosen
                     )
+                    if created_by is not None:
+                        return_started_by_staff_email(record=record)  # the chat tells the assistant's own
                 return record
             except IntegrityError:
                 # Either another return took one of these items a moment ago

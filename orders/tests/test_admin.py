@@ -299,3 +299,18 @@ def test_the_email_outbox_shows_what_a_mail_server_refused_read_only(demo_data, 
 
 def test_support_staff_do_not_read_the_email_outbox(demo_data, staff_client):
     assert staff_client.get("/admin/orders/customeremail/").status_code == 403
+
+
+def test_a_final_move_the_rules_refuse_offers_no_confirmation(demo_return, staff_client):
+    html = staff_client.get(
+        f"/admin/orders/returnrecord/{demo_return.pk}/status/?status=refunded", follow=True
+    )
+    assert "can no longer move there" in html.content.decode()
+    assert ReturnRecord.objects.get().status == "initiated"
+
+
+def test_a_reason_too_long_for_an_email_is_refused(demo_return, staff_client):
+    body = {"status": "rejected", "confirm": "yes", "note": "x" * 1001}
+    html = staff_client.post(f"/admin/orders/returnrecord/{demo_return.pk}/status/", body).content.decode()
+    assert "Keep the reason to 1000 characters" in html
+    assert ReturnRecord.objects.get().status == "initiated"

@@ -338,3 +338,31 @@ def _closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]  # free once closed: nothing listens there
+
+
+@pytest.mark.django_db
+def test_two_senders_with_the_same_copy_send_an_email_once(mailoutbox):
+    from orders.emails import customer_email_send
+    from orders.models import CustomerEmail
+
+    order = OrderFactory()
+    email = CustomerEmail.objects.create(order=order, to=order.customer_email, subject="Hi", body="...")
+    first, second = CustomerEmail.objects.get(pk=email.pk), CustomerEmail.objects.get(pk=email.pk)
+
+    assert (customer_email_send(email=first), customer_email_send(email=second)) == (True, False)
+    assert len(mailoutbox) == 1
+
+
+@pytest.mark.django_db
+def test_a_return_staff_start_is_emailed_with_its_exception(
+    mailoutbox, django_capture_on_commit_callbacks, django_user_model
+):
+    staff = django_user_model.objects.create_user("kim")
+    order = delivered_order(days_ago=45, today=TODAY)
+    with django_capture_on_commit_callbacks(execute=True):
+        record = return_record_create(
+            order=order, reason="Late", today=TODAY, created_by=staff, exception_note="OK"
+        )
+    [mail] = mailoutbox
+    assert mail.subject == f"Your return {record.rma_number} has started"
+    assert "granted it as an exception" in mail.body

@@ -553,8 +553,9 @@ _CHECK_TOOL = {_CANCEL: "check_cancellation", _ADDRESS: "check_address_change"}
 
 
 def _unconfirmed(context: ToolContext, change: str, order: Order) -> ToolOutcome | None:
-    """Why the write must not happen yet, or None: its check passed for this order in an earlier turn
-    (the customer has read the result) and the customer's words in this turn say yes."""
+    """Why the write must not happen yet, or None: its check passed for this order in the turn just
+    before (the customer has read it, and this message answers it) and the customer's words in this turn
+    say yes. A check from further back is no question this message answers."""
     check = context.checks(change).get(order.number)
     if check is None:
         return _error(
@@ -567,6 +568,12 @@ def _unconfirmed(context: ToolContext, change: str, order: Order) -> ToolOutcome
             ToolError.NOT_CONFIRMED,
             "The customer has not answered yet. Tell them the check's result, ask yes or no, and wait for "
             "their reply.",
+        )
+    if check.get("turn", 0) != context.turn - 1:
+        return _error(
+            ToolError.NOT_CONFIRMED,
+            f"That check was several messages ago. Call {_CHECK_TOOL[change]} again, tell the customer its "
+            "result and ask yes or no.",
         )
     if not reads_as_yes(context.customer_said, to_cancel=change == _CANCEL):
         return _error(

@@ -68,7 +68,8 @@ _SCOPE_WORDS = re.compile(
     r"\b(order|orders|ordered|return|returns|returned|returning|refund|refunds|refunded|rma|ship|"
     r"shipping|shipped|delivery|delivered|deliver|tracking|track|parcel|package|policy|policies|faq|"
     r"password|account|email|items?|exchange|purchase|bookly|arrived|arrive|transit|on its way|processing|"
-    r"prepared|cancell?ed|eligible|returnable|cost|costs|total|price|paid|support team|BK\s*-?\s*\d+)\b",
+    r"prepared|cancell?ed|cancel|cancellation|address|eligible|returnable|cost|costs|total|price|paid|"
+    r"support team|BK\s*-?\s*\d+)\b",
     re.IGNORECASE,
 )
 

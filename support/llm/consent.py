@@ -27,6 +27,8 @@ _NOT_CANCEL_RE = re.compile(
     r"not sure|unsure|rather not|think (?:about it|it over|again)|second thoughts|never ?mind|keep it)\b"
 )
 _NEGATION_RE = re.compile(r"\b(?:no|nope|nah|don't|dont|do not|not)\b")
+# A yes with a question or a change attached ("cancel it?", "yes, but make it Apt 5") is not a plain yes.
+_QUALIFIED_RE = re.compile(r"\?|\b(?:but|except|actually|although|though|wait|hmm|ask)\b")
 
 
 def plain_reply(text: str) -> str:
@@ -38,8 +40,10 @@ def reads_as_yes(text: str, *, to_cancel: bool = False) -> bool:
     """Whether the customer's words agree, plainly, to what they were just asked. `to_cancel`: the
     question was whether to cancel an order, so "cancel it" agrees and "cancel" is no pause."""
     said = plain_reply(text)
+    if _QUALIFIED_RE.search(said):
+        return False
     if to_cancel:
-        if _NOT_CANCEL_RE.search(said):
+        if _NOT_CANCEL_RE.search(said) or _NEGATION_RE.search(said):
             return False
         if _CANCEL_YES_RE.match(said):
             return True

@@ -244,3 +244,42 @@ def test_a_new_address_is_emailed_to_the_orders_address(
 
     [mail] = mailoutbox
     assert "Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611" in mail.body
+
+
+@pytest.mark.usefixtures("address_checked")
+def test_a_check_from_further_back_is_no_question_a_later_yes_answers(claude, customer):
+    claude.reset(message(text("Okay, I have not changed the address.")))
+    customer.send("no, leave it")
+    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+    customer.send("yes")  # to something else, two messages after the address was read back
+    assert tool_results(claude.requests[1])[0]["error"] == "not_confirmed"
+    assert order().ship_line1 == "418 Maple Avenue"
+
+
+def test_an_address_change_in_the_turn_of_its_check_is_refused(claude, customer):
+    claude.reset(
+        message(tool_use("check_address_change", {**SARAH_PROCESSING, "new_address": NEW_ADDRESS})),
+        message(tool_use("change_shipping_address", SARAH_PROCESSING)),
+        message(text("Shall I change it?")),
+    )
+    customer.send(
+        "yes send BK-10103 to Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611, sarah.chen@example.com"
+    )
+
+    assert tool_results(claude.requests[2])[0]["error"] == "not_confirmed"
+    assert order().ship_line1 == "418 Maple Avenue"
+
+
+@pytest.mark.usefixtures("address_checked")
+def test_a_yes_with_a_correction_writes_nothing(claude, customer):
+    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+    customer.send("yes, but make it Apt 5")
+
+    assert tool_results(claude.requests[1])[0]["error"] == "not_confirmed"
+    assert order().ship_line1 == "418 Maple Avenue"
+
+
+def test_a_reply_about_a_new_address_or_a_cancellation_is_on_topic(claude, customer):
+    said = "Okay, I have not changed the address. Shall I cancel the order instead?"
+    claude.reset(message(text(said)))
+    assert customer.send("no, leave the address as it is").json()["reply"] == said
