@@ -112,7 +112,7 @@ def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
 
 
 def _field_problem(name: str, value: str) -> str | None:
-    if name == "state" and _state(value) is None:
+    if name == "state" and state_code(value) is None:
         return "must be one of the 50 US states we ship to, like IL or Illinois"
     if name == "zip" and not ZIP_CODE_RE.fullmatch(value):
         return "must be a US ZIP code, like 62701 or 62701-1234"
@@ -123,7 +123,8 @@ def _field_problem(name: str, value: str) -> str | None:
     return None
 
 
-def _state(value: str) -> UsState | None:
+def state_code(value: str) -> UsState | None:
+    """The state a person named, by its USPS code or its name in any case ("il", "Illinois."), or None."""
     upper = value.strip(" .").upper()
     if upper in UsState.values:
         return UsState(upper)
@@ -132,5 +133,5 @@ def _state(value: str) -> UsState | None:
 
 def _normal(name: str, value: str) -> str:
     if name == "state":
-        return _state(value).value
+        return state_code(value).value
     return value

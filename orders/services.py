@@ -180,11 +180,7 @@ def _items_by_exception(
     return (all of them when none are named)."""
     if eligibility.code in (EligibilityCode.NOT_DELIVERED, EligibilityCode.CANCELLED):
         raise ReturnNotAllowed(ReturnRefusal.NOT_ELIGIBLE, eligibility.reason)
-    held = set(
-        ReturnLine.objects.filter(order_item__order=order, holds_item=True).values_list(
-            "order_item_id", flat=True
-        )
-    )
+    held = {entry.item.id for entry in eligibility.items if entry.in_open_return}  # read by the check already
     in_order = {item.id: item for item in order.items.all()}
     if items is None:
         wanted = [item for item in in_order.values() if item.id not in held]

@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE, UsState
+from orders.addresses import state_code
+from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE
 from orders.selectors import ChangeCode
 from orders.services import ReturnRefusal
 from support.llm.consent import HESITANT_RE, YES_RE, reads_as_yes
@@ -1149,7 +1150,6 @@ _TASK_TOOLS = {"status": "lookup_order", "return": "check_return_eligibility", "
 _ZIP_RE = re.compile(r"(?:^|[\s,])(\d{5}(?:-\d{4})?)(?![\w-])")
 # Words that lead into an address ("change the address of BK-10103 to …", "the new one is …").
 _ADDRESS_LEAD_RE = re.compile(r"\b(?:to|is|at|address)\b|:", re.IGNORECASE)
-_STATE_NAMES = {choice.label.casefold(): choice.value for choice in UsState}
 
 
 def _state_at_end(text: str) -> tuple[str, str] | None:
@@ -1159,7 +1159,7 @@ def _state_at_end(text: str) -> tuple[str, str] | None:
         if len(words) < size:
             continue
         said = " ".join(words[-size:]).strip(" ,.")
-        code = said.upper() if said.upper() in UsState.values else _STATE_NAMES.get(said.casefold())
+        code = state_code(said)
         if code:
             return " ".join(words[:-size]).strip(" ,"), code
     return None
