@@ -582,8 +582,10 @@ SCENARIOS: tuple[Scenario, ...] = (
         turns=(
             Turn(f"I want to cancel order BK-10103, {SARAH}", reply_contains=("yes or no",)),
             Turn("no, keep it", reply_contains=("not cancelled",)),
+            # Seen without JavaScript: "cancel it" after that asked for the order number again.
+            Turn("hmm, actually cancel it", reply_contains=("yes or no",), reply_excludes=("order number?",)),
         ),
-        tools=(check_cancel("BK-10103", SARAH),),
+        tools=(check_cancel("BK-10103", SARAH), check_cancel("BK-10103", SARAH)),
     ),
     Scenario(
         "cancel_a_shipped_order_is_refused_with_a_person_offered",

@@ -104,7 +104,7 @@ _MY_ORDER_RE = re.compile(
     r"|\bi (?:ordered|bought|purchased|received|got)\b"
 )
 _REFERS_BACK_RE = re.compile(
-    r"\b(?:return|send|track|check|refund)\s+(?:it|them|this|that|those|these)\b"
+    r"\b(?:return|send|track|check|refund|cancel)\s+(?:it|them|this|that|those|these)\b"
     r"|\b(?:this|that|the same|same) (?:order|one)\b|\bwhere is it\b"
     r"|\b(?:will|did|has|is) it\b.{0,20}\b(?:arrive|ship|come|get here|delivered)"
     r"|\bthe other (?:one|book|item|title)s?\b|\b(?:it|them|one) too\b"
