@@ -9,7 +9,9 @@ from django.utils.html import format_html
 
 from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
 from orders.models import (
+    CaseStatus,
     CustomerEmail,
+    DeliveryCase,
     Order,
     OrderChange,
     OrderChangeKind,
@@ -23,9 +25,11 @@ from orders.models import (
 from orders.services import (
     RETURN_STATUS_TRANSITIONS,
     RETURN_STATUSES_NEEDING_A_REASON,
+    DeliveryCaseRefused,
     ReturnNotAllowed,
     ReturnRefusal,
     ReturnStatusNotAllowed,
+    delivery_case_resolve,
     return_next_statuses,
     return_record_create,
     return_record_set_status,
@@ -97,6 +101,20 @@ class OrderChangeInline(ReadOnlyInline):
         return _staff_name(obj.changed_by) if obj.changed_by else "the customer"
 
 
+class DeliveryCaseInline(ReadOnlyInline):
+    """The problems the customer reported with the order's delivery."""
+
+    model = DeliveryCase
+    fields = ["case_link", "problem", "status", "created_at"]
+    readonly_fields = fields
+    verbose_name_plural = "delivery problems reported"
+
+    @admin.display(description="case")
+    def case_link(self, obj):
+        url = reverse("admin:orders_deliverycase_change", args=[obj.pk])
+        return format_html('<a href="{}">Case {}</a>', url, obj.pk)
+
+
 class StaffReturnForm(forms.Form):
     """A return started by staff: the items, why, and (only to go beyond the policy) a note saying why."""
 
@@ -147,7 +165,7 @@ class OrderAdmin(admin.ModelAdmin):
     list_filter = ["status"]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
-    inlines = [OrderItemInline, OrderChangeInline]
+    inlines = [OrderItemInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
     readonly_fields = ["status", "shipping_address"]
     fieldsets = [
@@ -399,6 +417,113 @@ class ReturnRecordAdmin(admin.ModelAdmin):
     @admin.display(description="items")
     def item_count(self, obj):
         return len(obj.lines.all())
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+MAX_RESOLUTION_LENGTH = 2000
+
+
+@admin.register(DeliveryCase)
+class DeliveryCaseAdmin(admin.ModelAdmin):
+    """Problems customers reported with a delivery, open ones first: read-only but for resolving one,
+    which says what was done (the customer is emailed it)."""
+
+    list_display = ["__str__", "order_link", "problem", "status", "created_at", "resolved_at"]
+    list_filter = ["status", "problem", "created_at"]
+    search_fields = ["order__number", "order__customer_email"]
+    date_hierarchy = "created_at"
+    list_select_related = ["order"]
+    ordering = ["status", "created_at"]  # "open" sorts before "resolved": open cases first, oldest first
+    fields = [
+        "order_link",
+        "customer_email",
+        "problem",
+        "item_titles",
+        "details",
+        "status",
+        "created_at",
+        "resolution",
+        "resolved_by_name",
+        "resolved_at",
+    ]
+    readonly_fields = fields
+    change_form_template = "admin/orders/deliverycase/change_form.html"
+
+    def get_urls(self):
+        name = f"{self.opts.app_label}_{self.opts.model_name}_resolve"
+        own = [path("<path:object_id>/resolve/", self.admin_site.admin_view(self.resolve_view), name=name)]
+        return own + super().get_urls()
+
+    def _can_resolve(self, request) -> bool:
+        # Not has_change_permission: that would open the case's fields to editing.
+        return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        case = self.get_object(request, unquote(object_id)) if object_id else None
+        extra_context = {
+            **(extra_context or {}),
+            "can_resolve": case is not None and case.status == CaseStatus.OPEN and self._can_resolve(request),
+            "resolution_max": MAX_RESOLUTION_LENGTH,
+        }
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def resolve_view(self, request, object_id):
+        """Resolve the case with what staff did; a refusal (already resolved, nothing said) keeps the
+        words typed."""
+        if not self._can_resolve(request):
+            raise PermissionDenied
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"])
+        case = self.get_object(request, unquote(object_id))
+        if case is None:
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+        resolution = text_multi_line(request.POST.get("resolution", ""))
+        if len(resolution) > MAX_RESOLUTION_LENGTH:
+            error = f"Keep it to {MAX_RESOLUTION_LENGTH} characters: the customer reads it in an email."
+            return self._refused(request, case, resolution, error)
+        try:
+            delivery_case_resolve(case=case, resolution=resolution, resolved_by=request.user)
+        except DeliveryCaseRefused as refused:
+            return self._refused(request, case, resolution, refused.message)
+        self.message_user(request, f"Case {case.pk} is resolved. We emailed the customer what you wrote.")
+        return HttpResponseRedirect(reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_changelist"))
+
+    def _refused(self, request, case, resolution: str, error: str):
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": case,
+            "title": f"Resolve {str(case).lower()}",
+            "resolution": resolution,
+            "resolve_error": error,
+            "resolution_max": MAX_RESOLUTION_LENGTH,
+        }
+        return TemplateResponse(request, "admin/orders/deliverycase/resolve.html", context)
+
+    @admin.display(description="order", ordering="order__number")
+    def order_link(self, obj):
+        url = reverse("admin:orders_order_change", args=[obj.order_id])
+        return format_html('<a href="{}">{}</a>', url, obj.order.number)
+
+    @admin.display(description="customer email", ordering="order__customer_email")
+    def customer_email(self, obj):
+        return obj.order.customer_email
+
+    @admin.display(description="books concerned")
+    def item_titles(self, obj):
+        return ", ".join(item.title for item in obj.items.all()) or "-"
+
+    @admin.display(description="resolved by")
+    def resolved_by_name(self, obj):
+        return _staff_name(obj.resolved_by) if obj.resolved_by else "-"
 
     def has_add_permission(self, request):
         return False

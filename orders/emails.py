@@ -15,7 +15,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from orders.addresses import ShippingAddress
-from orders.models import CustomerEmail, Order, ReturnRecord, ReturnStatus
+from orders.models import CustomerEmail, DeliveryCase, DeliveryProblem, Order, ReturnRecord, ReturnStatus
 
 logger = logging.getLogger(__name__)
 
@@ -145,4 +145,42 @@ def order_address_changed_email(*, order: Order, address: ShippingAddress) -> Cu
         order=order,
         subject=f"Your order {order.number} ships to a new address",
         body=_hello(order) + f"Your order {order.number} will now ship to:\n{address.one_line()}" + _SIGN_OFF,
+    )
+
+
+# What happens after a customer reports a delivery problem: said in the chat and in the email.
+DELIVERY_CASE_NEXT_STEPS = {
+    DeliveryProblem.NOT_ARRIVED: "Our team will check with the carrier and tell you what happens next.",
+    DeliveryProblem.DAMAGED: (
+        "Please keep the book and its packaging: our team may ask for a photo, and will tell you what "
+        "happens next."
+    ),
+    DeliveryProblem.WRONG_ITEM: (
+        "Please keep the book you received: our team will tell you what happens next."
+    ),
+    DeliveryProblem.MISSING_ITEM: "Our team will check what was packed and tell you what happens next.",
+    DeliveryProblem.LATE: "Our team will look into the delay and tell you what happens next.",
+}
+
+
+def delivery_case_opened_email(*, case: DeliveryCase) -> CustomerEmail:
+    order = case.order
+    return customer_email_queue(
+        order=order,
+        subject=f"We have your report about order {order.number} (case {case.pk})",
+        body=_hello(order)
+        + f"We have your report about order {order.number}: {case.get_problem_display().lower()}. "
+        f"Its case number is {case.pk}. {DELIVERY_CASE_NEXT_STEPS[case.problem]}" + _SIGN_OFF,
+    )
+
+
+def delivery_case_resolved_email(*, case: DeliveryCase) -> CustomerEmail:
+    order = case.order
+    return customer_email_queue(
+        order=order,
+        subject=f"About your report on order {order.number} (case {case.pk})",
+        body=_hello(order)
+        + f"About your report on order {order.number} ({case.get_problem_display().lower()}):\n\n"
+        + case.resolution
+        + _SIGN_OFF,
     )

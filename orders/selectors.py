@@ -5,7 +5,17 @@ from enum import StrEnum
 
 from django.db.models import Max
 
-from orders.models import Order, OrderChangeKind, OrderItem, OrderStatus, ReturnLine
+from orders.models import (
+    ITEM_PROBLEMS,
+    CaseStatus,
+    DeliveryCase,
+    DeliveryProblem,
+    Order,
+    OrderChangeKind,
+    OrderItem,
+    OrderStatus,
+    ReturnLine,
+)
 from policies.models import ReturnPolicy
 from policies.selectors import return_policy_get
 
@@ -24,15 +34,26 @@ def order_get_for_customer(*, order_number: str, email: str) -> Order | None:
     A missing order and a wrong email both give None: the caller cannot tell
     them apart, so order numbers cannot be probed for their existence.
     """
-    number = order_number.strip().upper()
+    return _order_if_email_matches(Order.objects.filter(number=order_number.strip().upper()), email)
+
+
+def order_get_for_customer_by_rma(*, rma_number: str, email: str) -> Order | None:
+    """The order a return belongs to, by the return's RMA number, only when the email matches the one on
+    the order: as order_get_for_customer, a missing return and a wrong email give the same None."""
+    return _order_if_email_matches(
+        Order.objects.filter(returns__rma_number=rma_number.strip().upper()), email
+    )
+
+
+def _order_if_email_matches(orders, email: str) -> Order | None:
     # Only the email first, as an aggregate: one row comes back whether the order exists or not (its
     # email, or NULL), so a wrong email and a missing order differ by no model built, no row, no second
     # query. An outside probe told the two apart in 150 tries when the items were read for a wrong email.
-    on_file = Order.objects.filter(number=number).aggregate(email=Max("customer_email"))["email"]
+    on_file = orders.aggregate(email=Max("customer_email"))["email"]
     matches = hmac.compare_digest(_normalize_email(on_file or _NO_ORDER_EMAIL), _normalize_email(email))
     if on_file is None or not matches:
         return None
-    return Order.objects.filter(number=number).prefetch_related("items").first()
+    return orders.prefetch_related("items").first()
 
 
 _IN_OPEN_RETURN = "This item is already part of an open return."
@@ -210,3 +231,54 @@ def order_change_check(*, order: Order, kind: OrderChangeKind) -> OrderChangeChe
         return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])
     status = OrderStatus(order.status)
     return OrderChangeCheck(order, kind, _CHANGE_CODES[status], _CHANGE_REFUSALS[(kind, status)])
+
+
+class ProblemCode(StrEnum):
+    """Whether a delivery problem can be reported for an order as it is now, and if not, why."""
+
+    ALLOWED = "allowed"
+    NOT_SHIPPED = "not_shipped"
+    NOT_DELIVERED = "not_delivered"
+    CANCELLED = "order_cancelled"
+
+
+@dataclass(frozen=True)
+class DeliveryProblemCheck:
+    code: ProblemCode
+    reason: str  # for the customer
+
+    @property
+    def allowed(self) -> bool:
+        return self.code is ProblemCode.ALLOWED
+
+
+_PROBLEM_REFUSALS = {
+    ProblemCode.NOT_SHIPPED: (
+        "This order has not shipped yet, so there is no delivery to look into. Its status shows when it "
+        "ships."
+    ),
+    ProblemCode.NOT_DELIVERED: (
+        "This order is still on its way: nothing of it has been delivered yet. Its tracking number shows "
+        "where it is."
+    ),
+    ProblemCode.CANCELLED: "This order was cancelled, so it was never sent.",
+}
+
+
+def delivery_problem_check(*, order: Order, problem: DeliveryProblem) -> DeliveryProblemCheck:
+    """Whether the customer can report this problem with the order's delivery: one that never came or
+    came late once it has shipped; a damaged, wrong or missing book once it was delivered."""
+    if order.status == OrderStatus.CANCELLED:
+        code = ProblemCode.CANCELLED
+    elif order.status == OrderStatus.PROCESSING:
+        code = ProblemCode.NOT_SHIPPED
+    elif order.status == OrderStatus.SHIPPED and problem in ITEM_PROBLEMS:
+        code = ProblemCode.NOT_DELIVERED
+    else:
+        return DeliveryProblemCheck(ProblemCode.ALLOWED, "A member of our team can look into this.")
+    return DeliveryProblemCheck(code, _PROBLEM_REFUSALS[code])
+
+
+def delivery_cases_open_count() -> int:
+    """How many delivery problems wait for staff to resolve them (for the admin index)."""
+    return DeliveryCase.objects.filter(status=CaseStatus.OPEN).count()

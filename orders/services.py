@@ -5,16 +5,23 @@ from datetime import date
 from enum import StrEnum
 
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from orders.addresses import ShippingAddress, shipping_address_of
 from orders.emails import (
+    delivery_case_opened_email,
+    delivery_case_resolved_email,
     order_address_changed_email,
     order_cancelled_email,
     return_moved_email,
     return_started_by_staff_email,
 )
 from orders.models import (
+    ITEM_PROBLEMS,
     RETURN_STATUSES_RELEASING_ITEMS,
+    CaseStatus,
+    DeliveryCase,
+    DeliveryProblem,
     Order,
     OrderChange,
     OrderChangeKind,
@@ -30,6 +37,7 @@ from orders.selectors import (
     EligibilityCode,
     ItemEligibility,
     ReturnEligibility,
+    delivery_problem_check,
     order_change_check,
     order_return_eligibility,
 )
@@ -331,3 +339,76 @@ def order_shipping_address_change(*, order: Order, address: ShippingAddress, cha
         locked.save(update_fields=[f"ship_{name}" for name in address.as_fields()])
         order_address_changed_email(order=locked, address=address)
     return change
+
+
+class DeliveryCaseRefused(Exception):
+    """A delivery problem that cannot be reported, or a case that cannot be resolved, as things are;
+    `code` is stable (a selectors.ProblemCode or one below), `message` is for the person asking."""
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+ITEMS_NEEDED = "items_needed"
+ITEM_NOT_IN_ORDER = "item_not_in_order"
+ALREADY_RESOLVED = "already_resolved"
+RESOLUTION_NEEDED = "resolution_needed"
+
+
+def delivery_case_open(
+    *, order: Order, problem: DeliveryProblem, items: Collection[OrderItem] | None, details: str
+) -> tuple[DeliveryCase, bool]:
+    """Open a case for staff about a problem with the order's delivery, and email the customer that we
+    have it. Returns the case and whether it is new: the same problem reported again while its case is
+    open (asked twice, two tabs) is that case, with any books it did not name yet added.
+
+    A problem with particular books (damaged, wrong, missing) names them; of an order of one book, that
+    one. Raises DeliveryCaseRefused."""
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        check = delivery_problem_check(order=locked, problem=problem)
+        if not check.allowed:
+            raise DeliveryCaseRefused(check.code, check.reason)
+        order_items = list(locked.items.all())
+        if items and any(item.order_id != locked.pk for item in items):
+            raise DeliveryCaseRefused(ITEM_NOT_IN_ORDER, "Some of those books are not part of this order.")
+        if problem in ITEM_PROBLEMS and not items:
+            if len(order_items) != 1:
+                raise DeliveryCaseRefused(ITEMS_NEEDED, "Which books of the order does this concern?")
+            items = order_items
+        try:
+            with transaction.atomic():
+                case, created = (
+                    DeliveryCase.objects.create(order=locked, problem=problem, details=details),
+                    True,
+                )
+        except IntegrityError:
+            # The database's one-open-case rule: reported before, or by another tab a moment ago.
+            case = DeliveryCase.objects.get(order=locked, problem=problem, status=CaseStatus.OPEN)
+            created = False
+        case.items.add(*(items if problem in ITEM_PROBLEMS else order_items))
+        if created:
+            delivery_case_opened_email(case=case)
+    return case, created
+
+
+def delivery_case_resolve(*, case: DeliveryCase, resolution: str, resolved_by) -> DeliveryCase:
+    """Staff close the case saying what they did; the customer is emailed those words. Raises
+    DeliveryCaseRefused when it is resolved already or nothing is said."""
+    if not resolution.strip():
+        raise DeliveryCaseRefused(
+            RESOLUTION_NEEDED, "Say what was done about it: the customer is emailed these words."
+        )
+    with transaction.atomic():
+        locked = DeliveryCase.objects.select_for_update().select_related("order").get(pk=case.pk)
+        if locked.status == CaseStatus.RESOLVED:
+            raise DeliveryCaseRefused(ALREADY_RESOLVED, f"Case {locked.pk} is already resolved.")
+        locked.status = CaseStatus.RESOLVED
+        locked.resolution = resolution
+        locked.resolved_by = resolved_by
+        locked.resolved_at = timezone.now()
+        locked.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
+        delivery_case_resolved_email(case=locked)
+    return locked

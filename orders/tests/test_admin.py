@@ -3,8 +3,8 @@ from datetime import date
 
 import pytest
 
-from orders.models import Order, ReturnRecord
-from orders.services import return_record_create
+from orders.models import CaseStatus, DeliveryCase, DeliveryProblem, Order, ReturnRecord
+from orders.services import delivery_case_open, return_record_create
 
 TODAY = date(2026, 4, 14)
 
@@ -314,3 +314,92 @@ def test_a_reason_too_long_for_an_email_is_refused(demo_return, staff_client):
     html = staff_client.post(f"/admin/orders/returnrecord/{demo_return.pk}/status/", body).content.decode()
     assert "Keep the reason to 1000 characters" in html
     assert ReturnRecord.objects.get().status == "initiated"
+
+
+@pytest.mark.django_db
+class TestDeliveryCasesInAdmin:
+    @pytest.fixture
+    def case(self, demo_data):
+        order = Order.objects.get(number="BK-10042")
+        return delivery_case_open(
+            order=order,
+            problem=DeliveryProblem.DAMAGED,
+            items=[order.items.get(title="Sapiens")],
+            details="torn",
+        )[0]
+
+    def test_support_staff_see_open_cases_first_with_their_order_and_problem(self, case, staff_client):
+        resolved = DeliveryCase.objects.create(
+            order=case.order,
+            problem=DeliveryProblem.LATE,
+            status=CaseStatus.RESOLVED,
+            resolution="Sorry",
+            resolved_at=case.created_at,
+        )
+        html = staff_client.get("/admin/orders/deliverycase/").content.decode()
+        assert html.index(f"Case {case.pk}:") < html.index(f"Case {resolved.pk}:")
+        assert "BK-10042" in html and "Arrived damaged" in html
+
+    def test_the_case_page_shows_the_books_and_the_customers_words_read_only(self, case, staff_client):
+        page = staff_client.get(f"/admin/orders/deliverycase/{case.pk}/change/")
+        html = page.content.decode()
+        assert page.status_code == 200
+        assert "Sapiens" in html and "torn" in html
+        assert 'name="details"' not in html and 'name="_save"' not in html
+        assert 'id="resolve-case"' in html
+
+    def test_the_orders_page_lists_its_cases(self, case, staff_client):
+        html = staff_client.get(f"/admin/orders/order/{case.order_id}/change/").content.decode()
+        assert f"/admin/orders/deliverycase/{case.pk}/change/" in html
+
+    def test_staff_resolve_a_case_and_the_customer_is_emailed_their_words(
+        self, case, staff_client, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        mailoutbox.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            response = staff_client.post(
+                f"/admin/orders/deliverycase/{case.pk}/resolve/", {"resolution": "A new copy is on its way."}
+            )
+        assert response.status_code == 302
+        case.refresh_from_db()
+        assert case.status == "resolved" and case.resolved_by.username == "agent"
+        (sent,) = mailoutbox
+        assert "A new copy is on its way." in sent.body
+        page = staff_client.get(f"/admin/orders/deliverycase/{case.pk}/change/").content.decode()
+        assert 'id="resolve-case"' not in page  # nothing left to resolve
+
+    def test_resolving_without_saying_what_was_done_is_refused_and_changes_nothing(self, case, staff_client):
+        page = staff_client.post(f"/admin/orders/deliverycase/{case.pk}/resolve/", {"resolution": "   "})
+        assert page.status_code == 200
+        assert "Say what was done about it" in page.content.decode()
+        case.refresh_from_db()
+        assert case.status == "open"
+
+    def test_a_resolution_too_long_for_an_email_is_refused_and_kept_in_the_box(self, case, staff_client):
+        words = "word " * 500
+        page = staff_client.post(f"/admin/orders/deliverycase/{case.pk}/resolve/", {"resolution": words})
+        html = page.content.decode()
+        assert "Keep it to 2000 characters" in html and "word word word" in html
+        case.refresh_from_db()
+        assert case.status == "open"
+
+    def test_a_get_resolves_nothing(self, case, staff_client):
+        assert staff_client.get(f"/admin/orders/deliverycase/{case.pk}/resolve/").status_code == 405
+
+    def test_staff_outside_the_group_cannot_see_or_resolve_cases(self, case, client, django_user_model):
+        outsider = django_user_model.objects.create_user("outsider", password="pw-outsider-1", is_staff=True)
+        client.force_login(outsider)
+        assert client.get("/admin/orders/deliverycase/").status_code == 403
+        resolve = client.post(f"/admin/orders/deliverycase/{case.pk}/resolve/", {"resolution": "x"})
+        assert resolve.status_code == 403
+        case.refresh_from_db()
+        assert case.status == "open"
+
+
+def test_the_admin_home_counts_the_open_delivery_cases_and_links_to_them(demo_data, staff_client):
+    order = Order.objects.get(number="BK-10089")
+    delivery_case_open(order=order, problem=DeliveryProblem.NOT_ARRIVED, items=None, details="")
+    html = staff_client.get("/admin/").content.decode()
+    assert "<strong>1</strong> delivery problem to resolve" in html
+    listed = staff_client.get("/admin/orders/deliverycase/", {"status__exact": "open"})
+    assert listed.status_code == 200 and "BK-10089" in listed.content.decode()

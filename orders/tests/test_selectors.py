@@ -5,7 +5,12 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from orders.selectors import EligibilityCode, order_get_for_customer, order_return_eligibility
+from orders.selectors import (
+    EligibilityCode,
+    order_get_for_customer,
+    order_get_for_customer_by_rma,
+    order_return_eligibility,
+)
 from orders.services import return_record_create
 from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
 from policies.selectors import return_policy_get
@@ -55,6 +60,26 @@ class TestOrderGetForCustomer:
     def test_empty_email_never_matches(self):
         OrderFactory(number="BK-1234", customer_email="ann@example.com")
         assert order_get_for_customer(order_number="BK-1234", email="") is None
+
+
+@pytest.mark.django_db
+class TestOrderGetForCustomerByRma:
+    @pytest.fixture
+    def rma(self):
+        order = delivered_order(days_ago=3, today=TODAY, customer_email="ann@example.com")
+        return return_record_create(order=order, reason="Torn", today=TODAY).rma_number
+
+    def test_the_returns_order_with_the_email_on_it(self, rma):
+        order = order_get_for_customer_by_rma(rma_number=f" {rma.lower()} ", email="Ann@example.com")
+        assert order is not None and order.returns.get().rma_number == rma
+
+    def test_wrong_email_and_missing_return_look_the_same_and_run_the_same_queries(self, rma):
+        def statements(rma_number, email):
+            with CaptureQueriesContext(connection) as queries:
+                assert order_get_for_customer_by_rma(rma_number=rma_number, email=email) is None
+            return [re.sub(r"'[^']*'|%s|\b\d+\b", "?", query["sql"]) for query in queries]
+
+        assert statements(rma, "bob@example.com") == statements("RMA-NONE0000", "ann@example.com")
 
 
 @pytest.mark.django_db
