@@ -2,6 +2,7 @@
 
 from support.conversations.models import (
     Conversation,
+    ConversationDeliveryCase,
     ConversationMessage,
     ConversationOrderChange,
     ConversationReturn,
@@ -15,6 +16,7 @@ from support.conversations.models import (
 
 __all__ = [
     "Conversation",
+    "ConversationDeliveryCase",
     "ConversationMessage",
     "ConversationOrderChange",
     "ConversationReturn",

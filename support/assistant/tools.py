@@ -27,18 +27,31 @@ from orders.addresses import (
     shipping_address_clean,
     shipping_address_of,
 )
+from orders.emails import DELIVERY_CASE_NEXT_STEPS
 from orders.models import (
+    ITEM_PROBLEMS,
     ORDER_NUMBER_MENTION_RE,
     ORDER_NUMBER_PATTERN,
+    RMA_NUMBER_PATTERN,
+    DeliveryProblem,
     Order,
     OrderChangeKind,
+    OrderItem,
     OrderStatus,
     ReturnRecord,
 )
-from orders.selectors import ChangeCode, order_change_check, order_get_for_customer, order_return_eligibility
+from orders.selectors import (
+    ChangeCode,
+    order_change_check,
+    order_get_for_customer,
+    order_get_for_customer_by_rma,
+    order_return_eligibility,
+)
 from orders.services import (
     ADDRESS_UNCHANGED,
+    ITEMS_NEEDED,
     RETURN_STATUSES_NEEDING_A_REASON,
+    DeliveryCaseRefused,
     OrderChangeNotAllowed,
     ReturnNotAllowed,
     ReturnRefusal,
@@ -49,6 +62,7 @@ from store.clock import store_today
 from support.conversations.models import Conversation
 from support.conversations.selectors import conversation_return_get_open, staff_available_now
 from support.conversations.services import (
+    conversation_delivery_case_open,
     conversation_order_address_change,
     conversation_order_cancel,
     conversation_return_create,
@@ -58,6 +72,7 @@ from support.llm.consent import reads_as_yes
 from support.llm.protocol import HANDOFF_TOOL, HandoffAsk, ToolError
 
 ORDER_ID_RE = re.compile(ORDER_NUMBER_PATTERN)
+RMA_RE = re.compile(RMA_NUMBER_PATTERN)
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
 TOPIC_RE = re.compile(TOPIC_KEY_PATTERN)
 
@@ -92,11 +107,20 @@ TOOLS: list[dict[str, Any]] = [
     {
         "name": "lookup_order",
         "description": (
-            "An order's status, dates, tracking number, items and returns (with their status). Needs the "
-            "order number and the email on the order, both from the customer. order_not_found when either "
-            "is wrong, never saying which."
+            "An order's status, dates, tracking, items and returns. Needs the order number (or a return's "
+            "rma_number) and the email on the order, from the customer. order_not_found if either is wrong, "
+            "never saying which."
         ),
-        "input_schema": _ORDER_AND_EMAIL_SCHEMA,
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "order_id": _ORDER_ID_SCHEMA,
+                "rma_number": {"type": "string", "pattern": RMA_NUMBER_PATTERN},
+                "customer_email": _EMAIL_SCHEMA,
+            },
+            "required": ["customer_email"],
+            "additionalProperties": False,
+        },
     },
     {
         "name": "check_return_eligibility",
@@ -172,6 +196,25 @@ TOOLS: list[dict[str, Any]] = [
         "input_schema": _ORDER_AND_EMAIL_SCHEMA,
     },
     {
+        "name": "report_delivery_problem",
+        "description": (
+            "A delivery gone wrong (never came, late, a damaged, wrong or missing book) becomes a case for "
+            "staff, who take the chat. Then say only tell_the_customer."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "order_id": _ORDER_ID_SCHEMA,
+                "customer_email": _EMAIL_SCHEMA,
+                "problem": {"type": "string", "enum": list(DeliveryProblem.values)},
+                "item_titles": {"type": "array", "items": {"type": "string"}},
+                "details": {"type": "string", "description": "In the customer's words."},
+            },
+            "required": ["order_id", "customer_email", "problem", "details"],
+            "additionalProperties": False,
+        },
+    },
+    {
         "name": "lookup_policy",
         "description": ("The published FAQ answer for a topic key from faq_topics. Quote it; add nothing."),
         "input_schema": {
@@ -185,7 +228,7 @@ TOOLS: list[dict[str, Any]] = [
         "name": HANDOFF_TOOL,
         "description": (
             "Hand the chat to support staff: the customer asks for a person (customer_asked), or needs "
-            "what only staff can do, like a lost parcel or a complaint (needs_staff). Then say only the "
+            "what only staff can do, like a complaint (needs_staff). Then say only the "
             "result's tell_the_customer."
         ),
         "input_schema": {
@@ -205,7 +248,9 @@ TOOLS: list[dict[str, Any]] = [
 TOOL_NAMES = tuple(tool["name"] for tool in TOOLS)
 TOOL_ARGUMENT_NAMES = frozenset(name for tool in TOOLS for name in tool["input_schema"]["properties"])
 # Tools that change the store: the step that calls one is stored in the same transaction as the change.
-WRITE_TOOLS = frozenset({"initiate_return", "cancel_order", "change_shipping_address"})
+WRITE_TOOLS = frozenset(
+    {"initiate_return", "cancel_order", "change_shipping_address", "report_delivery_problem"}
+)
 
 
 @dataclass(frozen=True)
@@ -431,6 +476,19 @@ def _verified_order(args: _Arguments, context: ToolContext) -> Order | ToolOutco
 
 
 def _lookup_order(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    if args.raw.get("order_id") is None and args.raw.get("rma_number") is not None:
+        rma_number = args.matching("rma_number", RMA_RE, max_length=12, shape="RMA-AB12CD34", upper=True)
+        email = args.email()
+        args.done()
+        order = order_get_for_customer_by_rma(rma_number=rma_number, email=email)
+        if order is None:
+            return _error(
+                ToolError.ORDER_NOT_FOUND,
+                "No return matches that RMA number together with that email address. Ask the customer to "
+                "check both, or for the order number.",
+            )
+        context.orders_found[order.pk] = order.customer_email
+        return ToolOutcome(_order_summary(order))
     order = _verified_order(args, context)
     if isinstance(order, ToolOutcome):
         return order
@@ -483,17 +541,9 @@ def _initiate_return(args: _Arguments, context: ToolContext) -> ToolOutcome:
             ToolError.ELIGIBILITY_NOT_VERIFIED,
             "Call check_return_eligibility for this order first; it must pass before a return can start.",
         )
-    items = None
-    if titles:
-        by_title = {item.title.casefold(): item for item in order.items.all()}
-        unknown = [title for title in titles if title.casefold() not in by_title]
-        if unknown:
-            return _error(
-                ReturnRefusal.ITEM_NOT_IN_ORDER,
-                "Some titles are not items of this order. Use the exact titles listed here.",
-                order_titles=[item.title for item in order.items.all()],
-            )
-        items = [by_title[title.casefold()] for title in titles]
+    items = _items_titled(order, titles)
+    if isinstance(items, ToolOutcome):
+        return items
     try:
         record = conversation_return_create(
             conversation=context.conversation, order=order, reason=reason, items=items, today=store_today()
@@ -510,6 +560,20 @@ def _initiate_return(args: _Arguments, context: ToolContext) -> ToolOutcome:
             return _error(refused.code, refused.message)
         return _return_started(earlier, already_started=True)
     return _return_started(record)
+
+
+def _items_titled(order: Order, titles: list[str] | None) -> list[OrderItem] | ToolOutcome | None:
+    """The order's items with these titles (None for none named), or the error naming the order's titles."""
+    if not titles:
+        return None
+    by_title = {item.title.casefold(): item for item in order.items.all()}
+    if any(title.casefold() not in by_title for title in titles):
+        return _error(
+            ReturnRefusal.ITEM_NOT_IN_ORDER,
+            "Some titles are not items of this order. Use the exact titles listed here.",
+            order_titles=[item.title for item in order.items.all()],
+        )
+    return [by_title[title.casefold()] for title in titles]
 
 
 def _return_started(record: ReturnRecord, *, already_started: bool = False) -> ToolOutcome:
@@ -693,6 +757,50 @@ def _change_shipping_address(args: _Arguments, context: ToolContext) -> ToolOutc
     return ToolOutcome(result, receipt=receipt)
 
 
+def _report_delivery_problem(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    problem = args.one_of("problem", DeliveryProblem)
+    details = args.text("details", max_length=MAX_REASON_LENGTH)
+    titles = args.titles("item_titles")
+    order = _verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    items = _items_titled(order, titles)
+    if isinstance(items, ToolOutcome):
+        return items
+    try:
+        case, created = conversation_delivery_case_open(
+            conversation=context.conversation, order=order, problem=problem, items=items, details=details
+        )
+    except DeliveryCaseRefused as refused:
+        if refused.code == ITEMS_NEEDED:
+            return _error(
+                ITEMS_NEEDED,
+                "Ask the customer which of these books it concerns, then call again with item_titles.",
+                order_titles=[item.title for item in order.items.all()],
+            )
+        return _error(refused.code, refused.message)  # no delivery to look into yet: the store's reason
+    concerned = [item.title for item in case.items.all()] if problem in ITEM_PROBLEMS else []
+    what = DeliveryProblem(problem).label.lower() + (f" ({_titles_joined(concerned)})" if concerned else "")
+    next_steps = DELIVERY_CASE_NEXT_STEPS[problem]
+    receipt = f"I've reported this as case {case.pk} for order {order.number}: {what}. {next_steps}"
+    summary = f"Case {case.pk}, order {order.number}: {what}. The customer says: {details}"
+    # The case goes to staff with the conversation: they are told what they need in one line.
+    context.handoff = HandoffAsked(
+        reason=HandoffAsk.NEEDS_STAFF, summary=summary[:MAX_SUMMARY_LENGTH], reply=HANDED_OVER_REPLY
+    )
+    result = {
+        "case_number": case.pk,
+        "order_id": order.number,
+        "problem": problem,
+        "items": concerned,
+        "next_steps": next_steps,
+        "tell_the_customer": f"{receipt} {HANDED_OVER_REPLY}",
+    }
+    if not created:
+        result["already_reported"] = True
+    return ToolOutcome(result, receipt=receipt)
+
+
 def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
     topic = args.matching("topic", TOPIC_RE, max_length=40, shape="shipping", lower=True)
     args.done()
@@ -730,13 +838,17 @@ def _hand_off_to_person(args: _Arguments, context: ToolContext) -> ToolOutcome:
 
 
 _HANDLERS = {
-    "lookup_order": (_lookup_order, {"order_id", "customer_email"}),
+    "lookup_order": (_lookup_order, {"order_id", "rma_number", "customer_email"}),
     "check_return_eligibility": (_check_return_eligibility, {"order_id", "customer_email"}),
     "initiate_return": (_initiate_return, {"order_id", "customer_email", "reason", "item_titles"}),
     "check_cancellation": (_check_cancellation, {"order_id", "customer_email"}),
     "cancel_order": (_cancel_order, {"order_id", "customer_email"}),
     "check_address_change": (_check_address_change, {"order_id", "customer_email", "new_address"}),
     "change_shipping_address": (_change_shipping_address, {"order_id", "customer_email"}),
+    "report_delivery_problem": (
+        _report_delivery_problem,
+        {"order_id", "customer_email", "problem", "item_titles", "details"},
+    ),
     "lookup_policy": (_lookup_policy, {"topic"}),
     HANDOFF_TOOL: (_hand_off_to_person, {"reason", "summary"}),
 }
@@ -779,6 +891,10 @@ _PROGRESS = {
         "Checking whether your order can go to a new address…",
     ),
     "change_shipping_address": ("Changing the address of order {order}…", "Changing your order's address…"),
+    "report_delivery_problem": (
+        "Reporting the problem with order {order}…",
+        "Reporting the problem with your order…",
+    ),
     "lookup_policy": ("Looking up our policy…", "Looking up our policy…"),
     HANDOFF_TOOL: ("Asking a member of our team to join…", "Asking a member of our team to join…"),
 }

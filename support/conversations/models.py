@@ -65,6 +65,10 @@ class Conversation(models.Model):
     order_changes = models.ManyToManyField(
         "orders.OrderChange", through="ConversationOrderChange", related_name="conversations", blank=True
     )
+    # The delivery problems the customer reported here, as cases for staff.
+    delivery_cases = models.ManyToManyField(
+        "orders.DeliveryCase", through="ConversationDeliveryCase", related_name="conversations", blank=True
+    )
     # The orders a tool looked up here with the right email (the chat's link, as for returns).
     orders = models.ManyToManyField("orders.Order", related_name="conversations", blank=True)
 
@@ -259,6 +263,30 @@ class ConversationOrderChange(models.Model):
 
     def __str__(self):
         return f"{self.order_change_id} from conversation {self.conversation_id}"
+
+
+class ConversationDeliveryCase(models.Model):
+    """A delivery problem the customer reported in a conversation; reported again in another
+    conversation, the case links to both."""
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="delivery_case_links"
+    )
+    delivery_case = models.ForeignKey(
+        "orders.DeliveryCase", on_delete=models.CASCADE, related_name="conversation_links"
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+
+    class Meta:
+        ordering = ["conversation", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "delivery_case"], name="conversation_delivery_case_once"
+            )
+        ]
+
+    def __str__(self):
+        return f"Case {self.delivery_case_id} from conversation {self.conversation_id}"
 
 
 class StaffAvailability(models.Model):

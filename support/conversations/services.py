@@ -20,13 +20,19 @@ from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
 from orders.addresses import ShippingAddress
-from orders.models import Order, OrderChange, OrderItem, ReturnRecord
-from orders.services import order_cancel, order_shipping_address_change, return_record_create
+from orders.models import DeliveryCase, DeliveryProblem, Order, OrderChange, OrderItem, ReturnRecord
+from orders.services import (
+    delivery_case_open,
+    order_cancel,
+    order_shipping_address_change,
+    return_record_create,
+)
 from support.conversations.lease_keeper import lease_forget, lease_keep
 from support.conversations.models import (
     MODEL_ANSWERS,
     PERSON_ANSWERS,
     Conversation,
+    ConversationDeliveryCase,
     ConversationMessage,
     ConversationOrderChange,
     ConversationReturn,
@@ -459,6 +465,22 @@ def conversation_order_address_change(
         change = order_shipping_address_change(order=order, address=address)
         ConversationOrderChange.objects.create(conversation=conversation, order_change=change)
     return change
+
+
+def conversation_delivery_case_open(
+    *,
+    conversation: Conversation,
+    order: Order,
+    problem: DeliveryProblem,
+    items: Collection[OrderItem] | None,
+    details: str,
+) -> tuple[DeliveryCase, bool]:
+    """Open (or find open) the case of a delivery problem the customer reported here, linked to the
+    conversation in the same transaction. Raises orders.services.DeliveryCaseRefused."""
+    with transaction.atomic():
+        case, created = delivery_case_open(order=order, problem=problem, items=items, details=details)
+        ConversationDeliveryCase.objects.get_or_create(conversation=conversation, delivery_case=case)
+    return case, created
 
 
 def conversations_purge(*, older_than_days: int) -> int:

@@ -51,6 +51,7 @@ IN_SCOPE = (
     "return",
     "cancel",
     "address",
+    "problem",
     "policy_shipping",
     "policy_returns",
     "policy_password",
@@ -68,6 +69,7 @@ _TOOL_ROUTES = {
     "cancel_order": "cancel",
     "check_address_change": "address",
     "change_shipping_address": "address",
+    "report_delivery_problem": "problem",
     HANDOFF_TOOL: "person",
 }
 _POLICY_ROUTES = {

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.sessions.backends.db import SessionStore
 
-from orders.models import OrderChange, ReturnRecord
+from orders.models import DeliveryCase, OrderChange, ReturnRecord
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER, system_prompt_forget
 from support.assistant.turn import conversation_take_turn
 from support.conversations.handoff import conversation_handoff_request
@@ -46,6 +46,8 @@ class Scenario:
     returned_titles: tuple[str, ...] | None = None
     # Order changes made afterwards, per order number, in order (orders not named must have none).
     changes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Delivery problems reported afterwards, per order number: (problem, the books concerned) in order.
+    cases: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = field(default_factory=dict)
     # Validator codes expected over the whole conversation (normally none).
     violations: tuple[str, ...] = ()
     setup: Callable[[], None] | None = None
@@ -79,7 +81,7 @@ def _normalized(call: ToolCall) -> ToolCall:
             value = sorted(title.strip().casefold() for title in value)
         elif key == "new_address" and isinstance(value, dict):
             value = {field: " ".join(str(text).split()).casefold() for field, text in value.items() if text}
-        elif (key == "reason" and name == "initiate_return") or key == "summary":
+        elif (key == "reason" and name == "initiate_return") or key in ("summary", "details"):
             value = "<any>"  # the customer's words, paraphrased by a real model
         clean[key] = value
     return name, clean
@@ -157,6 +159,13 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
         made[change.order.number] = (*made.get(change.order.number, ()), change.kind)
     if made != scenario.changes:
         failures.append(f"order changes {made} != expected {scenario.changes}")
+
+    reported: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+    for case in DeliveryCase.objects.select_related("order").prefetch_related("items").order_by("id"):
+        entry = (case.problem, tuple(sorted(item.title for item in case.items.all())))
+        reported[case.order.number] = (*reported.get(case.order.number, ()), entry)
+    if reported != scenario.cases:
+        failures.append(f"delivery cases {reported} != expected {scenario.cases}")
 
     return failures
 

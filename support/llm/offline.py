@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orders.addresses import state_code
-from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE
-from orders.selectors import ChangeCode
-from orders.services import ReturnRefusal
+from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE, DeliveryProblem
+from orders.selectors import ChangeCode, ProblemCode
+from orders.services import ITEMS_NEEDED, ReturnRefusal
 from support.llm.consent import HESITANT_RE, YES_RE, reads_as_yes
 from support.llm.protocol import (
     HANDOFF_TOOL,
@@ -43,6 +43,7 @@ ASK_ORDER_NUMBER = "What is the order number? It starts with BK- and is in your 
 ASK_EMAIL = "What is the email address on the order?"
 CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
 ASK_WHICH_ITEM = "Which would you like to return?"
+ASK_WHICH_BOOKS = "Which of the books does this concern?"
 ASK_WHICH_TASK = "Would you like me to check the status of that order, or start a return?"
 ASK_ADDRESS = (
     "What is the new shipping address? Please send the recipient's name, street, apartment or unit if any, "
@@ -343,7 +344,7 @@ _REASON_WORDS_RE = re.compile(
 MAX_REASON_CHARS = 200
 
 # The order tasks, each begun by a request and carried out with the order's number and email.
-_TASKS = ("status", "return", "cancel", "address")
+_TASKS = ("status", "return", "cancel", "address", "problem")
 # What a change of an order asks for: to cancel it, or to send it elsewhere. Cancelling a return or an
 # account is no cancellation of an order; adding an address to an account sends no order elsewhere.
 _CANCEL_ASK_RE = re.compile(
@@ -426,6 +427,85 @@ _COMPLAINT_RE = re.compile(
 _ADDRESS_NUMBER_RE = re.compile(
     r"\b(?:apartment|apt|unit|house|street|suite|flat|building|zip) (?:number|#|no)\b"
 )
+
+
+# A delivery gone wrong, reported: the problem, for staff to take up as a case. Each reads what happened
+# to this customer's parcel, not a question of policy ("how do refunds work for damaged books?").
+_PROBLEMS = (
+    (
+        DeliveryProblem.NOT_ARRIVED,
+        re.compile(
+            r"\b(?:says|said|shows?|showed|showing|marked|listed|status (?:is|says)|tracking says|app says)\b"
+            r"(?: (?:as|it|it's|was|is|been|has been))*\W{0,3}delivered\b"
+            r"(?=.{0,80}\b(?:never|not|no|didn't|did not|haven't|hasn't|isn't|wasn't|nowhere|missing|nothing|"
+            r"stolen)\b)"
+            r"|\b(?:never|not|didn't|haven't|hasn't)\b.{0,40}\b(?:even though|although|but)\b"
+            r".{0,40}\bdelivered\b"
+            r"|\b(?:package|parcel|order|box|delivery|books?|it)\b.{0,30}\b(?:stolen|lost in (?:the )?"
+            r"(?:post|mail|transit))\b|\bstolen (?:from|off)\b"
+            r"|\bdeliver(?:ed)? to (?:the |a )?wrong (?:house|address|door|building|person|flat|apartment)\b"
+        ),
+    ),
+    (
+        DeliveryProblem.MISSING_ITEM,
+        re.compile(
+            r"\b(?:one|two|a|an|some) (?:of the )?(?:books?|items?|titles?)\b.{0,30}"
+            r"\b(?:is |are |was |were )?"
+            r"(?:missing|not (?:in|there)|wasn't (?:in|there))\b"
+            r"|\bmissing (?:one|a|an|two) (?:books?|items?|titles?)\b"
+            r"|\bonly (?:got|received|came with) (?:one|two|\d|half)\b"
+            r"|\b(?:books?|items?) (?:is |are |was |were )?missing from (?:the|my) "
+            r"(?:box|parcel|package|order)\b"
+        ),
+    ),
+    (
+        DeliveryProblem.WRONG_ITEM,
+        re.compile(
+            r"\b(?:got|received|sent|came|arrived|delivered|gave|shipped|"
+            r"in (?:my|the) (?:box|parcel|package))\b"
+            r".{0,40}\b(?:wrong|incorrect|someone else's) (?:books?|items?|titles?|edition|order|"
+            r"copy|one|author|volume)\b"
+            r"|\bwrong (?:books?|items?|titles?|edition|order) (?:in|came|arrived|was sent|sent|delivered)\b"
+            r"|\bnot (?:the (?:book|one|title|edition) )?(?:what )?i (?:ordered|paid for|bought)\b"
+            r"|^wrong (?:books?|items?|titles?|edition)\b"
+        ),
+    ),
+    (
+        DeliveryProblem.DAMAGED,
+        re.compile(
+            r"\b(?:arrived|came|was|were|is|are|got|received|delivered|showed up|turned up|it's|its|book's|"
+            r"cover's)\b.{0,40}\b(?:damaged|broken|torn|ripped|crushed|bent|soaked|wet|stained|cracked|"
+            r"dented|smashed|falling apart|water[- ]damaged?)\b"
+            r"|\b(?:damaged|broken|torn|ripped|crushed|soaked|water[- ]damaged?)\b "
+            r"(?:books?|cover|copy|spine|"
+            r"parcel|package|box)\b|\bwater damage\b|^damaged\b"
+            r"|\b(?:pages?|\d+ pages) (?:are |were )?(?:missing|torn|ripped|stuck|blank|upside down)\b"
+            r"|\bmissing (?:\d+ |some |a few )?pages\b|\bmisprint(?:ed)?\b|\bdefective\b"
+        ),
+    ),
+    (
+        DeliveryProblem.LATE,
+        re.compile(
+            r"\b(?:arrived|came|got (?:it|them|here)|delivered|showed up|turned up|received (?:it|them))\b"
+            r".{0,30}\b(?:late|too late|after (?:the|my|his|her) (?:birthday|party|trip|event))\b"
+            r"|\b(?:it|they|the order|my order|the parcel|the package|delivery) (?:was|were) (?:\w+ )?late\b"
+            r"|\b(?:days|weeks?) late\b|\blate deliver(?:y|ed)\b"
+        ),
+    ),
+)
+# What asks for a return rather than a case ("damaged, I want my money back"), or asks about policy.
+_WANTS_RETURN_RE = re.compile(
+    r"\b(?:return|returning|refund|refunded|money back|exchange|swap)\b"
+    r"|\b(?:send (?:\w+ ){0,3}|give (?:\w+ ){0,2})back\b"
+)
+_ASKS_POLICY_RE = re.compile(r"\bhow do(?:es)?\b.{0,40}\bwork\b|\bwhat (?:is|are|happens)\b.{0,30}\bif\b")
+
+
+def _delivery_problem(text: str) -> str | None:
+    """The delivery problem a customer reports (a DeliveryProblem value), or None."""
+    if _POLICY_WORD_RE.search(text) or _HYPOTHETICAL_RE.search(text) or _ASKS_POLICY_RE.search(text):
+        return None
+    return next((problem.value for problem, pattern in _PROBLEMS if pattern.search(text)), None)
 
 
 def _order_change(text: str) -> "_Intent | None":
@@ -697,6 +777,15 @@ def _order_id_in(text: str) -> str | None:
     return f"BK-{found[-1]}" if found else None
 
 
+def _rma_in(text: str) -> str | None:
+    """A return's RMA number as the customer wrote it, in the store's shape (RMA- and 8 characters)."""
+    found = [
+        mention.upper().replace("RMA", "", 1).lstrip("-") for mention in RMA_NUMBER_MENTION_RE.findall(text)
+    ]
+    found = [f"RMA-{code}" for code in found if len(code) == 8]
+    return found[-1] if found else None
+
+
 def _email_in(text: str) -> str | None:
     found = EMAIL_MENTION_RE.findall(text)
     return found[-1] if found else None
@@ -920,6 +1009,9 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
         return _Intent("offtopic", "changing orders")
     if order_id and _address_in(raw) and re.search(r"\b(?:send|ship|deliver|redirect|reroute|route)\b", text):
         return _Intent("address")  # "can you send BK-10089 to <an address>?"
+    problem = _delivery_problem(text)
+    if problem and not _WANTS_RETURN_RE.search(text) and not _RETURN_STATUS_RE.search(text):
+        return _Intent("problem", problem)  # reported for staff to put right, not refused or looked up
     if _RETURN_STATUS_RE.search(text):
         return _Intent("status")  # a return already started: looked up with its order
     if _RETURN_RE.search(text) or (personal and _PROBLEM_RE.search(text)):
@@ -984,7 +1076,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
     text = _plain(raw)
     if (
-        rule.kind in ("ack", "decline", "cancel", "address", "complaint")
+        rule.kind in ("ack", "decline", "cancel", "address", "complaint", "problem")
         or rule.topic == _ORDER_CHANGE_POLICY
     ):
         return rule  # the phrasings know no cancellations or new addresses: the rules read those
@@ -1056,6 +1148,7 @@ def _pending_question(assistant_text: str) -> str | None:
     markers = {
         CONFIRM_QUESTION: "confirm",
         ASK_WHICH_ITEM: "which_item",
+        ASK_WHICH_BOOKS: "which_books",
         CANCEL_CONFIRM_QUESTION: "confirm_cancel",
         ADDRESS_CONFIRM_QUESTION: "confirm_address",
         ASK_ORDER_NUMBER: "order_number",
@@ -1086,7 +1179,8 @@ def _order_for_task(
     Given since the task began; else the earlier order when the request points back to it ("return
     it"); else one given just before the request ("BK-10042" then "status please"); else, for "my
     order" or "my return", the one order a tool already found with the customer's email in this
-    conversation (`verified`). Never a guess among several: a customer may have several orders.
+    conversation (`verified`), as for a problem told without a number. Never a guess among several: a
+    customer may have several orders.
     """
     if order_id := _latest(_order_id_in, units[start:]):
         return order_id
@@ -1097,8 +1191,10 @@ def _order_for_task(
             break
         if order_id := _order_id_in(units[index]):
             return order_id
-    if len(verified) == 1 and _MY_ORDER_OR_RETURN_RE.search(_plain(units[start])):
-        return verified[0]
+    if len(verified) == 1 and (
+        _MY_ORDER_OR_RETURN_RE.search(_plain(units[start])) or intents[start].kind == "problem"
+    ):
+        return verified[0]  # a problem told after a lookup ("it was late!") is that order's
     return None
 
 
@@ -1124,6 +1220,12 @@ def _task_step(
     task = intents[start].kind
     order_id = _order_for_task(units, intents, start, verified)
     email = _latest(_email_in, units)  # the customer's address holds for all their orders
+    rma_number = _latest(_rma_in, units[start:]) if task == "status" and not order_id else None
+    if rma_number:
+        # A return's status by its RMA number: found with the email on its order, no order number needed.
+        if not email:
+            return f"I can check that return for you. {ASK_EMAIL}"
+        return _ToolCall("lookup_order", {"rma_number": rma_number, "customer_email": email})
     if not order_id:
         return f"{_TASK_LEADS[task]} {ASK_ORDER_NUMBER}"
     if not email:
@@ -1134,7 +1236,22 @@ def _task_step(
         if address is None:
             return f"Thanks. {ASK_ADDRESS}"
         return _ToolCall("check_address_change", {**arguments, "new_address": address})
+    if task == "problem":
+        return _problem_report(units, start, arguments, problem=intents[start].topic)
     return _ToolCall(_TASK_TOOLS[task], arguments)
+
+
+def _problem_report(
+    units: list[str], start: int, arguments: dict, *, problem: str, titles: list[str] | None = None
+) -> _ToolCall:
+    """Report the problem told at `start`, in the customer's words (their email left out)."""
+    details = " ".join(EMAIL_MENTION_RE.sub("", units[start]).split())
+    if len(details) > MAX_REASON_CHARS:
+        details = details[:MAX_REASON_CHARS].rsplit(" ", 1)[0]
+    report = {**arguments, "problem": problem, "details": details or "Not given"}
+    if titles:
+        report["item_titles"] = titles
+    return _ToolCall("report_delivery_problem", report)
 
 
 _TASK_LEADS = {
@@ -1142,6 +1259,7 @@ _TASK_LEADS = {
     "return": "I can help with a return.",
     "cancel": "I can check whether that order can still be cancelled.",
     "address": "I can check whether that order can still go to a new address.",
+    "problem": "I'm sorry about that. I can report it to our team.",
 }
 _TASK_TOOLS = {"status": "lookup_order", "return": "check_return_eligibility", "cancel": "check_cancellation"}
 
@@ -1284,6 +1402,40 @@ def _answer_which_item(history: _History) -> str | None:
     return _eligibility_reply(checks[-1], named) if named else None
 
 
+# The customer has not got it: "it's not here", "I never got it", "nothing came".
+_NOT_RECEIVED_RE = re.compile(
+    r"\b(?:not|isn't|never|nothing|haven't|hasn't|didn't|did not|no sign)\b.{0,25}"
+    r"\b(?:here|got|get|received|receive|arrived|arrive|came|come|there|seen|see|delivered)\b"
+)
+
+
+def _delivered_not_received(history: _History) -> dict | None:
+    """The order (number and email) the last lookup said was delivered, when the customer's latest
+    message, right after it, says it never came; else None."""
+    latest = _plain(history.units[-1])
+    if not _NOT_RECEIVED_RE.search(latest) or _order_id_in(history.units[-1]):
+        return None
+    lookups = [(use, result) for use, result in history.calls if use.get("name") == "lookup_order"]
+    if not lookups or lookups[-1][1].get("status") != "delivered" or history.calls[-1] != lookups[-1]:
+        return None
+    given = lookups[-1][0].get("input", {})
+    return {key: given.get(key, "") for key in ("order_id", "customer_email")}
+
+
+def _answer_which_books(history: _History) -> _ToolCall | None:
+    """The answer to "which of the books?": the report again with the titles named, or None."""
+    asked = [use for use, result in history.calls if use.get("name") == "report_delivery_problem"]
+    results = [result for use, result in history.calls if use.get("name") == "report_delivery_problem"]
+    if not asked or results[-1].get("error") != ITEMS_NEEDED:
+        return None
+    titles = results[-1].get("order_titles") or []
+    latest = _plain(history.units[-1])
+    named = _named_titles(history.units[-1:], titles) or (titles if _BOTH_RE.search(latest) else None)
+    if not named:
+        return None
+    return _ToolCall("report_delivery_problem", {**asked[-1].get("input", {}), "item_titles": named})
+
+
 def _answer_change(history: _History, intents: list[_Intent]) -> str | _ToolCall | None:
     """The answer to "cancel this order?" or "send it to this address?": do it, decline, check another
     address, or None (not an answer)."""
@@ -1324,6 +1476,8 @@ def _respond(history: _History) -> str | _ToolCall:
         return answer
     if pending == "which_item" and (answer := _answer_which_item(history)):
         return answer
+    if pending == "which_books" and (answer := _answer_which_books(history)):
+        return answer
     if pending == "pass_on" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
@@ -1342,6 +1496,11 @@ def _respond(history: _History) -> str | _ToolCall:
         if isinstance(step, str) and step.endswith(ASK_ADDRESS):
             return f"Sorry, I couldn't read that as an address. {ASK_ADDRESS}"
         return step
+    if intent.kind in ("status", "unknown", "order_unclear") and (
+        looked_up := _delivered_not_received(history)
+    ):
+        # "It's not here" after being told the order was delivered: a parcel gone missing, reported.
+        return _problem_report(units, len(units) - 1, looked_up, problem=DeliveryProblem.NOT_ARRIVED.value)
     if intent.kind in _TASKS:
         return _task_step(units, intents, len(units) - 1, _verified_orders(history))
     if intent.kind == "policy":
@@ -1520,6 +1679,9 @@ def _error_reply(result: dict) -> str:
     """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
     code, message = result.get("error"), result.get("message", "")
     fields = {problem.get("field") for problem in result.get("problems", []) if isinstance(problem, dict)}
+    if code == ITEMS_NEEDED:
+        titles = result.get("order_titles") or []
+        return f"{ASK_WHICH_BOOKS} The order has {_join(titles)}." if titles else ASK_WHICH_BOOKS
     match code:
         case ToolError.ORDER_NOT_FOUND:
             return ORDER_NOT_FOUND_REPLY
@@ -1561,6 +1723,8 @@ def _error_reply(result: dict) -> str:
             return f"I couldn't use that address: the {missing} {verb} missing or not right. {ASK_ADDRESS}"
         case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED:
             return f"I couldn't make that change. {message}".strip()
+        case ProblemCode.NOT_SHIPPED | ProblemCode.NOT_DELIVERED | ProblemCode.CANCELLED:
+            return f"{message} {OFFER_PERSON}".strip()
         case ReturnRefusal.REASON_REQUIRED:
             return "Could you tell me briefly why you are returning the items? Then I can start the return."
     return GENERIC_ERROR_REPLY
@@ -1640,7 +1804,7 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
         return _CHANGE_REPLIES[name](result)
     if name == "lookup_policy":
         return f"{result.get('title')}: {result.get('text')}"
-    if name == HANDOFF_TOOL:
+    if name in (HANDOFF_TOOL, "report_delivery_problem"):
         return result.get("tell_the_customer") or GENERIC_ERROR_REPLY
     return GENERIC_ERROR_REPLY
 

@@ -17,8 +17,14 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.timesince import timesince
 
-from orders.admin import OrderAdmin, OrderChangeInline, ReturnRecordAdmin, order_change_summary
-from orders.models import Order, ReturnRecord
+from orders.admin import (
+    DeliveryCaseAdmin,
+    OrderAdmin,
+    OrderChangeInline,
+    ReturnRecordAdmin,
+    order_change_summary,
+)
+from orders.models import DeliveryCase, Order, ReturnRecord
 from support.conversations.handoff import (
     ConversationActionRefused,
     conversation_assign,
@@ -87,6 +93,7 @@ class ConversationAdmin(admin.ModelAdmin):
         "customer_email",
         "order_links",
         "return_links",
+        "case_links",
         "last_activity_at",
     ]
     list_filter = ["status", AssignedFilter, "created_at"]
@@ -98,7 +105,7 @@ class ConversationAdmin(admin.ModelAdmin):
     conversation_template = "admin/support/conversation/conversation.html"
 
     def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("orders", "returns")
+        return super().get_queryset(request).prefetch_related("orders", "returns", "delivery_cases")
 
     def has_add_permission(self, request):
         return False
@@ -118,6 +125,12 @@ class ConversationAdmin(admin.ModelAdmin):
     @admin.display(description="returns started")
     def return_links(self, obj):
         return _links(obj.returns.all(), lambda record: record.rma_number)
+
+    @admin.display(description="delivery cases")
+    def case_links(self, obj):
+        return _links(
+            obj.delivery_cases.all(), lambda case: f"Case {case.pk} ({case.get_status_display().lower()})"
+        )
 
     def get_urls(self):
         own = [
@@ -192,6 +205,7 @@ class ConversationAdmin(admin.ModelAdmin):
                 (change, order_change_summary(change))
                 for change in conversation.order_changes.select_related("order").order_by("changed_at")
             ],
+            "delivery_cases": conversation.delivery_cases.select_related("order").prefetch_related("items"),
             "can_act": self.has_change_permission(request, conversation),
             "draft": draft,
             "waited": timesince(conversation.handoff_at) if conversation.handoff_at else "",
@@ -293,6 +307,7 @@ class TurnTraceAdmin(admin.ModelAdmin):
 # The store's admin, with the links the chat owns: an order's conversations, a return's conversation.
 admin.site.unregister(Order)
 admin.site.unregister(ReturnRecord)
+admin.site.unregister(DeliveryCase)
 
 
 class OrderChangeWithConversationInline(OrderChangeInline):
@@ -333,4 +348,14 @@ class ReturnRecordWithConversationAdmin(ReturnRecordAdmin):
 
     @admin.display(description="started in")
     def started_in(self, obj):
+        return _links(obj.conversations.all(), str)
+
+
+@admin.register(DeliveryCase)
+class DeliveryCaseWithConversationAdmin(DeliveryCaseAdmin):
+    fields = [*DeliveryCaseAdmin.fields, "reported_in"]
+    readonly_fields = fields
+
+    @admin.display(description="reported in")
+    def reported_in(self, obj):
         return _links(obj.conversations.all(), str)

@@ -1,5 +1,6 @@
 from django import template
 
+from orders.selectors import delivery_cases_open_count
 from support.conversations.selectors import conversations_waiting_count, replies_unhelpful_count
 from support.llm.configured import get_model
 
@@ -16,6 +17,12 @@ def waiting_conversations() -> int:
 def unhelpful_replies() -> int:
     """How many replies customers voted not helpful (for the admin index)."""
     return replies_unhelpful_count()
+
+
+@register.simple_tag
+def delivery_cases_open() -> int:
+    """How many delivery problems customers reported are still open (for the admin index)."""
+    return delivery_cases_open_count()
 
 
 @register.filter

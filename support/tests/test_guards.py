@@ -11,8 +11,10 @@ import uuid
 import pytest
 
 import support.assistant.turn as turn_module
-from orders.models import ReturnRecord
+from orders.models import Order, ReturnRecord
+from orders.services import return_record_create
 from policies.tests.factories import PolicyEntryFactory
+from store.clock import store_today
 from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
 from support.models import Conversation, ConversationMessage
@@ -120,6 +122,33 @@ def test_wrong_email_and_missing_order_get_the_same_answer(claude, customer):
     wrong_email = tool_results(claude.requests[1])[0]["content"]
     missing = tool_results(claude.requests[2])[0]["content"]
     assert wrong_email == missing
+
+
+def test_a_return_is_found_by_its_rma_number_only_with_the_email_on_its_order(claude, customer):
+    record = return_record_create(
+        order=Order.objects.get(number="BK-10042"), reason="Torn", today=store_today()
+    )
+    claude.reset(
+        message(
+            tool_use(
+                "lookup_order",
+                {"rma_number": record.rma_number, "customer_email": "james.murphy@example.com"},
+            )
+        ),
+        message(
+            tool_use(
+                "lookup_order", {"rma_number": record.rma_number, "customer_email": "sarah.chen@example.com"}
+            )
+        ),
+        message(text("Your return is initiated.")),
+    )
+    customer.send(f"Status of {record.rma_number}? james.murphy@example.com, or sarah.chen@example.com")
+
+    wrong_email = tool_results(claude.requests[1])[0]["content"]
+    assert wrong_email["error"] == "order_not_found" and "Goldfinch" not in json.dumps(wrong_email)
+    found = tool_results(claude.requests[2])[0]["content"]
+    assert found["order_id"] == "BK-10042"
+    assert found["returns"][0]["rma_number"] == record.rma_number
 
 
 @pytest.mark.parametrize(
@@ -254,6 +283,8 @@ def test_unknown_tool_gets_a_recoverable_result(claude, customer):
         ({"order_id": 42, "customer_email": "sarah.chen@example.com"}, ["order_id"]),
         ({"order_id": "BK-10042<script>", "customer_email": "not an email"}, ["order_id", "customer_email"]),
         ({"order_id": "BK-10042"}, ["customer_email"]),
+        ({"customer_email": "sarah.chen@example.com"}, ["order_id"]),
+        ({"rma_number": "RMA-<script>", "customer_email": "sarah.chen@example.com"}, ["rma_number"]),
         ({**SARAH, "admin": "yes; DROP TABLE"}, ["(other)"]),
         ("BK-10042", ["(arguments)"]),
         ({"order_id": "BK-10042\x00\x1b", "customer_email": "x" * 300 + "@example.com"}, ["customer_email"]),

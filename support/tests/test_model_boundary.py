@@ -59,6 +59,7 @@ def test_request_carries_tools_system_and_three_cache_breakpoints(claude, custom
         "cancel_order",
         "check_address_change",
         "change_shipping_address",
+        "report_delivery_problem",
         "lookup_policy",
         "hand_off_to_person",
     ]
