@@ -473,12 +473,15 @@ _PROBLEMS = (
     (
         DeliveryProblem.DAMAGED,
         re.compile(
-            r"\b(?:arrived|came|was|were|is|are|got|received|delivered|showed up|turned up|it's|its|book's|"
-            r"cover's)\b.{0,40}\b(?:damaged|broken|torn|ripped|crushed|bent|soaked|wet|stained|cracked|"
-            r"dented|smashed|falling apart|water[- ]damaged?)\b"
-            r"|\b(?:damaged|broken|torn|ripped|crushed|soaked|water[- ]damaged?)\b "
-            r"(?:books?|cover|copy|spine|"
-            r"parcel|package|box)\b|\bwater damage\b|^damaged\b"
+            # A book or its parcel, then how it came: "the cover arrived torn", "my box was crushed".
+            r"\b(?:books?|cover|copy|spine|jacket|binding|box|parcel|package|hardcover|paperback|"
+            r"novel|corners?|order|it)\b(?: \w+){0,3} (?:arrived|came|was|were|is|are|got|showed up) "
+            r"(?:\w+ )?(?:damaged|broken|torn|ripped|crushed|bent|soaked|wet|stained|cracked|dented|smashed|"
+            r"creased|falling apart|water[- ]damaged?)\b"
+            r"|\b(?:damaged|broken|torn|ripped|crushed|bent|soaked|cracked|creased|stained|"
+            r"water[- ]damaged?) "
+            r"(?:books?|cover|copy|spine|parcel|package|pages?|corners?|jacket|binding)\b"
+            r"|\bwater damage\b|^damaged\b"
             r"|\b(?:pages?|\d+ pages) (?:are |were )?(?:missing|torn|ripped|stuck|blank|upside down)\b"
             r"|\bmissing (?:\d+ |some |a few )?pages\b|\bmisprint(?:ed)?\b|\bdefective\b"
         ),
@@ -489,16 +492,19 @@ _PROBLEMS = (
             r"\b(?:arrived|came|got (?:it|them|here)|delivered|showed up|turned up|received (?:it|them))\b"
             r".{0,30}\b(?:late|too late|after (?:the|my|his|her) (?:birthday|party|trip|event))\b"
             r"|\b(?:it|they|the order|my order|the parcel|the package|delivery) (?:was|were) (?:\w+ )?late\b"
-            r"|\b(?:days|weeks?) late\b|\blate deliver(?:y|ed)\b"
         ),
     ),
 )
 # What asks for a return rather than a case ("damaged, I want my money back"), or asks about policy.
 _WANTS_RETURN_RE = re.compile(
-    r"\b(?:return|returning|refund|refunded|money back|exchange|swap)\b"
+    r"\b(?:return|returned|returning|refund|refunded|money back|exchange|swap|reimburs\w*)\b"
+    r"|\b(?:don't|do not) want to keep\b"
     r"|\b(?:send (?:\w+ ){0,3}|give (?:\w+ ){0,2})back\b"
 )
-_ASKS_POLICY_RE = re.compile(r"\bhow do(?:es)?\b.{0,40}\bwork\b|\bwhat (?:is|are|happens)\b.{0,30}\bif\b")
+_ASKS_POLICY_RE = re.compile(
+    r"\bhow do(?:es)?\b.{0,40}\bwork\b|\bwhat (?:is|are|happens)\b.{0,30}\bif\b"
+    r"|\bdo you (?:offer|have|provide|do)\b"
+)
 
 
 def _delivery_problem(text: str) -> str | None:
@@ -918,6 +924,8 @@ _ROUTE_INTENTS = {
     # Not "offtopic": while the model waits for an order's details, a message it cannot place is asked
     # again, and otherwise answered with the same refusal.
     "out_of_scope": _Intent("unknown"),
+    # A delivery gone wrong, one route per problem: the case is reported with it.
+    **{f"problem_{problem.value}": _Intent("problem", problem.value) for problem in DeliveryProblem},
 }
 _PHRASED_TOPICS = frozenset(intent.topic for intent in _ROUTE_INTENTS.values() if intent.kind == "policy")
 # How far the best route's score must lead the next one's (the classifier's decision units) to settle a
@@ -934,27 +942,48 @@ def _classifier_words(text: str) -> str:
     return " ".join(_stem(word) for word in re.findall(r"[a-z][a-z']*|\?", text))
 
 
+# The phrasings' routes for a delivery problem (one per problem) start so; the others are everyday requests.
+_PROBLEM_ROUTE = "problem_"
+
+
+@dataclass(frozen=True)
+class _Classifiers:
+    """Two linear classifiers over the same features: one for the everyday routes, trained without the
+    problems' phrasings (so that a thousand reports of damaged books move no boundary between, say, a
+    goodbye and a request for a person), and one telling a delivery problem, by kind, from the rest."""
+
+    features: object
+    routes: object
+    problems: object
+
+
 @functools.cache
-def _classifier():
-    """The classifier trained on the phrasings, and those of their words that tell something: about 2 s
-    of CPU with the import, once per process (gunicorn spends it before a worker's first customer)."""
+def _classifier() -> tuple[_Classifiers, frozenset[str]]:
+    """The classifiers trained on the phrasings, and those of their words that tell something: about
+    3 s of CPU with the import, once per process (gunicorn spends it before a worker's first customer)."""
     # Imported here: a process that talks to Claude never loads them.
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.pipeline import make_pipeline, make_union
+    from sklearn.pipeline import make_union
     from sklearn.svm import LinearSVC
 
     phrasings = json.loads(_PHRASINGS.read_text())
     texts = [_classifier_words(_plain(text)) for route in phrasings for text in phrasings[route]]
     routes = [route for route in phrasings for _ in phrasings[route]]
-    classifier = make_pipeline(
-        make_union(
-            TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, tokenizer=str.split, token_pattern=None),
-            TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True),
+    features = make_union(
+        TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, tokenizer=str.split, token_pattern=None),
+        TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), sublinear_tf=True),
+    )
+    matrix = features.fit_transform(texts)
+    everyday = [index for index, route in enumerate(routes) if not route.startswith(_PROBLEM_ROUTE)]
+    classifiers = _Classifiers(
+        features=features,
+        routes=LinearSVC(random_state=0).fit(matrix[everyday], [routes[index] for index in everyday]),
+        problems=LinearSVC(random_state=0).fit(
+            matrix, [route if route.startswith(_PROBLEM_ROUTE) else "other" for route in routes]
         ),
-        LinearSVC(random_state=0),
     )
     telling = frozenset(word for text in texts for word in text.split() if _tells_something(word))
-    return classifier.fit(texts, routes), telling
+    return classifiers, telling
 
 
 _STOP_STEMS = frozenset(_stem(word) for word in _STOP_WORDS)  # "this" is read "thi", "does" "doe"
@@ -971,10 +1000,27 @@ def _classified(words: str) -> tuple[str, float] | None:
     """The route of the phrasings most like a message (as `_classifier_words` gives it), and its lead
     over the next route; None when no phrasing uses any word of it but the small ones ("or", "is it"):
     too little to tell, or letters typed at random."""
-    classifier, telling = _classifier()
+    classifiers, telling = _classifier()
     if not telling.intersection(words.split()):
         return None
-    scores = classifier.decision_function([words])[0]
+    features = classifiers.features.transform([words])
+    everyday = _best_two(classifiers.routes, features)
+    problem, lead = _best_two(classifiers.problems, features)
+    if (
+        problem.startswith(_PROBLEM_ROUTE)
+        and (lead >= _CLEAR_MARGIN or everyday[1] < _CLEAR_MARGIN)
+        and not _WANTS_RETURN_RE.search(words)
+    ):
+        # More like a report of a delivery gone wrong than like anything else, and no everyday request
+        # clearer ("has my order arrived?" asks its status): a problem (a return asked for in so many words
+        # stays a return).
+        return problem, max(lead, _CLEAR_MARGIN)
+    return everyday
+
+
+def _best_two(classifier, features) -> tuple[str, float]:
+    """A classifier's best route for the features, and its lead over the next one."""
+    scores = classifier.decision_function(features)[0]
     (best, route), (second, _) = sorted(zip(scores, classifier.classes_, strict=True), reverse=True)[:2]
     return str(route), float(best - second)
 
@@ -1071,15 +1117,16 @@ def _first_request(text: str) -> str:
 def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> _Intent:
     """What a customer's message asks for. The rules keep what only they can read or what must never be
     lost: an order's details given when asked for, yes and no, asking for a person in so many words, a
-    topic staff added, "are you a person?", cancelling an order. Otherwise the phrasings decide when
-    they are clear, and the rules when they are not."""
+    topic staff added, "are you a person?", cancelling an order, a delivery problem named plainly.
+    Otherwise the phrasings decide when they are clear, and the rules when they are not; a message more
+    like a reported delivery problem than like anything else is one."""
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
     text = _plain(raw)
     if (
         rule.kind in ("ack", "decline", "cancel", "address", "complaint", "problem")
         or rule.topic == _ORDER_CHANGE_POLICY
     ):
-        return rule  # the phrasings know no cancellations or new addresses: the rules read those
+        return rule  # cancellations, new addresses, a delivery problem named plainly: the rules read those
     if rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS:
         return rule
     if rule.kind == "person" and _asks_for_someone(text):

@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from orders.selectors import ChangeCode
-from orders.services import ReturnRefusal
+from orders.selectors import ChangeCode, ProblemCode
+from orders.services import ITEMS_NEEDED, ReturnRefusal
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.tools import TOOLS
@@ -613,12 +613,30 @@ ERROR_REPLIES = {
         "Delivered already.",
     ),
     ChangeCode.CANCELLED: ("change_shipping_address", {"message": "It is cancelled."}, "It is cancelled."),
+    ProblemCode.NOT_SHIPPED: (
+        "report_delivery_problem",
+        {"message": "This order has not shipped yet."},
+        "This order has not shipped yet. Would you like me to pass this to a member of our support team?",
+    ),
+    ProblemCode.NOT_DELIVERED: ("report_delivery_problem", {"message": "On its way."}, "On its way."),
+    ProblemCode.CANCELLED: ("report_delivery_problem", {"message": "It was cancelled."}, "It was cancelled."),
+    ITEMS_NEEDED: (
+        "report_delivery_problem",
+        {"order_titles": ["The Goldfinch", "Sapiens"]},
+        "Which of the books does this concern? The order has The Goldfinch and Sapiens.",
+    ),
 }
 
 
 @pytest.mark.parametrize(
     "code",
-    [*ToolError, *ReturnRefusal, *(code for code in ChangeCode if code != ChangeCode.ALLOWED)],
+    [
+        *ToolError,
+        *ReturnRefusal,
+        *(code for code in ChangeCode if code != ChangeCode.ALLOWED),
+        *(code for code in ProblemCode if code != ProblemCode.ALLOWED),
+        ITEMS_NEEDED,
+    ],
     ids=str,
 )
 def test_every_tool_error_gets_a_plain_sentence(code):
@@ -755,6 +773,35 @@ def test_everyday_words_keep_their_meaning(words, wrongly):
 def test_wording_no_rule_knows_goes_where_typical_phrasings_like_it_go(words, tool, arguments):
     name, given = tool_call_of(ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS)))
     assert name == tool and (arguments is None or given == arguments)
+
+
+@pytest.mark.parametrize(
+    ("words", "problem"),
+    [
+        ("the courier left it on the step and now it has vanished", "not_arrived"),
+        ("opened the parcel and the spine is cracked right down the middle", "damaged"),
+        ("this is a cookbook, my order was a thriller", "wrong_item"),
+        ("the box only had the first volume, the second one wasn't there", "missing_item"),
+        ("it came four days after the party it was meant for", "late"),
+    ],
+)
+def test_a_delivery_problem_no_rule_knows_is_reported_as_typical_phrasings_say(words, problem):
+    said = f"{words}. BK-10042 {SARAH}"
+    name, given = tool_call_of(ask([customer(said)], system=prompt_with_topics(*DEMO_TOPICS)))
+    assert (name, given["problem"]) == ("report_delivery_problem", problem)
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "how many pages is war and peace",  # a question about the world, not about one's parcel
+        "the book came with a torn cover, I want my money back",  # a return asked for
+    ],
+)
+def test_what_only_sounds_like_a_delivery_problem_is_not_reported(words):
+    reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
+    assert "report_delivery_problem" not in json.dumps(reply.content)
+    assert "report it to our team" not in json.dumps(reply.content)
 
 
 @pytest.mark.parametrize(
