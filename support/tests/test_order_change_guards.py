@@ -157,6 +157,34 @@ def test_the_address_written_is_the_one_read_back_and_confirmed(claude, customer
     assert change.after["line1"] == "9 Lake Shore Drive"
 
 
+@pytest.mark.usefixtures("address_checked")
+def test_a_yes_after_the_address_changed_writes_nothing_more(claude, customer):
+    """The write uses its check up: a second yes (a double submit, "yes!!") has nothing to agree to."""
+    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
+    customer.send("yes")
+    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
+    customer.send("yes")
+
+    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert OrderChange.objects.count() == 1
+
+
+@pytest.mark.usefixtures("cancel_checked")
+def test_a_check_that_fails_again_leaves_nothing_a_yes_could_confirm(claude, customer):
+    """Asked again after the order shipped, the check fails: the earlier pass no longer counts."""
+    Order.objects.filter(number="BK-10103").update(
+        status=OrderStatus.SHIPPED, tracking_number="1Z999AA10111111111"
+    )
+    claude.reset(message(tool_use("check_cancellation", SARAH_PROCESSING)), message(text("It shipped.")))
+    customer.send("can I still cancel it?")
+    Order.objects.filter(number="BK-10103").update(status=OrderStatus.PROCESSING, tracking_number="")
+    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Cancelled.")))
+    customer.send("yes")
+
+    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert order().status == OrderStatus.PROCESSING
+
+
 def test_an_address_change_without_its_check_is_refused(claude, customer, cancel_checked):
     claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
     customer.send("yes")  # to cancelling: no address was ever read back
