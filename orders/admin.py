@@ -161,19 +161,23 @@ class OrderAdmin(admin.ModelAdmin):
         "ordered_on",
         "delivered_on",
         "total_in_dollars",
+        "source",
+        "updated_at",
     ]
-    list_filter = ["status"]
+    list_filter = ["status", "source"]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
     inlines = [OrderItemInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
-    readonly_fields = ["status", "shipping_address"]
+    # Where it came from, and when it last changed, are the intake's to record.
+    readonly_fields = ["status", "shipping_address", "source", "updated_at"]
     fieldsets = [
         (None, {"fields": ["number", "customer_name", "customer_email", "status", "total"]}),
         (
             "Dates and delivery",
-            {"fields": ["ordered_on", "delivered_on", "tracking_number", "shipping_address"]},
+            {"fields": ["ordered_on", "delivered_on", "tracking_number", "carrier", "shipping_address"]},
         ),
+        ("Where it came from", {"fields": ["source", "updated_at"]}),
     ]
 
     change_form_template = "admin/orders/order/change_form.html"

@@ -6,6 +6,7 @@ from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models.functions import Length
 from django.db.models.lookups import Exact
+from django.utils import timezone
 
 from store.categories import ItemCategory
 
@@ -105,6 +106,15 @@ class ReturnStatus(models.TextChoices):
 RETURN_STATUSES_RELEASING_ITEMS = frozenset({ReturnStatus.REJECTED, ReturnStatus.CANCELLED})
 
 
+class OrderSource(models.TextChoices):
+    """Where an order came from: the demo fixture (or a test), a file import, or the shop through the
+    store API. The last path to write it is kept."""
+
+    FIXTURE = "fixture", "Fixture"
+    IMPORT = "import", "File import"
+    API = "api", "Store API"
+
+
 class OrderManager(models.Manager):
     def get_by_natural_key(self, number):
         return self.get(number=number)
@@ -122,6 +132,7 @@ class Order(models.Model):
     ordered_on = models.DateField()
     delivered_on = models.DateField(null=True, blank=True)
     tracking_number = models.CharField(max_length=64, blank=True)
+    carrier = models.CharField(max_length=40, blank=True)
     total = models.DecimalField(max_digits=10, decimal_places=2)
     # Where the order ships (orders.services.ShippingAddress checks each field). Blank only for an
     # order placed before addresses were kept.
@@ -131,6 +142,9 @@ class Order(models.Model):
     ship_city = models.CharField("city", max_length=60, blank=True)
     ship_state = models.CharField("state", max_length=2, choices=UsState.choices, blank=True)
     ship_zip = models.CharField("ZIP code", max_length=10, blank=True)
+    source = models.CharField(max_length=10, choices=OrderSource.choices, default=OrderSource.FIXTURE)
+    # When the shop or Bookly last changed the order (the store API lists orders changed since a time).
+    updated_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     objects = OrderManager()
 
@@ -162,6 +176,9 @@ class Order(models.Model):
             models.CheckConstraint(
                 condition=models.Q(ship_state="") | models.Q(ship_state__in=UsState.values),
                 name="order_ship_state_valid",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(source__in=OrderSource.values), name="order_source_valid"
             ),
         ]
 
@@ -278,6 +295,8 @@ class ReturnRecord(models.Model):
     # Why staff granted a return the policy would refuse (outside the window, an item never
     # returnable); empty for a return within the policy.
     exception_note = models.TextField(blank=True)
+    # When its status last moved (the store API lists returns changed since a time).
+    updated_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
         ordering = ["-created_at"]

@@ -15,6 +15,7 @@ from orders.models import (
     OrderItem,
     OrderStatus,
     ReturnLine,
+    ReturnRecord,
 )
 from policies.models import ReturnPolicy
 from policies.selectors import return_policy_get
@@ -282,3 +283,30 @@ def delivery_problem_check(*, order: Order, problem: DeliveryProblem) -> Deliver
 def delivery_cases_open_count() -> int:
     """How many delivery problems wait for staff to resolve them (for the admin index)."""
     return DeliveryCase.objects.filter(status=CaseStatus.OPEN).count()
+
+
+def order_get_by_number(*, number: str) -> Order | None:
+    """The order with this number, items with it, for the shop's own backend (no email asked)."""
+    return Order.objects.filter(number=number.strip().upper()).prefetch_related("items").first()
+
+
+def orders_changed_since(*, since=None):
+    """Orders in the order they last changed (oldest first), since a time if given, items with them."""
+    orders = Order.objects.prefetch_related("items").order_by("updated_at", "id")
+    return orders.filter(updated_at__gt=since) if since else orders
+
+
+def return_get_by_rma(*, rma_number: str) -> ReturnRecord | None:
+    return _returns().filter(rma_number=rma_number.strip().upper()).first()
+
+
+def returns_changed_since(*, since=None):
+    """Returns in the order their status last moved (oldest first), since a time if given."""
+    returns = _returns().order_by("updated_at", "id")
+    return returns.filter(updated_at__gt=since) if since else returns
+
+
+def _returns():
+    return ReturnRecord.objects.select_related("order").prefetch_related(
+        "lines__order_item", "status_changes"
+    )

@@ -250,7 +250,8 @@ def return_record_set_status(
             note=note,
         )
         record.status = status
-        record.save(update_fields=["status"])
+        record.updated_at = timezone.now()
+        record.save(update_fields=["status", "updated_at"])
         record.lines.update(holds_item=status not in RETURN_STATUSES_RELEASING_ITEMS)
         return_moved_email(record=record, status=status, note=note)
     return record
@@ -309,7 +310,8 @@ def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
                 changed_by=changed_by,
             )
             locked.status = OrderStatus.CANCELLED
-            locked.save(update_fields=["status"])
+            locked.updated_at = timezone.now()
+            locked.save(update_fields=["status", "updated_at"])
             order_cancelled_email(order=locked)
     except IntegrityError:
         # The database's one-cancellation rule: another confirmation won a moment ago (SQLite has no
@@ -336,7 +338,8 @@ def order_shipping_address_change(*, order: Order, address: ShippingAddress, cha
         )
         for name, value in address.as_fields().items():
             setattr(locked, f"ship_{name}", value)
-        locked.save(update_fields=[f"ship_{name}" for name in address.as_fields()])
+        locked.updated_at = timezone.now()
+        locked.save(update_fields=[*(f"ship_{name}" for name in address.as_fields()), "updated_at"])
         order_address_changed_email(order=locked, address=address)
     return change
 

@@ -3,7 +3,8 @@ from datetime import date
 
 import pytest
 
-from orders.models import CaseStatus, DeliveryCase, DeliveryProblem, Order, ReturnRecord
+from orders.intake import incoming_order_clean, order_upsert
+from orders.models import CaseStatus, DeliveryCase, DeliveryProblem, Order, OrderSource, ReturnRecord
 from orders.services import delivery_case_open, return_record_create
 
 TODAY = date(2026, 4, 14)
@@ -403,3 +404,26 @@ def test_the_admin_home_counts_the_open_delivery_cases_and_links_to_them(demo_da
     assert "<strong>1</strong> delivery problem to resolve" in html
     listed = staff_client.get("/admin/orders/deliverycase/", {"status__exact": "open"})
     assert listed.status_code == 200 and "BK-10089" in listed.content.decode()
+
+
+def test_staff_see_where_an_order_came_from_and_filter_by_it(demo_data, staff_client):
+    data = {
+        "customer_name": "Ada Reader",
+        "customer_email": "ada@example.com",
+        "status": "shipped",
+        "ordered_on": "2026-04-01",
+        "tracking_number": "1Z999AA10123456799",
+        "carrier": "UPS",
+        "total": "24.99",
+        "items": [
+            {"line_number": 1, "title": "Dune", "unit_price": "24.99", "quantity": 1, "category": "fiction"}
+        ],
+    }
+    order, _ = order_upsert(
+        incoming=incoming_order_clean(number="BK-20001", data=data), source=OrderSource.API
+    )
+
+    page = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "Store API" in page and "UPS" in page
+    listed = staff_client.get("/admin/orders/order/", {"source__exact": "api"}).content.decode()
+    assert "BK-20001" in listed and "BK-10042" not in listed

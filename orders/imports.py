@@ -1,0 +1,234 @@
+"""Orders from a file the shop exported: CSV (one row per item) or JSON Lines (one order per line).
+
+Each order goes through orders.intake like the store API's: checked whole, applied whole or refused
+with its line number and every problem by field. The file is read as a stream and written in batches
+(one transaction per batch, a savepoint per order), so memory stays flat and 50,000 orders take minutes.
+Importing the same file again changes nothing.
+"""
+
+import csv
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from itertools import islice
+
+from django.db import transaction
+
+from orders.intake import (
+    ITEM_FIELDS,
+    ITEM_REQUIRED,
+    ORDER_FIELDS,
+    ORDER_REQUIRED,
+    SHOP_ADDRESS_FIELDS,
+    OrderRefused,
+    UpsertOutcome,
+    incoming_order_clean,
+    order_upsert,
+)
+from orders.models import OrderSource
+
+# The CSV's columns are the intake's fields: the order's (its address as ship_ columns), then the item's.
+ORDER_COLUMNS = ("number", *(name for name in ORDER_FIELDS if name not in ("shipping_address", "items")))
+ADDRESS_COLUMNS = {f"ship_{name}": name for name in SHOP_ADDRESS_FIELDS}
+ITEM_COLUMNS = ITEM_FIELDS
+CSV_COLUMNS = (*ORDER_COLUMNS, *ADDRESS_COLUMNS, *ITEM_COLUMNS)
+REQUIRED_COLUMNS = ("number", *sorted(ORDER_REQUIRED - {"items"}), *sorted(ITEM_REQUIRED))
+# A line longer than this is refused unread (a stray binary file, a field that swallowed the rest).
+MAX_LINE_CHARS = 100_000
+BATCH_SIZE = 500
+# Of the refused orders, the first this many are kept with their problems (all are counted).
+MAX_REFUSALS_KEPT = 1000
+
+
+class ImportFileInvalid(Exception):
+    """The file cannot be read as orders at all (its header, its format); nothing was imported."""
+
+
+@dataclass
+class ImportRecord:
+    """One order as read from the file, from its first line: its number and fields, or why it cannot
+    be an order."""
+
+    line: int
+    number: str
+    data: dict | None = None
+    problems: list[dict[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class ImportSummary:
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    refused_count: int = 0
+    refused: list[ImportRecord] = field(default_factory=list)
+
+    def refuse(self, record: ImportRecord) -> None:
+        self.refused_count += 1
+        if len(self.refused) < MAX_REFUSALS_KEPT:
+            self.refused.append(record)
+
+
+def _blank_to_none(value: str | None) -> str | None:
+    return None if value is None or value.strip() == "" else value
+
+
+def _whole(value: str | None) -> object:
+    """A whole number as the validator expects it; anything else as written, for it to refuse."""
+    value = _blank_to_none(value)
+    return int(value) if value is not None and value.strip().isdigit() else value
+
+
+def _order_of_row(row: dict[str, str]) -> dict:
+    data = {name: _blank_to_none(row.get(name)) for name in ORDER_COLUMNS if name != "number"}
+    data = {name: value for name, value in data.items() if value is not None or name == "delivered_on"}
+    address = {theirs: row.get(column) or "" for column, theirs in ADDRESS_COLUMNS.items()}
+    if any(value.strip() for value in address.values()):
+        data["shipping_address"] = {
+            name: value for name, value in address.items() if value or name != "country"
+        }
+    return data
+
+
+def _item_of_row(row: dict[str, str]) -> dict:
+    item = {name: _blank_to_none(row.get(name)) for name in ITEM_COLUMNS}
+    item["line_number"], item["quantity"] = _whole(row.get("line_number")), _whole(row.get("quantity"))
+    return {name: value for name, value in item.items() if value is not None}
+
+
+def records_from_csv(lines: Iterable[str]) -> Iterator[ImportRecord]:
+    """The orders of a CSV export: a header row naming its columns (CSV_COLUMNS; the order's columns
+    repeated on each of its item rows, the rows of one order together)."""
+    csv.field_size_limit(MAX_LINE_CHARS)
+    reader = csv.reader(lines)
+    try:
+        header = [name.strip().lower() for name in next(reader)]
+    except (StopIteration, csv.Error):
+        raise ImportFileInvalid("The file has no header row of column names.") from None
+    unknown = [name for name in header if name not in CSV_COLUMNS]
+    missing = [name for name in REQUIRED_COLUMNS if name not in header]
+    if unknown or missing or len(set(header)) != len(header):
+        problems = (
+            [f"unknown column {name!r}" for name in unknown[:10]]
+            if all(len(name) <= 40 for name in unknown)
+            else ["unknown columns"]
+        )
+        problems += [f"missing column {name!r}" for name in missing]
+        if len(set(header)) != len(header):
+            problems.append("a column is named twice")
+        raise ImportFileInvalid("The header row does not fit: " + "; ".join(problems) + ".")
+    current: ImportRecord | None = None
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            break
+        except csv.Error:
+            # A row longer than the limit, or an unclosed quote: refused, and the rest is still read.
+            yield ImportRecord(
+                line=reader.line_num, number="", problems=[_row_problem("cannot be read as CSV")]
+            )
+            continue
+        if not any(value.strip() for value in values):
+            continue
+        if len(values) != len(header):
+            yield ImportRecord(
+                line=reader.line_num,
+                number="",
+                problems=[_row_problem(f"has {len(values)} values for {len(header)} columns")],
+            )
+            continue
+        row = dict(zip(header, values, strict=True))
+        number = row["number"].strip().upper()
+        if current is not None and number == current.number:
+            _add_row(current, row, reader.line_num)
+            continue
+        if current is not None:
+            yield current
+        current = ImportRecord(line=reader.line_num, number=number, data=_order_of_row(row))
+        current.data["items"] = [_item_of_row(row)]
+    if current is not None:
+        yield current
+
+
+def _row_problem(problem: str) -> dict[str, str]:
+    return {"field": "(row)", "problem": problem}
+
+
+def _add_row(record: ImportRecord, row: dict[str, str], line: int) -> None:
+    """Another item row of the order being read: its order columns must say what the first row said."""
+    record.data["items"].append(_item_of_row(row))
+    again = _order_of_row(row)
+    names = (set(again) | set(record.data)) - {"items"}
+    differing = sorted(name for name in names if again.get(name) != record.data.get(name))
+    if differing:
+        record.problems.append(
+            {"field": differing[0], "problem": f"differs between the rows of this order (line {line})"}
+        )
+
+
+def records_from_jsonl(lines: Iterable[str]) -> Iterator[ImportRecord]:
+    """The orders of a JSON Lines export: one order object per line, its "number" beside its fields."""
+    for line_number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        if len(line) > MAX_LINE_CHARS:
+            yield ImportRecord(
+                line=line_number, number="", problems=[_row_problem("is too long to be an order")]
+            )
+            continue
+        try:
+            data = json.loads(line)
+        except ValueError:
+            yield ImportRecord(line=line_number, number="", problems=[_row_problem("is not valid JSON")])
+            continue
+        if not isinstance(data, dict):
+            yield ImportRecord(line=line_number, number="", problems=[_row_problem("is not a JSON object")])
+            continue
+        number = data.pop("number", None)
+        yield ImportRecord(
+            line=line_number, number=number.strip().upper() if isinstance(number, str) else "", data=data
+        )
+
+
+def orders_import(*, records: Iterable[ImportRecord], dry_run: bool = False) -> ImportSummary:
+    """Apply the orders read from a file; with `dry_run`, the same work in transactions rolled back."""
+    summary = ImportSummary()
+    seen: dict[str, int] = {}
+    records = iter(records)
+    while batch := list(islice(records, BATCH_SIZE)):
+        with transaction.atomic():
+            for record in batch:
+                _import_one(record, summary, seen)
+            if dry_run:
+                transaction.set_rollback(True)
+    return summary
+
+
+def _import_one(record: ImportRecord, summary: ImportSummary, seen: dict[str, int]) -> None:
+    if record.number and record.number in seen and not record.problems:
+        record.problems.append(
+            _row_problem(
+                f"repeats order {record.number} of line {seen[record.number]}: an order comes once in a "
+                "file, its rows together"
+            )
+        )
+    if record.number:
+        seen.setdefault(record.number, record.line)
+    if record.problems:
+        summary.refuse(record)
+        return
+    try:
+        incoming = incoming_order_clean(number=record.number, data=record.data)
+        with transaction.atomic():
+            _, outcome = order_upsert(incoming=incoming, source=OrderSource.IMPORT)
+    except OrderRefused as refused:
+        record.problems = refused.problems
+        summary.refuse(record)
+        return
+    if outcome is UpsertOutcome.CREATED:
+        summary.created += 1
+    elif outcome is UpsertOutcome.UPDATED:
+        summary.updated += 1
+    else:
+        summary.unchanged += 1

@@ -1,0 +1,435 @@
+"""Orders coming in from the shop, by a file import or the store API: one shape, one validator, one upsert.
+
+The shop is the source of truth for its orders: what it sends replaces the order's fields and items.
+What Bookly made of an order stays Bookly's: its returns, delivery cases and the record of its changes.
+An order is applied whole or refused whole, with every problem named by field (`items[2].unit_price`),
+never echoing the value sent.
+
+The shape (the API's body; a JSON Lines import adds "number"):
+
+    {"customer_name": "Ada Reader", "customer_email": "ada@example.com", "status": "shipped",
+     "ordered_on": "2026-04-01", "delivered_on": null, "tracking_number": "1Z999AA10123456799",
+     "carrier": "UPS", "total": "24.99",
+     "shipping_address": {"name": "Ada Reader", "line1": "1 Main St", "line2": "", "city": "Springfield",
+                          "region": "IL", "postal_code": "62701", "country": "US"},
+     "items": [{"line_number": 1, "title": "Dune", "author": "Frank Herbert", "unit_price": "24.99",
+                "quantity": 1, "category": "fiction"}]}
+"""
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from enum import StrEnum
+
+from django.core.exceptions import ValidationError
+from django.core.validators import validate_email
+from django.db import transaction
+from django.utils import timezone
+
+from orders.addresses import (
+    ADDRESS_FIELDS,
+    AddressInvalid,
+    ShippingAddress,
+    shipping_address_clean,
+    shipping_address_of,
+)
+from orders.models import ORDER_NUMBER_PATTERN, Order, OrderItem, OrderSource, OrderStatus
+from store.categories import ItemCategory
+from store.text import text_has_unseen, text_single_line
+
+ORDER_NUMBER_RE = re.compile(ORDER_NUMBER_PATTERN)
+ORDER_FIELDS = (
+    "customer_name",
+    "customer_email",
+    "status",
+    "ordered_on",
+    "delivered_on",
+    "tracking_number",
+    "carrier",
+    "total",
+    "shipping_address",
+    "items",
+)
+ORDER_REQUIRED = frozenset({"customer_name", "customer_email", "status", "ordered_on", "total", "items"})
+ITEM_FIELDS = ("line_number", "title", "author", "unit_price", "quantity", "category")
+ITEM_REQUIRED = frozenset({"line_number", "title", "unit_price", "quantity", "category"})
+# The shop's address fields, and ours (orders.addresses): the store ships within the United States.
+SHOP_ADDRESS_FIELDS = {"name": "to", "line1": "line1", "line2": "line2", "city": "city", "region": "state",
+                  "postal_code": "zip", "country": None}  # fmt: skip
+SHIPS_TO_COUNTRIES = frozenset({"US"})
+MAX_ITEMS = 200
+# The shape by example (the store API's schema and the README show it).
+ORDER_EXAMPLE = {
+    "customer_name": "Ada Reader",
+    "customer_email": "ada@example.com",
+    "status": "shipped",
+    "ordered_on": "2026-04-01",
+    "delivered_on": None,
+    "tracking_number": "1Z999AA10123456799",
+    "carrier": "UPS",
+    "total": "24.99",
+    "shipping_address": {
+        "name": "Ada Reader",
+        "line1": "1 Main St",
+        "line2": "",
+        "city": "Springfield",
+        "region": "IL",
+        "postal_code": "62701",
+        "country": "US",
+    },
+    "items": [
+        {
+            "line_number": 1,
+            "title": "Dune",
+            "author": "Frank Herbert",
+            "unit_price": "24.99",
+            "quantity": 1,
+            "category": "fiction",
+        }
+    ],
+}
+_TEXT_LENGTHS = {
+    field: Order._meta.get_field(field).max_length
+    for field in ("customer_name", "tracking_number", "carrier")
+}
+_ITEM_TEXT_LENGTHS = {field: OrderItem._meta.get_field(field).max_length for field in ("title", "author")}
+_MAX_QUANTITY = 999
+
+
+class OrderRefused(Exception):
+    """An order the store cannot take as sent: `problems` is [{"field", "problem"}], every one found."""
+
+    def __init__(self, problems: list[dict[str, str]]):
+        super().__init__("; ".join(f"{p['field']} {p['problem']}" for p in problems))
+        self.problems = problems
+
+
+@dataclass(frozen=True)
+class IncomingItem:
+    line_number: int
+    title: str
+    author: str
+    unit_price: Decimal
+    quantity: int
+    category: str
+
+
+@dataclass(frozen=True)
+class IncomingOrder:
+    """An order as the shop sent it, every field checked."""
+
+    number: str
+    customer_name: str
+    customer_email: str
+    status: str
+    ordered_on: date
+    delivered_on: date | None
+    tracking_number: str
+    carrier: str
+    total: Decimal
+    address: ShippingAddress | None
+    items: tuple[IncomingItem, ...]
+
+
+class _Reader:
+    """Reads one object's fields, collecting every problem by its field's path."""
+
+    def __init__(self, data: Mapping, path: str, problems: list[dict[str, str]]):
+        self.data, self.path, self.problems = data, path, problems
+
+    def problem(self, name: str, problem: str) -> None:
+        self.problems.append({"field": f"{self.path}{name}", "problem": problem})
+
+    def known(self, fields, required) -> None:
+        for name in sorted(set(self.data) - set(fields), key=str):
+            # The name itself is the sender's text: named only when it is a plain identifier.
+            shown = name if isinstance(name, str) and re.fullmatch(r"[a-z_]{1,40}", name) else "(unknown)"
+            self.problem(shown, "is not a field of an order here" if not self.path else "is not a field here")
+        for name in sorted(required - set(self.data)):
+            self.problem(name, "is required")
+
+    def text(self, name: str, *, max_length: int, required: bool = False) -> str:
+        value = self.data.get(name)
+        if value is None or value == "":
+            if required and name in self.data:
+                self.problem(name, "must not be empty")
+            return ""
+        if not isinstance(value, str):
+            self.problem(name, "must be a string")
+            return ""
+        if text_has_unseen(value.replace("\t", " ")):
+            self.problem(name, "must not contain control or invisible characters")
+            return ""
+        value = text_single_line(value)
+        if len(value) > max_length:
+            self.problem(name, f"must be at most {max_length} characters")
+            return ""
+        if required and not value:
+            self.problem(name, "must not be empty")
+        return value
+
+    def choice(self, name: str, choices) -> str:
+        value = self.data.get(name)
+        if value not in choices.values:
+            if name in self.data:
+                self.problem(name, "must be one of " + ", ".join(choices.values))
+            return ""
+        return value
+
+    def date(self, name: str) -> date | None:
+        value = self.data.get(name)
+        if value is None:
+            return None
+        try:
+            if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+                raise ValueError
+            return date.fromisoformat(value)
+        except ValueError:
+            self.problem(name, "must be a date like 2026-04-01")
+            return None
+
+    def money(self, name: str, *, max_digits: int) -> Decimal | None:
+        value = self.data.get(name)
+        if value is None:
+            return None
+        try:
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise InvalidOperation
+            amount = Decimal(str(value).strip())
+        except InvalidOperation:
+            self.problem(name, 'must be an amount like "24.99" (a string)')
+            return None
+        if not amount.is_finite() or amount < 0 or amount.as_tuple().exponent < -2:
+            self.problem(name, "must be zero or more, with at most two decimals")
+            return None
+        if amount >= Decimal(10) ** (max_digits - 2):
+            self.problem(name, f"must be less than {Decimal(10) ** (max_digits - 2):,}")
+            return None
+        return amount.quantize(Decimal("0.01"))
+
+    def whole_number(self, name: str, *, low: int, high: int) -> int | None:
+        value = self.data.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            if name in self.data:
+                self.problem(name, f"must be a whole number from {low} to {high}")
+            return None
+        return value
+
+
+def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
+    """The order the shop sent, checked field by field and as a whole; OrderRefused with every problem."""
+    problems: list[dict[str, str]] = []
+    if not isinstance(data, Mapping):
+        raise OrderRefused([{"field": "(order)", "problem": "must be a JSON object"}])
+    clean_number = number.strip().upper() if isinstance(number, str) else ""
+    if not ORDER_NUMBER_RE.fullmatch(clean_number):
+        problems.append({"field": "number", "problem": "must look like BK-10042"})
+    order = _Reader(data, "", problems)
+    order.known(ORDER_FIELDS, ORDER_REQUIRED)
+    email = order.text("customer_email", max_length=254, required=True).lower()
+    if email:
+        try:
+            validate_email(email)
+        except ValidationError:
+            order.problem("customer_email", "must be an email address")
+    status = order.choice("status", OrderStatus)
+    ordered_on, delivered_on = order.date("ordered_on"), order.date("delivered_on")
+    tracking_number = order.text("tracking_number", max_length=_TEXT_LENGTHS["tracking_number"])
+    if status == OrderStatus.DELIVERED and data.get("delivered_on") is None:
+        order.problem("delivered_on", "is required for a delivered order")
+    elif status and status != OrderStatus.DELIVERED and delivered_on is not None:
+        order.problem("delivered_on", "must be null unless the order is delivered")
+    if ordered_on and delivered_on and delivered_on < ordered_on:
+        order.problem("delivered_on", "must not be before ordered_on")
+    if status == OrderStatus.PROCESSING and tracking_number:
+        order.problem("tracking_number", "must be empty while the order is processing")
+    incoming = IncomingOrder(
+        number=clean_number,
+        customer_name=order.text("customer_name", max_length=_TEXT_LENGTHS["customer_name"], required=True),
+        customer_email=email,
+        status=status,
+        ordered_on=ordered_on,
+        delivered_on=delivered_on,
+        tracking_number=tracking_number,
+        carrier=order.text("carrier", max_length=_TEXT_LENGTHS["carrier"]),
+        total=order.money("total", max_digits=Order._meta.get_field("total").max_digits),
+        address=_address(data.get("shipping_address"), problems),
+        items=_items(data.get("items"), problems) if "items" in data else (),
+    )
+    if problems:
+        raise OrderRefused(problems)
+    return incoming
+
+
+def _address(value: object, problems: list[dict[str, str]]) -> ShippingAddress | None:
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        problems.append({"field": "shipping_address", "problem": "must be an object"})
+        return None
+    reader = _Reader(value, "shipping_address.", problems)
+    reader.known(SHOP_ADDRESS_FIELDS, frozenset({"name", "line1", "city", "region", "postal_code"}))
+    country = value.get("country", "US")
+    if not isinstance(country, str) or country.strip().upper() not in SHIPS_TO_COUNTRIES:
+        reader.problem("country", "must be US: the store ships within the United States")
+    try:
+        return shipping_address_clean(
+            fields={mine: value.get(theirs) for theirs, mine in SHOP_ADDRESS_FIELDS.items() if mine}
+        )
+    except AddressInvalid as invalid:
+        theirs = {mine: theirs for theirs, mine in SHOP_ADDRESS_FIELDS.items() if mine}
+        for problem in invalid.problems:
+            if problem["field"] in theirs and theirs[problem["field"]] in value:
+                reader.problem(theirs[problem["field"]], problem["problem"])
+        return None
+
+
+def _items(value: object, problems: list[dict[str, str]]) -> tuple[IncomingItem, ...]:
+    if not isinstance(value, list) or not value:
+        problems.append({"field": "items", "problem": "must be a list of at least one item"})
+        return ()
+    if len(value) > MAX_ITEMS:
+        problems.append({"field": "items", "problem": f"must hold at most {MAX_ITEMS} items"})
+        return ()
+    items, lines = [], set()
+    for index, raw in enumerate(value):
+        if not isinstance(raw, Mapping):
+            problems.append({"field": f"items[{index}]", "problem": "must be an object"})
+            continue
+        item = _Reader(raw, f"items[{index}].", problems)
+        item.known(ITEM_FIELDS, ITEM_REQUIRED)
+        line_number = item.whole_number("line_number", low=1, high=MAX_ITEMS * 100)
+        if line_number in lines:
+            item.problem("line_number", "is used by another item of this order")
+        lines.add(line_number)
+        items.append(
+            IncomingItem(
+                line_number=line_number,
+                title=item.text("title", max_length=_ITEM_TEXT_LENGTHS["title"], required=True),
+                author=item.text("author", max_length=_ITEM_TEXT_LENGTHS["author"]),
+                unit_price=item.money(
+                    "unit_price", max_digits=OrderItem._meta.get_field("unit_price").max_digits
+                ),
+                quantity=item.whole_number("quantity", low=1, high=_MAX_QUANTITY),
+                category=item.choice("category", ItemCategory),
+            )
+        )
+    return tuple(items)
+
+
+class UpsertOutcome(StrEnum):
+    CREATED = "created"
+    UPDATED = "updated"
+    UNCHANGED = "unchanged"
+
+
+def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
+    address = incoming.address.as_fields() if incoming.address else dict.fromkeys(ADDRESS_FIELDS, "")
+    return {
+        "customer_name": incoming.customer_name,
+        "customer_email": incoming.customer_email,
+        "status": incoming.status,
+        "ordered_on": incoming.ordered_on,
+        "delivered_on": incoming.delivered_on,
+        "tracking_number": incoming.tracking_number,
+        "carrier": incoming.carrier,
+        "total": incoming.total,
+        **{f"ship_{name}": value for name, value in address.items()},
+    }
+
+
+def _item_fields(item: IncomingItem) -> dict[str, object]:
+    return {name: getattr(item, name) for name in ITEM_FIELDS if name != "line_number"}
+
+
+def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order, UpsertOutcome]:
+    """Create the order, or replace its fields and items with the shop's: one transaction, under the
+    order's row lock. A line the shop no longer sends is removed, unless a return or a delivery case
+    holds it (OrderRefused: the order is left as it was)."""
+    fields = _order_fields(incoming)
+    with transaction.atomic():
+        order = Order.objects.select_for_update().filter(number=incoming.number).first()
+        if order is None:
+            order = Order.objects.create(number=incoming.number, source=source, **fields)
+            OrderItem.objects.bulk_create(
+                OrderItem(order=order, line_number=item.line_number, **_item_fields(item))
+                for item in incoming.items
+            )
+            return order, UpsertOutcome.CREATED
+        current = {item.line_number: item for item in order.items.all()}
+        wanted = {item.line_number: item for item in incoming.items}
+        changed_fields = [name for name, value in fields.items() if getattr(order, name) != value]
+        changed_items = [
+            item
+            for line, item in wanted.items()
+            if line not in current
+            or any(getattr(current[line], name) != value for name, value in _item_fields(item).items())
+        ]
+        gone = [current[line] for line in current if line not in wanted]
+        if not (changed_fields or changed_items or gone):
+            return order, UpsertOutcome.UNCHANGED
+        held = [
+            item.line_number for item in gone if item.return_lines.exists() or item.delivery_cases.exists()
+        ]
+        if held:
+            raise OrderRefused(
+                [
+                    {
+                        "field": "items",
+                        "problem": f"line {line} is part of a return or a delivery case here, so it "
+                        "cannot be removed",
+                    }
+                    for line in held
+                ]
+            )
+        for name in changed_fields:
+            setattr(order, name, fields[name])
+        order.source = source
+        order.updated_at = timezone.now()
+        order.save()
+        OrderItem.objects.filter(pk__in=[item.pk for item in gone]).delete()
+        for item in changed_items:
+            OrderItem.objects.update_or_create(
+                order=order, line_number=item.line_number, defaults=_item_fields(item)
+            )
+    return order, UpsertOutcome.UPDATED
+
+
+def shipping_address_shape(*, order: Order) -> dict[str, str] | None:
+    """The order's address in the shop's shape (the store API's answer)."""
+    address = shipping_address_of(order=order)
+    if address is None:
+        return None
+    return {theirs: getattr(address, mine) if mine else "US" for theirs, mine in SHOP_ADDRESS_FIELDS.items()}
+
+
+def order_shape(*, order: Order) -> dict[str, object]:
+    """The order in the shop's shape (the store API's answer): what intake takes, with its number, where
+    it came from and when it last changed."""
+    return {
+        "number": order.number,
+        "customer_name": order.customer_name,
+        "customer_email": order.customer_email,
+        "status": order.status,
+        "ordered_on": order.ordered_on.isoformat(),
+        "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,
+        "tracking_number": order.tracking_number,
+        "carrier": order.carrier,
+        "total": str(order.total),
+        "shipping_address": shipping_address_shape(order=order),
+        "items": [
+            {
+                "line_number": item.line_number,
+                "title": item.title,
+                "author": item.author,
+                "unit_price": str(item.unit_price),
+                "quantity": item.quantity,
+                "category": item.category,
+            }
+            for item in order.items.all()
+        ],
+        "source": order.source,
+        "updated_at": order.updated_at.isoformat(),
+    }

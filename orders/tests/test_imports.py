@@ -1,0 +1,127 @@
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from orders.imports import CSV_COLUMNS, ImportFileInvalid, orders_import, records_from_csv, records_from_jsonl
+from orders.models import Order, OrderSource
+
+pytestmark = pytest.mark.django_db
+
+SAMPLE_CSV = Path(__file__).resolve().parents[2] / "fixtures" / "orders_sample.csv"
+SAMPLE_JSONL = SAMPLE_CSV.with_suffix(".jsonl")
+HEADER = ",".join(CSV_COLUMNS)
+
+
+def row(number="BK-30001", line=1, title="Dune", **changes) -> str:
+    values = {
+        "number": number,
+        "customer_name": "Ada Reader",
+        "customer_email": "ada@example.com",
+        "status": "processing",
+        "ordered_on": "2026-04-01",
+        "total": "24.99",
+        "line_number": str(line),
+        "title": title,
+        "unit_price": "24.99",
+        "quantity": "1",
+        "category": "fiction",
+        **changes,
+    }
+    return ",".join(values.get(column, "") for column in CSV_COLUMNS)
+
+
+def import_csv(*rows, dry_run=False):
+    return orders_import(records=records_from_csv([HEADER, *rows]), dry_run=dry_run)
+
+
+def refusals(summary) -> list[tuple[int, str]]:
+    return [(record.line, record.problems[0]["problem"]) for record in summary.refused]
+
+
+def run(path: Path, *args) -> str:
+    out = StringIO()
+    call_command("import_orders", str(path), *args, stdout=out)
+    return out.getvalue()
+
+
+class TestCommand:
+    def test_the_sample_files_import_and_a_second_run_changes_nothing(self):
+        assert run(SAMPLE_CSV) == "Created 3, updated 0, left 0 unchanged, refused 0.\n"
+        assert run(SAMPLE_JSONL) == "Created 1, updated 0, left 0 unchanged, refused 0.\n"
+        assert run(SAMPLE_CSV) == "Created 0, updated 0, left 3 unchanged, refused 0.\n"
+        order = Order.objects.get(number="BK-20001")
+        assert order.source == OrderSource.IMPORT
+        assert [(item.title, item.quantity) for item in order.items.all()] == [
+            ("Dune", 1),
+            ("The Gruffalo", 2),
+        ]
+
+    def test_a_dry_run_counts_and_changes_nothing(self):
+        assert (
+            run(SAMPLE_CSV, "--dry-run") == "Would have created 3, updated 0, left 0 unchanged, refused 0.\n"
+        )
+        assert not Order.objects.exists()
+
+    def test_refused_orders_are_listed_with_their_line_and_the_command_fails(self, tmp_path):
+        path = tmp_path / "orders.csv"
+        path.write_text("\n".join([HEADER, row(), row("BK-30002", customer_email="nope")]) + "\n")
+        with pytest.raises(CommandError, match="1 orders were refused; the others were imported"):
+            run(path)
+        assert Order.objects.filter(number="BK-30001").exists()
+        assert not Order.objects.filter(number="BK-30002").exists()
+
+    def test_a_file_that_is_not_text_or_has_no_known_format_is_refused_plainly(self, tmp_path):
+        binary = tmp_path / "orders.csv"
+        binary.write_bytes(b"\xff\xfe\x00\x01garbage")
+        with pytest.raises(CommandError, match="is not UTF-8 text"):
+            run(binary)
+        with pytest.raises(CommandError, match="--format"):
+            run(tmp_path / "orders.xlsx")
+
+
+class TestCsv:
+    def test_the_rows_of_an_order_make_one_order_with_its_items(self):
+        summary = import_csv(row(line=1), row(line=2, title="Emma"), row("BK-30002"))
+        assert (summary.created, summary.refused_count) == (2, 0)
+        assert Order.objects.get(number="BK-30001").items.count() == 2
+
+    def test_an_order_whose_rows_disagree_is_refused_whole(self):
+        summary = import_csv(row(line=1), row(line=2, total="99.00"))
+        assert refusals(summary) == [(2, "differs between the rows of this order (line 3)")]
+        assert not Order.objects.exists()
+
+    def test_an_order_whose_rows_are_apart_is_refused_the_second_time(self):
+        summary = import_csv(row(), row("BK-30002"), row(line=2, title="Emma"))
+        assert summary.created == 2
+        assert refusals(summary)[0][0] == 4
+        assert refusals(summary)[0][1].startswith("repeats order BK-30001 of line 2")
+
+    def test_a_duplicate_item_line_is_named(self):
+        summary = import_csv(row(line=1), row(line=1, title="Emma"))
+        assert summary.refused[0].problems == [
+            {"field": "items[1].line_number", "problem": "is used by another item of this order"}
+        ]
+
+    def test_a_short_row_and_a_huge_field_are_refused_and_the_rest_imported(self):
+        huge = row("BK-30003", title="x" * 200_000)
+        summary = import_csv(row(), "BK-30002,Ben", huge, row("BK-30004"))
+        assert summary.created == 2
+        assert [line for line, _ in refusals(summary)] == [3, 4]
+        assert "x" * 100 not in json.dumps([record.problems for record in summary.refused])
+
+    def test_a_header_that_does_not_fit_imports_nothing(self):
+        with pytest.raises(ImportFileInvalid, match="unknown column 'colour'; missing column 'title'"):
+            list(records_from_csv(["number,customer_name,customer_email,status,ordered_on,total,line_number,"
+                                   "unit_price,quantity,category,colour"]))  # fmt: skip
+
+
+class TestJsonLines:
+    def test_lines_that_are_not_orders_are_refused_by_line(self):
+        lines = ["[1, 2]", "{not json", "", json.dumps({"number": "BK-30001", "status": "lost"})]
+        summary = orders_import(records=records_from_jsonl(lines))
+        assert refusals(summary)[:2] == [(1, "is not a JSON object"), (2, "is not valid JSON")]
+        assert summary.refused[2].line == 4 and summary.refused[2].number == "BK-30001"
+        assert {problem["field"] for problem in summary.refused[2].problems} >= {"status", "customer_name"}

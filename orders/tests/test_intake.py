@@ -1,0 +1,198 @@
+import copy
+import json
+from decimal import Decimal
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from orders.intake import (
+    ORDER_EXAMPLE,
+    OrderRefused,
+    UpsertOutcome,
+    incoming_order_clean,
+    order_upsert,
+    shipping_address_shape,
+)
+from orders.models import DeliveryProblem, Order, OrderSource
+from orders.services import delivery_case_open
+
+GRUFFALO = {
+    "line_number": 2,
+    "title": "The Gruffalo",
+    "unit_price": "8.99",
+    "quantity": 2,
+    "category": "childrens",
+}
+ADA = {
+    **ORDER_EXAMPLE,
+    "customer_email": "Ada@Example.com",
+    "total": "42.98",
+    "items": [*ORDER_EXAMPLE["items"], GRUFFALO],
+}
+
+
+def problems(data, number="BK-20001") -> dict[str, str]:
+    with pytest.raises(OrderRefused) as refused:
+        incoming_order_clean(number=number, data=data)
+    return {problem["field"]: problem["problem"] for problem in refused.value.problems}
+
+
+def changed(**fields) -> dict:
+    data = copy.deepcopy(ADA)
+    data.update(fields)
+    return data
+
+
+def upsert(data=ADA, number="BK-20001", source=OrderSource.API):
+    return order_upsert(incoming=incoming_order_clean(number=number, data=data), source=source)
+
+
+class TestClean:
+    def test_a_whole_order_is_read_as_sent(self):
+        order = incoming_order_clean(number=" bk-20001 ", data=ADA)
+        assert (order.number, order.customer_email, order.total) == (
+            "BK-20001",
+            "ada@example.com",
+            Decimal("42.98"),
+        )
+        assert [item.title for item in order.items] == ["Dune", "The Gruffalo"]
+        assert order.address.one_line() == "Ada Reader, 1 Main St, Springfield, IL 62701"
+
+    def test_unknown_fields_are_refused_by_name_and_odd_names_are_not_echoed(self):
+        found = problems(changed(gift_note="hi", **{"<script>": 1}))
+        assert found == {
+            "gift_note": "is not a field of an order here",
+            "(unknown)": "is not a field of an order here",
+        }
+
+    @pytest.mark.parametrize(
+        ("fields", "field", "problem"),
+        [
+            ({"customer_email": "not an email"}, "customer_email", "must be an email address"),
+            ({"status": "lost"}, "status", "must be one of processing, shipped, delivered, cancelled"),
+            ({"status": "delivered"}, "delivered_on", "is required for a delivered order"),
+            ({"delivered_on": "2026-04-03"}, "delivered_on", "must be null unless the order is delivered"),
+            (
+                {"status": "delivered", "delivered_on": "2026-03-01"},
+                "delivered_on",
+                "must not be before ordered_on",
+            ),
+            ({"status": "processing"}, "tracking_number", "must be empty while the order is processing"),
+            ({"ordered_on": "01/04/2026"}, "ordered_on", "must be a date like 2026-04-01"),
+            ({"total": "-1.00"}, "total", "must be zero or more, with at most two decimals"),
+            ({"total": "1.005"}, "total", "must be zero or more, with at most two decimals"),
+            ({"total": 12.5}, "total", 'must be an amount like "24.99" (a string)'),
+            ({"total": "1e400"}, "total", "must be less than 100,000,000"),
+            (
+                {"customer_name": "Ada\u202eRedaer"},
+                "customer_name",
+                "must not contain control or invisible characters",
+            ),
+            ({"customer_name": "x" * 201}, "customer_name", "must be at most 200 characters"),
+            ({"items": []}, "items", "must be a list of at least one item"),
+        ],
+    )
+    def test_each_problem_is_named_by_field_without_echoing_the_value(self, fields, field, problem):
+        found = problems(changed(**fields))
+        assert found == {field: problem}
+        assert "not an email" not in json.dumps(found) and "Redaer" not in json.dumps(found)
+
+    def test_item_problems_name_the_item(self):
+        items = copy.deepcopy(ADA["items"])
+        items[1].update(line_number=1, quantity=0, category="comics")
+        items[0]["unit_price"] = "free"
+        assert problems(changed(items=items)) == {
+            "items[0].unit_price": 'must be an amount like "24.99" (a string)',
+            "items[1].line_number": "is used by another item of this order",
+            "items[1].quantity": "must be a whole number from 1 to 999",
+            "items[1].category": "must be one of "
+            + ", ".join(
+                ["fiction", "nonfiction", "childrens", "ebook", "audiobook", "gift_card", "personalized_item"]
+            ),
+        }
+
+    def test_an_address_abroad_or_malformed_is_named_by_the_shops_field(self):
+        address = {**ADA["shipping_address"], "country": "CA", "postal_code": "M5V 2T6"}
+        found = problems(changed(shipping_address=address))
+        assert found["shipping_address.country"].startswith("must be US")
+        assert "shipping_address.postal_code" in found
+
+    def test_every_missing_field_is_named_at_once(self):
+        assert set(problems({})) == {
+            "customer_name",
+            "customer_email",
+            "status",
+            "ordered_on",
+            "total",
+            "items",
+        }
+
+    def test_a_number_of_another_shape_is_refused(self):
+        assert problems(ADA, number="#1001") == {"number": "must look like BK-10042"}
+
+    @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    @given(
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+            lambda children: (
+                st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children, max_size=6)
+            ),
+            max_leaves=30,
+        )
+    )
+    def test_whatever_json_is_sent_the_answer_is_an_order_or_problems_by_field(self, data):
+        for sent in (data, changed(items=data), changed(shipping_address=data), {**ADA, "total": data}):
+            try:
+                incoming_order_clean(number="BK-20001", data=sent)
+            except OrderRefused as refused:
+                assert refused.problems and all(
+                    set(problem) == {"field", "problem"} for problem in refused.problems
+                )
+
+
+@pytest.mark.django_db
+class TestUpsert:
+    def test_a_new_order_is_created_with_its_items_address_and_source(self):
+        order, outcome = upsert()
+        assert outcome is UpsertOutcome.CREATED
+        assert (order.source, order.carrier, order.ship_zip) == (OrderSource.API, "UPS", "62701")
+        assert [(item.line_number, item.quantity) for item in order.items.all()] == [(1, 1), (2, 2)]
+        assert shipping_address_shape(order=order) == ADA["shipping_address"]
+
+    def test_the_same_order_again_changes_nothing(self):
+        first, _ = upsert()
+        again, outcome = upsert(source=OrderSource.IMPORT)
+        assert outcome is UpsertOutcome.UNCHANGED
+        assert (again.updated_at, again.source) == (first.updated_at, OrderSource.API)
+
+    def test_the_shops_update_replaces_fields_and_items(self):
+        upsert()
+        emma = {"line_number": 3, "title": "Emma", "unit_price": "5.00", "quantity": 1, "category": "fiction"}
+        items = [{**ADA["items"][0], "unit_price": "19.99"}, emma]
+        order, outcome = upsert(changed(status="delivered", delivered_on="2026-04-04", items=items))
+        assert outcome is UpsertOutcome.UPDATED
+        order.refresh_from_db()
+        assert (order.status, str(order.delivered_on)) == ("delivered", "2026-04-04")
+        assert [(item.line_number, item.unit_price) for item in order.items.all()] == [
+            (1, Decimal("19.99")),
+            (3, Decimal("5.00")),
+        ]
+
+    def test_a_line_a_delivery_case_holds_is_not_removed_and_nothing_changes(self):
+        order, _ = upsert(changed(status="delivered", delivered_on="2026-04-04"))
+        delivery_case_open(
+            order=order, problem=DeliveryProblem.DAMAGED, items=[order.items.get(line_number=2)], details=""
+        )
+        with pytest.raises(OrderRefused) as refused:
+            upsert(
+                changed(status="delivered", delivered_on="2026-04-04", total="1.00", items=ADA["items"][:1])
+            )
+        assert refused.value.problems[0]["problem"].startswith(
+            "line 2 is part of a return or a delivery case"
+        )
+        order.refresh_from_db()
+        assert order.total == Decimal("42.98") and order.items.count() == 2
+
+    def test_the_demo_fixture_keeps_loading(self, demo_data):
+        assert set(Order.objects.values_list("source", flat=True)) == {OrderSource.FIXTURE}
