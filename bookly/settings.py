@@ -39,9 +39,13 @@ INSTALLED_APPS = [
     "csp",
     "django_ratelimit",
     "axes",
+    "rest_framework",
+    "rest_framework_api_key",
+    "drf_spectacular",
     "orders",
     "policies",
     "support",
+    "connection",
 ]
 
 MIDDLEWARE = [
@@ -281,7 +285,10 @@ BOOKLY_RATELIMIT_IP = env.str("BOOKLY_RATELIMIT_IP", default="30/m")
 BOOKLY_RATELIMIT_SESSION = env.str("BOOKLY_RATELIMIT_SESSION", default="20/m")
 # The customer's other writes (votes, ratings, new conversations), per client IP and per session.
 BOOKLY_RATELIMIT_ACTIONS = env.str("BOOKLY_RATELIMIT_ACTIONS", default="30/m")
+# Requests to the store API per key (the shop's backend), in the same format.
+BOOKLY_STORE_API_RATE = env.str("BOOKLY_STORE_API_RATE", default="600/m")
 for _name, _rate in (
+    ("BOOKLY_STORE_API_RATE", BOOKLY_STORE_API_RATE),
     ("BOOKLY_RATELIMIT_IP", BOOKLY_RATELIMIT_IP),
     ("BOOKLY_RATELIMIT_SESSION", BOOKLY_RATELIMIT_SESSION),
     ("BOOKLY_RATELIMIT_ACTIONS", BOOKLY_RATELIMIT_ACTIONS),
@@ -363,4 +370,23 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env.str("BOOKLY_LOG_LEVEL", default="INFO")},
     # The SDK's HTTP client logs every request URL at INFO; keep only its warnings.
     "loggers": {"httpx2": {"level": "WARNING"}, "httpcore2": {"level": "WARNING"}},
+}
+
+# The store API (connection.api): Django REST Framework, JSON only, authenticated by the shop's API key
+# alone (never a session cookie), every error as {"error": {"code", "message", ...}}.
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "EXCEPTION_HANDLER": "connection.api.errors.api_exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_RATES": {"store_api": BOOKLY_STORE_API_RATE},
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Bookly store API",
+    "DESCRIPTION": "For the shop's backend: its orders in, Bookly's returns out.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
 }

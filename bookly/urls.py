@@ -14,5 +14,6 @@ urlpatterns = [
     path("health", views.health, name="health"),
     path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon),
+    path("api/store/v1/", include("connection.api.urls")),
     path("", include("support.web.urls")),
 ]

@@ -1,0 +1,48 @@
+"""Every error of the store API in one shape: {"error": {"code", "message"}}, with "fields" (the problems
+by field) for an order refused, and never the sender's own text."""
+
+from django.core.exceptions import RequestDataTooBig
+from rest_framework import exceptions
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+# DRF's codes, as the shop reads them.
+_CODES = {
+    exceptions.ParseError: ("invalid_json", "The body is not valid JSON."),
+    exceptions.UnsupportedMediaType: ("unsupported_media_type", "Send the body as application/json."),
+    exceptions.NotAuthenticated: (
+        "not_authenticated",
+        "Send your store API key as Authorization: Bearer <key>.",
+    ),
+    exceptions.AuthenticationFailed: ("invalid_key", "That API key is not valid, or it was revoked."),
+    exceptions.NotFound: ("not_found", "There is nothing here by that name."),
+    exceptions.MethodNotAllowed: ("method_not_allowed", "This address does not take that method."),
+    exceptions.NotAcceptable: ("not_acceptable", "The store API answers in application/json only."),
+}
+
+
+def api_error(code: str, message: str, http_status: int, **extra) -> Response:
+    return Response({"error": {"code": code, "message": message, **extra}}, status=http_status)
+
+
+def api_exception_handler(error, context):
+    if isinstance(error, RequestDataTooBig):
+        return api_error("body_too_large", "The body is too large for one order.", 413)
+    response = exception_handler(error, context)
+    if response is None:
+        return None  # a bug: Django's 500, logged
+    if isinstance(error, exceptions.Throttled):
+        # DRF's response keeps its Retry-After header; only the body is ours.
+        wait = f" Try again in {error.wait:.0f} seconds." if error.wait else ""
+        response.data = {
+            "error": {"code": "rate_limited", "message": f"Too many requests for this key.{wait}"}
+        }
+        return response
+    for kind, (code, message) in _CODES.items():
+        if isinstance(error, kind):
+            response.data = {"error": {"code": code, "message": message}}
+            return response
+    response.data = {
+        "error": {"code": getattr(error, "default_code", "error"), "message": "The request failed."}
+    }
+    return response

@@ -1,0 +1,188 @@
+"""The store API, for the shop's backend: its orders in (create or replace, read, list what changed),
+Bookly's returns out (read, list what changed, for a shop that polls rather than takes webhooks).
+
+Thin: orders.intake checks and applies an order, orders.selectors read; these views turn their answers
+into JSON and status codes.
+"""
+
+from django.db import transaction
+from django.utils.dateparse import parse_datetime
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from rest_framework.pagination import CursorPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from connection.api.auth import HasStoreApiKey, PerKeyThrottle, StoreApiKeyAuthentication
+from connection.api.errors import api_error
+from connection.models import StoreApiKey
+from orders.intake import (
+    ORDER_EXAMPLE,
+    OrderRefused,
+    UpsertOutcome,
+    incoming_order_clean,
+    order_shape,
+    order_upsert,
+)
+from orders.models import OrderSource, ReturnRecord
+from orders.selectors import (
+    order_get_by_number,
+    orders_changed_since,
+    return_get_by_rma,
+    returns_changed_since,
+)
+
+_UPDATED_SINCE = OpenApiParameter(
+    "updated_since",
+    OpenApiTypes.DATETIME,
+    description="Only what changed after this time (ISO 8601 with a time zone, e.g. 2026-04-01T00:00:00Z).",
+)
+
+
+class StoreApiView(APIView):
+    authentication_classes = [StoreApiKeyAuthentication]
+    permission_classes = [HasStoreApiKey]
+    throttle_classes = [PerKeyThrottle]
+
+
+class _ByChange(CursorPagination):
+    """Pages in the order things changed, oldest first: a shop keeps the last cursor and asks again."""
+
+    ordering = ("updated_at", "id")
+    page_size = 100
+
+
+def _since(request):
+    """The updated_since parameter, or an error response naming it."""
+    raw = request.query_params.get("updated_since")
+    if raw is None:
+        return None, None
+    moment = parse_datetime(raw.replace(" ", "+"))
+    if moment is None or moment.tzinfo is None:
+        return None, api_error(
+            "invalid_parameter",
+            "updated_since must be a time like 2026-04-01T00:00:00Z, with its time zone.",
+            400,
+            fields=[{"field": "updated_since", "problem": "must be an ISO 8601 time with a time zone"}],
+        )
+    return moment, None
+
+
+def _page(view, request, items, shape):
+    paginator = _ByChange()
+    page = paginator.paginate_queryset(items, request, view=view)
+    return paginator.get_paginated_response([shape(item) for item in page])
+
+
+class OrderView(StoreApiView):
+    @extend_schema(
+        operation_id="order_put",
+        summary="Create or replace an order",
+        request=OpenApiTypes.OBJECT,
+        responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+        examples=[OpenApiExample("An order", value=ORDER_EXAMPLE, request_only=True)],
+        description="The whole order, as the shop has it now: created (201), or replacing what Bookly "
+        'had (200, with "outcome": "updated" or "unchanged"). Refused whole with every problem by field '
+        '(400, "code": "invalid_order").',
+    )
+    def put(self, request, number: str):
+        try:
+            incoming = incoming_order_clean(number=number, data=request.data)
+            with transaction.atomic():
+                # A key revoked while this request ran writes nothing: checked again under its row lock.
+                if (
+                    not StoreApiKey.objects.select_for_update()
+                    .filter(pk=request.auth.pk, revoked=False)
+                    .exists()
+                ):
+                    return api_error("invalid_key", "That API key is not valid, or it was revoked.", 401)
+                order, outcome = order_upsert(incoming=incoming, source=OrderSource.API)
+        except OrderRefused as refused:
+            return api_error(
+                "invalid_order",
+                "The order was not saved: fix the fields named.",
+                400,
+                fields=refused.problems,
+            )
+        created = outcome is UpsertOutcome.CREATED
+        return Response({**order_shape(order=order), "outcome": outcome}, status=201 if created else 200)
+
+    @extend_schema(
+        operation_id="order_get",
+        summary="Read an order",
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, number: str):
+        order = order_get_by_number(number=number)
+        if order is None:
+            return api_error("not_found", "No order has that number.", 404)
+        return Response(order_shape(order=order))
+
+
+class OrderListView(StoreApiView):
+    @extend_schema(
+        operation_id="orders_list",
+        summary="Orders that changed",
+        parameters=[_UPDATED_SINCE],
+        responses={200: OpenApiTypes.OBJECT},
+        description="Oldest change first, 100 a page; follow `next` (a cursor) for the rest.",
+    )
+    def get(self, request):
+        since, error = _since(request)
+        return error or _page(
+            self, request, orders_changed_since(since=since), lambda o: order_shape(order=o)
+        )
+
+
+def return_shape(record: ReturnRecord) -> dict[str, object]:
+    """A return as the shop reads it: what, for which order lines, how far it got, and each move."""
+    return {
+        "rma_number": record.rma_number,
+        "order_number": record.order.number,
+        "status": record.status,
+        "items": [
+            {"line_number": line.order_item.line_number, "title": line.order_item.title}
+            for line in record.lines.all()
+        ],
+        "reason": record.reason,
+        "refund_method": record.refund_method,
+        "refund_timeline_business_days": record.refund_timeline_business_days,
+        "granted_as_exception": bool(record.exception_note),
+        "created_at": record.created_at.isoformat(),
+        "updated_at": record.updated_at.isoformat(),
+        "status_history": [
+            {
+                "from": move.from_status,
+                "to": move.to_status,
+                "at": move.changed_at.isoformat(),
+                "note": move.note,
+            }
+            for move in record.status_changes.all()
+        ],
+    }
+
+
+class ReturnView(StoreApiView):
+    @extend_schema(
+        operation_id="return_get",
+        summary="Read a return",
+        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+    )
+    def get(self, request, rma_number: str):
+        record = return_get_by_rma(rma_number=rma_number)
+        if record is None:
+            return api_error("not_found", "No return has that RMA number.", 404)
+        return Response(return_shape(record))
+
+
+class ReturnListView(StoreApiView):
+    @extend_schema(
+        operation_id="returns_list",
+        summary="Returns that changed",
+        parameters=[_UPDATED_SINCE],
+        responses={200: OpenApiTypes.OBJECT},
+        description="Oldest change first, 100 a page; follow `next` (a cursor) for the rest.",
+    )
+    def get(self, request):
+        since, error = _since(request)
+        return error or _page(self, request, returns_changed_since(since=since), return_shape)

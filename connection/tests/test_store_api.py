@@ -1,0 +1,203 @@
+"""The store API as the shop's backend calls it: real HTTP requests through Django's test client, a
+real key made by the management command, the database as the source of what is answered."""
+
+import copy
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.test import Client
+
+from connection.api.auth import PerKeyThrottle
+from connection.models import StoreApiKey
+from orders.intake import ORDER_EXAMPLE, incoming_order_clean
+from orders.models import Order, OrderSource, ReturnRecord, ReturnStatus
+from orders.services import return_record_create, return_record_set_status
+from store.clock import store_today
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def key() -> str:
+    out = StringIO()
+    call_command("store_api_key", "create", "Test shop", stdout=out, stderr=StringIO())
+    return out.getvalue().strip()
+
+
+@pytest.fixture
+def shop(key) -> Client:
+    return Client(headers={"authorization": f"Bearer {key}"})
+
+
+def put(client, number, body, **kwargs):
+    return client.put(
+        f"/api/store/v1/orders/{number}", json.dumps(body), content_type="application/json", **kwargs
+    )
+
+
+class TestOrders:
+    def test_a_new_order_is_created_then_replaced_then_unchanged(self, shop):
+        created = put(shop, "BK-20001", ORDER_EXAMPLE)
+        assert created.status_code == 201
+        assert created.json()["outcome"] == "created"
+        assert Order.objects.get(number="BK-20001").source == OrderSource.API
+
+        delivered = {**ORDER_EXAMPLE, "status": "delivered", "delivered_on": "2026-04-04"}
+        updated = put(shop, "BK-20001", delivered)
+        assert (updated.status_code, updated.json()["outcome"], updated.json()["status"]) == (
+            200,
+            "updated",
+            "delivered",
+        )
+        assert put(shop, "BK-20001", delivered).json()["outcome"] == "unchanged"
+
+    def test_an_order_is_read_back_in_the_shape_it_was_sent(self, shop):
+        put(shop, "BK-20001", ORDER_EXAMPLE)
+        read = shop.get("/api/store/v1/orders/bk-20001").json()
+        assert {name: read[name] for name in ORDER_EXAMPLE} == ORDER_EXAMPLE
+        assert read["number"] == "BK-20001" and read["source"] == "api"
+
+    def test_an_unknown_order_is_a_404_in_the_apis_shape(self, shop):
+        response = shop.get("/api/store/v1/orders/BK-99999")
+        assert response.status_code == 404
+        assert response.json() == {"error": {"code": "not_found", "message": "No order has that number."}}
+
+    def test_a_refused_order_names_every_field_and_writes_nothing(self, shop):
+        body = copy.deepcopy(ORDER_EXAMPLE)
+        body.update(status="delivered", colour="red")
+        body["items"][0]["unit_price"] = "-3"
+        response = put(shop, "BK-20001", body)
+        assert response.status_code == 400
+        error = response.json()["error"]
+        assert error["code"] == "invalid_order"
+        assert {problem["field"] for problem in error["fields"]} == {
+            "colour",
+            "delivered_on",
+            "items[0].unit_price",
+        }
+        assert not Order.objects.exists()
+
+    @pytest.mark.parametrize(
+        ("body", "content_type", "code", "http_status"),
+        [
+            ("{not json", "application/json", "invalid_json", 400),
+            ("[1, 2]", "application/json", "invalid_order", 400),
+            ("customer_name=Ada", "application/x-www-form-urlencoded", "unsupported_media_type", 415),
+            ('{"x": "' + "y" * 5_000_000 + '"}', "application/json", "body_too_large", 413),
+        ],
+    )
+    def test_odd_bodies_get_a_clear_error_in_the_apis_shape(
+        self, shop, body, content_type, code, http_status
+    ):
+        response = shop.put("/api/store/v1/orders/BK-20001", body, content_type=content_type)
+        assert (response.status_code, response.json()["error"]["code"]) == (http_status, code)
+        assert not Order.objects.exists()
+
+    def test_orders_that_changed_are_listed_oldest_change_first_a_page_at_a_time(self, shop):
+        for number in ("BK-20001", "BK-20002", "BK-20003"):
+            put(shop, number, ORDER_EXAMPLE)
+        later = Order.objects.get(number="BK-20002").updated_at.isoformat()
+        put(shop, "BK-20001", {**ORDER_EXAMPLE, "total": "20.00"})
+
+        page = shop.get("/api/store/v1/orders", {"updated_since": later}).json()
+        assert [order["number"] for order in page["results"]] == ["BK-20003", "BK-20001"]
+
+    def test_updated_since_must_be_a_time_with_its_zone(self, shop):
+        response = shop.get("/api/store/v1/orders", {"updated_since": "yesterday"})
+        assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_parameter")
+
+
+class TestKeys:
+    def test_no_key_or_a_wrong_key_is_refused_and_nothing_is_written(self, key):
+        anonymous = put(Client(), "BK-20001", ORDER_EXAMPLE)
+        wrong = put(Client(headers={"authorization": f"Bearer {key[:-2]}xx"}), "BK-20001", ORDER_EXAMPLE)
+        assert (anonymous.status_code, anonymous.json()["error"]["code"]) == (401, "not_authenticated")
+        assert anonymous["WWW-Authenticate"].startswith("Bearer")
+        assert (wrong.status_code, wrong.json()["error"]["code"]) == (401, "invalid_key")
+        assert not Order.objects.exists()
+
+    def test_a_staff_members_session_cookie_opens_nothing(self, demo_data, superuser_client):
+        response = superuser_client.get("/api/store/v1/orders/BK-10042")
+        assert response.status_code == 401
+
+    def test_a_revoked_key_is_refused_and_the_key_is_kept_only_as_a_hash(self, key, shop):
+        api_key = StoreApiKey.objects.get()
+        assert key not in json.dumps(list(StoreApiKey.objects.values()), default=str)
+        call_command("store_api_key", "revoke", api_key.prefix, stdout=StringIO())
+        response = put(shop, "BK-20001", ORDER_EXAMPLE)
+        assert (response.status_code, response.json()["error"]["code"]) == (401, "invalid_key")
+
+    def test_a_key_revoked_while_its_request_runs_writes_nothing(self, shop, monkeypatch):
+        from connection.api import views
+
+        real_clean = views.incoming_order_clean
+
+        def clean_then_revoked(**kwargs):
+            StoreApiKey.objects.update(revoked=True)  # the superuser pressed "revoke" meanwhile
+            return real_clean(**kwargs)
+
+        monkeypatch.setattr(views, "incoming_order_clean", clean_then_revoked)
+        response = put(shop, "BK-20001", ORDER_EXAMPLE)
+        assert (response.status_code, response.json()["error"]["code"]) == (401, "invalid_key")
+        assert not Order.objects.exists()
+
+    def test_a_keys_last_use_is_recorded(self, shop):
+        shop.get("/api/store/v1/orders")
+        assert StoreApiKey.objects.get().last_used_at is not None
+
+    def test_each_key_is_rate_limited_with_a_retry_after(self, shop, monkeypatch):
+        monkeypatch.setattr(PerKeyThrottle, "THROTTLE_RATES", {"store_api": "2/m"})
+        answers = [shop.get("/api/store/v1/orders") for _ in range(3)]
+        assert [answer.status_code for answer in answers] == [200, 200, 429]
+        assert answers[2].json()["error"]["code"] == "rate_limited" and "Retry-After" in answers[2]
+
+
+class TestReturns:
+    @pytest.fixture
+    def record(self, demo_data):
+        record = return_record_create(
+            order=Order.objects.get(number="BK-10042"), reason="Torn", today=store_today()
+        )
+        return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
+        return record
+
+    def test_a_return_is_read_with_its_lines_and_each_move(self, shop, record):
+        read = shop.get(f"/api/store/v1/returns/{record.rma_number.lower()}").json()
+        assert (read["rma_number"], read["order_number"], read["status"]) == (
+            record.rma_number,
+            "BK-10042",
+            "label_sent",
+        )
+        assert [item["line_number"] for item in read["items"]] == [1, 2]
+        assert [(move["from"], move["to"]) for move in read["status_history"]] == [
+            ("initiated", "label_sent")
+        ]
+
+    def test_returns_that_moved_are_listed(self, shop, record):
+        since = ReturnRecord.objects.get().updated_at
+        assert shop.get("/api/store/v1/returns").json()["results"][0]["rma_number"] == record.rma_number
+        later = shop.get("/api/store/v1/returns", {"updated_since": since.isoformat()}).json()
+        assert later["results"] == []
+
+
+def test_the_openapi_schema_describes_every_path(client):
+    response = client.get("/api/store/v1/schema", HTTP_ACCEPT="application/json")
+    assert response.status_code == 200
+    paths = json.loads(response.content)["paths"]
+    assert set(paths) >= {
+        "/api/store/v1/orders",
+        "/api/store/v1/orders/{number}",
+        "/api/store/v1/returns",
+        "/api/store/v1/returns/{rma_number}",
+    }
+    assert "bearer" in json.dumps(json.loads(response.content)["components"]).lower()
+
+
+def test_the_readmes_example_order_is_the_one_the_api_documents_and_takes():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    body = readme.split("--data @- <<'JSON'\n", 1)[1].split("\n    JSON\n", 1)[0]
+    assert json.loads(body) == ORDER_EXAMPLE
+    assert incoming_order_clean(number="BK-20001", data=json.loads(body))
