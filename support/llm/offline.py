@@ -431,21 +431,11 @@ _ADDRESS_NUMBER_RE = re.compile(
 
 # A delivery gone wrong, reported: the problem, for staff to take up as a case. Each reads what happened
 # to this customer's parcel, not a question of policy ("how do refunds work for damaged books?").
+# What "late" may describe that is no late delivery: "a late birthday present", "a late fee".
+_LATE_WHAT = (
+    r" (?:birthday|present|gift|christmas|xmas|anniversary|night|fee|charge|payment|reply|response)\b"
+)
 _PROBLEMS = (
-    (
-        DeliveryProblem.NOT_ARRIVED,
-        re.compile(
-            r"\b(?:says|said|shows?|showed|showing|marked|listed|status (?:is|says)|tracking says|app says)\b"
-            r"(?: (?:as|it|it's|was|is|been|has been))*\W{0,3}delivered\b"
-            r"(?=.{0,80}\b(?:never|not|no|didn't|did not|haven't|hasn't|isn't|wasn't|nowhere|missing|nothing|"
-            r"stolen)\b)"
-            r"|\b(?:never|not|didn't|haven't|hasn't)\b.{0,40}\b(?:even though|although|but)\b"
-            r".{0,40}\bdelivered\b"
-            r"|\b(?:package|parcel|order|box|delivery|books?|it)\b.{0,30}\b(?:stolen|lost in (?:the )?"
-            r"(?:post|mail|transit))\b|\bstolen (?:from|off)\b"
-            r"|\bdeliver(?:ed)? to (?:the |a )?wrong (?:house|address|door|building|person|flat|apartment)\b"
-        ),
-    ),
     (
         DeliveryProblem.MISSING_ITEM,
         re.compile(
@@ -453,7 +443,8 @@ _PROBLEMS = (
             r"\b(?:is |are |was |were )?"
             r"(?:missing|not (?:in|there)|wasn't (?:in|there))\b"
             r"|\bmissing (?:one|a|an|two) (?:books?|items?|titles?)\b"
-            r"|\bonly (?:got|received|came with) (?:one|two|\d|half)\b"
+            r"|\bonly (?:got|received|came with) (?:one|two|\d|half) (?:of (?:the|my) )?"
+            r"(?:books?|items?|titles?)\b"
             r"|\b(?:books?|items?) (?:is |are |was |were )?missing from (?:the|my) "
             r"(?:box|parcel|package|order)\b"
         ),
@@ -463,11 +454,25 @@ _PROBLEMS = (
         re.compile(
             r"\b(?:got|received|sent|came|arrived|delivered|gave|shipped|"
             r"in (?:my|the) (?:box|parcel|package))\b"
-            r".{0,40}\b(?:wrong|incorrect|someone else's) (?:books?|items?|titles?|edition|order|"
-            r"copy|one|author|volume)\b"
-            r"|\bwrong (?:books?|items?|titles?|edition|order) (?:in|came|arrived|was sent|sent|delivered)\b"
+            r".{0,40}\b(?:(?:wrong|incorrect) (?:books?|items?|titles?|edition|copy|author|volume)|"
+            r"someone else's (?:books?|order|parcel|package))\b"
+            r"|\bwrong (?:books?|items?|titles?|edition) (?:in|came|arrived|was sent|sent|delivered)\b"
             r"|\bnot (?:the (?:book|one|title|edition) )?(?:what )?i (?:ordered|paid for|bought)\b"
             r"|^wrong (?:books?|items?|titles?|edition)\b"
+        ),
+    ),
+    (
+        DeliveryProblem.NOT_ARRIVED,
+        re.compile(
+            r"\b(?:says|said|shows?|showed|showing|marked|listed|status (?:is|says)|tracking says|app says)\b"
+            r"(?: (?:as|it|it's|was|is|been|has been))*\W{0,3}delivered\b"
+            r"(?=.{0,80}\b(?:never|not|no|didn't|did not|haven't|hasn't|isn't|wasn't|nowhere|missing|nothing|"
+            r"stolen)\b(?! sure\b| certain\b))"
+            r"|\b(?:never|not|didn't|haven't|hasn't)\b.{0,40}\b(?:even though|although|but)\b"
+            r".{0,40}\bdelivered\b"
+            r"|\b(?:package|parcel|order|box|delivery|books?|it)\b.{0,30}\b(?:stolen|lost in (?:the )?"
+            r"(?:post|mail|transit))\b|\bstolen (?:from|off)\b"
+            r"|\bdeliver(?:ed)? to (?:the |a )?wrong (?:house|address|door|building|person|flat|apartment)\b"
         ),
     ),
     (
@@ -475,25 +480,36 @@ _PROBLEMS = (
         re.compile(
             # A book or its parcel, then how it came: "the cover arrived torn", "my box was crushed".
             r"\b(?:books?|cover|copy|spine|jacket|binding|box|parcel|package|hardcover|paperback|"
-            r"novel|corners?|order|it)\b(?: \w+){0,3} (?:arrived|came|was|were|is|are|got|showed up) "
+            r"novel|corners?)\b(?: \w+){0,3} (?:arrived|came|was|were|is|are|got|showed up) "
             r"(?:\w+ )?(?:damaged|broken|torn|ripped|crushed|bent|soaked|wet|stained|cracked|dented|smashed|"
             r"creased|falling apart|water[- ]damaged?)\b"
+            r"|\b(?:it|they) (?:arrived|came|showed up) (?:\w+ )?(?:damaged|broken|torn|ripped|crushed|bent|"
+            r"soaked|wet|water[- ]damaged?)\b"
             r"|\b(?:damaged|broken|torn|ripped|crushed|bent|soaked|cracked|creased|stained|"
             r"water[- ]damaged?) "
             r"(?:books?|cover|copy|spine|parcel|package|pages?|corners?|jacket|binding)\b"
             r"|\bwater damage\b|^damaged\b"
             r"|\b(?:pages?|\d+ pages) (?:are |were )?(?:missing|torn|ripped|stuck|blank|upside down)\b"
-            r"|\bmissing (?:\d+ |some |a few )?pages\b|\bmisprint(?:ed)?\b|\bdefective\b"
+            r"|\bmissing (?:\d+ |some |a few )?pages\b|\bmisprint(?:ed)?\b|\bdefective (?:book|copy)\b"
         ),
     ),
     (
         DeliveryProblem.LATE,
         re.compile(
+            # Late as how it came, not "a late birthday present", nor an order still on its way.
             r"\b(?:arrived|came|got (?:it|them|here)|delivered|showed up|turned up|received (?:it|them))\b"
-            r".{0,30}\b(?:late|too late|after (?:the|my|his|her) (?:birthday|party|trip|event))\b"
-            r"|\b(?:it|they|the order|my order|the parcel|the package|delivery) (?:was|were) (?:\w+ )?late\b"
+            r".{0,30}\b(?:late|too late|after (?:the|my|his|her) (?:birthday|party|trip|event))\b(?!"
+            + _LATE_WHAT
+            + ")"
+            r"|\b(?:it|they|the order|my order|the parcel|the package|delivery) (?:was|were) (?:so |very )?"
+            r"late\b(?!" + _LATE_WHAT + ")"
         ),
     ),
+)
+# A question about where an order is now: not a problem with a delivery that came ("last time my order
+# was late, so where is BK-10042 now?").
+_ASKS_WHERE_RE = re.compile(
+    r"\bwhere(?:'s| is| are)\b|\bwhen will\b|\bhas (?:it|my order|bk)\b.{0,20}\b(?:shipped|arrived)\b"
 )
 # What asks for a return rather than a case ("damaged, I want my money back"), or asks about policy.
 _WANTS_RETURN_RE = re.compile(
@@ -511,7 +527,10 @@ def _delivery_problem(text: str) -> str | None:
     """The delivery problem a customer reports (a DeliveryProblem value), or None."""
     if _POLICY_WORD_RE.search(text) or _HYPOTHETICAL_RE.search(text) or _ASKS_POLICY_RE.search(text):
         return None
-    return next((problem.value for problem, pattern in _PROBLEMS if pattern.search(text)), None)
+    problem = next((problem.value for problem, pattern in _PROBLEMS if pattern.search(text)), None)
+    if problem == DeliveryProblem.LATE and _ASKS_WHERE_RE.search(text):
+        return None
+    return problem
 
 
 def _order_change(text: str) -> "_Intent | None":
@@ -996,7 +1015,7 @@ def _tells_something(word: str) -> bool:
 
 
 @functools.lru_cache(maxsize=1024)  # every call reads the whole history again
-def _classified(words: str) -> tuple[str, float] | None:
+def _classified(words: str, *, problems: bool = True) -> tuple[str, float] | None:
     """The route of the phrasings most like a message (as `_classifier_words` gives it), and its lead
     over the next route; None when no phrasing uses any word of it but the small ones ("or", "is it"):
     too little to tell, or letters typed at random."""
@@ -1007,7 +1026,8 @@ def _classified(words: str) -> tuple[str, float] | None:
     everyday = _best_two(classifiers.routes, features)
     problem, lead = _best_two(classifiers.problems, features)
     if (
-        problem.startswith(_PROBLEM_ROUTE)
+        problems
+        and problem.startswith(_PROBLEM_ROUTE)
         and (lead >= _CLEAR_MARGIN or everyday[1] < _CLEAR_MARGIN)
         and not _WANTS_RETURN_RE.search(words)
     ):
@@ -1138,7 +1158,19 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         # An order's details given when the model asked for them answer its question, however worded
         # ("the order number is …"); details alone ask which task.
         return rule
-    classified = _classified(_classifier_words(_first_request(text)))
+    words = _classifier_words(_first_request(text))
+    classified = _classified(words)
+    if (
+        classified is not None
+        and classified[0].startswith(_PROBLEM_ROUTE)
+        and (
+            _NOT_THE_PARCEL_RE.search(text)
+            or (classified[0] == f"{_PROBLEM_ROUTE}{DeliveryProblem.LATE}" and _ASKS_WHERE_RE.search(text))
+            or re.search(r"\b(?:not sure|never ?mind|found it)\b", text)
+        )
+    ):
+        # Like a problem in its words, but about an email, a link, or where an order is now: not a case.
+        classified = _classified(words, problems=False)
     if classified is None or classified[1] < _CLEAR_MARGIN:
         return rule
     intent = _ROUTE_INTENTS[classified[0]]
@@ -1456,11 +1488,22 @@ _NOT_RECEIVED_RE = re.compile(
 )
 
 
+# Things a customer may not have received that are no parcel: "I didn't get the confirmation email".
+_NOT_THE_PARCEL_RE = re.compile(r"\b(?:confirmation|refund|link|password|code)\b")
+_GOT_IT_RE = re.compile(r"\b(?:got it|found it|never ?mind|it's here|it turned up|it showed up)\b")
+
+
 def _delivered_not_received(history: _History) -> dict | None:
     """The order (number and email) the last lookup said was delivered, when the customer's latest
     message, right after it, says it never came; else None."""
     latest = _plain(history.units[-1])
-    if not _NOT_RECEIVED_RE.search(latest) or _order_id_in(history.units[-1]):
+    if (
+        not _NOT_RECEIVED_RE.search(latest)
+        or _NOT_THE_PARCEL_RE.search(latest)
+        or _GOT_IT_RE.search(latest)
+        or _WANTS_RETURN_RE.search(latest)
+        or _order_id_in(history.units[-1])
+    ):
         return None
     lookups = [(use, result) for use, result in history.calls if use.get("name") == "lookup_order"]
     if not lookups or lookups[-1][1].get("status") != "delivered" or history.calls[-1] != lookups[-1]:
