@@ -10,7 +10,6 @@ import csv
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from itertools import islice
 
 from django.db import transaction
 
@@ -44,6 +43,14 @@ class ImportFileInvalid(Exception):
     """The file cannot be read as orders at all (its header, its format); nothing was imported."""
 
 
+class ImportStopped(Exception):
+    """Reading must stop at this line (the rows after it cannot be trusted); what came before stands."""
+
+    def __init__(self, line: int, reason: str):
+        super().__init__(f"line {line} {reason}")
+        self.line, self.reason = line, reason
+
+
 @dataclass
 class ImportRecord:
     """One order as read from the file, from its first line: its number and fields, or why it cannot
@@ -62,6 +69,7 @@ class ImportSummary:
     unchanged: int = 0
     refused_count: int = 0
     refused: list[ImportRecord] = field(default_factory=list)
+    stopped: str = ""  # where reading had to stop, and why
 
     def refuse(self, record: ImportRecord) -> None:
         self.refused_count += 1
@@ -76,7 +84,9 @@ def _blank_to_none(value: str | None) -> str | None:
 def _whole(value: str | None) -> object:
     """A whole number as the validator expects it; anything else as written, for it to refuse."""
     value = _blank_to_none(value)
-    return int(value) if value is not None and value.strip().isdigit() else value
+    if value is not None and value.strip().isascii() and value.strip().isdigit() and len(value.strip()) <= 6:
+        return int(value)
+    return value
 
 
 def _order_of_row(row: dict[str, str]) -> dict:
@@ -100,7 +110,8 @@ def records_from_csv(lines: Iterable[str]) -> Iterator[ImportRecord]:
     """The orders of a CSV export: a header row naming its columns (CSV_COLUMNS; the order's columns
     repeated on each of its item rows, the rows of one order together)."""
     csv.field_size_limit(MAX_LINE_CHARS)
-    reader = csv.reader(lines)
+    # strict: a quote left open is an error, not a field that quietly swallows every row after it.
+    reader = csv.reader(lines, strict=True)
     try:
         header = [name.strip().lower() for name in next(reader)]
     except (StopIteration, csv.Error):
@@ -119,24 +130,34 @@ def records_from_csv(lines: Iterable[str]) -> Iterator[ImportRecord]:
         raise ImportFileInvalid("The header row does not fit: " + "; ".join(problems) + ".")
     current: ImportRecord | None = None
     while True:
+        start = reader.line_num + 1  # a quoted field may run over several lines: the row starts here
         try:
             values = next(reader)
         except StopIteration:
             break
-        except csv.Error:
-            # A row longer than the limit, or an unclosed quote: refused, and the rest is still read.
-            yield ImportRecord(
-                line=reader.line_num, number="", problems=[_row_problem("cannot be read as CSV")]
-            )
-            continue
+        except (csv.Error, UnicodeDecodeError):
+            # An unclosed quote swallows the rows after it, a field past the limit or bytes that are not
+            # UTF-8 leave no row to trust: the order being read is refused (it may have lost rows) and
+            # reading stops there.
+            if current is not None:
+                current.problems.append(_row_problem(f"is followed by line {start}, which cannot be read"))
+                yield current
+            raise ImportStopped(start, _UNREADABLE) from None
         if not any(value.strip() for value in values):
             continue
+        number = values[0].strip().upper() if values else ""
         if len(values) != len(header):
-            yield ImportRecord(
-                line=reader.line_num,
-                number="",
-                problems=[_row_problem(f"has {len(values)} values for {len(header)} columns")],
+            problem = _row_problem(
+                f"line {reader.line_num} has {len(values)} values for {len(header)} columns"
             )
+            if current is not None and number == current.number:
+                current.problems.append(problem)  # the whole order is refused, not applied without the row
+            else:
+                if current is not None:
+                    yield current
+                current = ImportRecord(
+                    line=reader.line_num, number=number, data={"items": []}, problems=[problem]
+                )
             continue
         row = dict(zip(header, values, strict=True))
         number = row["number"].strip().upper()
@@ -149,6 +170,12 @@ def records_from_csv(lines: Iterable[str]) -> Iterator[ImportRecord]:
         current.data["items"] = [_item_of_row(row)]
     if current is not None:
         yield current
+
+
+_UNREADABLE = (
+    f"cannot be read as CSV (an unclosed quote, a field over {MAX_LINE_CHARS:,} characters, or text that "
+    "is not UTF-8)"
+)
 
 
 def _row_problem(problem: str) -> dict[str, str]:
@@ -169,7 +196,15 @@ def _add_row(record: ImportRecord, row: dict[str, str], line: int) -> None:
 
 def records_from_jsonl(lines: Iterable[str]) -> Iterator[ImportRecord]:
     """The orders of a JSON Lines export: one order object per line, its "number" beside its fields."""
-    for line_number, line in enumerate(lines, start=1):
+    numbered = enumerate(lines, start=1)
+    line_number = 0
+    while True:
+        try:
+            line_number, line = next(numbered)
+        except StopIteration:
+            return
+        except UnicodeDecodeError:
+            raise ImportStopped(line_number + 1, "is not UTF-8 text") from None
         if not line.strip():
             continue
         if len(line) > MAX_LINE_CHARS:
@@ -179,7 +214,7 @@ def records_from_jsonl(lines: Iterable[str]) -> Iterator[ImportRecord]:
             continue
         try:
             data = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
             yield ImportRecord(line=line_number, number="", problems=[_row_problem("is not valid JSON")])
             continue
         if not isinstance(data, dict):
@@ -192,17 +227,30 @@ def records_from_jsonl(lines: Iterable[str]) -> Iterator[ImportRecord]:
 
 
 def orders_import(*, records: Iterable[ImportRecord], dry_run: bool = False) -> ImportSummary:
-    """Apply the orders read from a file; with `dry_run`, the same work in transactions rolled back."""
+    """Apply the orders read from a file, a batch per transaction; with `dry_run`, the same work rolled
+    back. Reading that must stop part way (ImportStopped) still applies what was read before it, and says
+    where it stopped."""
     summary = ImportSummary()
     seen: dict[str, int] = {}
-    records = iter(records)
-    while batch := list(islice(records, BATCH_SIZE)):
-        with transaction.atomic():
-            for record in batch:
-                _import_one(record, summary, seen)
-            if dry_run:
-                transaction.set_rollback(True)
+    batch: list[ImportRecord] = []
+    try:
+        for record in records:
+            batch.append(record)
+            if len(batch) == BATCH_SIZE:
+                _import_batch(batch, summary, seen, dry_run=dry_run)
+                batch = []
+    except ImportStopped as stopped:
+        summary.stopped = f"line {stopped.line} {stopped.reason}; nothing after it was read"
+    _import_batch(batch, summary, seen, dry_run=dry_run)
     return summary
+
+
+def _import_batch(batch: list[ImportRecord], summary: ImportSummary, seen: dict[str, int], *, dry_run: bool):
+    with transaction.atomic():
+        for record in batch:
+            _import_one(record, summary, seen)
+        if dry_run:
+            transaction.set_rollback(True)
 
 
 def _import_one(record: ImportRecord, summary: ImportSummary, seen: dict[str, int]) -> None:

@@ -25,7 +25,7 @@ from enum import StrEnum
 
 from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from orders.addresses import (
@@ -35,7 +35,7 @@ from orders.addresses import (
     shipping_address_clean,
     shipping_address_of,
 )
-from orders.models import ORDER_NUMBER_PATTERN, Order, OrderItem, OrderSource, OrderStatus
+from orders.models import ORDER_NUMBER_PATTERN, Order, OrderChangeKind, OrderItem, OrderSource, OrderStatus
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
@@ -147,13 +147,14 @@ class _Reader:
             # The name itself is the sender's text: named only when it is a plain identifier.
             shown = name if isinstance(name, str) and re.fullmatch(r"[a-z_]{1,40}", name) else "(unknown)"
             self.problem(shown, "is not a field of an order here" if not self.path else "is not a field here")
-        for name in sorted(required - set(self.data)):
+        # A required field sent as null is as missing as one not sent.
+        for name in sorted(name for name in required if self.data.get(name) is None):
             self.problem(name, "is required")
 
     def text(self, name: str, *, max_length: int, required: bool = False) -> str:
         value = self.data.get(name)
         if value is None or value == "":
-            if required and name in self.data:
+            if required and value == "":
                 self.problem(name, "must not be empty")
             return ""
         if not isinstance(value, str):
@@ -228,7 +229,11 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         problems.append({"field": "number", "problem": "must look like BK-10042"})
     order = _Reader(data, "", problems)
     order.known(ORDER_FIELDS, ORDER_REQUIRED)
-    email = order.text("customer_email", max_length=254, required=True).lower()
+    email = order.text("customer_email", max_length=254, required=True)
+    if len(email.lower()) > 254:  # "İ" lowercases to two characters: the column holds the lowered email
+        order.problem("customer_email", "must be at most 254 characters")
+        email = ""
+    email = email.lower()
     if email:
         try:
             validate_email(email)
@@ -256,7 +261,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         carrier=order.text("carrier", max_length=_TEXT_LENGTHS["carrier"]),
         total=order.money("total", max_digits=Order._meta.get_field("total").max_digits),
         address=_address(data.get("shipping_address"), problems),
-        items=_items(data.get("items"), problems) if "items" in data else (),
+        items=_items(data["items"], problems) if data.get("items") is not None else (),
     )
     if problems:
         raise OrderRefused(problems)
@@ -344,20 +349,41 @@ def _item_fields(item: IncomingItem) -> dict[str, object]:
     return {name: getattr(item, name) for name in ITEM_FIELDS if name != "line_number"}
 
 
+def _bookly_changes_kept(order: Order, fields: dict[str, object]) -> dict[str, object]:
+    """The shop's fields, less what would undo a change Bookly made at the customer's request and the
+    shop's copy predates: an order cancelled here stays cancelled, and an address changed here is not put
+    back to the one it replaced. (The shop hears of both through Bookly's events.)"""
+    changes = list(order.changes.order_by("changed_at", "id"))
+    if any(change.kind == OrderChangeKind.CANCELLED for change in changes):
+        fields = {**fields, "status": OrderStatus.CANCELLED, "delivered_on": None}
+    moved = [change for change in changes if change.kind == OrderChangeKind.ADDRESS_CHANGED]
+    if moved and {name: fields[f"ship_{name}"] for name in ADDRESS_FIELDS} == {
+        name: moved[-1].before.get(name, "") for name in ADDRESS_FIELDS
+    }:
+        fields = {**fields, **{f"ship_{name}": getattr(order, f"ship_{name}") for name in ADDRESS_FIELDS}}
+    return fields
+
+
 def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order, UpsertOutcome]:
-    """Create the order, or replace its fields and items with the shop's: one transaction, under the
-    order's row lock. A line the shop no longer sends is removed, unless a return or a delivery case
-    holds it (OrderRefused: the order is left as it was)."""
+    """Create the order, or replace its fields and items with the shop's (less what would undo Bookly's
+    own changes): one transaction, under the order's row lock. A line the shop no longer sends is removed,
+    unless a return or a delivery case holds it (OrderRefused: the order is left as it was)."""
     fields = _order_fields(incoming)
     with transaction.atomic():
         order = Order.objects.select_for_update().filter(number=incoming.number).first()
         if order is None:
-            order = Order.objects.create(number=incoming.number, source=source, **fields)
-            OrderItem.objects.bulk_create(
-                OrderItem(order=order, line_number=item.line_number, **_item_fields(item))
-                for item in incoming.items
-            )
-            return order, UpsertOutcome.CREATED
+            try:
+                with transaction.atomic():
+                    order = Order.objects.create(number=incoming.number, source=source, **fields)
+                    OrderItem.objects.bulk_create(
+                        OrderItem(order=order, line_number=item.line_number, **_item_fields(item))
+                        for item in incoming.items
+                    )
+                return order, UpsertOutcome.CREATED
+            except IntegrityError:
+                # Another request created it a moment ago (a missing row has nothing to lock): replace it.
+                order = Order.objects.select_for_update().get(number=incoming.number)
+        fields = _bookly_changes_kept(order, fields)
         current = {item.line_number: item for item in order.items.all()}
         wanted = {item.line_number: item for item in incoming.items}
         changed_fields = [name for name, value in fields.items() if getattr(order, name) != value]

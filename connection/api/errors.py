@@ -1,10 +1,14 @@
 """Every error of the store API in one shape: {"error": {"code", "message"}}, with "fields" (the problems
 by field) for an order refused, and never the sender's own text."""
 
+import logging
+
 from django.core.exceptions import RequestDataTooBig
 from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
+
+logger = logging.getLogger(__name__)
 
 # DRF's codes, as the shop reads them.
 _CODES = {
@@ -28,15 +32,22 @@ def api_error(code: str, message: str, http_status: int, **extra) -> Response:
 def api_exception_handler(error, context):
     if isinstance(error, RequestDataTooBig):
         return api_error("body_too_large", "The body is too large for one order.", 413)
+    if isinstance(error, RecursionError):  # JSON nested deeper than the parser goes
+        return api_error("invalid_json", "The body is not valid JSON.", 400)
     response = exception_handler(error, context)
     if response is None:
-        return None  # a bug: Django's 500, logged
+        logger.exception("store API request failed", exc_info=error)
+        return api_error("server_error", "Something went wrong on our side; nothing was changed.", 500)
     if isinstance(error, exceptions.Throttled):
         # DRF's response keeps its Retry-After header; only the body is ours.
         wait = f" Try again in {error.wait:.0f} seconds." if error.wait else ""
         response.data = {
             "error": {"code": "rate_limited", "message": f"Too many requests for this key.{wait}"}
         }
+        return response
+    if isinstance(error, exceptions.NotFound) and "cursor" in str(error.detail).casefold():
+        response.data = {"error": {"code": "invalid_parameter", "message": "That cursor is not one we gave."}}
+        response.status_code = 400
         return response
     for kind, (code, message) in _CODES.items():
         if isinstance(error, kind):

@@ -57,7 +57,10 @@ def _since(request):
     raw = request.query_params.get("updated_since")
     if raw is None:
         return None, None
-    moment = parse_datetime(raw.replace(" ", "+"))
+    try:
+        moment = parse_datetime(raw.replace(" ", "+"))  # a "+" in a query string arrives as a space
+    except ValueError:  # well formed but no real time (month 13)
+        moment = None
     if moment is None or moment.tzinfo is None:
         return None, api_error(
             "invalid_parameter",

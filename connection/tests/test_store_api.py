@@ -3,12 +3,14 @@ real key made by the management command, the database as the source of what is a
 
 import copy
 import json
+from datetime import timedelta
 from io import StringIO
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
 from django.test import Client
+from django.utils import timezone
 
 from connection.api.auth import PerKeyThrottle
 from connection.models import StoreApiKey
@@ -105,9 +107,21 @@ class TestOrders:
         page = shop.get("/api/store/v1/orders", {"updated_since": later}).json()
         assert [order["number"] for order in page["results"]] == ["BK-20003", "BK-20001"]
 
-    def test_updated_since_must_be_a_time_with_its_zone(self, shop):
-        response = shop.get("/api/store/v1/orders", {"updated_since": "yesterday"})
+    @pytest.mark.parametrize(
+        "query",
+        [
+            {"updated_since": "yesterday"},
+            {"updated_since": "2026-13-01T00:00:00Z"},
+            {"cursor": "not-a-cursor"},
+        ],
+    )
+    def test_a_parameter_that_does_not_fit_is_a_400_naming_it(self, shop, query):
+        response = shop.get("/api/store/v1/orders", query)
         assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_parameter")
+
+    def test_json_nested_past_the_parsers_depth_is_invalid_json(self, shop):
+        response = shop.put("/api/store/v1/orders/BK-20001", "[" * 100_000, content_type="application/json")
+        assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_json")
 
 
 class TestKeys:
@@ -143,6 +157,11 @@ class TestKeys:
         response = put(shop, "BK-20001", ORDER_EXAMPLE)
         assert (response.status_code, response.json()["error"]["code"]) == (401, "invalid_key")
         assert not Order.objects.exists()
+
+    def test_an_expired_key_is_refused(self, shop):
+        StoreApiKey.objects.update(expiry_date=timezone.now() - timedelta(minutes=1))
+        response = shop.get("/api/store/v1/orders")
+        assert (response.status_code, response.json()["error"]["code"]) == (401, "invalid_key")
 
     def test_a_keys_last_use_is_recorded(self, shop):
         shop.get("/api/store/v1/orders")

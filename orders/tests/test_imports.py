@@ -105,12 +105,32 @@ class TestCsv:
             {"field": "items[1].line_number", "problem": "is used by another item of this order"}
         ]
 
-    def test_a_short_row_and_a_huge_field_are_refused_and_the_rest_imported(self):
-        huge = row("BK-30003", title="x" * 200_000)
-        summary = import_csv(row(), "BK-30002,Ben", huge, row("BK-30004"))
-        assert summary.created == 2
-        assert [line for line, _ in refusals(summary)] == [3, 4]
-        assert "x" * 100 not in json.dumps([record.problems for record in summary.refused])
+    def test_a_row_with_a_stray_comma_refuses_its_whole_order_and_leaves_it_as_it_was(self):
+        import_csv(row(line=1), row(line=2, title="Emma"))
+        summary = import_csv(row(line=1), row(line=2, title="Emma, a novel"), row("BK-30002"))
+        assert (summary.created, refusals(summary)) == (1, [(2, "line 3 has 23 values for 22 columns")])
+        assert Order.objects.get(number="BK-30001").items.count() == 2  # not applied without its row
+
+    @pytest.mark.parametrize("bad", ['BK-30002,"Dune', row("BK-30002", title="x" * 200_000)])
+    def test_a_row_that_cannot_be_read_stops_the_import_there_and_keeps_what_came_before(self, bad):
+        """The order read just before may have lost rows to it: refused too, saying why."""
+        summary = import_csv(row("BK-30000"), row(), bad, row("BK-30003"))
+        assert summary.created == 1 and summary.stopped.startswith("line 4 cannot be read as CSV")
+        assert refusals(summary) == [(3, "is followed by line 4, which cannot be read")]
+        assert "x" * 100 not in summary.stopped
+        assert not Order.objects.exclude(number="BK-30000").exists()
+
+    def test_text_that_is_not_utf8_stops_the_command_with_what_came_before_imported(self, tmp_path):
+        path = tmp_path / "orders.csv"
+        rows = [row(f"BK-{40000 + index}") for index in range(300)]  # past the first block read
+        path.write_bytes(("\n".join([HEADER, *rows, ""])).encode() + b"\xff\xfe broken\n")
+        with pytest.raises(CommandError, match=r"Stopped: line \d+ cannot be read as CSV.*were imported"):
+            run(path)
+        assert Order.objects.filter(number="BK-40000").exists()
+
+    def test_a_quantity_that_only_looks_like_a_number_is_refused_by_field(self):
+        summary = import_csv(row(quantity="²"), row("BK-30002", quantity="9" * 5000))
+        assert [record.problems[0]["field"] for record in summary.refused] == ["items[0].quantity"] * 2
 
     def test_a_header_that_does_not_fit_imports_nothing(self):
         with pytest.raises(ImportFileInvalid, match="unknown column 'colour'; missing column 'title'"):
@@ -120,8 +140,15 @@ class TestCsv:
 
 class TestJsonLines:
     def test_lines_that_are_not_orders_are_refused_by_line(self):
-        lines = ["[1, 2]", "{not json", "", json.dumps({"number": "BK-30001", "status": "lost"})]
+        lines = [
+            "[1, 2]",
+            "{not json",
+            "",
+            json.dumps({"number": "BK-30001", "status": "lost"}),
+            "[" * 100_000,
+        ]
         summary = orders_import(records=records_from_jsonl(lines))
         assert refusals(summary)[:2] == [(1, "is not a JSON object"), (2, "is not valid JSON")]
         assert summary.refused[2].line == 4 and summary.refused[2].number == "BK-30001"
+        assert refusals(summary)[3] == (5, "is not valid JSON")  # nested past the parser's depth
         assert {problem["field"] for problem in summary.refused[2].problems} >= {"status", "customer_name"}

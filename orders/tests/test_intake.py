@@ -3,19 +3,28 @@ import json
 from decimal import Decimal
 
 import pytest
+from django.db import transaction
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from orders.addresses import ShippingAddress
 from orders.intake import (
     ORDER_EXAMPLE,
+    ORDER_FIELDS,
     OrderRefused,
     UpsertOutcome,
     incoming_order_clean,
     order_upsert,
     shipping_address_shape,
 )
-from orders.models import DeliveryProblem, Order, OrderSource
-from orders.services import delivery_case_open
+from orders.models import DeliveryProblem, Order, OrderSource, OrderStatus
+from orders.services import (
+    delivery_case_open,
+    order_cancel,
+    order_shipping_address_change,
+    return_record_create,
+)
+from store.clock import store_today
 
 GRUFFALO = {
     "line_number": 2,
@@ -30,6 +39,14 @@ ADA = {
     "total": "42.98",
     "items": [*ORDER_EXAMPLE["items"], GRUFFALO],
 }
+
+
+# 230 characters as sent, 260 once lower-cased ("İ" becomes two): longer than the column.
+LONG_WHEN_LOWERED = "a" * 64 + "@" + ".".join(["İ" * 10 + "a" * 43] * 3) + ".com"
+
+
+SAMPLE_VALUES = ["", "2026-04-01", "2026-02-30", "0.00", "99999999.99", "1e3", "NaN", "delivered",
+                 "processing", "cancelled", "a@b.co", LONG_WHEN_LOWERED]  # fmt: skip
 
 
 def problems(data, number="BK-20001") -> dict[str, str]:
@@ -69,6 +86,9 @@ class TestClean:
     @pytest.mark.parametrize(
         ("fields", "field", "problem"),
         [
+            ({"ordered_on": None}, "ordered_on", "is required"),
+            ({"total": None}, "total", "is required"),
+            ({"customer_email": LONG_WHEN_LOWERED}, "customer_email", "must be at most 254 characters"),
             ({"customer_email": "not an email"}, "customer_email", "must be an email address"),
             ({"status": "lost"}, "status", "must be one of processing, shipped, delivered, cancelled"),
             ({"status": "delivered"}, "delivered_on", "is required for a delivered order"),
@@ -100,7 +120,7 @@ class TestClean:
 
     def test_item_problems_name_the_item(self):
         items = copy.deepcopy(ADA["items"])
-        items[1].update(line_number=1, quantity=0, category="comics")
+        items[1].update(line_number=1, quantity=True, category="comics")  # true is no quantity
         items[0]["unit_price"] = "free"
         assert problems(changed(items=items)) == {
             "items[0].unit_price": 'must be an amount like "24.99" (a string)',
@@ -193,6 +213,77 @@ class TestUpsert:
         )
         order.refresh_from_db()
         assert order.total == Decimal("42.98") and order.items.count() == 2
+
+    @settings(max_examples=120, suppress_health_check=list(HealthCheck), deadline=None)
+    @given(
+        st.dictionaries(
+            st.sampled_from([*ORDER_FIELDS, "items[0]"]),
+            st.none()
+            | st.booleans()
+            | st.integers(-5, 10**12)
+            | st.text(max_size=300)
+            | st.sampled_from(SAMPLE_VALUES),
+            max_size=4,
+        )
+    )  # fmt: skip
+    def test_whatever_passes_the_validator_is_stored_without_a_database_error(self, changes):
+        data = copy.deepcopy(ADA)
+        if "items[0]" in changes:
+            data["items"][0]["unit_price"] = changes.pop("items[0]")
+        data.update(changes)
+        try:
+            incoming = incoming_order_clean(number="BK-20001", data=data)
+        except OrderRefused:
+            return
+        with transaction.atomic():
+            order_upsert(incoming=incoming, source=OrderSource.API)
+            transaction.set_rollback(True)
+
+    def test_a_line_a_return_holds_is_not_removed(self):
+        order, _ = upsert(changed(status="delivered", delivered_on=str(store_today())))
+        return_record_create(
+            order=order, reason="Torn", items=[order.items.get(line_number=2)], today=store_today()
+        )
+        with pytest.raises(OrderRefused):
+            upsert(changed(status="delivered", delivered_on=str(store_today()), items=ADA["items"][:1]))
+        assert order.items.count() == 2
+
+    def test_two_requests_creating_the_same_order_at_once_make_one(self, monkeypatch):
+        """The second found no row to lock (PostgreSQL locks nothing that is missing) and its insert lost
+        to the first's: it replaces the order instead of failing."""
+        first, _ = upsert()
+        real = Order.objects.select_for_update
+        missed = []
+
+        def missing_once():
+            if not missed:
+                missed.append(True)
+                return real().none()
+            return real()
+
+        monkeypatch.setattr(Order.objects, "select_for_update", missing_once)
+        order, outcome = upsert(changed(total="1.00"))
+        assert (order.pk, outcome) == (first.pk, UpsertOutcome.UPDATED)
+        assert Order.objects.get().total == Decimal("1.00")
+
+    def test_the_shops_older_copy_does_not_undo_a_cancellation_or_a_new_address_made_here(self):
+        processing = changed(status="processing", tracking_number="")
+        order, _ = upsert(processing)
+        order_cancel(order=order)
+        order, outcome = upsert(processing)  # the shop's copy from before the cancellation
+        assert (order.status, outcome) == (OrderStatus.CANCELLED, UpsertOutcome.UNCHANGED)
+
+        other, _ = upsert(processing, number="BK-20002")
+        new_home = ShippingAddress(to="Ada Reader", line1="9 Lake Shore Drive", line2="", city="Chicago",
+                                   state="IL", zip="60611")  # fmt: skip
+        order_shipping_address_change(order=other, address=new_home)
+        other, _ = upsert(processing, number="BK-20002")
+        assert other.ship_line1 == "9 Lake Shore Drive"
+        moved_again = {**ADA["shipping_address"], "line1": "2 Oak Ave"}  # newer news from the shop wins
+        other, _ = upsert(
+            changed(status="processing", tracking_number="", shipping_address=moved_again), number="BK-20002"
+        )
+        assert other.ship_line1 == "2 Oak Ave"
 
     def test_the_demo_fixture_keeps_loading(self, demo_data):
         assert set(Order.objects.values_list("source", flat=True)) == {OrderSource.FIXTURE}

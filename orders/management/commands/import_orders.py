@@ -45,6 +45,9 @@ class Command(BaseCommand):
             )
         if summary.refused_count > len(summary.refused):
             self.stdout.write(f"  … and {summary.refused_count - len(summary.refused)} more refused.")
+        if summary.stopped:
+            done = "nothing was changed (dry run)" if dry_run else "the orders before it were imported"
+            raise CommandError(f"Stopped: {summary.stopped}; {done}.")
         if summary.refused_count:
             rest = "nothing was changed (dry run)" if dry_run else "the others were imported"
             raise CommandError(f"{summary.refused_count} orders were refused; {rest}.")
