@@ -89,8 +89,24 @@ class OrderView(StoreApiView):
         '(400, "code": "invalid_order").',
     )
     def put(self, request, number: str):
+        data = request.data
+        if isinstance(data, dict) and "number" in data:
+            # A JSON Lines line sent as it is: its number may stand beside the fields if it is the address's.
+            if (
+                not isinstance(data["number"], str)
+                or data["number"].strip().upper() != number.strip().upper()
+            ):
+                return api_error(
+                    "invalid_order",
+                    "The order was not saved: fix the fields named.",
+                    400,
+                    fields=[
+                        {"field": "number", "problem": "must be the order number in the address, or left out"}
+                    ],
+                )
+            data = {name: value for name, value in data.items() if name != "number"}
         try:
-            incoming = incoming_order_clean(number=number, data=request.data)
+            incoming = incoming_order_clean(number=number, data=data)
             with transaction.atomic():
                 # A key revoked while this request ran writes nothing: checked again under its row lock.
                 if (

@@ -56,6 +56,15 @@ class TestOrders:
         )
         assert put(shop, "BK-20001", delivered).json()["outcome"] == "unchanged"
 
+    def test_a_number_in_the_body_may_repeat_the_addresss_but_not_contradict_it(self, shop):
+        assert put(shop, "BK-20001", {**ORDER_EXAMPLE, "number": "bk-20001"}).status_code == 201
+        other = put(shop, "BK-20002", {**ORDER_EXAMPLE, "number": "BK-20001"})
+        assert other.status_code == 400
+        assert other.json()["error"]["fields"] == [
+            {"field": "number", "problem": "must be the order number in the address, or left out"}
+        ]
+        assert not Order.objects.filter(number="BK-20002").exists()
+
     def test_an_order_is_read_back_in_the_shape_it_was_sent(self, shop):
         put(shop, "BK-20001", ORDER_EXAMPLE)
         read = shop.get("/api/store/v1/orders/bk-20001").json()
