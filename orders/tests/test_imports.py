@@ -5,7 +5,15 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from orders.imports import CSV_COLUMNS, ImportFileInvalid, orders_import, records_from_csv, records_from_jsonl
+from orders import imports
+from orders.imports import (
+    CSV_COLUMNS,
+    MAX_LINE_CHARS,
+    ImportFileInvalid,
+    orders_import,
+    records_from_csv,
+    records_from_jsonl,
+)
 from orders.models import Order, OrderSource
 
 pytestmark = pytest.mark.django_db
@@ -152,3 +160,13 @@ class TestJsonLines:
         assert summary.refused[2].line == 4 and summary.refused[2].number == "BK-30001"
         assert refusals(summary)[3] == (5, "is not valid JSON")  # nested past the parser's depth
         assert {problem["field"] for problem in summary.refused[2].problems} >= {"status", "customer_name"}
+
+    def test_a_line_too_long_to_be_an_order_is_refused_unread(self):
+        huge = json.dumps({"number": "BK-30001", "customer_name": "x" * (MAX_LINE_CHARS + 1)})
+        summary = orders_import(records=records_from_jsonl([huge]))
+        assert refusals(summary) == [(1, "is too long to be an order")]
+
+    def test_refusals_past_the_kept_number_are_counted_not_kept(self, monkeypatch):
+        monkeypatch.setattr(imports, "MAX_REFUSALS_KEPT", 2)
+        summary = orders_import(records=records_from_jsonl(["[]"] * 5))
+        assert (summary.refused_count, len(summary.refused)) == (5, 2)

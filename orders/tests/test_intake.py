@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from orders.addresses import ShippingAddress
 from orders.intake import (
+    MAX_ITEMS,
     ORDER_EXAMPLE,
     ORDER_FIELDS,
     OrderRefused,
@@ -131,6 +132,10 @@ class TestClean:
                 ["fiction", "nonfiction", "childrens", "ebook", "audiobook", "gift_card", "personalized_item"]
             ),
         }
+
+    def test_an_order_of_more_items_than_an_order_holds_is_refused_before_reading_them(self):
+        items = [{**GRUFFALO, "line_number": line} for line in range(1, MAX_ITEMS + 2)]
+        assert problems(changed(items=items)) == {"items": f"must hold at most {MAX_ITEMS} items"}
 
     def test_an_address_abroad_or_malformed_is_named_by_the_shops_field(self):
         address = {**ADA["shipping_address"], "country": "CA", "postal_code": "M5V 2T6"}
