@@ -266,6 +266,33 @@ class OrderAdmin(admin.ModelAdmin):
         return False
 
 
+class ReadOnlyModelAdmin(admin.ModelAdmin):
+    """A record of what happened: never added, edited or deleted in admin (its actions go through the
+    services, on pages of their own)."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class OfAnOrderMixin:
+    """Columns for a record that belongs to an order: the order, linked, and its customer's email."""
+
+    @admin.display(description="order", ordering="order__number")
+    def order_link(self, obj):
+        url = reverse("admin:orders_order_change", args=[obj.order_id])
+        return format_html('<a href="{}">{}</a>', url, obj.order.number)
+
+    @admin.display(description="customer email", ordering="order__customer_email")
+    def customer_email(self, obj):
+        return obj.order.customer_email
+
+
 class ReturnLineInline(ReadOnlyInline):
     model = ReturnLine
     fields = ["order_item", "holds_item"]
@@ -294,7 +321,7 @@ class ReturnStatusChangeInline(ReadOnlyInline):
 
 
 @admin.register(ReturnRecord)
-class ReturnRecordAdmin(admin.ModelAdmin):
+class ReturnRecordAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
     """Returns are created by the assistant and the return services. Staff with the permission to
     change returns move them along their lifecycle with the buttons on a return's page; nothing else
     about a return is edited here."""
@@ -405,38 +432,20 @@ class ReturnRecordAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/orders/returnrecord/confirm_status.html", context)
 
-    @admin.display(description="order", ordering="order__number")
-    def order_link(self, obj):
-        url = reverse("admin:orders_order_change", args=[obj.order_id])
-        return format_html('<a href="{}">{}</a>', url, obj.order.number)
-
     @admin.display(description="started by")
     def started_by(self, obj):
         return _staff_name(obj.created_by) if obj.created_by else "the customer"
 
-    @admin.display(description="customer email", ordering="order__customer_email")
-    def customer_email(self, obj):
-        return obj.order.customer_email
-
     @admin.display(description="items")
     def item_count(self, obj):
         return len(obj.lines.all())
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 MAX_RESOLUTION_LENGTH = 2000
 
 
 @admin.register(DeliveryCase)
-class DeliveryCaseAdmin(admin.ModelAdmin):
+class DeliveryCaseAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
     """Problems customers reported with a delivery, open ones first: read-only but for resolving one,
     which says what was done (the customer is emailed it)."""
 
@@ -512,15 +521,6 @@ class DeliveryCaseAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/orders/deliverycase/resolve.html", context)
 
-    @admin.display(description="order", ordering="order__number")
-    def order_link(self, obj):
-        url = reverse("admin:orders_order_change", args=[obj.order_id])
-        return format_html('<a href="{}">{}</a>', url, obj.order.number)
-
-    @admin.display(description="customer email", ordering="order__customer_email")
-    def customer_email(self, obj):
-        return obj.order.customer_email
-
     @admin.display(description="books concerned")
     def item_titles(self, obj):
         return ", ".join(item.title for item in obj.items.all()) or "-"
@@ -529,18 +529,9 @@ class DeliveryCaseAdmin(admin.ModelAdmin):
     def resolved_by_name(self, obj):
         return _staff_name(obj.resolved_by) if obj.resolved_by else "-"
 
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
 
 @admin.register(CustomerEmail)
-class CustomerEmailAdmin(admin.ModelAdmin):
+class CustomerEmailAdmin(ReadOnlyModelAdmin):
     """The outbox of emails to customers, read-only: what was sent, and what a mail server refused
     (`manage.py send_customer_emails` sends those again)."""
 
@@ -550,12 +541,3 @@ class CustomerEmailAdmin(admin.ModelAdmin):
     list_select_related = ["order"]
     fields = ["order", "to", "subject", "body", "created_at", "sent_at", "attempts", "last_error"]
     readonly_fields = fields
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

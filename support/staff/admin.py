@@ -21,6 +21,7 @@ from orders.admin import (
     DeliveryCaseAdmin,
     OrderAdmin,
     OrderChangeInline,
+    ReadOnlyModelAdmin,
     ReturnRecordAdmin,
     order_change_summary,
 )
@@ -248,7 +249,7 @@ _ACTIONS = {"reply": _reply, "take": _take, "hand_back": _hand_back, "close": _c
 
 
 @admin.register(TurnTrace)
-class TurnTraceAdmin(admin.ModelAdmin):
+class TurnTraceAdmin(ReadOnlyModelAdmin):
     """Every assistant turn, for review: what the customer asked, what they read, how the turn went and
     their vote. Filtered to the replies customers found unhelpful from the admin index. Read-only: a
     trace is what happened; each row links to the turn on its conversation's page."""
@@ -270,15 +271,6 @@ class TurnTraceAdmin(admin.ModelAdmin):
 
     def has_module_permission(self, request):
         return super().has_module_permission(request) and request.user.has_perm("support.view_conversation")
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="turn")
     def turn_link(self, obj):
