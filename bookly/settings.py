@@ -174,6 +174,22 @@ if _today := env.str("BOOKLY_TODAY", default=""):
             f"bookly: BOOKLY_TODAY must be an ISO date like 2026-04-14, not {_today!r}."
         ) from None
 
+# The shape of the store's order numbers, a regular expression an order number matches whole, and one
+# number of that shape for the assistant's "it looks like …" (the demo's: BK- and 4 to 6 digits).
+BOOKLY_ORDER_NUMBER_PATTERN = env.str("BOOKLY_ORDER_NUMBER_PATTERN", default=r"BK-[0-9]{4,6}")
+BOOKLY_ORDER_NUMBER_EXAMPLE = env.str("BOOKLY_ORDER_NUMBER_EXAMPLE", default="BK-10042")
+try:
+    _order_number = re.compile(BOOKLY_ORDER_NUMBER_PATTERN)
+except re.error as _error:
+    raise SystemExit(f"bookly: BOOKLY_ORDER_NUMBER_PATTERN is not a regular expression ({_error}).") from None
+if _order_number.fullmatch("") or not _order_number.fullmatch(BOOKLY_ORDER_NUMBER_EXAMPLE):
+    raise SystemExit(
+        "bookly: BOOKLY_ORDER_NUMBER_PATTERN must match its example BOOKLY_ORDER_NUMBER_EXAMPLE "
+        f"({BOOKLY_ORDER_NUMBER_EXAMPLE!r}) and no empty number."
+    )
+if len(BOOKLY_ORDER_NUMBER_EXAMPLE) > 32:
+    raise SystemExit("bookly: an order number holds at most 32 characters (BOOKLY_ORDER_NUMBER_EXAMPLE).")
+
 # The assistant's model. "auto": Claude when ANTHROPIC_API_KEY is set, else the
 # built-in offline model; "offline" forces the offline model; "anthropic" requires a key.
 BOOKLY_LLM = env.str("BOOKLY_LLM", default="auto")

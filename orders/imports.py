@@ -25,6 +25,7 @@ from orders.intake import (
     order_upsert,
 )
 from orders.models import OrderSource
+from orders.numbers import ORDER_NUMBERS
 
 # The CSV's columns are the intake's fields: the order's (its address as ship_ columns), then the item's.
 ORDER_COLUMNS = ("number", *(name for name in ORDER_FIELDS if name not in ("shipping_address", "items")))
@@ -145,7 +146,7 @@ def records_from_csv(lines: Iterable[str]) -> Iterator[ImportRecord]:
             raise ImportStopped(start, _UNREADABLE) from None
         if not any(value.strip() for value in values):
             continue
-        number = values[0].strip().upper() if values else ""
+        number = ORDER_NUMBERS.key(values[0]) if values else ""
         if len(values) != len(header):
             problem = _row_problem(
                 f"line {reader.line_num} has {len(values)} values for {len(header)} columns"
@@ -160,7 +161,7 @@ def records_from_csv(lines: Iterable[str]) -> Iterator[ImportRecord]:
                 )
             continue
         row = dict(zip(header, values, strict=True))
-        number = row["number"].strip().upper()
+        number = ORDER_NUMBERS.key(row["number"])
         if current is not None and number == current.number:
             _add_row(current, row, reader.line_num)
             continue
@@ -222,7 +223,7 @@ def records_from_jsonl(lines: Iterable[str]) -> Iterator[ImportRecord]:
             continue
         number = data.pop("number", None)
         yield ImportRecord(
-            line=line_number, number=number.strip().upper() if isinstance(number, str) else "", data=data
+            line=line_number, number=ORDER_NUMBERS.key(number) if isinstance(number, str) else "", data=data
         )
 
 

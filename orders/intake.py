@@ -35,11 +35,11 @@ from orders.addresses import (
     shipping_address_clean,
     shipping_address_of,
 )
-from orders.models import ORDER_NUMBER_PATTERN, Order, OrderChangeKind, OrderItem, OrderSource, OrderStatus
+from orders.models import Order, OrderChangeKind, OrderItem, OrderSource, OrderStatus
+from orders.numbers import ORDER_NUMBERS
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
-ORDER_NUMBER_RE = re.compile(ORDER_NUMBER_PATTERN)
 ORDER_FIELDS = (
     "customer_name",
     "customer_email",
@@ -224,9 +224,9 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
     problems: list[dict[str, str]] = []
     if not isinstance(data, Mapping):
         raise OrderRefused([{"field": "(order)", "problem": "must be a JSON object"}])
-    clean_number = number.strip().upper() if isinstance(number, str) else ""
-    if not ORDER_NUMBER_RE.fullmatch(clean_number):
-        problems.append({"field": "number", "problem": "must look like BK-10042"})
+    clean_number = (ORDER_NUMBERS.canonical(number) if isinstance(number, str) else None) or ""
+    if not clean_number:
+        problems.append({"field": "number", "problem": f"must look like {ORDER_NUMBERS.example}"})
     order = _Reader(data, "", problems)
     order.known(ORDER_FIELDS, ORDER_REQUIRED)
     email = order.text("customer_email", max_length=254, required=True)

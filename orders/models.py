@@ -8,14 +8,13 @@ from django.db.models.functions import Length
 from django.db.models.lookups import Exact
 from django.utils import timezone
 
+from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
+from orders.numbers import OrderNumberValidator
 from store.categories import ItemCategory
 
-# The shapes of the store's identifiers, defined here once. *_PATTERN is the
-# exact shape (model validators, tool arguments and schemas); *_MENTION_RE
-# finds one in running text, written the way people and models write it
-# (any case, with or without the hyphen, a space after BK).
-ORDER_NUMBER_PATTERN = r"^BK-[0-9]{4,6}$"
-ORDER_NUMBER_MENTION_RE = re.compile(r"\bBK\s*-?\s*(\d{3,})\b", re.IGNORECASE)
+# The shapes of Bookly's own identifiers, defined here once (the store's order numbers are the store's:
+# orders.numbers). *_PATTERN is the exact shape (model validators, tool arguments and schemas);
+# *_MENTION_RE finds one in running text, written the way people and models write it.
 RMA_NUMBER_PATTERN = r"^RMA-[A-Z0-9]{8}$"
 RMA_NUMBER_MENTION_RE = re.compile(r"\bRMA-?[A-Z0-9]{4,}\b", re.IGNORECASE)
 RMA_NUMBER_LENGTH = 12
@@ -122,9 +121,9 @@ class OrderManager(models.Manager):
 
 class Order(models.Model):
     number = models.CharField(
-        max_length=9,
+        max_length=ORDER_NUMBER_MAX_LENGTH,
         unique=True,
-        validators=[RegexValidator(ORDER_NUMBER_PATTERN, "Use BK- followed by 4 to 6 digits.")],
+        validators=[OrderNumberValidator()],
     )
     customer_name = models.CharField(max_length=200)
     customer_email = models.EmailField()

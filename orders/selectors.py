@@ -17,6 +17,7 @@ from orders.models import (
     ReturnLine,
     ReturnRecord,
 )
+from orders.numbers import ORDER_NUMBERS
 from policies.models import ReturnPolicy
 from policies.selectors import return_policy_get
 
@@ -35,7 +36,7 @@ def order_get_for_customer(*, order_number: str, email: str) -> Order | None:
     A missing order and a wrong email both give None: the caller cannot tell
     them apart, so order numbers cannot be probed for their existence.
     """
-    return _order_if_email_matches(Order.objects.filter(number=order_number.strip().upper()), email)
+    return _order_if_email_matches(Order.objects.filter(number=ORDER_NUMBERS.key(order_number)), email)
 
 
 def order_get_for_customer_by_rma(*, rma_number: str, email: str) -> Order | None:
@@ -287,7 +288,8 @@ def delivery_cases_open_count() -> int:
 
 def order_get_by_number(*, number: str) -> Order | None:
     """The order with this number, items with it, for the shop's own backend (no email asked)."""
-    return Order.objects.filter(number=number.strip().upper()).prefetch_related("items").first()
+    number = ORDER_NUMBERS.canonical(number)
+    return Order.objects.filter(number=number).prefetch_related("items").first() if number else None
 
 
 def orders_changed_since(*, since=None):

@@ -25,6 +25,7 @@ from orders.intake import (
     order_upsert,
 )
 from orders.models import OrderSource, ReturnRecord
+from orders.numbers import ORDER_NUMBERS
 from orders.selectors import (
     order_get_by_number,
     orders_changed_since,
@@ -92,10 +93,9 @@ class OrderView(StoreApiView):
         data = request.data
         if isinstance(data, dict) and "number" in data:
             # A JSON Lines line sent as it is: its number may stand beside the fields if it is the address's.
-            if (
-                not isinstance(data["number"], str)
-                or data["number"].strip().upper() != number.strip().upper()
-            ):
+            if not isinstance(data["number"], str) or ORDER_NUMBERS.canonical(
+                data["number"]
+            ) != ORDER_NUMBERS.canonical(number):
                 return api_error(
                     "invalid_order",
                     "The order was not saved: fix the fields named.",

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
 
-from orders.models import ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE, OrderStatus, ReturnStatus
+from orders.models import RMA_NUMBER_MENTION_RE, OrderStatus, ReturnStatus
+from orders.numbers import ORDER_NUMBERS
 
 _P, _S, _D, _C = OrderStatus.PROCESSING, OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.CANCELLED
 _ORDER_STATUSES = frozenset(OrderStatus.values)
@@ -92,8 +93,7 @@ _ISO_DATE_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 def order_number(text: str) -> str | None:
     """The canonical order number of a mention (any case, spacing, with or without the hyphen)."""
-    found = ORDER_NUMBER_MENTION_RE.fullmatch(text.strip()) or ORDER_NUMBER_MENTION_RE.search(text)
-    return f"BK-{found.group(1)}" if found else None
+    return ORDER_NUMBERS.canonical(text) or next(iter(ORDER_NUMBERS.mentions(text)), None)
 
 
 def _amount(value) -> Decimal | None:
@@ -515,8 +515,8 @@ def segments_of(sentence: str, focus: str | None, titles: dict[str, str] | None 
 
 
 def _order_named(clause: str, titles: dict[str, str]) -> str | None:
-    if ORDER_NUMBER_MENTION_RE.search(clause):
-        return order_number(clause)
+    if number := order_number(clause):
+        return number
     return next((order for title, order in titles.items() if _has_title(clause, title)), None)
 
 
@@ -524,7 +524,7 @@ _LISTING_WORDS = frozenset({"both", "order", "orders", "your", "the", "also", "e
 
 
 def _only_names_an_order(clause: str) -> bool:
-    rest = ORDER_NUMBER_MENTION_RE.sub("", clause)
+    rest = ORDER_NUMBERS.replace("", clause)
     return all(word.casefold() in _LISTING_WORDS for word in re.findall(r"[\w']+", rest))
 
 

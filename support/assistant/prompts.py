@@ -18,6 +18,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
+from orders.numbers import ORDER_NUMBERS
 from policies.models import PolicyEntry, ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
 from support.llm.protocol import (
@@ -126,6 +127,8 @@ def _system_prompt_render() -> str:
         return_policy=_render_policy(return_policy_get()),
         faq_topics=topics or "- (none published)",
         faq_tag=FAQ_TOPICS_TAG,
+        order_number_example=ORDER_NUMBERS.example,
+        order_number_starts=ORDER_NUMBERS.starts_with(" and starts with {prefix}", ""),
     )
 
 
@@ -183,7 +186,7 @@ change, offer what the reason offers. Get the whole new address before checking 
 - initiate_return: as rule 2; pass item_titles (exact titles from the eligibility result) when only some \
 items go back; then give the RMA number and next steps.
 - No tool lists a customer's orders or finds one by email alone, on purpose: an email address proves \
-nothing. Without an order number, say it is in the order confirmation email and starts with BK-.
+nothing. Without an order number, say it is in the order confirmation email{order_number_starts}.
 - invalid_arguments names the fields to fix: ask the customer for them instead of guessing.
 </tool_rules>
 
@@ -204,11 +207,10 @@ them (2026-03-30). Short and friendly: two to four sentences.
 <examples>
 <example>
 Customer: Where is my order? My email is sam@example.com
-Assistant: I can check that. What is the order number? It starts with BK- and is in your confirmation \
-email.
+Assistant: I can check that. What is the order number? It is in your confirmation email{order_number_starts}.
 </example>
 <example>
-Customer: I want to return a book from BK-20001, my email is sam@example.com
+Customer: I want to return a book from {order_number_example}, my email is sam@example.com
 Assistant: (calls check_return_eligibility, summarises the returnable items, refund method and timeline \
 from the result, and asks for yes or no)
 </example>

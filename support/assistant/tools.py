@@ -30,8 +30,6 @@ from orders.addresses import (
 from orders.emails import DELIVERY_CASE_NEXT_STEPS
 from orders.models import (
     ITEM_PROBLEMS,
-    ORDER_NUMBER_MENTION_RE,
-    ORDER_NUMBER_PATTERN,
     RMA_NUMBER_PATTERN,
     DeliveryProblem,
     Order,
@@ -40,6 +38,8 @@ from orders.models import (
     OrderStatus,
     ReturnRecord,
 )
+from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
+from orders.numbers import ORDER_NUMBERS
 from orders.selectors import (
     ChangeCode,
     order_change_check,
@@ -71,7 +71,6 @@ from support.conversations.waiting import waiting_notice
 from support.llm.consent import reads_as_yes
 from support.llm.protocol import HANDOFF_TOOL, HandoffAsk, ToolError
 
-ORDER_ID_RE = re.compile(ORDER_NUMBER_PATTERN)
 RMA_RE = re.compile(RMA_NUMBER_PATTERN)
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
 TOPIC_RE = re.compile(TOPIC_KEY_PATTERN)
@@ -84,8 +83,8 @@ MAX_SUMMARY_LENGTH = 300
 
 _ORDER_ID_SCHEMA = {
     "type": "string",
-    "description": "As the customer gave it, like BK-10042.",
-    "pattern": ORDER_NUMBER_PATTERN,
+    "description": f"As the customer gave it, like {ORDER_NUMBERS.example}.",
+    "pattern": ORDER_NUMBERS.json_schema_pattern,
 }
 _EMAIL_SCHEMA = {"type": "string", "description": "The email the customer gave for the order."}
 _ORDER_AND_EMAIL_SCHEMA = {
@@ -366,7 +365,11 @@ class _Arguments:
         return value
 
     def order_id(self) -> str | None:
-        return self.matching("order_id", ORDER_ID_RE, max_length=12, shape="BK-10042", upper=True)
+        value = self.text("order_id", max_length=ORDER_NUMBER_MAX_LENGTH + 8)  # room for spaces typed in it
+        number = ORDER_NUMBERS.canonical(value) if value is not None else None
+        if value is not None and number is None:
+            self.problems.append({"field": "order_id", "problem": f"must look like {ORDER_NUMBERS.example}"})
+        return number
 
     def email(self) -> str | None:
         return self.matching(
@@ -908,7 +911,7 @@ def tool_progress(*, name: str, arguments: Any, customer_words: list[str]) -> st
     order = arguments.get("order_id") if isinstance(arguments, dict) else None
     typed = (
         isinstance(order, str)
-        and ORDER_ID_RE.match(order)
+        and ORDER_NUMBERS.exact.fullmatch(order)
         and any(_typed(order, words) for words in customer_words)
     )
     return with_order.format(order=order) if typed else without
@@ -916,4 +919,4 @@ def tool_progress(*, name: str, arguments: Any, customer_words: list[str]) -> st
 
 def _typed(order: str, words: str) -> bool:
     """Whether the customer wrote this order number, in any of the ways people write it."""
-    return any(f"BK-{digits}" == order for digits in ORDER_NUMBER_MENTION_RE.findall(words))
+    return order in ORDER_NUMBERS.mentions(words)

@@ -20,7 +20,8 @@ It assumes the prompt, the reminders and the model all failed, and checks:
 import re
 from dataclasses import dataclass
 
-from orders.models import ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.models import RMA_NUMBER_MENTION_RE
+from orders.numbers import ORDER_NUMBERS
 from support.assistant.claims import (
     ToolResult,
     claim_violations,
@@ -38,7 +39,7 @@ FALLBACK_REPLY = (
 
 # (violation code, pattern, the group holding the value: the whole match or the number of an amount)
 _IDENTIFIER_PATTERNS = (
-    ("ungrounded_order_number", ORDER_NUMBER_MENTION_RE, 0),
+    ("ungrounded_order_number", ORDER_NUMBERS.mention_re, 0),
     ("ungrounded_date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), 0),
     ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, 0),
     ("ungrounded_email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), 0),

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from django.db import models
 
-from orders.models import ORDER_NUMBER_PATTERN
+from orders.numbers import ORDER_NUMBERS
 from policies.models import TOPIC_KEY_PATTERN
 
 
@@ -83,7 +83,7 @@ class TurnRecord:
 
 
 # The arguments that hold codes (an order number, a FAQ topic key): kept when they look like one.
-_CODES = {"order_id": re.compile(ORDER_NUMBER_PATTERN), "topic": re.compile(TOPIC_KEY_PATTERN)}
+_CODES = {"order_id": ORDER_NUMBERS.exact, "topic": re.compile(TOPIC_KEY_PATTERN)}
 _MAX_ITEMS = 20
 
 

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from orders.addresses import state_code
-from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE, DeliveryProblem
+from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE, DeliveryProblem
+from orders.numbers import ORDER_NUMBERS
 from orders.selectors import ChangeCode, ProblemCode
 from orders.services import ITEMS_NEEDED, ReturnRefusal
 from support.llm.consent import HESITANT_RE, YES_RE, reads_as_yes
@@ -39,7 +40,10 @@ from support.llm.types import ModelReply
 
 # The questions this model asks. The next turn recognises them in the history
 # to know which answer it is waiting for.
-ASK_ORDER_NUMBER = "What is the order number? It starts with BK- and is in your order confirmation email."
+ASK_ORDER_NUMBER = ORDER_NUMBERS.starts_with(
+    "What is the order number? It starts with {prefix} and is in your order confirmation email.",
+    "What is the order number? It is in your order confirmation email.",
+)
 ASK_EMAIL = "What is the email address on the order?"
 CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
 ASK_WHICH_ITEM = "Which would you like to return?"
@@ -69,8 +73,9 @@ ANYTHING_ELSE_REPLY = (
     "Is there anything else I can help with? I can check an order, start a return or share a policy."
 )
 NO_NUMBER_REPLY = (
-    "I'm not able to look up orders by email alone. Your order number is in your order confirmation email "
-    "and starts with BK-. Once you have it, I can help with that order."
+    "I'm not able to look up orders by email alone. Your order number is in your order confirmation email"
+    + ORDER_NUMBERS.starts_with(" and starts with {prefix}.", ".")
+    + " Once you have it, I can help with that order."
 )
 DECLINED_REPLY = (
     "Okay, I have not started a return. If you change your mind, just ask and I can check the order again."
@@ -81,8 +86,9 @@ ORDER_NOT_FOUND_REPLY = (
 )
 # A question about the store that no FAQ topic answers: said honestly, with a person offered.
 INVALID_ORDER_NUMBER_REPLY = (
-    "That order number doesn't look quite right. Order numbers start with BK- followed by "
-    "digits. Could you check your order confirmation email and send it again?"
+    "That order number doesn't look quite right."
+    + ORDER_NUMBERS.starts_with(" Order numbers start with {prefix} followed by digits.", "")
+    + " Could you check your order confirmation email and send it again?"
 )
 INVALID_EMAIL_REPLY = (
     "That email address doesn't look right. Could you send the email address on the order again?"
@@ -798,8 +804,7 @@ def _split_run_together(word: str, *, inner: bool = False) -> str | None:
 
 
 def _order_id_in(text: str) -> str | None:
-    found = ORDER_NUMBER_MENTION_RE.findall(text)
-    return f"BK-{found[-1]}" if found else None
+    return ORDER_NUMBERS.last_mention(text)
 
 
 def _rma_in(text: str) -> str | None:
@@ -956,7 +961,7 @@ _CLEAR_MARGIN = 0.4
 
 def _classifier_words(text: str) -> str:
     """A plain message as the classifier reads it: stemmed words, an order number or email as one word."""
-    text = ORDER_NUMBER_MENTION_RE.sub(" ordernumber ", text)
+    text = ORDER_NUMBERS.replace(" ordernumber ", text)
     text = EMAIL_MENTION_RE.sub(" emailaddress ", text)
     return " ".join(_stem(word) for word in re.findall(r"[a-z][a-z']*|\?", text))
 
@@ -1153,7 +1158,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         return rule
     if rule.kind in _TASKS and has_prior_order and _REFERS_BACK_RE.search(text):
         return rule  # "can I return it?" after a lookup: that order, not the returns FAQ
-    details = ORDER_NUMBER_MENTION_RE.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
+    details = ORDER_NUMBERS.replace(" ", EMAIL_MENTION_RE.sub(" ", text))
     if rule.kind == "info" and (answering or not _stems(details)):
         # An order's details given when the model asked for them answer its question, however worded
         # ("the order number is …"); details alone ask which task.
@@ -1364,7 +1369,7 @@ def _state_at_end(text: str) -> tuple[str, str] | None:
 
 def _address_in(text: str) -> dict | None:
     """The address fields in a message that ends with a ZIP code, or None."""
-    text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBER_MENTION_RE.sub(" ", text)).strip()
+    text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBERS.replace(" ", text)).strip()
     zip_codes = list(_ZIP_RE.finditer(text))
     if not zip_codes:
         return None

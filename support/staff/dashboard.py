@@ -19,7 +19,8 @@ from django.db.models import Count, OuterRef, Subquery, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from orders.models import EMAIL_MENTION_RE, ORDER_NUMBER_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.numbers import ORDER_NUMBERS
 from support.conversations.models import Conversation, HandoffReason, ModelCall, TurnTrace
 from support.insight.traces import TurnOutcome
 from support.staff.selectors import trace_review_annotate
@@ -124,7 +125,7 @@ class Dashboard:
 def customer_words_masked(*, text: str) -> str:
     """The customer's words without what identifies them: emails, order and RMA numbers, long numbers."""
     text = EMAIL_MENTION_RE.sub("[email]", text)
-    text = ORDER_NUMBER_MENTION_RE.sub("[order number]", text)
+    text = ORDER_NUMBERS.replace("[order number]", text)
     text = RMA_NUMBER_MENTION_RE.sub("[RMA number]", text)
     return _LONG_NUMBER_RE.sub("[number]", text)
 
