@@ -42,6 +42,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework_api_key",
     "drf_spectacular",
+    "django_q",
     "orders",
     "policies",
     "support",
@@ -387,6 +388,33 @@ LOGGING = {
     # The SDK's HTTP client logs every request URL at INFO; keep only its warnings.
     "loggers": {"httpx2": {"level": "WARNING"}, "httpcore2": {"level": "WARNING"}},
 }
+
+# The task queue: django-q2 (maintained, Django-native, no extra service needed). Its workers deliver
+# webhooks and customer emails; `manage.py qcluster` runs them (scripts/run starts it beside the site).
+# The queue lives in the database by default (SQLite for zero setup, PostgreSQL in production, where
+# workers on several machines share it); BOOKLY_TASK_BROKER=redis keeps it in REDIS_URL instead.
+BOOKLY_TASK_BROKER = env.str("BOOKLY_TASK_BROKER", default="database")
+if BOOKLY_TASK_BROKER not in ("database", "redis") or (BOOKLY_TASK_BROKER == "redis" and not REDIS_URL):
+    raise SystemExit("bookly: BOOKLY_TASK_BROKER must be database, or redis with REDIS_URL set.")
+Q_CLUSTER = {
+    "name": "bookly",
+    "workers": env.int("BOOKLY_TASK_WORKERS", default=2),
+    # A task runs at most `timeout` seconds; one taken by a worker that died is handed out again after
+    # `retry` seconds (our tasks check the rows first, so running twice does no harm).
+    "timeout": 60,
+    "retry": 120,
+    "max_attempts": 5,
+    "ack_failures": True,
+    "save_limit": 1000,
+    "catch_up": False,
+    "poll": 1,
+    "label": "Task queue",
+    **({"redis": REDIS_URL} if BOOKLY_TASK_BROKER == "redis" else {"orm": "default"}),
+}
+# Webhooks: seconds an endpoint has to answer, and whether endpoint URLs may reach loopback, private
+# or link-local addresses (never in production: a URL must not reach into Bookly's own network).
+BOOKLY_WEBHOOK_TIMEOUT_SECONDS = env.float("BOOKLY_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = env.bool("BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS", default=False)
 
 # The store API (connection.api): Django REST Framework, JSON only, authenticated by the shop's API key
 # alone (never a session cookie), every error as {"error": {"code", "message", ...}}.

@@ -25,6 +25,11 @@ SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = False
 # rate-limit code still runs on every chat POST. Tests of the limits set small ones.
 BOOKLY_RATELIMIT_IP = BOOKLY_RATELIMIT_SESSION = BOOKLY_RATELIMIT_ACTIONS = "100000/m"
 BOOKLY_TRUSTED_PROXIES = []
+# Tasks run at once in the process that queues them (the multi-process tests start a real worker), and
+# the tests' webhook receivers listen on 127.0.0.1.
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}  # noqa: F405
+BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = True
+BOOKLY_WEBHOOK_TIMEOUT_SECONDS = 2.0
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     # A file, not Django's shared-cache in-memory database: the browser tests' live server answers the

@@ -13,6 +13,7 @@ from django.views import defaults
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from connection.metrics import OutboxCollector
 from support.insight.metrics import metrics_exposition
 from support.web.api import SEND_JSON, api_error
 from support.web.ratelimits import client_ip, ip_in
@@ -48,7 +49,7 @@ def metrics(request):
             status=403,
             content_type="text/plain; charset=utf-8",
         )
-    body, content_type = metrics_exposition()
+    body, content_type = metrics_exposition(collectors=[OutboxCollector()])
     return HttpResponse(body, content_type=content_type)
 
 

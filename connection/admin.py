@@ -1,8 +1,18 @@
-from django.contrib import admin
+import json
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.urls import reverse
+from django.utils.html import format_html
 from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
-from connection.models import StoreApiKey
+from connection.deliveries import delivery_send_again, event_body, webhook_url_problem
+from connection.models import DeliveryStatus, StoreApiKey, WebhookDelivery, WebhookEndpoint
+from connection.selectors import webhook_endpoint_list_with_counts
+from connection.tasks import deliveries_queue
+from orders.models import EventType
 
 # The library's own key model is unused: the store API takes only StoreApiKey.
 admin.site.unregister(APIKey)
@@ -18,3 +28,137 @@ class StoreApiKeyAdmin(APIKeyModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         return (*super().get_readonly_fields(request, obj), "last_used_at")
+
+
+class WebhookEndpointForm(forms.ModelForm):
+    url = forms.URLField(max_length=500, assume_scheme="https", label="URL")
+    event_types = forms.MultipleChoiceField(
+        choices=EventType.choices,
+        widget=forms.CheckboxSelectMultiple,
+        required=False,
+        help_text="None chosen: every event.",
+    )
+
+    class Meta:
+        model = WebhookEndpoint
+        fields = ["url", "event_types", "description", "is_active"]
+
+    def clean_url(self):
+        url = self.cleaned_data["url"].strip()
+        if problem := webhook_url_problem(url):
+            raise forms.ValidationError(f"The URL {problem}.")
+        return url
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    """Superusers add the store's receivers (the signing secret is shown once, after saving), choose
+    their events, and turn one off; its deliveries are a click away."""
+
+    form = WebhookEndpointForm
+    list_display = ["url", "is_active", "events", "failed", "waiting", "created_at"]
+    list_filter = ["is_active"]
+
+    def get_queryset(self, request):
+        return webhook_endpoint_list_with_counts()
+
+    @admin.display(description="events")
+    def events(self, endpoint):
+        return ", ".join(endpoint.event_types) or "all"
+
+    @admin.display(description="failed deliveries", ordering="failed_count")
+    def failed(self, endpoint):
+        return self._deliveries_link(endpoint, endpoint.failed_count, DeliveryStatus.FAILED)
+
+    @admin.display(description="waiting deliveries", ordering="waiting_count")
+    def waiting(self, endpoint):
+        return self._deliveries_link(endpoint, endpoint.waiting_count, DeliveryStatus.PENDING)
+
+    def _deliveries_link(self, endpoint, count, status):
+        query = urlencode({"endpoint__id__exact": endpoint.pk, "status__exact": status})
+        changelist = reverse("admin:connection_webhookdelivery_changelist")
+        return format_html('<a href="{}?{}">{}</a>', changelist, query, count)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change:
+            messages.warning(
+                request,
+                format_html(
+                    "The signing secret of this endpoint, shown only now: <code>{}</code> Keep it where the "
+                    "receiver can read it (it verifies every event with it).",
+                    obj.secret,
+                ),
+            )
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(admin.ModelAdmin):
+    """The delivery log: each event to each endpoint, how far it got, the receiver's last answer; staff
+    send one again (failed, or lost by the receiver) with its same webhook-id."""
+
+    list_display = [
+        "event_type",
+        "endpoint",
+        "status",
+        "attempts",
+        "last_status_code",
+        "last_attempt_at",
+        "next",
+    ]
+    list_filter = ["status", "endpoint"]
+    list_select_related = ["event", "endpoint"]
+    search_fields = ["event__public_id"]
+    actions = ["send_again"]
+    fields = [
+        "event_id_and_type",
+        "endpoint",
+        "status",
+        "attempts",
+        "last_attempt_at",
+        "last_status_code",
+        "last_response",
+        "next",
+        "delivered_at",
+        "body",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # the log of what the store's systems were sent stays whole
+
+    @admin.display(description="event", ordering="event__type")
+    def event_type(self, delivery):
+        return delivery.event.type
+
+    @admin.display(description="event")
+    def event_id_and_type(self, delivery):
+        event = delivery.event
+        return f"{event.public_id} ({event.type}, {event.occurred_at:%Y-%m-%d %H:%M:%S})"
+
+    @admin.display(description="next attempt", ordering="next_attempt_at")
+    def next(self, delivery):
+        return delivery.next_attempt_at if delivery.status == DeliveryStatus.PENDING else "—"
+
+    @admin.display(description="what the endpoint receives")
+    def body(self, delivery):
+        return format_html(
+            "<pre>{}</pre>", json.dumps(json.loads(event_body(event=delivery.event)), indent=2)
+        )
+
+    @admin.action(description="Send again", permissions=["view"])
+    def send_again(self, request, queryset):
+        ids = [delivery.pk for delivery in queryset if delivery_send_again(delivery=delivery)]
+        deliveries_queue(delivery_ids=ids)
+        skipped = queryset.count() - len(ids)
+        messages.success(
+            request,
+            f"{len(ids)} deliver{'y' if len(ids) == 1 else 'ies'} sent again"
+            + (f"; {skipped} being sent at this moment, left alone." if skipped else "."),
+        )

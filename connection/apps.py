@@ -2,7 +2,19 @@ from django.apps import AppConfig
 
 
 class ConnectionConfig(AppConfig):
-    """The store connection: the shop's API keys and the store API (orders in, returns out)."""
+    """The store connection: the shop's API keys and the store API (orders in), Bookly's events out to
+    the store's webhook endpoints."""
 
     name = "connection"
     verbose_name = "Store connection"
+
+    def ready(self):
+        from django_q.signals import post_spawn
+
+        from connection.tasks import event_recorded_queue, worker_database_pools_forget
+        from orders.events import event_recorded
+
+        event_recorded.connect(event_recorded_queue, dispatch_uid="connection.event_recorded_queue")
+        post_spawn.connect(
+            worker_database_pools_forget, dispatch_uid="connection.worker_database_pools_forget"
+        )

@@ -1,4 +1,8 @@
+import base64
+import secrets
+
 from django.db import models
+from django.utils import timezone
 from rest_framework_api_key.models import AbstractAPIKey
 
 
@@ -12,3 +16,74 @@ class StoreApiKey(AbstractAPIKey):
     class Meta(AbstractAPIKey.Meta):
         verbose_name = "store API key"
         verbose_name_plural = "store API keys"
+
+
+def _new_secret() -> str:
+    """A Standard Webhooks secret: whsec_ and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
+
+
+class WebhookEndpoint(models.Model):
+    """A URL of the store's systems that receives Bookly's events, signed with its own secret (shown once
+    when made: keep it where the receiver can read it)."""
+
+    url = models.URLField(max_length=500)
+    # The event types it receives; empty: every type.
+    event_types = models.JSONField(default=list, blank=True)
+    description = models.CharField(max_length=200, blank=True)
+    secret = models.CharField(max_length=80, default=_new_secret, editable=False)
+    is_active = models.BooleanField("active", default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        verbose_name = "webhook endpoint"
+
+    def __str__(self):
+        return self.url
+
+    def wants(self, event_type: str) -> bool:
+        return not self.event_types or event_type in self.event_types
+
+
+class DeliveryStatus(models.TextChoices):
+    PENDING = "pending", "Waiting to be sent"
+    SENDING = "sending", "Being sent"
+    DELIVERED = "delivered", "Delivered"
+    FAILED = "failed", "Failed"
+
+
+class WebhookDelivery(models.Model):
+    """One event for one endpoint: sent until the endpoint answers 2xx, with back-off for about a day,
+    then failed (staff can send it again). Every attempt is claimed first (see deliveries.delivery_claim)."""
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.ForeignKey("orders.Event", on_delete=models.CASCADE, related_name="+")
+    status = models.CharField(max_length=10, choices=DeliveryStatus.choices, default=DeliveryStatus.PENDING)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    next_attempt_at = models.DateTimeField(default=timezone.now)
+    # While an attempt is under way: when it is over for sure (a worker killed mid-attempt leaves it
+    # SENDING; past this time it may be claimed again).
+    lease_until = models.DateTimeField(null=True, blank=True)
+    # When the delivery was last put on the task queue (the sweep does not queue it twice meanwhile).
+    queued_at = models.DateTimeField(null=True, blank=True)
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_status_code = models.PositiveSmallIntegerField(null=True, blank=True)
+    # The start of the receiver's answer, or what stopped the attempt (a timeout, a refused address).
+    last_response = models.TextField(blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-id"]
+        verbose_name_plural = "webhook deliveries"
+        constraints = [
+            models.UniqueConstraint(fields=["endpoint", "event"], name="webhook_delivery_once_per_endpoint"),
+            models.CheckConstraint(
+                condition=models.Q(status__in=DeliveryStatus.values), name="webhook_delivery_status_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due")]
+
+    def __str__(self):
+        return f"{self.event} to {self.endpoint}"

@@ -1,9 +1,10 @@
 """What the store emails a customer about their order or return, through an outbox that loses nothing.
 
-A change queues its email in its own transaction (customer_email_queue); the email is sent once that
-transaction commits. A mail server that is down leaves the email in the outbox with its attempt
-counted and the error's class logged; `manage.py send_customer_emails` sends what is left (run it from
-cron, or the task queue). The texts are fixed wording with the order's own facts, nothing else.
+A change queues its email in its own transaction (customer_email_queue); once that transaction commits,
+the task queue's worker sends it (orders.tasks). A mail server that is down leaves the email in the
+outbox with its attempt counted and the error's class logged; the queue's schedule sends what is left
+every five minutes (`manage.py send_customer_emails` does the same by hand). The texts are fixed
+wording with the order's own facts, nothing else.
 """
 
 import logging
@@ -13,6 +14,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django_q.tasks import async_task
 
 from orders.addresses import ShippingAddress
 from orders.models import CustomerEmail, DeliveryCase, DeliveryProblem, Order, ReturnRecord, ReturnStatus
@@ -26,8 +28,13 @@ MAX_ATTEMPTS = 10
 def customer_email_queue(*, order: Order, subject: str, body: str) -> CustomerEmail:
     """Keep an email to the order's address; it is sent when the caller's transaction commits."""
     email = CustomerEmail.objects.create(order=order, to=order.customer_email, subject=subject, body=body)
-    transaction.on_commit(lambda: customer_email_send(email=email))
+    transaction.on_commit(lambda: _queue(email), robust=True)
     return email
+
+
+def _queue(email: CustomerEmail) -> None:
+    # A queue that cannot take it now loses nothing: the email waits in the outbox for the sweep.
+    async_task("orders.tasks.customer_email_send_task", email.pk, task_name=f"customer email {email.pk}")
 
 
 def customer_email_send(*, email: CustomerEmail) -> bool:

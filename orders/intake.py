@@ -426,8 +426,11 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
 def shipping_address_shape(*, order: Order) -> dict[str, str] | None:
     """The order's address in the shop's shape (the store API's answer)."""
     address = shipping_address_of(order=order)
-    if address is None:
-        return None
+    return address_shape(address=address) if address is not None else None
+
+
+def address_shape(*, address: ShippingAddress) -> dict[str, str]:
+    """An address in the shop's shape."""
     return {theirs: getattr(address, mine) if mine else "US" for theirs, mine in SHOP_ADDRESS_FIELDS.items()}
 
 

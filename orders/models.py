@@ -1,4 +1,5 @@
 import re
+import secrets
 from decimal import Decimal
 
 from django.conf import settings
@@ -466,3 +467,42 @@ class CustomerEmail(models.Model):
 
     def __str__(self):
         return f"{self.subject} (to {self.to})"
+
+
+class EventType(models.TextChoices):
+    """What the store's systems hear of Bookly's changes (webhooks; the names are a contract)."""
+
+    RETURN_CREATED = "return.created", "Return created"
+    RETURN_STATUS_CHANGED = "return.status_changed", "Return status changed"
+    ORDER_CANCELLED = "order.cancelled", "Order cancelled"
+    ORDER_ADDRESS_CHANGED = "order.address_changed", "Order address changed"
+    DELIVERY_CASE_OPENED = "delivery_case.opened", "Delivery case opened"
+    DELIVERY_CASE_RESOLVED = "delivery_case.resolved", "Delivery case resolved"
+    CONVERSATION_HANDED_OFF = "conversation.handed_off", "Conversation handed off"
+
+
+def _event_id() -> str:
+    return "evt_" + secrets.token_hex(12)
+
+
+class Event(models.Model):
+    """A change Bookly made, kept for the store's systems (an outbox): written in the same transaction
+    as the change, so none is lost and none is told of a change that rolled back. `data` is the
+    change as it was then; `dispatched_at` is set once each webhook endpoint has its delivery."""
+
+    public_id = models.CharField(max_length=40, unique=True, default=_event_id, editable=False)
+    type = models.CharField(max_length=40, choices=EventType.choices)
+    data = models.JSONField()
+    occurred_at = models.DateTimeField(default=timezone.now)
+    dispatched_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        indexes = [
+            models.Index(
+                fields=["id"], condition=models.Q(dispatched_at__isnull=True), name="event_undispatched"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.type} {self.public_id}"

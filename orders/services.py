@@ -16,12 +16,20 @@ from orders.emails import (
     return_moved_email,
     return_started_by_staff_email,
 )
+from orders.events import (
+    delivery_case_event,
+    order_address_changed_event,
+    order_cancelled_event,
+    return_created_event,
+    return_status_changed_event,
+)
 from orders.models import (
     ITEM_PROBLEMS,
     RETURN_STATUSES_RELEASING_ITEMS,
     CaseStatus,
     DeliveryCase,
     DeliveryProblem,
+    EventType,
     Order,
     OrderChange,
     OrderChangeKind,
@@ -169,6 +177,7 @@ def return_record_create(
                     )
                     if created_by is not None:
                         return_started_by_staff_email(record=record)  # the chat tells the assistant's own
+                    return_created_event(record=record)
                 return record
             except IntegrityError:
                 # Either another return took one of these items a moment ago
@@ -242,9 +251,10 @@ def return_record_set_status(
         record = ReturnRecord.objects.select_for_update().select_related("order").get(pk=return_record.pk)
         if status not in RETURN_STATUS_TRANSITIONS[record.status]:
             raise ReturnStatusNotAllowed(_not_allowed_message(record, status))
+        previous = record.status
         ReturnStatusChange.objects.create(
             return_record=record,
-            from_status=record.status,
+            from_status=previous,
             to_status=status,
             changed_by=changed_by,
             note=note,
@@ -254,6 +264,7 @@ def return_record_set_status(
         record.save(update_fields=["status", "updated_at"])
         record.lines.update(holds_item=status not in RETURN_STATUSES_RELEASING_ITEMS)
         return_moved_email(record=record, status=status, note=note)
+        return_status_changed_event(record=record, from_status=previous, note=note)
     return record
 
 
@@ -313,6 +324,7 @@ def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
             locked.updated_at = timezone.now()
             locked.save(update_fields=["status", "updated_at"])
             order_cancelled_email(order=locked)
+            order_cancelled_event(order=locked)
     except IntegrityError:
         # The database's one-cancellation rule: another confirmation won a moment ago (SQLite has no
         # row locks to make this one wait and see it).
@@ -341,6 +353,7 @@ def order_shipping_address_change(*, order: Order, address: ShippingAddress, cha
         locked.updated_at = timezone.now()
         locked.save(update_fields=[*(f"ship_{name}" for name in address.as_fields()), "updated_at"])
         order_address_changed_email(order=locked, address=address)
+        order_address_changed_event(order=locked, previous=before)
     return change
 
 
@@ -394,6 +407,7 @@ def delivery_case_open(
         case.items.add(*(items if problem in ITEM_PROBLEMS else order_items))
         if created:
             delivery_case_opened_email(case=case)
+            delivery_case_event(case=case, type=EventType.DELIVERY_CASE_OPENED)
     return case, created
 
 
@@ -414,4 +428,5 @@ def delivery_case_resolve(*, case: DeliveryCase, resolution: str, resolved_by) -
         locked.resolved_at = timezone.now()
         locked.save(update_fields=["status", "resolution", "resolved_by", "resolved_at"])
         delivery_case_resolved_email(case=locked)
+        delivery_case_event(case=locked, type=EventType.DELIVERY_CASE_RESOLVED)
     return locked

@@ -24,7 +24,7 @@ from orders.intake import (
     order_shape,
     order_upsert,
 )
-from orders.models import OrderSource, ReturnRecord
+from orders.models import OrderSource
 from orders.numbers import ORDER_NUMBERS
 from orders.selectors import (
     order_get_by_number,
@@ -32,6 +32,7 @@ from orders.selectors import (
     return_get_by_rma,
     returns_changed_since,
 )
+from orders.shapes import return_shape
 
 _UPDATED_SINCE = OpenApiParameter(
     "updated_since",
@@ -153,34 +154,6 @@ class OrderListView(StoreApiView):
         )
 
 
-def return_shape(record: ReturnRecord) -> dict[str, object]:
-    """A return as the shop reads it: what, for which order lines, how far it got, and each move."""
-    return {
-        "rma_number": record.rma_number,
-        "order_number": record.order.number,
-        "status": record.status,
-        "items": [
-            {"line_number": line.order_item.line_number, "title": line.order_item.title}
-            for line in record.lines.all()
-        ],
-        "reason": record.reason,
-        "refund_method": record.refund_method,
-        "refund_timeline_business_days": record.refund_timeline_business_days,
-        "granted_as_exception": bool(record.exception_note),
-        "created_at": record.created_at.isoformat(),
-        "updated_at": record.updated_at.isoformat(),
-        "status_history": [
-            {
-                "from": move.from_status,
-                "to": move.to_status,
-                "at": move.changed_at.isoformat(),
-                "note": move.note,
-            }
-            for move in record.status_changes.all()
-        ],
-    }
-
-
 class ReturnView(StoreApiView):
     @extend_schema(
         operation_id="return_get",
@@ -191,7 +164,7 @@ class ReturnView(StoreApiView):
         record = return_get_by_rma(rma_number=rma_number)
         if record is None:
             return api_error("not_found", "No return has that RMA number.", 404)
-        return Response(return_shape(record))
+        return Response(return_shape(record=record))
 
 
 class ReturnListView(StoreApiView):
@@ -204,4 +177,6 @@ class ReturnListView(StoreApiView):
     )
     def get(self, request):
         since, error = _since(request)
-        return error or _page(self, request, returns_changed_since(since=since), return_shape)
+        return error or _page(
+            self, request, returns_changed_since(since=since), lambda r: return_shape(record=r)
+        )

@@ -1,8 +1,11 @@
 import re
 
 import pytest
+from standardwebhooks.webhooks import Webhook
 
-from connection.models import StoreApiKey
+from connection.models import DeliveryStatus, StoreApiKey, WebhookDelivery, WebhookEndpoint
+from orders.services import order_cancel
+from orders.tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -21,3 +24,71 @@ def test_support_staff_never_see_store_api_keys(staff_client):
     StoreApiKey.objects.create_key(name="Our shop")
     assert staff_client.get("/admin/connection/storeapikey/").status_code == 403
     assert "Store API keys" not in staff_client.get("/admin/").content.decode()
+
+
+def test_a_superuser_adds_an_endpoint_its_secret_shown_once_and_verifying_its_events(
+    superuser_client, receiver, django_capture_on_commit_callbacks
+):
+    response = superuser_client.post(
+        "/admin/connection/webhookendpoint/add/",
+        {
+            "url": receiver.url,
+            "event_types": ["order.cancelled"],
+            "description": "Warehouse",
+            "is_active": "on",
+        },
+        follow=True,
+    )
+    shown = re.search(r"shown only now: <code>(whsec_[A-Za-z0-9+/=]+)</code>", response.content.decode())
+    assert shown, "the secret is shown in the message after saving"
+    endpoint = WebhookEndpoint.objects.get()
+    assert endpoint.event_types == ["order.cancelled"]
+    assert (
+        shown.group(1)
+        not in superuser_client.get(
+            f"/admin/connection/webhookendpoint/{endpoint.pk}/change/"
+        ).content.decode()
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    (request,) = receiver.received
+    assert Webhook(shown.group(1)).verify(request.body, request.headers)["type"] == "order.cancelled"
+
+
+def test_an_endpoint_reaching_into_bookly_s_network_is_refused_in_the_form(superuser_client, settings):
+    settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = False
+    page = superuser_client.post(
+        "/admin/connection/webhookendpoint/add/", {"url": "http://169.254.169.254/latest", "is_active": "on"}
+    )
+    assert page.status_code == 200 and "loopback, private or link-local" in page.content.decode()
+    assert not WebhookEndpoint.objects.exists()
+
+
+def test_the_delivery_log_shows_the_receiver_s_answer_and_sends_a_failed_one_again(
+    superuser_client, endpoint, receiver, django_capture_on_commit_callbacks
+):
+    receiver.answers = [500]
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    delivery = WebhookDelivery.objects.get()
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(status=DeliveryStatus.FAILED)
+    listed = superuser_client.get("/admin/connection/webhookdelivery/?status__exact=failed").content.decode()
+    assert "order.cancelled" in listed and ">500<" in listed
+    detail = superuser_client.get(f"/admin/connection/webhookdelivery/{delivery.pk}/change/").content.decode()
+    assert "receiver says no" in detail and "&quot;order.cancelled&quot;" in detail
+    endpoints = superuser_client.get("/admin/connection/webhookendpoint/").content.decode()
+    assert f"endpoint__id__exact={endpoint.pk}&amp;status__exact=failed" in endpoints
+
+    response = superuser_client.post(
+        "/admin/connection/webhookdelivery/",
+        {"action": "send_again", "_selected_action": [delivery.pk]},
+        follow=True,
+    )
+    assert "1 delivery sent again." in response.content.decode()
+    delivery.refresh_from_db()
+    assert (delivery.status, len(receiver.received)) == (DeliveryStatus.DELIVERED, 2)
+
+
+def test_support_staff_never_see_webhooks(staff_client, endpoint):
+    assert staff_client.get("/admin/connection/webhookendpoint/").status_code == 403
+    assert staff_client.get("/admin/connection/webhookdelivery/").status_code == 403

@@ -31,7 +31,7 @@ from support.conversations.models import (
 )
 from support.conversations.selectors import conversation_transcript, customer_session_is_live, staff_name
 from support.conversations.services import TurnInProgress, session_ensure, session_handle, storable
-from support.conversations.waiting import support_notify_on_commit, waiting_fields
+from support.conversations.waiting import conversation_waiting_announce, waiting_fields
 from support.insight.metrics import HANDOFFS
 from support.llm.protocol import staff_message_block_text
 
@@ -104,7 +104,7 @@ def conversation_handoff_request(
             with transaction.atomic():
                 _start_waiting(opened, reason=reason, note=note, now=now)
                 opened.save(force_insert=True)
-                support_notify_on_commit(conversation_id=opened.pk)
+                conversation_waiting_announce(conversation_id=opened.pk)
         except IntegrityError:
             # Another tab opened the session's conversation a moment ago.
             raise TurnInProgress from None
@@ -115,7 +115,6 @@ def conversation_handoff_request(
         already = conversation.status in PERSON_ANSWERS
         if not already:
             _start_waiting(conversation, reason=reason, note=note, now=now)
-            support_notify_on_commit(conversation_id=conversation.pk)
         if email:
             conversation.customer_email = email
         conversation.last_activity_at = now
@@ -130,6 +129,8 @@ def conversation_handoff_request(
                 "last_activity_at",
             ]
         )
+        if not already:
+            conversation_waiting_announce(conversation_id=conversation.pk)
     if not already:
         HANDOFFS.labels(reason=reason).inc()
     return conversation, already

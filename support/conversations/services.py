@@ -41,7 +41,7 @@ from support.conversations.models import (
     ModelCall,
     TurnTrace,
 )
-from support.conversations.waiting import support_notify_on_commit, waiting_fields
+from support.conversations.waiting import conversation_waiting_announce, waiting_fields
 from support.insight.metrics import HANDOFFS
 from support.insight.traces import TurnRecord
 from support.llm.types import ModelReply
@@ -287,7 +287,7 @@ def conversation_turn_commit(
             if ours.filter(status=MODEL_ANSWERS).update(**ending, **handing_over):
                 status = ConversationStatus.WAITING if handoff else ConversationStatus.ASSISTANT
                 if handoff:
-                    support_notify_on_commit(conversation_id=conversation.pk)
+                    conversation_waiting_announce(conversation_id=conversation.pk)
                     HANDOFFS.labels(reason=handoff[0]).inc()
             elif ours.update(**ending):
                 # A person was asked for, or took it, while the turn ran.

@@ -7,6 +7,8 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.urls import reverse
 
+from orders.events import event_record
+from orders.models import EventType
 from store.text import text_single_line
 from support.conversations.models import Conversation, ConversationStatus, HandoffReason
 
@@ -42,8 +44,26 @@ def waiting_notice(*, staff_available: bool, email: str) -> str:
     )
 
 
-def support_notify_on_commit(*, conversation_id: int) -> None:
-    """Email the support address about this newly waiting conversation, once the wait is stored."""
+def conversation_waiting_announce(*, conversation_id: int) -> None:
+    """A conversation starts waiting for a person (its row already says so, in the caller's
+    transaction): the store's systems get a conversation.handed_off event in that transaction, and the
+    support address an email once it commits."""
+    conversation = Conversation.objects.get(pk=conversation_id)
+    path = reverse("admin:support_conversation_change", args=[conversation.pk])
+    event_record(
+        type=EventType.CONVERSATION_HANDED_OFF,
+        data={
+            "conversation": {
+                "id": conversation.pk,
+                "reason": conversation.handoff_reason,
+                "note": conversation.handoff_note,
+                "customer_email": conversation.customer_email,
+                "order_numbers": sorted(conversation.orders.values_list("number", flat=True)),
+                "handed_off_at": conversation.handoff_at.isoformat() if conversation.handoff_at else None,
+                "admin_url": f"{settings.BOOKLY_SITE_URL.rstrip('/')}{path}",
+            }
+        },
+    )
     transaction.on_commit(lambda: _support_notify(conversation_id))
 
 

@@ -10,6 +10,7 @@ anything a customer or a model wrote.
 """
 
 import os
+from collections.abc import Iterable
 
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -19,6 +20,7 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.registry import Collector
 
 from support.insight.traces import ModelCallResult, TurnRecord
 
@@ -90,12 +92,19 @@ def turn_observe(record: TurnRecord) -> None:
         TOOL_CALLS.labels(tool=call.tool, result=call.result).inc()
 
 
-def metrics_exposition() -> tuple[bytes, str]:
+def metrics_exposition(*, collectors: Iterable[Collector] = ()) -> tuple[bytes, str]:
     """The text a Prometheus scrape reads, and its content type: every worker's counts when they
-    share PROMETHEUS_MULTIPROC_DIR, else this process's."""
+    share PROMETHEUS_MULTIPROC_DIR, else this process's; then what `collectors` read now (figures
+    kept elsewhere, like the database's)."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)
     else:
         from prometheus_client import REGISTRY as registry
-    return generate_latest(registry), CONTENT_TYPE_LATEST
+    body = generate_latest(registry)
+    if collectors:
+        extra = CollectorRegistry(auto_describe=True)
+        for collector in collectors:
+            extra.register(collector)
+        body += generate_latest(extra)
+    return body, CONTENT_TYPE_LATEST

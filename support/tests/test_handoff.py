@@ -9,6 +9,7 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
+from orders.models import Event, EventType
 from support.assistant.turn import STUCK_HANDOFF_REPLY, conversation_take_turn
 from support.conversations.handoff import (
     ConversationActionRefused,
@@ -75,6 +76,29 @@ class TestAskingForAPerson:
         assert link in mailoutbox[0].body
         assert "My parcel arrived soaked" in mailoutbox[0].body
         assert claude.requests == []
+        # The store's systems hear of it once too (a webhook event, written with the wait).
+        (event,) = Event.objects.filter(type=EventType.CONVERSATION_HANDED_OFF)
+        told = event.data["conversation"]
+        assert (told["id"], told["reason"], told["note"]) == (
+            conversation.pk,
+            "customer_button",
+            "My parcel arrived soaked",
+        )
+        assert told["admin_url"] == link
+
+    def test_a_conversation_under_way_that_starts_waiting_is_told_of_with_what_it_became(
+        self, customer, claude
+    ):
+        claude.reset(message(text("Hello! How can I help?")))
+        customer.send("Hi")
+        customer.handoff({"reason": "Need a human", "email": "sam@example.com"})
+        (event,) = Event.objects.filter(type=EventType.CONVERSATION_HANDED_OFF)
+        told = event.data["conversation"]
+        assert (told["id"], told["note"], told["customer_email"]) == (
+            _the_conversation().pk,
+            "Need a human",
+            "sam@example.com",
+        )
 
     def test_nobody_available_gives_hours_and_asks_for_an_email_address(self, customer, claude, settings):
         settings.BOOKLY_SUPPORT_HOURS = "every day, 8:00 to 20:00"
@@ -354,6 +378,8 @@ class TestTheAssistantHandsOver:
         conversation = _the_conversation()
         assert (conversation.handoff_reason, conversation.handoff_note) == ("customer_asked", "Wants one")
         assert len(mailoutbox) == 1
+        (event,) = Event.objects.filter(type=EventType.CONVERSATION_HANDED_OFF)
+        assert event.data["conversation"]["note"] == "Wants one"
         assert customer.send("Thanks").json()["reply"] is None
         assert len(claude.requests) == 2
 

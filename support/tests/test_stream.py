@@ -14,7 +14,13 @@ from support.web.stream import turn_events
 
 SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
 # The turn runs in a thread of its own, with its own database connection: it must see committed data.
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.usefixtures("demo_data")]
+# serialized_rollback, as every transactional test here: the migrations' rows are put back afterwards
+# as they were (a plain flush re-creates the content types under new ids, and the next test that
+# restores the migrations' rows would collide with them).
+pytestmark = [
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+    pytest.mark.usefixtures("demo_data"),
+]
 
 
 def streamed(customer: ChatClient, words: str) -> list[tuple[str, dict]]:

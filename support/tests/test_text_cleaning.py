@@ -8,7 +8,7 @@ import pytest
 
 from policies.models import PolicyEntry
 from support.assistant.prompts import system_prompt
-from support.conversations.waiting import support_notify_on_commit
+from support.conversations.waiting import conversation_waiting_announce
 from support.models import Conversation
 
 pytestmark = pytest.mark.usefixtures("demo_data", "offline")
@@ -40,7 +40,7 @@ def test_the_email_is_written_one_line_a_field_even_from_a_row_past_the_checks(
     conversation = Conversation.objects.get()
     Conversation.objects.filter(pk=conversation.pk).update(handoff_note=FORGED, status="assistant")
     with django_capture_on_commit_callbacks(execute=True):
-        support_notify_on_commit(conversation_id=conversation.pk)
+        conversation_waiting_announce(conversation_id=conversation.pk)
     lines = mailoutbox[-1].body.splitlines()
     assert len([line for line in lines if line.startswith("Open it in admin:")]) == 1
     assert not [line for line in lines if line.startswith("Customer's email:")]

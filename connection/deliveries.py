@@ -1,0 +1,251 @@
+"""Bookly's events delivered to the store's webhook endpoints, as the Standard Webhooks specification
+describes: a JSON body `{"type", "timestamp", "data"}` POSTed with `webhook-id` (the event's id, the same
+on every attempt and for every endpoint), `webhook-timestamp` and `webhook-signature` (signed by the
+`standardwebhooks` package with the endpoint's secret). At least once: an endpoint that does not answer
+2xx is tried again with back-off for about a day, then the delivery is failed and shown to staff.
+
+The steps run on the task queue (connection.tasks), never in a customer's request:
+  event committed → event_dispatch (a delivery for each endpoint that wants it) → delivery_attempt,
+and every minute deliveries_sweep picks up what a lost signal, a lost queue entry, a dead worker or a
+back-off left behind. Each delivery is its own task, so a slow endpoint delays no other.
+"""
+
+import ipaddress
+import json
+import logging
+import socket
+from datetime import datetime, timedelta
+from urllib.parse import urlsplit
+
+import httpx2
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from standardwebhooks.webhooks import Webhook
+
+from connection.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
+from orders.models import Event, EventType
+
+logger = logging.getLogger(__name__)
+
+# After the nth failed attempt, the wait before the next (Standard Webhooks' suggested schedule, from
+# one minute: the queue's scheduler looks once a minute); after the last, the delivery has failed.
+# 1 min + 5 min + 30 min + 2 h + 5 h + 10 h + 10 h: the last attempt about 28 hours after the first.
+RETRY_DELAYS = (
+    timedelta(minutes=1),
+    timedelta(minutes=5),
+    timedelta(minutes=30),
+    timedelta(hours=2),
+    timedelta(hours=5),
+    timedelta(hours=10),
+    timedelta(hours=10),
+)
+MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+# A delivery queued and not yet claimed this long is queued again (the queue lost it).
+REQUEUE_AFTER = timedelta(minutes=5)
+# How much of a receiver's answer is kept for staff.
+RESPONSE_KEPT_CHARS = 500
+
+
+class EndpointRefused(Exception):
+    """An endpoint that cannot be added as given; the message says why."""
+
+
+def webhook_url_problem(url: str) -> str | None:
+    """Why Bookly will not send to this URL, or None. Without BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS, a host
+    that resolves to a loopback, private, link-local or otherwise non-public address is refused: an
+    endpoint URL must not reach into the network Bookly runs in (server-side request forgery)."""
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return "is not a valid URL"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http:// or https:// URL"
+    if parts.username or parts.password:
+        return "must not hold a user name or password"
+    if settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS:
+        return None
+    try:
+        addresses = {info[4][0] for info in socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)}
+    except (OSError, UnicodeError):
+        return "has a host name that does not resolve"
+    for address in addresses:
+        if not ipaddress.ip_address(address.split("%")[0]).is_global:
+            return "reaches a loopback, private or link-local address (BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS)"
+    return None
+
+
+def webhook_endpoint_create(*, url: str, event_types: list[str], description: str = "") -> WebhookEndpoint:
+    """A new endpoint with its own secret (read it from the result once: it is never shown again).
+    Raises EndpointRefused for a URL Bookly will not send to or an event type it does not have."""
+    url = url.strip()
+    if problem := webhook_url_problem(url):
+        raise EndpointRefused(f"The URL {problem}.")
+    unknown = sorted(set(event_types) - set(EventType.values))
+    if unknown:
+        raise EndpointRefused(
+            f"Unknown event type {', '.join(unknown)}; the types are {', '.join(EventType.values)}."
+        )
+    return WebhookEndpoint.objects.create(
+        url=url, event_types=sorted(set(event_types)), description=description
+    )
+
+
+def event_dispatch(*, event_id: int) -> list[int]:
+    """Give the event a delivery for each active endpoint that wants it, once: the ids of the deliveries
+    made now (none for an event dispatched already, or one that is gone)."""
+    now = timezone.now()
+    with transaction.atomic():
+        event = Event.objects.select_for_update().filter(pk=event_id, dispatched_at__isnull=True).first()
+        if event is None:
+            return []
+        endpoints = [
+            endpoint
+            for endpoint in WebhookEndpoint.objects.filter(is_active=True)
+            if endpoint.wants(event.type)
+        ]
+        # ignore_conflicts with the unique (endpoint, event): two dispatchers at once make one each.
+        WebhookDelivery.objects.bulk_create(
+            [WebhookDelivery(endpoint=endpoint, event=event, queued_at=now) for endpoint in endpoints],
+            ignore_conflicts=True,
+        )
+        Event.objects.filter(pk=event.pk).update(dispatched_at=now)
+    return list(
+        WebhookDelivery.objects.filter(
+            event_id=event_id, attempts=0, status=DeliveryStatus.PENDING
+        ).values_list("pk", flat=True)
+    )
+
+
+def _claimable(now: datetime) -> Q:
+    due = Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
+    abandoned = Q(status=DeliveryStatus.SENDING, lease_until__lt=now)  # its worker died mid-attempt
+    return due | abandoned
+
+
+def delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | None:
+    """Take the next attempt of a delivery that is due, or None when it is not (delivered, failed,
+    waiting for its back-off, or claimed by another worker).
+
+    A compare-and-set on `attempts` as read: of two workers holding the same due delivery (the task
+    queue handing a task out twice, the sweep and the first dispatch), one moves it on and the other
+    updates nothing, so each attempt is sent once. The lease lets the sweep take back an attempt whose
+    worker was killed: it is sent again, with the same webhook-id, as at-least-once allows."""
+    delivery = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).first()
+    if delivery is None:
+        return None
+    lease_until = now + timedelta(seconds=settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS + 30)
+    claimed = WebhookDelivery.objects.filter(
+        _claimable(now), pk=delivery_id, attempts=delivery.attempts
+    ).update(
+        status=DeliveryStatus.SENDING,
+        attempts=F("attempts") + 1,
+        lease_until=lease_until,
+        queued_at=None,
+        last_attempt_at=now,
+    )
+    if not claimed:
+        return None
+    delivery.refresh_from_db()
+    return delivery
+
+
+def event_body(*, event: Event) -> str:
+    """What every endpoint receives for the event, the same on every attempt."""
+    return json.dumps(
+        {"type": event.type, "timestamp": event.occurred_at.isoformat(), "data": event.data},
+        separators=(",", ":"),
+        sort_keys=True,
+    )
+
+
+def _post(delivery: WebhookDelivery, now: datetime) -> tuple[int | None, str]:
+    """POST the delivery's event: the receiver's status code (None when there was no answer) and what
+    staff should see of it."""
+    endpoint, event = delivery.endpoint, delivery.event
+    if problem := webhook_url_problem(endpoint.url):  # DNS may point elsewhere since it was added
+        return None, f"Not sent: the URL {problem}."
+    body = event_body(event=event)
+    headers = {
+        "content-type": "application/json",
+        "user-agent": "Bookly-Webhooks/1",
+        "webhook-id": event.public_id,
+        "webhook-timestamp": str(int(now.timestamp())),
+        "webhook-signature": Webhook(endpoint.secret).sign(event.public_id, now, body),
+    }
+    try:
+        with httpx2.Client(timeout=settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS, follow_redirects=False) as client:
+            response = client.post(endpoint.url, content=body.encode(), headers=headers)
+    except httpx2.TimeoutException:
+        return None, f"No answer within {settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS:g} seconds."
+    except httpx2.HTTPError as error:
+        return None, f"Could not connect ({type(error).__name__})."
+    if response.is_redirect:
+        return response.status_code, f"Redirected to {response.headers.get('location', '?')}: not followed."
+    return response.status_code, response.text[:RESPONSE_KEPT_CHARS]
+
+
+def delivery_attempt(*, delivery_id: int) -> DeliveryStatus | None:
+    """Send the delivery's next attempt if it is due, and record how it went: the status it is left in,
+    or None when there was nothing to send now."""
+    now = timezone.now()
+    delivery = delivery_claim(delivery_id=delivery_id, now=now)
+    if delivery is None:
+        return None
+    delivery = WebhookDelivery.objects.select_related("endpoint", "event").get(pk=delivery.pk)
+    status_code, answer = _post(delivery, now)
+    done = timezone.now()
+    if status_code is not None and 200 <= status_code < 300:
+        outcome, fields = DeliveryStatus.DELIVERED, {"delivered_at": done}
+    elif delivery.attempts >= MAX_ATTEMPTS:
+        outcome, fields = DeliveryStatus.FAILED, {}
+    else:
+        outcome, fields = (
+            DeliveryStatus.PENDING,
+            {"next_attempt_at": done + RETRY_DELAYS[delivery.attempts - 1]},
+        )
+    # Only while the attempt is still ours: a lease the sweep took back belongs to the newer attempt.
+    WebhookDelivery.objects.filter(
+        pk=delivery.pk, status=DeliveryStatus.SENDING, attempts=delivery.attempts
+    ).update(status=outcome, lease_until=None, last_status_code=status_code, last_response=answer, **fields)
+    if outcome != DeliveryStatus.DELIVERED:
+        logger.warning(
+            "webhook delivery %s to endpoint %s: attempt %s got %s; now %s",
+            delivery.pk,
+            delivery.endpoint_id,
+            delivery.attempts,
+            status_code or "no answer",
+            outcome,
+        )
+    return outcome
+
+
+def delivery_send_again(*, delivery: WebhookDelivery) -> bool:
+    """Staff send a delivery again now (a failed one, or one the receiver lost): one more attempt, with
+    the same webhook-id. False when it is being sent at this moment."""
+    return bool(
+        WebhookDelivery.objects.filter(pk=delivery.pk)
+        .exclude(status=DeliveryStatus.SENDING)
+        .update(status=DeliveryStatus.PENDING, next_attempt_at=timezone.now(), queued_at=None)
+    )
+
+
+def deliveries_take_due(*, now: datetime, limit: int = 1000) -> list[int]:
+    """Deliveries to put on the queue now, marked queued: due (or abandoned by a dead worker) and not
+    queued a moment ago."""
+    ids = list(
+        WebhookDelivery.objects.filter(_claimable(now))
+        .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - REQUEUE_AFTER))
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    WebhookDelivery.objects.filter(pk__in=ids).update(queued_at=now)
+    return ids
+
+
+def events_undispatched(*, limit: int = 1000) -> list[int]:
+    return list(
+        Event.objects.filter(dispatched_at__isnull=True).order_by("id").values_list("pk", flat=True)[:limit]
+    )

@@ -1,0 +1,55 @@
+"""Prometheus metrics of webhook deliveries, read from the database when Prometheus scrapes: the worker
+processes that send them are not the web processes that serve /metrics, and the rows are the truth.
+
+Names are a contract with deploy/prometheus/webhook-alerts.yml; labels only take DeliveryStatus values.
+"""
+
+from django.db.models import Sum
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from connection.models import DeliveryStatus, WebhookDelivery
+from connection.selectors import outbox_state
+
+
+class OutboxCollector(Collector):
+    def describe(self):
+        return list(self._families(None))
+
+    def collect(self):
+        return list(self._families(outbox_state()))
+
+    def _families(self, state):
+        deliveries = GaugeMetricFamily(
+            "bookly_webhook_deliveries",
+            "Webhook deliveries by status: pending (waiting, a first or another attempt), sending, "
+            "delivered, failed (gave up after about a day; staff can send them again).",
+            labels=["status"],
+        )
+        for status in DeliveryStatus.values:
+            deliveries.add_metric([status], state.by_status.get(status, 0) if state else 0)
+        yield deliveries
+        yield GaugeMetricFamily(
+            "bookly_webhook_deliveries_retrying",
+            "Deliveries waiting for another attempt after a failed one.",
+            value=state.retrying if state else 0,
+        )
+        yield GaugeMetricFamily(
+            "bookly_webhook_queue_age_seconds",
+            "Age of the oldest delivery not yet through (0 when none waits).",
+            value=state.oldest_waiting_seconds if state else 0,
+        )
+        yield GaugeMetricFamily(
+            "bookly_events_undispatched",
+            "Events recorded but not yet handed to the endpoints (the sweep's backlog).",
+            value=state.events_undispatched if state else 0,
+        )
+        yield CounterMetricFamily(
+            "bookly_webhook_attempts",
+            "Attempts to deliver webhooks, every try counted.",
+            value=_attempts() if state else 0,
+        )
+
+
+def _attempts() -> int:
+    return WebhookDelivery.objects.aggregate(total=Sum("attempts"))["total"] or 0

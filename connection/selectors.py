@@ -1,0 +1,63 @@
+"""What staff and operators read of the store connection: endpoints, their deliveries, the outbox."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.db.models import Count, Min, Q, QuerySet
+from django.utils import timezone
+
+from connection.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
+from orders.models import Event
+
+_WAITING = (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
+
+
+def webhook_endpoint_list_with_counts() -> QuerySet[WebhookEndpoint]:
+    """Every endpoint with `failed_count`, `waiting_count` (deliveries not yet through) and
+    `retrying_count` (waiting after a failed attempt)."""
+    return WebhookEndpoint.objects.annotate(
+        failed_count=Count("deliveries", filter=Q(deliveries__status=DeliveryStatus.FAILED)),
+        waiting_count=Count("deliveries", filter=Q(deliveries__status__in=_WAITING)),
+        retrying_count=Count(
+            "deliveries", filter=Q(deliveries__status__in=_WAITING, deliveries__attempts__gt=0)
+        ),
+    ).order_by("id")
+
+
+@dataclass(frozen=True)
+class OutboxState:
+    """How far behind the deliveries are, for the dashboard and the metrics."""
+
+    events_undispatched: int
+    by_status: dict[str, int]
+    retrying: int
+    oldest_waiting_since: datetime | None
+    failing_endpoints: list[WebhookEndpoint]
+
+    @property
+    def waiting(self) -> int:
+        return sum(self.by_status.get(status, 0) for status in _WAITING)
+
+    @property
+    def oldest_waiting_seconds(self) -> float:
+        if self.oldest_waiting_since is None:
+            return 0.0
+        return max(0.0, (timezone.now() - self.oldest_waiting_since).total_seconds())
+
+
+def outbox_state() -> OutboxState:
+    counts = dict(
+        WebhookDelivery.objects.values_list("status")
+        .annotate(count=Count("id"))
+        .values_list("status", "count")
+    )
+    waiting = WebhookDelivery.objects.filter(status__in=_WAITING)
+    endpoints = webhook_endpoint_list_with_counts().filter(is_active=True)
+    failing = [endpoint for endpoint in endpoints if endpoint.failed_count or endpoint.retrying_count]
+    return OutboxState(
+        events_undispatched=Event.objects.filter(dispatched_at__isnull=True).count(),
+        by_status={status: counts.get(status, 0) for status in DeliveryStatus.values},
+        retrying=waiting.filter(attempts__gt=0).count(),
+        oldest_waiting_since=waiting.aggregate(oldest=Min("created_at"))["oldest"],
+        failing_endpoints=failing,
+    )

@@ -1,0 +1,65 @@
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from connection.deliveries import webhook_endpoint_create
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    """A real HTTP server on 127.0.0.1 standing in for the store's webhook receiver. `answers` are
+    taken one a request (then 200): a status code, ("slow", seconds), or ("redirect", url)."""
+
+    url: str
+    received: list[Received] = field(default_factory=list)
+    answers: list = field(default_factory=list)
+
+
+@pytest.fixture
+def receiver():
+    state = Receiver(url="")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("content-length", 0)))
+            state.received.append(Received(headers=dict(self.headers.items()), body=body))
+            answer = state.answers.pop(0) if state.answers else 200
+            if isinstance(answer, tuple) and answer[0] == "slow":
+                time.sleep(answer[1])
+                answer = 200
+            if isinstance(answer, tuple) and answer[0] == "redirect":
+                self.send_response(302)
+                self.send_header("Location", answer[1])
+                self.end_headers()
+                return
+            self.send_response(answer)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"ok" if answer < 300 else b"receiver says no")
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield state
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def endpoint(db, receiver):
+    """The receiver, subscribed to every event."""
+    return webhook_endpoint_create(url=receiver.url, event_types=[])

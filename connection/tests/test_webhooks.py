@@ -1,0 +1,320 @@
+"""Bookly's changes reach the store's webhook receiver, signed as Standard Webhooks says, at least once.
+
+The receiver is a real HTTP server (the `receiver` fixture) and verifies every request with the
+`standardwebhooks` package, as the README shows a store's receiver doing. Tasks run at once here
+(the test settings' sync queue); test_worker.py runs them in a real worker process.
+"""
+
+import json
+import re
+from datetime import date, timedelta
+
+import pytest
+from django.db import transaction
+from django.utils import timezone
+from standardwebhooks.webhooks import Webhook, WebhookVerificationError
+
+from connection.deliveries import (
+    MAX_ATTEMPTS,
+    RETRY_DELAYS,
+    EndpointRefused,
+    delivery_attempt,
+    delivery_claim,
+    delivery_send_again,
+    event_dispatch,
+    webhook_endpoint_create,
+    webhook_url_problem,
+)
+from connection.models import DeliveryStatus, WebhookDelivery
+from connection.tasks import deliveries_sweep_task
+from orders.addresses import shipping_address_clean
+from orders.models import DeliveryProblem, Event, EventType, ReturnStatus
+from orders.services import (
+    delivery_case_open,
+    delivery_case_resolve,
+    order_cancel,
+    order_shipping_address_change,
+    return_record_create,
+    return_record_set_status,
+)
+from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
+
+TODAY = date(2026, 4, 14)
+ADDRESS = {
+    "to": "Ana Diaz",
+    "line1": "12 Elm St",
+    "line2": "",
+    "city": "Springfield",
+    "state": "IL",
+    "zip": "62701",
+}
+
+pytestmark = pytest.mark.django_db
+
+
+def verified(receiver, endpoint) -> list[dict]:
+    """What the receiver got, each request verified with the endpoint's secret."""
+    return [Webhook(endpoint.secret).verify(request.body, request.headers) for request in receiver.received]
+
+
+def _make_due(delivery: WebhookDelivery) -> None:
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(
+        next_attempt_at=timezone.now() - timedelta(seconds=1)
+    )
+
+
+def test_every_change_bookly_makes_reaches_the_receiver_signed(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        order = delivered_order(days_ago=5, today=TODAY)
+        record = return_record_create(order=order, reason="Changed my mind", today=TODAY)
+        return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
+        to_cancel, to_move = OrderFactory(), OrderFactory()
+        OrderItemFactory(order=to_move)
+        order_cancel(order=to_cancel)
+        order_shipping_address_change(order=to_move, address=shipping_address_clean(fields=ADDRESS))
+        case, _ = delivery_case_open(order=order, problem=DeliveryProblem.DAMAGED, items=None, details="torn")
+        delivery_case_resolve(case=case, resolution="A new copy is on its way.", resolved_by=None)
+
+    payloads = verified(receiver, endpoint)
+    assert [payload["type"] for payload in payloads] == [
+        EventType.RETURN_CREATED,
+        EventType.RETURN_STATUS_CHANGED,
+        EventType.ORDER_CANCELLED,
+        EventType.ORDER_ADDRESS_CHANGED,
+        EventType.DELIVERY_CASE_OPENED,
+        EventType.DELIVERY_CASE_RESOLVED,
+    ]
+    created, moved, cancelled, address, opened, resolved = (payload["data"] for payload in payloads)
+    assert created["return"]["rma_number"] == record.rma_number and created["return"]["status"] == "initiated"
+    assert (moved["from_status"], moved["to_status"]) == ("initiated", "label_sent")
+    assert cancelled["order"] == {**cancelled["order"], "number": to_cancel.number, "status": "cancelled"}
+    assert (
+        address["order"]["shipping_address"]["line1"] == "12 Elm St" and address["previous_address"] is None
+    )
+    assert opened["case"]["problem"] == "damaged" and opened["case"]["order_number"] == order.number
+    assert resolved["case"]["resolution"] == "A new copy is on its way."
+    ids = [request.headers["webhook-id"] for request in receiver.received]
+    assert ids == list(Event.objects.order_by("id").values_list("public_id", flat=True))
+    assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
+
+
+def test_a_body_changed_on_the_way_or_signed_with_another_secret_fails_verification(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    request = receiver.received[0]
+    with pytest.raises(WebhookVerificationError):
+        Webhook(endpoint.secret).verify(request.body.replace(b"cancelled", b"delivered"), request.headers)
+    other = webhook_endpoint_create(url=receiver.url, event_types=[])
+    with pytest.raises(WebhookVerificationError):
+        Webhook(other.secret).verify(request.body, request.headers)
+
+
+def test_a_change_that_rolls_back_sends_nothing_and_keeps_no_event(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    order = OrderFactory()
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(RuntimeError), transaction.atomic():
+        order_cancel(order=order)
+        raise RuntimeError("something after the cancellation failed")
+    assert not Event.objects.exists()
+    assert receiver.received == []
+
+
+def test_an_endpoint_receives_only_the_types_it_chose_and_an_inactive_one_nothing(
+    receiver, django_capture_on_commit_callbacks
+):
+    returns_only = webhook_endpoint_create(url=receiver.url, event_types=[EventType.RETURN_CREATED])
+    webhook_endpoint_create(url=receiver.url + "/off", event_types=[]).__class__.objects.filter(
+        url=receiver.url + "/off"
+    ).update(is_active=False)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+        return_record_create(order=delivered_order(days_ago=5, today=TODAY), reason="Too big", today=TODAY)
+    assert [payload["type"] for payload in verified(receiver, returns_only)] == [EventType.RETURN_CREATED]
+
+
+def test_an_unknown_event_type_is_refused_by_name():
+    with pytest.raises(EndpointRefused, match=r"order\.shipped"):
+        webhook_endpoint_create(url="https://shop.example/hooks", event_types=["order.shipped"])
+
+
+@pytest.mark.parametrize(
+    ("answer", "seen"),
+    [
+        (500, "receiver says no"),
+        (("slow", 3), "No answer within 2 seconds."),
+        (
+            ("redirect", "http://127.0.0.1:9/elsewhere"),
+            "Redirected to http://127.0.0.1:9/elsewhere: not followed.",
+        ),
+    ],
+)
+def test_a_receiver_that_fails_gets_the_same_event_again_after_its_back_off(
+    endpoint, receiver, django_capture_on_commit_callbacks, answer, seen
+):
+    receiver.answers = [answer]
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.status, delivery.attempts, delivery.last_response) == (DeliveryStatus.PENDING, 1, seen)
+    assert timedelta(seconds=50) < delivery.next_attempt_at - timezone.now() <= timedelta(minutes=1)
+
+    deliveries_sweep_task()  # not due yet: nothing is sent
+    assert len(receiver.received) == 1
+    _make_due(delivery)
+    deliveries_sweep_task()
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts, delivery.last_status_code) == (
+        DeliveryStatus.DELIVERED,
+        2,
+        200,
+    )
+    first, second = receiver.received
+    assert first.headers["webhook-id"] == second.headers["webhook-id"] and first.body == second.body
+    assert len(verified(receiver, endpoint)) == 2
+
+
+def test_an_unreachable_receiver_is_kept_trying(db, django_capture_on_commit_callbacks):
+    endpoint = webhook_endpoint_create(url="http://127.0.0.1:9/hooks", event_types=[])  # the discard port
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    delivery = WebhookDelivery.objects.get(endpoint=endpoint)
+    assert delivery.status == DeliveryStatus.PENDING and delivery.last_status_code is None
+    assert delivery.last_response.startswith("Could not connect")
+
+
+def test_after_about_a_day_of_failures_the_delivery_fails_and_staff_can_send_it_again(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    receiver.answers = [503] * MAX_ATTEMPTS
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    delivery = WebhookDelivery.objects.get()
+    waits = []
+    while delivery.status == DeliveryStatus.PENDING:
+        waits.append(delivery.next_attempt_at - delivery.last_attempt_at)
+        _make_due(delivery)
+        delivery_attempt(delivery_id=delivery.pk)
+        delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == (DeliveryStatus.FAILED, MAX_ATTEMPTS)
+    assert [round(wait.total_seconds()) for wait in waits] == [d.total_seconds() for d in RETRY_DELAYS]
+    assert timedelta(hours=24) < sum(waits, timedelta()) < timedelta(hours=30)
+    deliveries_sweep_task()
+    assert len(receiver.received) == MAX_ATTEMPTS  # failed: not tried again by itself
+
+    assert delivery_send_again(delivery=delivery)
+    deliveries_sweep_task()
+    delivery.refresh_from_db()
+    assert delivery.status == DeliveryStatus.DELIVERED
+    assert len({request.headers["webhook-id"] for request in receiver.received}) == 1
+
+
+def test_two_workers_holding_the_same_due_delivery_send_it_once(endpoint, receiver):
+    order_cancel(order=OrderFactory())  # no commit callbacks: dispatched by the sweep below
+    (delivery_id,) = event_dispatch(event_id=Event.objects.get().pk)
+    now = timezone.now()
+    first = delivery_claim(delivery_id=delivery_id, now=now)
+    second = delivery_claim(delivery_id=delivery_id, now=now)
+    assert first is not None and first.attempts == 1
+    assert second is None
+
+
+def test_an_attempt_whose_worker_died_is_sent_again_with_the_same_id(endpoint, receiver):
+    order_cancel(order=OrderFactory())
+    deliveries_sweep_task()  # dispatches the event whose commit signal this test never sent
+    assert len(receiver.received) == 1
+    delivery = WebhookDelivery.objects.get()
+    # A worker claims the next attempt and is killed before it records anything: the row stays SENDING.
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(status=DeliveryStatus.PENDING)
+    claimed = delivery_claim(delivery_id=delivery.pk, now=timezone.now())
+    assert claimed.status == DeliveryStatus.SENDING
+    deliveries_sweep_task()  # its lease has not run out: left alone
+    assert len(receiver.received) == 1
+    WebhookDelivery.objects.filter(pk=delivery.pk).update(lease_until=timezone.now() - timedelta(seconds=1))
+    deliveries_sweep_task()
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == (DeliveryStatus.DELIVERED, 3)
+    assert receiver.received[0].headers["webhook-id"] == receiver.received[1].headers["webhook-id"]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1/hooks",
+        "http://localhost:8000/hooks",
+        "http://10.0.0.5/hooks",
+        "http://192.168.1.20/hooks",
+        "http://169.254.169.254/latest/meta-data",
+        "http://[::1]/hooks",
+        "http://[::ffff:127.0.0.1]/hooks",
+        "http://0.0.0.0/hooks",
+    ],
+)
+def test_a_url_reaching_into_bookly_s_own_network_is_refused(settings, url):
+    settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = False
+    with pytest.raises(EndpointRefused, match="loopback, private or link-local"):
+        webhook_endpoint_create(url=url, event_types=[])
+
+
+@pytest.mark.parametrize(
+    ("url", "problem"),
+    [
+        ("ftp://shop.example/hooks", "http:// or https://"),
+        ("https://user:pw@shop.example/hooks", "user name or password"),
+        ("https://shop.example:99999/hooks", "not a valid URL"),
+    ],
+)
+def test_a_url_bookly_cannot_send_to_says_why(url, problem):
+    assert problem in webhook_url_problem(url)
+
+
+def test_a_public_address_is_accepted(settings):
+    settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = False
+    assert webhook_url_problem("https://93.184.215.14/hooks") is None
+
+
+def test_an_endpoint_whose_address_turned_private_is_not_contacted(
+    endpoint, receiver, settings, django_capture_on_commit_callbacks
+):
+    settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = False  # as if its name now resolved to 127.0.0.1
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    delivery = WebhookDelivery.objects.get()
+    assert receiver.received == []
+    assert delivery.status == DeliveryStatus.PENDING and "private" in delivery.last_response
+
+
+def test_the_body_is_the_event_as_recorded(endpoint, receiver, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        order = OrderFactory()
+        order_cancel(order=order)
+    event = Event.objects.get()
+    body = json.loads(receiver.received[0].body)
+    assert body == {"type": "order.cancelled", "timestamp": event.occurred_at.isoformat(), "data": event.data}
+
+
+def test_the_readme_s_receiver_verifies_a_real_delivery_and_handles_it_once(
+    endpoint, receiver, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    readme = (settings.BASE_DIR / "README.md").read_text()
+    code = re.search(r"A receiver in Python.*?```python\n(.*?)```", readme, re.S).group(1)
+    monkeypatch.setenv("BOOKLY_WEBHOOK_SECRET", endpoint.secret)
+    seen, handled = set(), []
+    namespace = {
+        "first_time": lambda id: not (id in seen or seen.add(id)),
+        "handle": lambda *event: handled.append(event),
+    }
+    exec(code, namespace)  # noqa: S102 - the README's own example
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    request = receiver.received[0]
+    headers = dict(request.headers)
+
+    assert namespace["receive"](request.body, headers) == 200
+    assert namespace["receive"](request.body, headers) == 200  # the same event again
+    assert [event_type for event_type, _ in handled] == ["order.cancelled"]
+    assert namespace["receive"](request.body.replace(b"cancelled", b"delivered"), headers) == 400

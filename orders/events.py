@@ -1,0 +1,60 @@
+"""The one small interface through which Bookly's changes become events for the store's systems.
+
+A service that changes something calls event_record inside its transaction: the event is written with
+the change (an outbox), and `event_recorded` is sent once that transaction commits, for whoever
+delivers events (the connection app's webhooks) to pick it up at once. What this module knows of its
+listeners: nothing. An event whose signal was missed (the process died just after the commit) is still
+there, undispatched, for the deliverer's sweep.
+"""
+
+from django.db import transaction
+from django.dispatch import Signal
+
+from orders.addresses import ShippingAddress
+from orders.intake import address_shape
+from orders.models import DeliveryCase, Event, EventType, Order, ReturnRecord
+from orders.shapes import delivery_case_shape, order_shape, return_shape
+
+# Sent with `event` after the transaction that recorded it commits.
+event_recorded = Signal()
+
+
+def event_record(*, type: EventType, data: dict[str, object]) -> Event:
+    """Keep an event of a change made in the caller's transaction."""
+    event = Event.objects.create(type=type, data=data)
+    transaction.on_commit(lambda: event_recorded.send(sender=Event, event=event), robust=True)
+    return event
+
+
+def return_created_event(*, record: ReturnRecord) -> Event:
+    return event_record(type=EventType.RETURN_CREATED, data={"return": return_shape(record=record)})
+
+
+def return_status_changed_event(*, record: ReturnRecord, from_status: str, note: str) -> Event:
+    return event_record(
+        type=EventType.RETURN_STATUS_CHANGED,
+        data={
+            "return": return_shape(record=record),
+            "from_status": from_status,
+            "to_status": record.status,
+            "note": note,
+        },
+    )
+
+
+def order_cancelled_event(*, order: Order) -> Event:
+    return event_record(type=EventType.ORDER_CANCELLED, data={"order": order_shape(order=order)})
+
+
+def order_address_changed_event(*, order: Order, previous: ShippingAddress | None) -> Event:
+    return event_record(
+        type=EventType.ORDER_ADDRESS_CHANGED,
+        data={
+            "order": order_shape(order=order),
+            "previous_address": address_shape(address=previous) if previous else None,
+        },
+    )
+
+
+def delivery_case_event(*, case: DeliveryCase, type: EventType) -> Event:
+    return event_record(type=type, data={"case": delivery_case_shape(case=case)})
