@@ -179,10 +179,15 @@ if _today := env.str("BOOKLY_TODAY", default=""):
 # number of that shape for the assistant's "it looks like …" (the demo's: BK- and 4 to 6 digits).
 BOOKLY_ORDER_NUMBER_PATTERN = env.str("BOOKLY_ORDER_NUMBER_PATTERN", default=r"BK-[0-9]{4,6}")
 BOOKLY_ORDER_NUMBER_EXAMPLE = env.str("BOOKLY_ORDER_NUMBER_EXAMPLE", default="BK-10042")
+if BOOKLY_ORDER_NUMBER_PATTERN.startswith("^") or BOOKLY_ORDER_NUMBER_PATTERN.endswith("$"):
+    raise SystemExit("bookly: BOOKLY_ORDER_NUMBER_PATTERN is matched whole: leave out ^ and $.")
 try:
     _order_number = re.compile(BOOKLY_ORDER_NUMBER_PATTERN)
+    re.compile(rf"(?<![\w-])(?:{BOOKLY_ORDER_NUMBER_PATTERN})(?![\w-])")  # found in running text too
 except re.error as _error:
-    raise SystemExit(f"bookly: BOOKLY_ORDER_NUMBER_PATTERN is not a regular expression ({_error}).") from None
+    raise SystemExit(
+        f"bookly: BOOKLY_ORDER_NUMBER_PATTERN is not a regular expression without inline flags ({_error})."
+    ) from None
 if _order_number.fullmatch("") or not _order_number.fullmatch(BOOKLY_ORDER_NUMBER_EXAMPLE):
     raise SystemExit(
         "bookly: BOOKLY_ORDER_NUMBER_PATTERN must match its example BOOKLY_ORDER_NUMBER_EXAMPLE "
@@ -389,6 +394,10 @@ LOGGING = {
     "loggers": {"httpx2": {"level": "WARNING"}, "httpcore2": {"level": "WARNING"}},
 }
 
+# Webhooks: seconds an endpoint has to answer, and whether endpoint URLs may reach loopback, private
+# or link-local addresses (never in production: a URL must not reach into Bookly's own network).
+BOOKLY_WEBHOOK_TIMEOUT_SECONDS = env.float("BOOKLY_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
+BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = env.bool("BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS", default=False)
 # The task queue: django-q2 (maintained, Django-native, no extra service needed). Its workers deliver
 # webhooks and customer emails; `manage.py qcluster` runs them (scripts/run starts it beside the site).
 # The queue lives in the database by default (SQLite for zero setup, PostgreSQL in production, where
@@ -399,10 +408,11 @@ if BOOKLY_TASK_BROKER not in ("database", "redis") or (BOOKLY_TASK_BROKER == "re
 Q_CLUSTER = {
     "name": "bookly",
     "workers": env.int("BOOKLY_TASK_WORKERS", default=2),
-    # A task runs at most `timeout` seconds; one taken by a worker that died is handed out again after
-    # `retry` seconds (our tasks check the rows first, so running twice does no harm).
-    "timeout": 60,
-    "retry": 120,
+    # A task runs at most `timeout` seconds (longer than a webhook attempt's lease: four network
+    # waits); one taken by a worker that died is handed out again after `retry` seconds (our tasks
+    # check the rows first, so running twice does no harm).
+    "timeout": int(4 * BOOKLY_WEBHOOK_TIMEOUT_SECONDS + 60),
+    "retry": int(4 * BOOKLY_WEBHOOK_TIMEOUT_SECONDS + 120),
     "max_attempts": 5,
     "ack_failures": True,
     "save_limit": 1000,
@@ -411,10 +421,10 @@ Q_CLUSTER = {
     "label": "Task queue",
     **({"redis": REDIS_URL} if BOOKLY_TASK_BROKER == "redis" else {"orm": "default"}),
 }
-# Webhooks: seconds an endpoint has to answer, and whether endpoint URLs may reach loopback, private
-# or link-local addresses (never in production: a URL must not reach into Bookly's own network).
-BOOKLY_WEBHOOK_TIMEOUT_SECONDS = env.float("BOOKLY_WEBHOOK_TIMEOUT_SECONDS", default=10.0)
-BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = env.bool("BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS", default=False)
+
+# Admin's messages live in the session, on the server: a secret shown once (an API key, a webhook
+# signing secret) must never travel in a cookie, even a signed one.
+MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
 
 # The store API (connection.api): Django REST Framework, JSON only, authenticated by the shop's API key
 # alone (never a session cookie), every error as {"error": {"code", "message", ...}}.

@@ -152,7 +152,10 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
             "<pre>{}</pre>", json.dumps(json.loads(event_body(event=delivery.event)), indent=2)
         )
 
-    @admin.action(description="Send again", permissions=["view"])
+    def has_send_again_permission(self, request):
+        return request.user.has_perm("connection.change_webhookdelivery")
+
+    @admin.action(description="Send again", permissions=["send_again"])
     def send_again(self, request, queryset):
         ids = [delivery.pk for delivery in queryset if delivery_send_again(delivery=delivery)]
         deliveries_queue(delivery_ids=ids)

@@ -14,13 +14,15 @@ import ipaddress
 import json
 import logging
 import socket
+import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from urllib.parse import urlsplit
 
 import httpx2
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import F, Min, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
@@ -52,29 +54,71 @@ class EndpointRefused(Exception):
     """An endpoint that cannot be added as given; the message says why."""
 
 
-def webhook_url_problem(url: str) -> str | None:
-    """Why Bookly will not send to this URL, or None. Without BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS, a host
-    that resolves to a loopback, private, link-local or otherwise non-public address is refused: an
-    endpoint URL must not reach into the network Bookly runs in (server-side request forgery)."""
+# IPv6 ranges that carry an IPv4 address in their last 32 bits (NAT64 and the old IPv4-compatible form).
+_EMBEDDING_IPV4 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("::/96"))
+
+
+def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Whether an address is on the public internet, looking through the IPv6 forms that wrap an IPv4
+    address (::ffff:10.0.0.1, 6to4, NAT64, ::127.0.0.1), which Python alone calls global."""
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped:
+            return _is_public(address.ipv4_mapped)
+        if address.sixtofour:
+            return _is_public(address.sixtofour)
+        if address.teredo:
+            return all(_is_public(inner) for inner in address.teredo)
+        if any(address in network for network in _EMBEDDING_IPV4):
+            return address != ipaddress.IPv6Address("::") and _is_public(
+                ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
+            )
+    return address.is_global
+
+
+@dataclass(frozen=True)
+class WebhookTarget:
+    """Where an attempt connects: the URL with its host checked and pinned to one resolved address, so
+    that the name cannot resolve elsewhere between the check and the connection."""
+
+    url: httpx2.URL
+    address: str
+
+    @property
+    def pinned_url(self) -> httpx2.URL:
+        return self.url.copy_with(host=self.address)
+
+
+def webhook_target(url: str) -> tuple[WebhookTarget | None, str | None]:
+    """The URL's target, or why Bookly will not send to it. The host is read as the HTTP client reads
+    it (IDNA 2008) and resolved once. Without BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS, a host with any
+    address that is loopback, private, link-local or otherwise not public is refused: an endpoint URL
+    must not reach into the network Bookly runs in (server-side request forgery)."""
     try:
         parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return "is not a valid URL"
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "must be an http:// or https:// URL"
+        parts.port  # noqa: B018 - raises ValueError for a port out of range
+        parsed = httpx2.URL(url)
+        host = parsed.raw_host.decode("ascii")
+    except (ValueError, UnicodeError, httpx2.InvalidURL):
+        return None, "is not a valid URL"
+    if parts.scheme not in ("http", "https") or not host:
+        return None, "must be an http:// or https:// URL"
     if parts.username or parts.password:
-        return "must not hold a user name or password"
-    if settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS:
-        return None
+        return None, "must not hold a user name or password"
     try:
-        addresses = {info[4][0] for info in socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)}
-    except (OSError, UnicodeError):
-        return "has a host name that does not resolve"
-    for address in addresses:
-        if not ipaddress.ip_address(address.split("%")[0]).is_global:
-            return "reaches a loopback, private or link-local address (BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS)"
-    return None
+        infos = socket.getaddrinfo(
+            host, parsed.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
+        )
+        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+    except (OSError, UnicodeError, ValueError):
+        return None, "has a host name that does not resolve"
+    if not settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS and not all(map(_is_public, addresses)):
+        return None, "reaches a loopback, private or link-local address (BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS)"
+    return WebhookTarget(url=parsed, address=str(addresses[0])), None
+
+
+def webhook_url_problem(url: str) -> str | None:
+    """Why Bookly will not send to this URL, or None (see webhook_target)."""
+    return webhook_target(url)[1]
 
 
 def webhook_endpoint_create(*, url: str, event_types: list[str], description: str = "") -> WebhookEndpoint:
@@ -122,34 +166,63 @@ def event_dispatch(*, event_id: int) -> list[int]:
 def _claimable(now: datetime) -> Q:
     due = Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
     abandoned = Q(status=DeliveryStatus.SENDING, lease_until__lt=now)  # its worker died mid-attempt
-    return due | abandoned
+    return (due | abandoned) & Q(endpoint__is_active=True)
+
+
+def attempt_lease() -> timedelta:
+    """How long an attempt may take at most: connecting, sending, the answer's first bytes and the
+    rest of what is kept of it, each within the timeout, and a margin for the database."""
+    return timedelta(seconds=4 * settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS + 30)
 
 
 def delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | None:
     """Take the next attempt of a delivery that is due, or None when it is not (delivered, failed,
-    waiting for its back-off, or claimed by another worker).
-
-    A compare-and-set on `attempts` as read: of two workers holding the same due delivery (the task
-    queue handing a task out twice, the sweep and the first dispatch), one moves it on and the other
-    updates nothing, so each attempt is sent once. The lease lets the sweep take back an attempt whose
-    worker was killed: it is sent again, with the same webhook-id, as at-least-once allows."""
+    waiting for its back-off, its endpoint turned off, or claimed by another worker)."""
     delivery = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).first()
     if delivery is None:
         return None
-    lease_until = now + timedelta(seconds=settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS + 30)
-    claimed = WebhookDelivery.objects.filter(
-        _claimable(now), pk=delivery_id, attempts=delivery.attempts
-    ).update(
+    if delivery.attempts == 0 and (resumes_at := _endpoint_resumes_at(delivery.endpoint_id, now)):
+        # The endpoint is failing: a first attempt waits for its next retry, so a dead endpoint costs a
+        # worker one attempt per back-off step, not one per event (staff's "send again" is not held).
+        WebhookDelivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING, attempts=0).update(
+            next_attempt_at=resumes_at, queued_at=None
+        )
+        return None
+    return _claim(delivery, now)
+
+
+def _endpoint_resumes_at(endpoint_id: int, now: datetime) -> datetime | None:
+    """When a failing endpoint is tried next (its earliest retry to come), or None when none waits."""
+    retries = WebhookDelivery.objects.filter(
+        endpoint_id=endpoint_id, status=DeliveryStatus.PENDING, attempts__gt=0, next_attempt_at__gt=now
+    )
+    return retries.aggregate(first=Min("next_attempt_at"))["first"]
+
+
+def _claim(delivery: WebhookDelivery, now: datetime) -> WebhookDelivery | None:
+    """A compare-and-set on `attempts` as read: of two workers holding the same due delivery (the task
+    queue handing a task out twice, the sweep and the first dispatch), one moves it on and the other
+    updates nothing, so each attempt is sent once. The lease lets the sweep take back an attempt whose
+    worker was killed: it is sent again, with the same webhook-id, as at-least-once allows; one killed
+    on its last attempt has failed."""
+    still_as_read = WebhookDelivery.objects.filter(
+        _claimable(now), pk=delivery.pk, attempts=delivery.attempts
+    )
+    if delivery.status == DeliveryStatus.SENDING and delivery.attempts >= MAX_ATTEMPTS:  # abandoned, last try
+        still_as_read.update(
+            status=DeliveryStatus.FAILED, lease_until=None, last_response="The last attempt never finished."
+        )
+        return None
+    claimed = still_as_read.update(
         status=DeliveryStatus.SENDING,
         attempts=F("attempts") + 1,
-        lease_until=lease_until,
+        lease_until=now + attempt_lease(),
         queued_at=None,
         last_attempt_at=now,
     )
     if not claimed:
         return None
-    delivery.refresh_from_db()
-    return delivery
+    return WebhookDelivery.objects.select_related("endpoint", "event").get(pk=delivery.pk)
 
 
 def event_body(*, event: Event) -> str:
@@ -163,28 +236,50 @@ def event_body(*, event: Event) -> str:
 
 def _post(delivery: WebhookDelivery, now: datetime) -> tuple[int | None, str]:
     """POST the delivery's event: the receiver's status code (None when there was no answer) and what
-    staff should see of it."""
+    staff should see of it. Never raises: whatever stops an attempt is its outcome."""
     endpoint, event = delivery.endpoint, delivery.event
-    if problem := webhook_url_problem(endpoint.url):  # DNS may point elsewhere since it was added
+    target, problem = webhook_target(endpoint.url)  # again: DNS may point elsewhere since it was added
+    if target is None:
         return None, f"Not sent: the URL {problem}."
     body = event_body(event=event)
     headers = {
+        "host": target.url.netloc.decode("ascii"),
         "content-type": "application/json",
         "user-agent": "Bookly-Webhooks/1",
         "webhook-id": event.public_id,
         "webhook-timestamp": str(int(now.timestamp())),
         "webhook-signature": Webhook(endpoint.secret).sign(event.public_id, now, body),
     }
+    timeout = settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS
+    deadline = time.monotonic() + timeout
     try:
-        with httpx2.Client(timeout=settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS, follow_redirects=False) as client:
-            response = client.post(endpoint.url, content=body.encode(), headers=headers)
+        # Not trust_env: no proxy from the environment decides where the pinned request goes.
+        with (
+            httpx2.Client(timeout=timeout, follow_redirects=False, trust_env=False) as client,
+            client.stream(
+                "POST",
+                target.pinned_url,
+                content=body.encode(),
+                headers=headers,
+                extensions={"sni_hostname": target.url.host},
+            ) as response,
+        ):
+            if response.is_redirect:
+                location = response.headers.get("location", "?")[:200]
+                return response.status_code, f"Redirected to {location}: not followed."
+            kept = b""
+            for chunk in response.iter_bytes():  # as much as staff read, within the time allowed
+                kept += chunk
+                if len(kept) >= RESPONSE_KEPT_CHARS or time.monotonic() > deadline:
+                    break
     except httpx2.TimeoutException:
-        return None, f"No answer within {settings.BOOKLY_WEBHOOK_TIMEOUT_SECONDS:g} seconds."
+        return None, f"No answer within {timeout:g} seconds."
     except httpx2.HTTPError as error:
         return None, f"Could not connect ({type(error).__name__})."
-    if response.is_redirect:
-        return response.status_code, f"Redirected to {response.headers.get('location', '?')}: not followed."
-    return response.status_code, response.text[:RESPONSE_KEPT_CHARS]
+    except Exception as error:  # anything else stops this attempt, never the delivery
+        logger.exception("webhook delivery %s: the attempt failed", delivery.pk)
+        return None, f"Could not send ({type(error).__name__})."
+    return response.status_code, kept[:RESPONSE_KEPT_CHARS].decode("utf-8", "replace")
 
 
 def delivery_attempt(*, delivery_id: int) -> DeliveryStatus | None:
@@ -194,8 +289,15 @@ def delivery_attempt(*, delivery_id: int) -> DeliveryStatus | None:
     delivery = delivery_claim(delivery_id=delivery_id, now=now)
     if delivery is None:
         return None
-    delivery = WebhookDelivery.objects.select_related("endpoint", "event").get(pk=delivery.pk)
     status_code, answer = _post(delivery, now)
+    return delivery_record(delivery=delivery, status_code=status_code, answer=answer)
+
+
+def delivery_record(
+    *, delivery: WebhookDelivery, status_code: int | None, answer: str
+) -> DeliveryStatus | None:
+    """Record how the claimed attempt went; None when the attempt is no longer ours (its lease ran out
+    and the sweep gave the delivery to a newer attempt, whose outcome counts)."""
     done = timezone.now()
     if status_code is not None and 200 <= status_code < 300:
         outcome, fields = DeliveryStatus.DELIVERED, {"delivered_at": done}
@@ -206,10 +308,13 @@ def delivery_attempt(*, delivery_id: int) -> DeliveryStatus | None:
             DeliveryStatus.PENDING,
             {"next_attempt_at": done + RETRY_DELAYS[delivery.attempts - 1]},
         )
-    # Only while the attempt is still ours: a lease the sweep took back belongs to the newer attempt.
-    WebhookDelivery.objects.filter(
+    ours = WebhookDelivery.objects.filter(
         pk=delivery.pk, status=DeliveryStatus.SENDING, attempts=delivery.attempts
-    ).update(status=outcome, lease_until=None, last_status_code=status_code, last_response=answer, **fields)
+    )
+    if not ours.update(
+        status=outcome, lease_until=None, last_status_code=status_code, last_response=answer, **fields
+    ):
+        return None
     if outcome != DeliveryStatus.DELIVERED:
         logger.warning(
             "webhook delivery %s to endpoint %s: attempt %s got %s; now %s",

@@ -4,11 +4,10 @@ processes that send them are not the web processes that serve /metrics, and the 
 Names are a contract with deploy/prometheus/webhook-alerts.yml; labels only take DeliveryStatus values.
 """
 
-from django.db.models import Sum
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from connection.models import DeliveryStatus, WebhookDelivery
+from connection.models import DeliveryStatus
 from connection.selectors import outbox_state
 
 
@@ -36,20 +35,18 @@ class OutboxCollector(Collector):
         )
         yield GaugeMetricFamily(
             "bookly_webhook_queue_age_seconds",
-            "Age of the oldest delivery not yet through (0 when none waits).",
-            value=state.oldest_waiting_seconds if state else 0,
+            "How long the most overdue delivery has waited past its time (0 when none is late): the "
+            "queue's lag, not a back-off.",
+            value=state.queue_age_seconds if state else 0,
         )
         yield GaugeMetricFamily(
             "bookly_events_undispatched",
             "Events recorded but not yet handed to the endpoints (the sweep's backlog).",
             value=state.events_undispatched if state else 0,
         )
-        yield CounterMetricFamily(
+        yield GaugeMetricFamily(
             "bookly_webhook_attempts",
-            "Attempts to deliver webhooks, every try counted.",
-            value=_attempts() if state else 0,
+            "Attempts made for the deliveries on record, every try counted (fewer when an endpoint and its "
+            "deliveries are deleted: a gauge, not a counter).",
+            value=state.attempts if state else 0,
         )
-
-
-def _attempts() -> int:
-    return WebhookDelivery.objects.aggregate(total=Sum("attempts"))["total"] or 0

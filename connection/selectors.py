@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Min, Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils import timezone
 
 from connection.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
@@ -32,6 +32,9 @@ class OutboxState:
     by_status: dict[str, int]
     retrying: int
     oldest_waiting_since: datetime | None
+    # When the most overdue delivery was due (one waiting out its back-off is not late).
+    oldest_due_since: datetime | None
+    attempts: int
     failing_endpoints: list[WebhookEndpoint]
 
     @property
@@ -39,10 +42,11 @@ class OutboxState:
         return sum(self.by_status.get(status, 0) for status in _WAITING)
 
     @property
-    def oldest_waiting_seconds(self) -> float:
-        if self.oldest_waiting_since is None:
+    def queue_age_seconds(self) -> float:
+        """How long the most overdue delivery has waited past its time: the queue's lag."""
+        if self.oldest_due_since is None:
             return 0.0
-        return max(0.0, (timezone.now() - self.oldest_waiting_since).total_seconds())
+        return max(0.0, (timezone.now() - self.oldest_due_since).total_seconds())
 
 
 def outbox_state() -> OutboxState:
@@ -59,5 +63,9 @@ def outbox_state() -> OutboxState:
         by_status={status: counts.get(status, 0) for status in DeliveryStatus.values},
         retrying=waiting.filter(attempts__gt=0).count(),
         oldest_waiting_since=waiting.aggregate(oldest=Min("created_at"))["oldest"],
+        oldest_due_since=waiting.filter(
+            status=DeliveryStatus.PENDING, next_attempt_at__lte=timezone.now()
+        ).aggregate(oldest=Min("next_attempt_at"))["oldest"],
+        attempts=WebhookDelivery.objects.aggregate(total=Sum("attempts"))["total"] or 0,
         failing_endpoints=failing,
     )

@@ -59,10 +59,14 @@ def customer_email_send(*, email: CustomerEmail) -> bool:
     return True
 
 
-def customer_emails_send_pending() -> tuple[int, int]:
-    """Send what the outbox still holds (oldest first, while under MAX_ATTEMPTS): (sent, still failing)."""
+def customer_emails_send_pending(*, created_before=None) -> tuple[int, int]:
+    """Send what the outbox still holds (oldest first, while under MAX_ATTEMPTS): (sent, still failing).
+    With `created_before`, only emails older than that: younger ones may still be on their first send."""
+    pending = CustomerEmail.objects.filter(sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS)
+    if created_before is not None:
+        pending = pending.filter(created_at__lt=created_before)
     sent = failed = 0
-    for email in CustomerEmail.objects.filter(sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS).order_by("id"):
+    for email in pending.order_by("id"):
         if customer_email_send(email=email):
             sent += 1
         else:

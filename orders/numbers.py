@@ -15,9 +15,6 @@ from django.utils.deconstruct import deconstructible
 # The longest order number Order.number holds.
 MAX_LENGTH = 32
 
-# Between two parts of a number written loosely: "BK 10042", "bk10042", "BK - 10042".
-_LOOSE_HYPHEN = r"\s*-?\s*"
-
 
 def _hyphen_parts(pattern: str) -> list[str]:
     """The pattern cut at its literal hyphens outside classes and groups ("BK-[0-9]{4,6}" → "BK",
@@ -32,6 +29,9 @@ def _hyphen_parts(pattern: str) -> list[str]:
             in_class = char != "]"
         elif char == "[":
             in_class = True
+            index += 1 + (pattern[index + 1 : index + 2] == "^")
+            index += pattern[index : index + 1] == "]"  # "[]…]" and "[^]…]": that first "]" is a member
+            continue
         elif char == "(":
             depth += 1
         elif char == ")":
@@ -46,6 +46,12 @@ def _hyphen_parts(pattern: str) -> list[str]:
     return parts
 
 
+def _separator(before: str) -> str:
+    """Between two parts as people type them: after letters ("BK", "WEB") the hyphen may be left out or
+    spaced; between digits it stays (else any run of digits, a phone number, would read as an order's)."""
+    return r"\s*-?\s*" if re.fullmatch(r"[A-Za-z#]+", before) else r"\s*-\s*"
+
+
 @dataclass(frozen=True)
 class OrderNumbering:
     """One store's order-number shape: the exact form stored and checked, and the loose forms people
@@ -55,24 +61,25 @@ class OrderNumbering:
     example: str
     exact: re.Pattern = field(init=False, repr=False)
     mention_re: re.Pattern = field(init=False, repr=False)
+    # The loose form without groups, to embed in a larger expression ("shipped" said of an order).
+    mention_pattern: str = field(init=False, repr=False)
     _parts: int = field(init=False, repr=False)
 
     def __post_init__(self):
         object.__setattr__(self, "exact", re.compile(self.pattern))
-        parts = _hyphen_parts(self.pattern)
         try:
-            loose = re.compile(
-                r"(?<![\w-])"
-                + _LOOSE_HYPHEN.join(f"(?P<p{index}>{part})" for index, part in enumerate(parts))
-                + r"(?![\w-])",
-                re.IGNORECASE,
-            )
-        except re.error:  # a hyphen the cut misread (e.g. "-?"): the exact shape only, in any case
-            parts, loose = (
-                [self.pattern],
-                re.compile(rf"(?<![\w-])(?P<p0>{self.pattern})(?![\w-])", re.IGNORECASE),
-            )
+            parts = _hyphen_parts(self.pattern)
+            named = unnamed = ""
+            for index, part in enumerate(parts):
+                between = _separator(parts[index - 1]) if index else ""
+                named += f"{between}(?P<p{index}>{part})"
+                unnamed += f"{between}(?:{part})"
+            loose = re.compile(rf"(?<![\w-]){named}(?![\w-])", re.IGNORECASE)
+        except (re.error, IndexError):  # a hyphen the cut misread (e.g. "-?"): the exact shape, any case
+            parts, unnamed = [], f"(?:{self.pattern})"
+            loose = re.compile(rf"(?<![\w-]){unnamed}(?![\w-])", re.IGNORECASE)
         object.__setattr__(self, "mention_re", loose)
+        object.__setattr__(self, "mention_pattern", rf"(?<![\w-]){unnamed}(?![\w-])")
         object.__setattr__(self, "_parts", len(parts))
 
     @property
@@ -81,6 +88,16 @@ class OrderNumbering:
         customers are told a number starts with. The example itself is never shown to them: it may be a
         real order's number, which a reply may only name from a tool's result."""
         return re.match(r"\D*", self.example).group()
+
+    @property
+    def look_alike_re(self) -> re.Pattern:
+        """What reads as an order number even when it is not one of the store's shape ("BK-123",
+        "BK-1234567"): the prefix and digits, or the shape itself when numbers have no prefix. What a
+        reply may not name unless a tool's result did."""
+        letters = self.prefix.rstrip("- ")
+        if not letters:
+            return self.mention_re
+        return re.compile(rf"(?<![\w-]){re.escape(letters)}\s*-?\s*\d+", re.IGNORECASE)
 
     def starts_with(self, template: str, otherwise: str) -> str:
         """`template` with {prefix} filled in when numbers have one, else `otherwise`."""
@@ -92,8 +109,9 @@ class OrderNumbering:
         return f"^(?:{self.pattern})$"
 
     def _canonical(self, match: re.Match) -> str | None:
-        number = "-".join(match.group(f"p{index}") for index in range(self._parts))
-        for form in (number, number.upper()):
+        parts = [match.group(f"p{index}") for index in range(self._parts)]
+        number = "-".join(parts) if parts else match.group(0)
+        for form in (number, number.upper(), number.lower()):
             if len(form) <= MAX_LENGTH and self.exact.fullmatch(form):
                 return form
         return None

@@ -92,3 +92,11 @@ def test_the_delivery_log_shows_the_receiver_s_answer_and_sends_a_failed_one_aga
 def test_support_staff_never_see_webhooks(staff_client, endpoint):
     assert staff_client.get("/admin/connection/webhookendpoint/").status_code == 403
     assert staff_client.get("/admin/connection/webhookdelivery/").status_code == 403
+
+
+def test_a_secret_shown_once_never_travels_in_a_cookie(superuser_client, receiver):
+    response = superuser_client.post(
+        "/admin/connection/webhookendpoint/add/", {"url": receiver.url, "is_active": "on"}
+    )
+    assert response.status_code == 302 and WebhookEndpoint.objects.exists()
+    assert "messages" not in response.cookies  # signed and compressed there, but readable by anyone

@@ -27,7 +27,10 @@ def test_a_number_of_another_shape_is_not_one(typed):
     ("pattern", "example", "text", "found"),
     [
         (r"#[0-9]{4,}", "#1001", "Where is order #1001? And #1002.", ["#1001", "#1002"]),
-        (r"[0-9]{3}-[0-9]{7}", "100-2345678", "my order 100 2345678 hasn't come", ["100-2345678"]),
+        # Between digits the hyphen stays: a phone number is not an order.
+        (r"[0-9]{3}-[0-9]{7}", "100-2345678", "order 100 - 2345678, call 5551234567", ["100-2345678"]),
+        (r"web-[0-9]{5}", "web-88812", "WEB-88812 please", ["web-88812"]),
+        (r"[]A-]{2}-[0-9]{3}", "AA-123", "aa-123", ["AA-123"]),
         (r"WEB-[0-9]{5}", "WEB-88812", "web-88812 and WEB88813, not WEB-1", ["WEB-88812", "WEB-88813"]),
         # A top-level alternative is never cut at its hyphens: the exact shapes only, in any case.
         (r"A-[0-9]{3}|B[0-9]{3}", "A-123", "a-123 or b456", ["A-123", "B456"]),
@@ -38,6 +41,17 @@ def test_a_store_s_own_shape_is_found_in_running_text(pattern, example, text, fo
     assert numbering.mentions(text) == found
     assert numbering.last_mention(text) == found[-1]
     assert numbering.replace("[n]", text).count("[n]") == len(found)
+
+
+def test_a_reply_s_look_alike_numbers_are_found_whatever_their_length():
+    assert DEMO.look_alike_re.findall("BK-123, bk 1234567 and BK-10042") == [
+        "BK-123",
+        "bk 1234567",
+        "BK-10042",
+    ]
+    no_prefix = OrderNumbering(r"[0-9]{3}-[0-9]{7}", "100-2345678")
+    found = no_prefix.look_alike_re.finditer("100-2345678 or 5551234567")
+    assert [match.group(0) for match in found] == ["100-2345678"]
 
 
 def test_a_pattern_a_cut_would_break_is_read_whole():
@@ -69,6 +83,8 @@ def _manage(*arguments: str, overrides: dict[str, str], database: str) -> subpro
     ("pattern", "example", "problem"),
     [
         ("WEB-[0-9", "WEB-1", "is not a regular expression"),
+        ("(?i)web-[0-9]{5}", "WEB-88812", "without inline flags"),
+        ("^WEB-[0-9]{5}$", "WEB-88812", "leave out ^ and $"),
         ("WEB-[0-9]{5}", "BK-10042", "must match its example"),
     ],
 )

@@ -234,7 +234,7 @@ def _compact(text: str) -> str:
 # first that matches a stretch of text is the claim.
 _NOT = r"(?:\bnot|n't|\bnever|\bno longer)"
 # What a bare "shipped" or "arrived" is said of.
-_SUBJECT = r"\b(?:it|they|order|parcel|package|books?|items?|BK\s*-?\s*\d+)"
+_SUBJECT = rf"(?:\b(?:it|they|order|parcel|package|books?|items?)|{ORDER_NUMBERS.mention_pattern})"
 _STATUS_WORDINGS = [
     (rf"{_NOT}\s+(?:yet\s+)?(?:been\s+)?(?:shipped|dispatched|sent out)", {_P}),
     (r"\b(?:hasn't|has not|haven't|have not)\s+(?:yet\s+)?(?:shipped|left)", {_P}),
@@ -334,7 +334,9 @@ _NOT_THE_ORDER_RE = re.compile(
 )
 # What shows an eligibility claim is about this order or its items, not the policy in general.
 _ORDER_SUBJECT_RE = re.compile(
-    r"\b(?:it|its|they|them|this|that|these|those|both|all|everything|your|order|BK\s*-?\s*\d+)\b", re.I
+    rf"(?:\b(?:it|its|they|them|this|that|these|those|both|all|everything|your|order)\b|"
+    rf"{ORDER_NUMBERS.mention_pattern})",
+    re.I,
 )
 # Where a sentence's clauses meet (a comma before a year belongs to its date).
 _CLAUSE_SPLIT_RE = re.compile(
@@ -371,7 +373,7 @@ _WRITTEN_DATE_RES = (
 )
 _AMOUNT_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)")
 # A tracking number: a long run of capitals and digits with at least one digit (not an order or RMA number).
-_TRACKING_RE = re.compile(r"\b(?!BK|RMA)(?=[A-Z0-9]*\d)[A-Z0-9]{10,34}\b")
+_TRACKING_RE = re.compile(r"\b(?!RMA)(?=[A-Z0-9]*\d)[A-Z0-9]{10,34}\b")
 _SENTENCE_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
 
 
@@ -585,7 +587,7 @@ def tracking_in(text: str) -> list[str]:
     return [
         match.group(0)
         for match in _TRACKING_RE.finditer(text)
-        if not RMA_NUMBER_MENTION_RE.fullmatch(match.group(0))
+        if not RMA_NUMBER_MENTION_RE.fullmatch(match.group(0)) and not ORDER_NUMBERS.canonical(match.group(0))
     ]
 
 

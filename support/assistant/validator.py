@@ -39,7 +39,7 @@ FALLBACK_REPLY = (
 
 # (violation code, pattern, the group holding the value: the whole match or the number of an amount)
 _IDENTIFIER_PATTERNS = (
-    ("ungrounded_order_number", ORDER_NUMBERS.mention_re, 0),
+    ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, 0),
     ("ungrounded_date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), 0),
     ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, 0),
     ("ungrounded_email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), 0),
@@ -70,7 +70,7 @@ _SCOPE_WORDS = re.compile(
     r"shipping|shipped|delivery|delivered|deliver|tracking|track|parcel|package|policy|policies|faq|"
     r"password|account|email|items?|exchange|purchase|bookly|arrived|arrive|transit|on its way|processing|"
     r"prepared|cancell?ed|cancel|cancellation|address|eligible|returnable|cost|costs|total|price|paid|"
-    r"support team|BK\s*-?\s*\d+)\b",
+    r"support team)\b|" + ORDER_NUMBERS.mention_pattern,
     re.IGNORECASE,
 )
 

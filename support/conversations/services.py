@@ -287,7 +287,6 @@ def conversation_turn_commit(
             if ours.filter(status=MODEL_ANSWERS).update(**ending, **handing_over):
                 status = ConversationStatus.WAITING if handoff else ConversationStatus.ASSISTANT
                 if handoff:
-                    conversation_waiting_announce(conversation_id=conversation.pk)
                     HANDOFFS.labels(reason=handoff[0]).inc()
             elif ours.update(**ending):
                 # A person was asked for, or took it, while the turn ran.
@@ -301,6 +300,9 @@ def conversation_turn_commit(
             _trace_add(conversation, lease.number, trace)
             if orders_found:
                 conversation.orders.add(*orders_found)
+            if handoff and status == ConversationStatus.WAITING:
+                # After the orders are linked: the store's systems hear which orders it was about.
+                conversation_waiting_announce(conversation_id=conversation.pk)
     finally:
         # Renewed until now: waiting for the write lock (SQLite) must not let the lease lapse.
         lease_forget(lease.token)
