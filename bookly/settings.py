@@ -197,10 +197,11 @@ if len(BOOKLY_ORDER_NUMBER_EXAMPLE) > 32:
     raise SystemExit("bookly: an order number holds at most 32 characters (BOOKLY_ORDER_NUMBER_EXAMPLE).")
 
 # The assistant's model. "auto": Claude when ANTHROPIC_API_KEY is set, else the
-# built-in offline model; "offline" forces the offline model; "anthropic" requires a key.
+# built-in offline model; "offline" forces the offline model; "anthropic" requires a key;
+# "openai": any server of the OpenAI Chat Completions API (OPENAI_* below).
 BOOKLY_LLM = env.str("BOOKLY_LLM", default="auto")
-if BOOKLY_LLM not in ("auto", "offline", "anthropic"):
-    raise SystemExit(f"bookly: BOOKLY_LLM must be auto, offline or anthropic, not {BOOKLY_LLM!r}.")
+if BOOKLY_LLM not in ("auto", "offline", "anthropic", "openai"):
+    raise SystemExit(f"bookly: BOOKLY_LLM must be auto, offline, anthropic or openai, not {BOOKLY_LLM!r}.")
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 if BOOKLY_LLM == "anthropic" and not ANTHROPIC_API_KEY:
     raise SystemExit("bookly: BOOKLY_LLM=anthropic needs ANTHROPIC_API_KEY.")
@@ -211,6 +212,18 @@ ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
 ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=1024)
 ANTHROPIC_TIMEOUT_SECONDS = env.float("ANTHROPIC_TIMEOUT_SECONDS", default=30.0)
 ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=1)
+# An OpenAI-compatible provider: OpenAI itself (a key), or a server of your own at OPENAI_BASE_URL
+# (Ollama: http://localhost:11434/v1, vLLM: http://localhost:8000/v1), which may need no key.
+OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
+OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
+OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
+OPENAI_MAX_TOKENS = env.int("OPENAI_MAX_TOKENS", default=1024)
+OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
+OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=1)
+if BOOKLY_LLM == "openai" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
+    raise SystemExit(
+        "bookly: BOOKLY_LLM=openai needs OPENAI_API_KEY, or OPENAI_BASE_URL for a server of your own."
+    )
 
 # Limits of one turn and one conversation.
 BOOKLY_MAX_MODEL_CALLS_PER_TURN = env.int("BOOKLY_MAX_MODEL_CALLS_PER_TURN", default=8)

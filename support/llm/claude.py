@@ -1,19 +1,12 @@
 """Claude through the official anthropic SDK: one client per process, our own retries."""
 
-import logging
-import random
 import time
 from typing import Any
 
 import anthropic
 
-from support.llm.types import ModelFailed, ModelReply, ModelUnavailable
-
-logger = logging.getLogger(__name__)
-
-# The API refused what the request says (invalid, too large, unprocessable): sending the
-# same messages again would fail the same way.
-REQUEST_REJECTED_STATUSES = frozenset({400, 413, 422})
+from support.llm.retries import pause_before_retry, retry_after_seconds
+from support.llm.types import ModelReply, ModelUnavailable
 
 # Error codes in the API's error details that mean "out of money", not "busy":
 # retrying cannot help.
@@ -38,18 +31,12 @@ def _plain_blocks(blocks) -> list[dict[str, Any]]:
     return plain
 
 
-def _retry_after_header(error: anthropic.APIStatusError) -> int | None:
-    try:
-        return max(1, min(int(float(error.response.headers.get("retry-after", ""))), 300))
-    except ValueError:
-        return None
-
-
 class AnthropicModel:
     """Claude via the SDK. Retries are ours, so that they respect the turn's deadline and never
     repeat a spend-limit error."""
 
     offline = False
+    provider = "Claude"
 
     def __init__(
         self, *, api_key: str, model: str, max_tokens: int, timeout: float, max_retries: int, base_url
@@ -106,33 +93,15 @@ class AnthropicModel:
 
     def _pause_before_retry(self, error: Exception, *, attempt: int, deadline: float) -> float:
         """Seconds to wait before trying again; raises ModelFailed or ModelUnavailable when not to."""
-        asked_wait, request_id = None, ""
-        if isinstance(error, anthropic.APIStatusError):
-            request_id = error.request_id or ""
-            if error.error_code in SPEND_LIMIT_ERROR_CODES or error.status_code == 402:
-                logger.error("model spend limit reached; not retrying (request_id=%s)", request_id)
-                raise ModelUnavailable("spend limit", retry_after=60, request_id=request_id) from None
-            if not (error.status_code in (408, 409, 429) or error.status_code >= 500):
-                logger.error(
-                    "model API error status=%s type=%s request_id=%s",
-                    error.status_code,
-                    error.type,
-                    request_id,
-                )
-                raise ModelFailed(
-                    f"API error {error.status_code}",
-                    request_id=request_id,
-                    request_rejected=error.status_code in REQUEST_REJECTED_STATUSES,
-                ) from None
-            asked_wait = _retry_after_header(error)
-        # Otherwise an APIConnectionError, timeouts included.
-        logger.warning(
-            "model call failed (%s, attempt %d, request_id=%s)", type(error).__name__, attempt + 1, request_id
+        answered = isinstance(error, anthropic.APIStatusError)
+        return pause_before_retry(
+            error=error,
+            status=error.status_code if answered else None,
+            request_id=(error.request_id or "") if answered else "",
+            asked_wait=retry_after_seconds(error.response.headers) if answered else None,
+            out_of_credit=answered
+            and (error.error_code in SPEND_LIMIT_ERROR_CODES or error.status_code == 402),
+            attempt=attempt,
+            max_retries=self.max_retries,
+            deadline=deadline,
         )
-        backoff = 0.5 * 2**attempt + random.random() * 0.25  # noqa: S311 - jitter, not crypto
-        pause = asked_wait if asked_wait is not None else backoff
-        if attempt >= self.max_retries or deadline - time.monotonic() < pause + 2:
-            raise ModelUnavailable(
-                type(error).__name__, retry_after=asked_wait or 10, request_id=request_id
-            ) from None
-        return pause

@@ -1915,6 +1915,7 @@ class OfflineModel:
     """Rule-based answers in the Messages API's shapes, for running Bookly without an API key."""
 
     offline = True
+    provider = "built-in offline model"
     name = "bookly-offline"
 
     def __init__(self) -> None:

@@ -1,9 +1,10 @@
 """What every model behind the boundary speaks: the reply, the protocol a model implements, its errors.
 
-Claude (support.llm.claude) and the offline model (support.llm.offline) both
-speak the Messages API's shapes (content blocks `text` and `tool_use`, the same
-stop reasons and usage fields), so everything behind this boundary runs
-unchanged whichever answers.
+Claude (support.llm.claude), any OpenAI-compatible provider
+(support.llm.chat_completions, which translates) and the offline model
+(support.llm.offline) all speak the Messages API's shapes (content blocks `text`
+and `tool_use`, the same stop reasons and usage fields), so everything behind
+this boundary runs unchanged whichever answers.
 """
 
 from dataclasses import dataclass, field
@@ -45,6 +46,8 @@ class ModelFailed(Exception):
 class Model(Protocol):
     offline: bool
     name: str
+    # Who answers, for operators ("Claude", "OpenAI-compatible", "built-in offline model").
+    provider: str
 
     def create(
         self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float

@@ -59,6 +59,8 @@ class MessagesStub:
         self.requests: list[dict] = []
         self.headers: list[dict[str, str]] = []
         self.script: deque = deque()
+        # What answers once the script is used up (a callable of the request body), if anything.
+        self.otherwise = None
         # When set, replies carry the usage this simulated prompt cache computes.
         self.prompt_cache = None
         self._lock = threading.Lock()
@@ -72,16 +74,22 @@ class MessagesStub:
                     stub.requests.append(body)
                     stub.headers.append({key.lower(): value for key, value in self.headers.items()})
                     reply = (
-                        stub.script.popleft() if stub.script else ErrorReply(500, message="script exhausted")
+                        stub.script.popleft()
+                        if stub.script
+                        else stub.otherwise or ErrorReply(500, message="script exhausted")
                     )
                 if callable(reply):
                     reply = reply(body)
                 if isinstance(reply, ErrorReply):
-                    self._send(reply.status, reply.body(), {"request-id": "req_stub_error", **reply.headers})
+                    self._send(
+                        reply.status,
+                        stub.error_body(reply),
+                        {"request-id": "req_stub_error", **reply.headers},
+                    )
                     return
                 if stub.prompt_cache is not None:
                     reply = {**reply, "usage": {**stub.prompt_cache.account(body), "output_tokens": 20}}
-                self._send(200, reply, {"request-id": f"req_stub_{len(stub.requests)}"})
+                self._send(200, stub.rendered(reply), {"request-id": f"req_stub_{len(stub.requests)}"})
 
             def _send(self, status, payload, headers):
                 data = json.dumps(payload).encode()
@@ -101,6 +109,13 @@ class MessagesStub:
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
+    def rendered(self, reply: dict) -> dict:
+        """A scripted reply (Messages API shape) as this API answers it."""
+        return reply
+
+    def error_body(self, reply: ErrorReply) -> dict:
+        return reply.body()
+
     def start(self) -> "MessagesStub":
         self._thread.start()
         return self
@@ -112,6 +127,7 @@ class MessagesStub:
     def reset(self, *replies) -> None:
         with self._lock:
             self.prompt_cache = None
+            self.otherwise = None
             self.requests.clear()
             self.headers.clear()
             self.script = deque(replies)

@@ -14,8 +14,9 @@ from support.llm.configured import get_model
 
 class Command(BaseCommand):
     help = (
-        "Run the scenario suite against the configured model (Claude when ANTHROPIC_API_KEY is set) "
-        "and report pass^k: the share of scenarios that passed all k runs. Each run happens in a "
+        "Run the scenario suite against the configured model (BOOKLY_LLM: Claude, an OpenAI-compatible "
+        "provider or the offline model) and report pass^k: the share of scenarios that passed all k "
+        "runs. Each run happens in a "
         "transaction that is rolled back, over a fresh copy of the demo data, on the demo's date."
     )
 
@@ -40,7 +41,7 @@ class Command(BaseCommand):
                 raise CommandError("--repeat is for the scenarios; a routing set is measured once.")
             return self._routing(model, only=only, verbose=options["verbosity"] > 1)
         scenarios = [scenario for scenario in SCENARIOS if only in scenario.name]
-        self.stdout.write(f"Model: {model.name} ({'offline' if model.offline else 'Claude'}), k={repeat}")
+        self.stdout.write(f"Model: {model.name} ({model.provider}), k={repeat}")
         passed_all = 0
         for scenario in scenarios:
             outcomes = [self._run_once(scenario, model) for _ in range(repeat)]
@@ -56,7 +57,7 @@ class Command(BaseCommand):
             raise CommandError("Some scenarios failed.")
 
     def _routing(self, model, *, only: str, verbose: bool) -> None:
-        self.stdout.write(f"Model: {model.name} ({'offline' if model.offline else 'Claude'})")
+        self.stdout.write(f"Model: {model.name} ({model.provider})")
         # The system prompt is the demo FAQ's, written in a transaction rolled back at once: the calls
         # that follow (thousands with Claude) hold no lock on the database.
         with transaction.atomic():

@@ -1,0 +1,194 @@
+"""Any model behind the OpenAI Chat Completions API (OpenAI, Azure OpenAI, Ollama, vLLM, LM Studio,
+llama.cpp's server), through the official openai SDK, speaking Bookly's side of the boundary: the
+Messages API's shapes (support.llm.types). Everything behind the boundary (the tool loop, the four
+guard layers, traces, metrics, costs) runs unchanged whichever provider answered.
+
+The mapping, both ways:
+  system blocks          → one system message, first (providers that cache prefixes cache it)
+  tools (input_schema)   → functions (parameters)
+  assistant tool_use     ↔ tool_calls (the same ids), arguments as JSON text
+  user tool_result       → one `tool` message each, before the user's own words (text parts)
+  finish_reason          → stop_reason: stop → end_turn, tool_calls → tool_use, length → max_tokens,
+                           content_filter → refusal
+  usage                  → input, output and cache-read tokens (cached prompt tokens)
+Arguments that are not a JSON object reach the tools as they came, which refuse them by field
+("must be a JSON object"), as they refuse any other malformed call.
+"""
+
+import json
+import time
+from typing import Any
+
+import openai
+
+from support.llm.retries import pause_before_retry, retry_after_seconds
+from support.llm.types import ModelReply, ModelUnavailable
+
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def chat_messages(*, system: list[dict], messages: list[dict]) -> list[dict[str, Any]]:
+    """Bookly's system blocks and Messages-API history as Chat Completions messages."""
+    converted: list[dict[str, Any]] = [
+        {
+            "role": "system",
+            "content": "\n\n".join(block["text"] for block in system if block.get("type") == "text"),
+        }
+    ]
+    for entry in messages:
+        blocks = entry["content"]
+        if isinstance(blocks, str):
+            blocks = [{"type": "text", "text": blocks}]
+        texts = [block["text"] for block in blocks if block["type"] == "text"]
+        words = "\n\n".join(texts)
+        if entry["role"] == "assistant":
+            calls = [
+                {
+                    "id": block["id"],
+                    "type": "function",
+                    "function": {
+                        "name": block["name"],
+                        "arguments": block["input"]
+                        if isinstance(block["input"], str)
+                        else json.dumps(block["input"]),
+                    },
+                }
+                for block in blocks
+                if block["type"] == "tool_use"
+            ]
+            converted.append(
+                {"role": "assistant", "content": words or None, **({"tool_calls": calls} if calls else {})}
+            )
+            continue
+        for block in blocks:
+            if block["type"] == "tool_result":
+                converted.append(
+                    {"role": "tool", "tool_call_id": block["tool_use_id"], "content": _result_text(block)}
+                )
+        if texts:
+            # Parts, not one string: the turn's reminder stays a block of its own, as with Claude.
+            parts = [{"type": "text", "text": text} for text in texts]
+            converted.append({"role": "user", "content": texts[0] if len(texts) == 1 else parts})
+    return converted
+
+
+def _result_text(block: dict) -> str:
+    content = block.get("content", "")
+    if isinstance(content, list):
+        content = "\n".join(part.get("text", "") for part in content if part.get("type") == "text")
+    return content
+
+
+def chat_tools(tools: list[dict]) -> list[dict[str, Any]]:
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": tool["name"],
+                "description": tool["description"],
+                "parameters": tool["input_schema"],
+            },
+        }
+        for tool in tools
+    ]
+
+
+def reply_content(message) -> list[dict[str, Any]]:
+    """The answer's text and tool calls as Messages-API blocks."""
+    content: list[dict[str, Any]] = []
+    if message.content:
+        content.append({"type": "text", "text": message.content})
+    for call in message.tool_calls or []:
+        arguments = call.function.arguments or ""
+        try:
+            parsed = json.loads(arguments) if arguments.strip() else {}
+        except json.JSONDecodeError:
+            parsed = arguments
+        content.append({"type": "tool_use", "id": call.id, "name": call.function.name, "input": parsed})
+    return content
+
+
+class ChatCompletionsModel:
+    """A Chat Completions provider via the openai SDK. Retries are ours, as for Claude: within the
+    turn's deadline, never for what a retry cannot fix."""
+
+    offline = False
+    provider = "OpenAI-compatible"
+
+    def __init__(
+        self, *, api_key: str, model: str, max_tokens: int, timeout: float, max_retries: int, base_url
+    ):
+        self.name = model
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        # OpenAI itself wants max_completion_tokens (its reasoning models refuse max_tokens); the local
+        # servers (Ollama, vLLM, LM Studio, llama.cpp) read max_tokens.
+        self.max_tokens_field = "max_tokens" if base_url else "max_completion_tokens"
+        self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
+
+    def create(self, *, system, tools, messages, deadline) -> ModelReply:
+        attempt = 0
+        while True:
+            started = time.monotonic()
+            remaining = deadline - time.monotonic()
+            if remaining < 1:
+                raise ModelUnavailable("turn deadline reached", retry_after=5)
+            try:
+                completion = self.client.chat.completions.create(
+                    model=self.name,
+                    messages=chat_messages(system=system, messages=messages),
+                    tools=chat_tools(tools),
+                    timeout=min(self.timeout, remaining),
+                    **{self.max_tokens_field: self.max_tokens},
+                )
+            except (openai.APIStatusError, openai.APIConnectionError) as error:
+                time.sleep(self._pause_before_retry(error, attempt=attempt, deadline=deadline))
+                attempt += 1
+            else:
+                return self._reply(completion, started=started)
+
+    def _reply(self, completion, *, started: float) -> ModelReply:
+        if not completion.choices:
+            return ModelReply(
+                content=[], stop_reason="end_turn", model=completion.model or self.name, offline=False
+            )
+        choice = completion.choices[0]
+        usage = completion.usage
+        cached = (
+            (usage.prompt_tokens_details.cached_tokens or 0) if usage and usage.prompt_tokens_details else 0
+        )
+        return ModelReply(
+            content=reply_content(choice.message),
+            stop_reason=_STOP_REASONS.get(choice.finish_reason or "stop", "end_turn"),
+            model=completion.model or self.name,
+            offline=False,
+            request_id=getattr(completion, "_request_id", None) or "",
+            usage={
+                "input_tokens": max(0, (usage.prompt_tokens or 0) - cached) if usage else 0,
+                "output_tokens": (usage.completion_tokens or 0) if usage else 0,
+                "cache_read_input_tokens": cached,
+                "cache_creation_input_tokens": 0,
+            },
+            duration_ms=int((time.monotonic() - started) * 1000),
+        )
+
+    def _pause_before_retry(self, error: Exception, *, attempt: int, deadline: float) -> float:
+        answered = isinstance(error, openai.APIStatusError)
+        code = getattr(error, "code", None)
+        return pause_before_retry(
+            error=error,
+            status=error.status_code if answered else None,
+            request_id=(getattr(error, "request_id", None) or "") if answered else "",
+            asked_wait=retry_after_seconds(error.response.headers) if answered else None,
+            # OpenAI's "out of credit" is a 429 that waiting does not cure.
+            out_of_credit=answered and (code == "insufficient_quota" or error.status_code == 402),
+            attempt=attempt,
+            max_retries=self.max_retries,
+            deadline=deadline,
+        )

@@ -1,0 +1,193 @@
+"""An OpenAI-compatible provider behind the same boundary: the real openai SDK against a local Chat
+Completions stub, through the customer's chat API, every guard in place."""
+
+import io
+import json
+import time
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from support.assistant.validator import FALLBACK_REPLY
+from support.llm.configured import get_model
+from support.models import ModelCall
+from support.testing.chat_completions_stub import ChatCompletionsStub, completion
+from support.testing.messages_stub import ErrorReply, message, text, tool_use
+
+SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
+
+
+@pytest.fixture(scope="session")
+def completions_stub():
+    stub = ChatCompletionsStub().start()
+    yield stub
+    stub.stop()
+
+
+@pytest.fixture
+def openai_model(completions_stub, settings):
+    """BOOKLY_LLM=openai with a server of the store's own (as for Ollama or vLLM), here the stub."""
+    completions_stub.reset()
+    settings.BOOKLY_LLM = "openai"
+    settings.OPENAI_API_KEY = ""
+    settings.OPENAI_BASE_URL = completions_stub.url + "/v1"
+    settings.OPENAI_MODEL = "llama3.1:8b"
+    settings.OPENAI_MAX_RETRIES = 1
+    settings.OPENAI_TIMEOUT_SECONDS = 5.0
+    return completions_stub
+
+
+def test_a_lookup_turn_runs_on_the_provider_and_maps_both_ways(openai_model, customer, demo_data):
+    openai_model.reset(
+        message(tool_use("lookup_order", SARAH, tool_id="call_1")),
+        message(text("Order BK-10042 has been delivered.")),
+    )
+    response = customer.send("Where is BK-10042? My email is sarah.chen@example.com")
+
+    assert response.status_code == 200
+    assert response.json()["reply"] == "Order BK-10042 has been delivered."
+    first, second = openai_model.requests
+    assert first["model"] == "llama3.1:8b" and first["max_tokens"] > 0
+    assert first["messages"][0]["role"] == "system" and "<identity>" in first["messages"][0]["content"]
+    assert {tool["function"]["name"] for tool in first["tools"]} >= {
+        "lookup_order",
+        "check_return_eligibility",
+    }
+    assert (
+        first["tools"][0]["type"] == "function"
+        and "properties" in first["tools"][0]["function"]["parameters"]
+    )
+    called, answered = second["messages"][-2:]
+    assert called["role"] == "assistant"
+    assert called["tool_calls"][0]["id"] == "call_1"
+    assert json.loads(called["tool_calls"][0]["function"]["arguments"]) == SARAH
+    assert answered["role"] == "tool" and answered["tool_call_id"] == "call_1"
+    assert json.loads(answered["content"])["status"] == "delivered"
+
+
+def test_the_validator_guards_this_provider_too(openai_model, customer, demo_data):
+    openai_model.reset(
+        message(tool_use("lookup_order", SARAH)),
+        message(text("Order BK-10042 shipped yesterday and your refund of $500.00 is on its way.")),
+    )
+    response = customer.send("Where is BK-10042? My email is sarah.chen@example.com")
+    assert response.json()["reply"] == FALLBACK_REPLY
+
+
+def test_several_tool_calls_are_answered_together_by_id(openai_model, customer, demo_data):
+    openai_model.reset(
+        message(
+            tool_use("lookup_order", SARAH, tool_id="call_a"),
+            tool_use("check_return_eligibility", SARAH, tool_id="call_b"),
+        ),
+        message(text("Order BK-10042 has been delivered.")),
+    )
+    customer.send("Where is BK-10042 and can I return it? sarah.chen@example.com")
+    answers = [entry for entry in openai_model.requests[1]["messages"] if entry["role"] == "tool"]
+    assert [answer["tool_call_id"] for answer in answers] == ["call_a", "call_b"]
+
+
+def test_arguments_that_are_not_json_are_refused_by_the_tool_and_the_model_asked_again(
+    openai_model, customer, demo_data
+):
+    openai_model.reset(
+        completion(tool_calls=[("call_x", "lookup_order", '{"order_id": "BK-10042", "customer_email": ')]),
+        message(text("What is the email address on the order?")),
+    )
+    response = customer.send("Where is BK-10042?")
+    assert response.json()["reply"] == "What is the email address on the order?"
+    (answer,) = [entry for entry in openai_model.requests[1]["messages"] if entry["role"] == "tool"]
+    assert json.loads(answer["content"])["error"] == "invalid_arguments"
+    assert "must be a JSON object" in answer["content"] and "BK-10042" not in answer["content"]
+
+
+def test_a_reply_cut_at_its_length_shows_whole_sentences_only(openai_model, customer):
+    openai_model.reset(
+        completion(
+            content="I can help with an order, a return or a policy. Which would you", finish_reason="length"
+        )
+    )
+    assert customer.send("Hi").json()["reply"] == "I can help with an order, a return or a policy."
+
+
+def test_cached_prompt_tokens_are_counted_as_cache_reads(openai_model, customer):
+    openai_model.reset(
+        completion(
+            content="Hello! How can I help?",
+            usage={
+                "prompt_tokens": 1000,
+                "completion_tokens": 7,
+                "prompt_tokens_details": {"cached_tokens": 800},
+            },
+        )
+    )
+    customer.send("Hi")
+    call = ModelCall.objects.get()
+    assert (call.input_tokens, call.cache_read_input_tokens, call.output_tokens) == (200, 800, 7)
+    assert call.model == "gpt-stub"
+
+
+@pytest.mark.parametrize(
+    ("errors", "status", "attempts"),
+    [
+        ([ErrorReply(429, "rate_limit_error", headers={"retry-after": "1"})] * 2, 503, 2),
+        ([ErrorReply(503)] * 2, 503, 2),
+        ([ErrorReply(429, "insufficient_quota", error_code="insufficient_quota")], 503, 1),
+        ([ErrorReply(400, "invalid_request_error", message="secret internal detail")], 422, 1),
+        ([ErrorReply(401, "invalid_api_key", message="Incorrect API key")], 502, 1),
+    ],
+)
+def test_provider_errors_map_like_claude_s_and_no_quota_is_not_retried(
+    openai_model, customer, errors, status, attempts
+):
+    openai_model.reset(*errors)
+    response = customer.send("Where is my order?")
+    assert response.status_code == status
+    assert len(openai_model.requests) == attempts
+    assert "secret internal detail" not in response.content.decode()
+
+
+def test_a_retry_that_succeeds_is_invisible_and_a_timeout_is_503(openai_model, customer, settings):
+    openai_model.reset(ErrorReply(500), message(text("What is the order number of your order?")))
+    assert customer.send("Where is my order?").status_code == 200
+
+    settings.OPENAI_TIMEOUT_SECONDS, settings.OPENAI_MAX_RETRIES = 0.3, 0
+
+    def slow(request):
+        time.sleep(1.0)
+        return message(text("Too late."))
+
+    openai_model.reset(slow)
+    assert customer.send("Where is my order?").status_code == 503
+
+
+def test_openai_itself_is_sent_max_completion_tokens(settings):
+    settings.BOOKLY_LLM, settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "openai", "sk-test", ""
+    model = get_model()
+    assert (model.max_tokens_field, model.client.base_url.host) == ("max_completion_tokens", "api.openai.com")
+
+
+def test_an_operator_checks_that_the_provider_answers_and_calls_tools(openai_model):
+    openai_model.reset(message(tool_use("ping", {})))
+    out = io.StringIO()
+    call_command("assistant", "--check", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == f"Assistant: OpenAI-compatible (llama3.1:8b, at {openai_model.url}/v1)."
+    assert lines[1].startswith("It answers: model gpt-stub, in ") and lines[2] == "It calls tools: yes."
+    assert openai_model.requests[0]["tools"][0]["function"]["name"] == "ping"
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (message(text("Pong!")), "needs a model that calls tools"),
+        (
+            ErrorReply(404, "not_found_error", message="model 'llama3.1:8b' not found"),
+            "did not answer: API error 404",
+        ),
+    ],
+)
+def test_a_provider_that_cannot_serve_bookly_fails_the_check_saying_why(openai_model, reply, said):
+    openai_model.reset(reply)
+    with pytest.raises(CommandError, match=said):
+        call_command("assistant", "--check", stdout=io.StringIO())
