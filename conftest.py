@@ -1,5 +1,6 @@
 import pytest
 from django.contrib.auth.models import Group
+from django.core.cache import cache
 from django.core.management import call_command
 
 from support.assistant.prompts import system_prompt_forget
@@ -11,6 +12,14 @@ SUPPORT_STAFF_GROUP = "Support staff"
 def _system_prompt_rendered_afresh():
     """Each test has its own data: the prompt a process keeps must not carry over from another test."""
     system_prompt_forget()
+
+
+@pytest.fixture(autouse=True)
+def _a_cache_of_its_own():
+    """Nothing a test left in the cache (a provider's circuit opened by its outages, rate-limit
+    counts) decides another test's model or limits."""
+    yield
+    cache.clear()
 
 
 @pytest.fixture

@@ -220,6 +220,10 @@ OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_MAX_TOKENS = env.int("OPENAI_MAX_TOKENS", default=1024)
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=1)
+# After this many turns in a row found the provider down, the built-in model answers for this many
+# seconds (then the provider is tried again; still down: twice as long, up to ten times).
+BOOKLY_MODEL_CIRCUIT_FAILURES = env.int("BOOKLY_MODEL_CIRCUIT_FAILURES", default=3)
+BOOKLY_MODEL_CIRCUIT_SECONDS = env.int("BOOKLY_MODEL_CIRCUIT_SECONDS", default=30)
 if BOOKLY_LLM == "openai" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
     raise SystemExit(
         "bookly: BOOKLY_LLM=openai needs OPENAI_API_KEY, or OPENAI_BASE_URL for a server of your own."

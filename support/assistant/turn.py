@@ -72,7 +72,7 @@ from support.insight.traces import (
     TurnRecord,
     arguments_shape,
 )
-from support.llm.configured import get_model
+from support.llm.configured import model_for_turn
 from support.llm.protocol import OFFERS_PERSON_RE, ToolError, protocol_tags_neutralised
 from support.llm.types import Model, ModelFailed, ModelReply, ModelUnavailable
 
@@ -210,7 +210,7 @@ def conversation_take_turn(
     `progress` is called with a line for the customer as each step starts (a tool, writing the answer);
     the reply itself is only ever returned, after the validator passed it."""
     started = time.monotonic()
-    model = model or get_model()
+    model = model or model_for_turn()
     text = message_clean(text=text)
     conversation = conversation_get_for_session(session=session)
     if conversation is not None and conversation.status in PERSON_ANSWERS:

@@ -62,6 +62,10 @@ DEAD_ENDS = Counter(
     "fallback, stuck), by the turn's outcome.",
     ["outcome"],
 )
+TURNS_ON_FALLBACK = Counter(
+    "bookly_turns_on_fallback",
+    "Turns the built-in model answered because the configured provider was down (its circuit open).",
+)
 RATE_LIMITED = Counter("bookly_rate_limited", "Messages refused by a rate limit, by scope.", ["scope"])
 
 # The Messages API's usage fields, by the kind operators see.

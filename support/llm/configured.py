@@ -1,11 +1,13 @@
 """The model this process talks to, as configured: Claude with a key, an OpenAI-compatible provider
-when chosen, else the offline model."""
+when chosen, else the offline model; and the offline model while the provider's circuit is open."""
 
 from functools import lru_cache
 
 from django.conf import settings
 
+from support.insight.metrics import TURNS_ON_FALLBACK
 from support.llm.chat_completions import ChatCompletionsModel
+from support.llm.circuit import CircuitRecorded, circuit_open
 from support.llm.claude import AnthropicModel
 from support.llm.offline import OfflineModel
 from support.llm.types import Model
@@ -17,21 +19,27 @@ def _build_model(config: tuple) -> Model:
     if backend == "offline":
         return OfflineModel()
     provider = ChatCompletionsModel if backend == "openai" else AnthropicModel
-    return provider(
-        api_key=api_key,
-        model=model,
-        max_tokens=max_tokens,
-        timeout=timeout,
-        max_retries=max_retries,
-        base_url=base_url,
+    return CircuitRecorded(
+        provider(
+            api_key=api_key,
+            model=model,
+            max_tokens=max_tokens,
+            timeout=timeout,
+            max_retries=max_retries,
+            base_url=base_url,
+        )
     )
 
 
-def get_model() -> Model:
-    """The model this process talks to: one client per process and configuration."""
+def _configured_backend() -> str:
     backend = settings.BOOKLY_LLM
     if backend == "auto":
         backend = "anthropic" if settings.ANTHROPIC_API_KEY else "offline"
+    return backend
+
+
+def _configured() -> Model:
+    backend = _configured_backend()
     if backend == "openai":
         return _build_model(
             (
@@ -56,3 +64,20 @@ def get_model() -> Model:
             settings.ANTHROPIC_BASE_URL or None,
         )
     )
+
+
+def get_model() -> Model:
+    """The model that answers now: one client per process and configuration; the built-in model
+    while the provider's circuit is open (support.llm.circuit)."""
+    model = _configured()
+    if not model.offline and circuit_open():
+        return _build_model(("offline", "", "", 0, 0.0, 0, None))
+    return model
+
+
+def model_for_turn() -> Model:
+    """The model a turn keeps from its first call to its last (counted when it stands in)."""
+    model = get_model()
+    if model.offline and not _configured().offline:
+        TURNS_ON_FALLBACK.inc()
+    return model

@@ -78,7 +78,7 @@ class _BreaksOn:
 
 @pytest.fixture
 def breaks_on_kaboom(monkeypatch, offline):
-    monkeypatch.setattr("support.assistant.turn.get_model", lambda: _BreaksOn("kaboom"))
+    monkeypatch.setattr("support.assistant.turn.model_for_turn", lambda: _BreaksOn("kaboom"))
 
 
 def test_a_turn_that_fails_on_its_message_leaves_the_conversation_answerable(db, demo_data, breaks_on_kaboom):
