@@ -432,6 +432,11 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         content = storable(response.content)
         tool_uses = [block for block in content if block["type"] == "tool_use"]
 
+        if response.stop_reason == "refusal":
+            # The provider stopped the answer itself (a safety or content filter): nothing it wrote
+            # is shown, and no tool it asked for runs.
+            turn.reply_source = ReplySource.FIXED
+            return [{"type": "text", "text": FALLBACK_REPLY}]
         if response.stop_reason == "max_tokens":
             # Half a sentence is never shown. A tool call cut short cannot be
             # run, and the text before it only announced it.

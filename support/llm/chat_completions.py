@@ -18,12 +18,14 @@ Arguments that are not a JSON object reach the tools as they came, which refuse 
 import json
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import openai
 
 from support.llm.retries import pause_before_retry, retry_after_seconds
 from support.llm.types import ModelReply, ModelUnavailable
 
+_OPENAI_HOST = "api.openai.com"
 _STOP_REASONS = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -127,9 +129,11 @@ class ChatCompletionsModel:
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.max_retries = max_retries
-        # OpenAI itself wants max_completion_tokens (its reasoning models refuse max_tokens); the local
-        # servers (Ollama, vLLM, LM Studio, llama.cpp) read max_tokens.
-        self.max_tokens_field = "max_tokens" if base_url else "max_completion_tokens"
+        # OpenAI and Azure OpenAI want max_completion_tokens (their reasoning models refuse max_tokens);
+        # the servers of your own (Ollama, vLLM, LM Studio, llama.cpp) read max_tokens.
+        host = (urlsplit(base_url).hostname or "") if base_url else _OPENAI_HOST
+        openai_itself = host == _OPENAI_HOST or host.endswith(".openai.azure.com")
+        self.max_tokens_field = "max_completion_tokens" if openai_itself else "max_tokens"
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     def create(self, *, system, tools, messages, deadline) -> ModelReply:
@@ -138,7 +142,7 @@ class ChatCompletionsModel:
             started = time.monotonic()
             remaining = deadline - time.monotonic()
             if remaining < 1:
-                raise ModelUnavailable("turn deadline reached", retry_after=5)
+                raise ModelUnavailable("turn deadline reached", retry_after=5, outage=False)
             try:
                 completion = self.client.chat.completions.create(
                     model=self.name,

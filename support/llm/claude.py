@@ -65,7 +65,7 @@ class AnthropicModel:
         """The SDK call's arguments, with a timeout that ends by the turn's deadline."""
         remaining = deadline - time.monotonic()
         if remaining < 1:
-            raise ModelUnavailable("turn deadline reached", retry_after=5)
+            raise ModelUnavailable("turn deadline reached", retry_after=5, outage=False)
         return {
             "model": self.name,
             "max_tokens": self.max_tokens,

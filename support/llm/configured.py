@@ -7,7 +7,7 @@ from django.conf import settings
 
 from support.insight.metrics import TURNS_ON_FALLBACK
 from support.llm.chat_completions import ChatCompletionsModel
-from support.llm.circuit import CircuitRecorded, circuit_open
+from support.llm.circuit import CircuitRecorded, circuit_lets_turn_through, circuit_open
 from support.llm.claude import AnthropicModel
 from support.llm.offline import OfflineModel
 from support.llm.types import Model
@@ -38,7 +38,8 @@ def _configured_backend() -> str:
     return backend
 
 
-def _configured() -> Model:
+def configured_model() -> Model:
+    """The model as configured, whatever its circuit says (for operators' commands)."""
     backend = _configured_backend()
     if backend == "openai":
         return _build_model(
@@ -69,15 +70,17 @@ def _configured() -> Model:
 def get_model() -> Model:
     """The model that answers now: one client per process and configuration; the built-in model
     while the provider's circuit is open (support.llm.circuit)."""
-    model = _configured()
-    if not model.offline and circuit_open():
+    model = configured_model()
+    if not model.offline and circuit_open():  # None: the circuit's cache failed, so it is closed
         return _build_model(("offline", "", "", 0, 0.0, 0, None))
     return model
 
 
 def model_for_turn() -> Model:
-    """The model a turn keeps from its first call to its last (counted when it stands in)."""
-    model = get_model()
-    if model.offline and not _configured().offline:
-        TURNS_ON_FALLBACK.inc()
-    return model
+    """The model a turn keeps from its first call to its last: the built-in model (counted) while the
+    provider's circuit is open, or while another turn is trying the provider again."""
+    model = configured_model()
+    if model.offline or circuit_lets_turn_through() is not False:
+        return model
+    TURNS_ON_FALLBACK.inc()
+    return _build_model(("offline", "", "", 0, 0.0, 0, None))

@@ -25,11 +25,13 @@ class ModelReply:
 class ModelUnavailable(Exception):
     """The model is rate-limited, overloaded, unreachable, timed out or out of credit: try later."""
 
-    def __init__(self, reason: str, *, retry_after: int, request_id: str = ""):
+    def __init__(self, reason: str, *, retry_after: int, request_id: str = "", outage: bool = True):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
         self.request_id = request_id
+        # False when the turn ran out of its own time before asking: the provider may be fine.
+        self.outage = outage
 
 
 class ModelFailed(Exception):

@@ -46,6 +46,25 @@ def completion(*, content=None, tool_calls=(), finish_reason="stop", usage=None)
     }
 
 
+def order_problem(body: dict) -> str | None:
+    """What OpenAI would refuse in the order of the messages: a tool message not right after the
+    assistant message whose call it answers, a call left unanswered, content missing."""
+    waiting: set[str] = set()
+    for entry in body["messages"][1:]:
+        if entry["role"] == "tool":
+            if entry["tool_call_id"] not in waiting:
+                return f"tool message {entry['tool_call_id']} answers no call just before it"
+            waiting.discard(entry["tool_call_id"])
+            continue
+        if waiting:
+            return f"calls {sorted(waiting)} are not answered before the next message"
+        if entry["role"] == "assistant":
+            waiting = {call["id"] for call in entry.get("tool_calls") or []}
+            if entry.get("content") is None and not waiting:
+                return "an assistant message without content or tool calls"
+    return None
+
+
 def messages_request(body: dict) -> dict:
     """A Chat Completions request read back into the Messages API's shape (system, tools, messages):
     what a model behind Bookly's boundary is asked, after the adapter's round trip."""
@@ -118,7 +137,9 @@ def answered_by(model) -> Callable[[dict], dict]:
     """A responder for `otherwise`: another model behind Bookly's boundary (the offline model, say)
     answers each request as it reads after the round trip."""
 
-    def answer(body: dict) -> dict:
+    def answer(body: dict) -> dict | ErrorReply:
+        if problem := order_problem(body):
+            return ErrorReply(400, "invalid_request_error", message=problem)
         reply = model.create(**messages_request(body), deadline=time.monotonic() + 60)
         return message(*reply.content, stop_reason=reply.stop_reason)
 

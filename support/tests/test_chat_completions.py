@@ -110,6 +110,13 @@ def test_a_reply_cut_at_its_length_shows_whole_sentences_only(openai_model, cust
     assert customer.send("Hi").json()["reply"] == "I can help with an order, a return or a policy."
 
 
+def test_an_answer_a_content_filter_stopped_is_never_shown(openai_model, customer):
+    openai_model.reset(
+        completion(content="Sure, here is how to get a refund without", finish_reason="content_filter")
+    )
+    assert customer.send("Hi").json()["reply"] == FALLBACK_REPLY
+
+
 def test_cached_prompt_tokens_are_counted_as_cache_reads(openai_model, customer):
     openai_model.reset(
         completion(
@@ -161,10 +168,18 @@ def test_a_retry_that_succeeds_is_invisible_and_a_timeout_is_503(openai_model, c
     assert customer.send("Where is my order?").status_code == 503
 
 
-def test_openai_itself_is_sent_max_completion_tokens(settings):
-    settings.BOOKLY_LLM, settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "openai", "sk-test", ""
-    model = get_model()
-    assert (model.max_tokens_field, model.client.base_url.host) == ("max_completion_tokens", "api.openai.com")
+@pytest.mark.parametrize(
+    ("base_url", "field"),
+    [
+        ("", "max_completion_tokens"),
+        ("https://api.openai.com/v1", "max_completion_tokens"),
+        ("https://shop.openai.azure.com/openai/v1/", "max_completion_tokens"),
+        ("http://localhost:11434/v1", "max_tokens"),
+    ],
+)
+def test_openai_itself_is_sent_max_completion_tokens_and_other_servers_max_tokens(settings, base_url, field):
+    settings.BOOKLY_LLM, settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "openai", "sk-test", base_url
+    assert get_model().max_tokens_field == field
 
 
 def test_an_operator_checks_that_the_provider_answers_and_calls_tools(openai_model):

@@ -5,7 +5,9 @@ import time
 
 import pytest
 
-from support.llm.circuit import circuit_open
+from support.assistant import tools
+from support.llm.circuit import CircuitRecorded, circuit_failure, circuit_lets_turn_through, circuit_open
+from support.llm.types import ModelUnavailable
 from support.models import ModelCall
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 from support.testing.metric_counts import Counts
@@ -52,27 +54,97 @@ def test_one_outage_is_not_enough_and_a_success_forgets_it(claude, customer, thr
     assert not circuit_open()
 
 
-def test_after_the_back_off_the_provider_is_tried_again(claude, customer, threshold, monkeypatch):
+class _Clock:
+    """The circuit's clock, moved by the test."""
+
+    def __init__(self):
+        self.ahead = 0.0
+
+    def __call__(self) -> float:
+        return time.time() + self.ahead
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    moved = _Clock()
+    monkeypatch.setattr("support.llm.circuit._now", moved)
+    return moved
+
+
+def test_after_the_back_off_one_turn_tries_the_provider_and_a_failure_doubles_the_wait(
+    claude, customer, threshold, clock
+):
     _outage_opens_the_circuit(claude, customer)
-    monkeypatch.setattr("support.llm.circuit._now", lambda: time.time() + 31)
+    clock.ahead = 31
     assert not circuit_open()
-    # Still down: open again at once, for twice as long.
-    claude.reset(*DOWN)
-    assert customer.send("Where is my order?").status_code == 503
+    assert circuit_lets_turn_through() is True  # this turn tries the provider
+    assert circuit_lets_turn_through() is False  # the others stay with the built-in model meanwhile
+    circuit_failure()  # still down: open again at once, for 60 s
+    clock.ahead = 31 + 55
     assert circuit_open()
-    monkeypatch.setattr("support.llm.circuit._now", lambda: time.time() + 200)
+    clock.ahead = 31 + 65
+    assert not circuit_open()
     claude.reset(message(text("What is the order number?")))
     response = customer.send("Where is my order?")
     assert response.json()["offline"] is False and len(claude.requests) == 1
+    assert not circuit_open() and circuit_lets_turn_through() is True  # closed for everyone
+
+
+def test_turns_that_were_already_waiting_when_it_opened_do_not_lengthen_it(threshold, clock):
+    circuit_failure()
+    circuit_failure()
+    assert circuit_open()
+    for _ in range(5):
+        circuit_failure()  # the turns that were waiting on the dead provider end now
+    clock.ahead = 31
+    assert not circuit_open()  # still the first 30 s, not 300
+
+
+def test_a_turn_that_ran_out_of_its_own_time_is_no_outage(threshold):
+    class OutOfTime:
+        offline, name, provider = False, "slow", "test"
+
+        def create(self, **kwargs):
+            raise ModelUnavailable("turn deadline reached", retry_after=5, outage=False)
+
+    model = CircuitRecorded(OutOfTime())
+    for _ in range(3):
+        with pytest.raises(ModelUnavailable):
+            model.create()
     assert not circuit_open()
 
 
-def test_a_turn_keeps_its_model_even_when_the_provider_fails_midway(claude, customer, threshold, demo_data):
+def test_a_cache_that_is_down_leaves_the_provider_answering(claude, customer, monkeypatch):
+    class Down:
+        def __getattr__(self, name):
+            def fails(*args, **kwargs):
+                raise ConnectionError("Redis is down")
+
+            return fails
+
+    monkeypatch.setattr("support.llm.circuit.cache", Down())
+    claude.reset(*DOWN, message(text("What is the order number?")))
+    assert customer.send("Where is my order?").status_code == 503
+    response = customer.send("Where is my order?")
+    assert response.status_code == 200 and response.json()["offline"] is False
+
+
+def test_a_turn_keeps_its_model_when_the_circuit_opens_midway(
+    claude, customer, threshold, demo_data, monkeypatch
+):
+    looked_up = tools.order_get_for_customer
+
+    def while_other_turns_find_it_down(**kwargs):
+        circuit_failure()
+        circuit_failure()  # two turns on other workers found the provider down meanwhile
+        return looked_up(**kwargs)
+
+    monkeypatch.setattr(tools, "order_get_for_customer", while_other_turns_find_it_down)
     claude.reset(
         message(
             tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"})
         ),
-        *DOWN,
+        message(text("Order BK-10042 has been delivered.")),
     )
     response = customer.send("Where is BK-10042? My email is sarah.chen@example.com")
-    assert response.status_code == 503  # never half Claude, half the built-in model
+    assert response.json()["reply"] == "Order BK-10042 has been delivered." and len(claude.requests) == 2

@@ -3,7 +3,7 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from support.llm.configured import get_model
+from support.llm.configured import configured_model
 from support.llm.types import ModelFailed, ModelUnavailable
 
 OFFLINE_HINT = (
@@ -34,7 +34,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, check, **options):
-        model = get_model()
+        model = configured_model()
         if model.offline:
             self.stdout.write(OFFLINE_HINT)
             return

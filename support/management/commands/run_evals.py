@@ -9,7 +9,7 @@ from support.assistant.prompts import system_prompt, system_prompt_forget
 from support.evals.routing import resolution_evaluate, resolution_sets, routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
-from support.llm.configured import get_model
+from support.llm.configured import configured_model
 
 
 class Command(BaseCommand):
@@ -35,7 +35,7 @@ class Command(BaseCommand):
     def handle(self, *args, repeat, only, routing, **options):
         if repeat < 1:
             raise CommandError("--repeat must be at least 1.")
-        model = get_model()
+        model = configured_model()
         if routing:
             if repeat != 1:
                 raise CommandError("--repeat is for the scenarios; a routing set is measured once.")
