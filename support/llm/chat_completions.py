@@ -22,8 +22,8 @@ from urllib.parse import urlsplit
 
 import openai
 
-from support.llm.retries import pause_before_retry, retry_after_seconds
-from support.llm.types import ModelReply, ModelUnavailable
+from support.llm.retries import call_with_retries, pause_before_retry, retry_after_seconds
+from support.llm.types import ModelReply
 
 _OPENAI_HOST = "api.openai.com"
 _STOP_REASONS = {
@@ -137,25 +137,19 @@ class ChatCompletionsModel:
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     def create(self, *, system, tools, messages, deadline) -> ModelReply:
-        attempt = 0
-        while True:
-            started = time.monotonic()
-            remaining = deadline - time.monotonic()
-            if remaining < 1:
-                raise ModelUnavailable("turn deadline reached", retry_after=5, outage=False)
-            try:
-                completion = self.client.chat.completions.create(
-                    model=self.name,
-                    messages=chat_messages(system=system, messages=messages),
-                    tools=chat_tools(tools),
-                    timeout=min(self.timeout, remaining),
-                    **{self.max_tokens_field: self.max_tokens},
-                )
-            except (openai.APIStatusError, openai.APIConnectionError) as error:
-                time.sleep(self._pause_before_retry(error, attempt=attempt, deadline=deadline))
-                attempt += 1
-            else:
-                return self._reply(completion, started=started)
+        completion, started = call_with_retries(
+            lambda remaining: self.client.chat.completions.create(
+                model=self.name,
+                messages=chat_messages(system=system, messages=messages),
+                tools=chat_tools(tools),
+                timeout=min(self.timeout, remaining),
+                **{self.max_tokens_field: self.max_tokens},
+            ),
+            errors=(openai.APIStatusError, openai.APIConnectionError),
+            pause=self._pause_before_retry,
+            deadline=deadline,
+        )
+        return self._reply(completion, started=started)
 
     def _reply(self, completion, *, started: float) -> ModelReply:
         if not completion.choices:

@@ -5,8 +5,8 @@ from typing import Any
 
 import anthropic
 
-from support.llm.retries import pause_before_retry, retry_after_seconds
-from support.llm.types import ModelReply, ModelUnavailable
+from support.llm.retries import call_with_retries, pause_before_retry, retry_after_seconds
+from support.llm.types import ModelReply
 
 # Error codes in the API's error details that mean "out of money", not "busy":
 # retrying cannot help.
@@ -48,32 +48,20 @@ class AnthropicModel:
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     def create(self, *, system, tools, messages, deadline) -> ModelReply:
-        attempt = 0
-        while True:
-            started = time.monotonic()
-            try:
-                message = self.client.messages.create(
-                    **self._request(system=system, tools=tools, messages=messages, deadline=deadline)
-                )
-            except (anthropic.APIStatusError, anthropic.APIConnectionError) as error:
-                time.sleep(self._pause_before_retry(error, attempt=attempt, deadline=deadline))
-                attempt += 1
-            else:
-                return self._reply(message, started=started)
-
-    def _request(self, *, system, tools, messages, deadline) -> dict[str, Any]:
-        """The SDK call's arguments, with a timeout that ends by the turn's deadline."""
-        remaining = deadline - time.monotonic()
-        if remaining < 1:
-            raise ModelUnavailable("turn deadline reached", retry_after=5, outage=False)
-        return {
-            "model": self.name,
-            "max_tokens": self.max_tokens,
-            "system": system,
-            "tools": tools,
-            "messages": messages,
-            "timeout": min(self.timeout, remaining),
-        }
+        message, started = call_with_retries(
+            lambda remaining: self.client.messages.create(
+                model=self.name,
+                max_tokens=self.max_tokens,
+                system=system,
+                tools=tools,
+                messages=messages,
+                timeout=min(self.timeout, remaining),
+            ),
+            errors=(anthropic.APIStatusError, anthropic.APIConnectionError),
+            pause=self._pause_before_retry,
+            deadline=deadline,
+        )
+        return self._reply(message, started=started)
 
     def _reply(self, message, *, started: float) -> ModelReply:
         return ModelReply(

@@ -56,3 +56,20 @@ def pause_before_retry(
             type(error).__name__, retry_after=asked_wait or 10, request_id=request_id
         ) from None
     return pause
+
+
+def call_with_retries(call, *, errors: tuple[type[Exception], ...], pause, deadline: float):
+    """`call(timeout)` until it answers, with `pause(error, attempt=…, deadline=…)` between tries
+    (which raises when not to try again); each try's timeout ends by the turn's deadline. Returns
+    what it answered and when the answering try started."""
+    attempt = 0
+    while True:
+        started = time.monotonic()
+        remaining = deadline - started
+        if remaining < 1:
+            raise ModelUnavailable("turn deadline reached", retry_after=5, outage=False)
+        try:
+            return call(remaining), started
+        except errors as error:
+            time.sleep(pause(error, attempt=attempt, deadline=deadline))
+            attempt += 1
