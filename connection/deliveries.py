@@ -163,10 +163,17 @@ def event_dispatch(*, event_id: int) -> list[int]:
     )
 
 
-def _claimable(now: datetime) -> Q:
+def _due_or_abandoned(now: datetime) -> Q:
+    """On the delivery's own columns only: what the compare-and-set updates test. (A condition on the
+    endpoint's row makes Django update through a subquery, which PostgreSQL does not re-read after
+    waiting for a competing update's lock: both updates would then claim the same attempt.)"""
     due = Q(status=DeliveryStatus.PENDING, next_attempt_at__lte=now)
     abandoned = Q(status=DeliveryStatus.SENDING, lease_until__lt=now)  # its worker died mid-attempt
-    return (due | abandoned) & Q(endpoint__is_active=True)
+    return due | abandoned
+
+
+def _claimable(now: datetime) -> Q:
+    return _due_or_abandoned(now) & Q(endpoint__is_active=True)
 
 
 def attempt_lease() -> timedelta:
@@ -206,7 +213,7 @@ def _claim(delivery: WebhookDelivery, now: datetime) -> WebhookDelivery | None:
     worker was killed: it is sent again, with the same webhook-id, as at-least-once allows; one killed
     on its last attempt has failed."""
     still_as_read = WebhookDelivery.objects.filter(
-        _claimable(now), pk=delivery.pk, attempts=delivery.attempts
+        _due_or_abandoned(now), pk=delivery.pk, attempts=delivery.attempts
     )
     if delivery.status == DeliveryStatus.SENDING and delivery.attempts >= MAX_ATTEMPTS:  # abandoned, last try
         still_as_read.update(
