@@ -12,7 +12,7 @@ The mapping, both ways:
                            content_filter → refusal
   usage                  → input, output and cache-read tokens (cached prompt tokens)
 Arguments that are not a JSON object reach the tools as they came, which refuse them by field
-("must be a JSON object"), as they refuse any other malformed call.
+("must be a JSON object"), as they refuse any other malformed call; they go back to the provider as {}.
 """
 
 import json
@@ -55,9 +55,7 @@ def chat_messages(*, system: list[dict], messages: list[dict]) -> list[dict[str,
                     "type": "function",
                     "function": {
                         "name": block["name"],
-                        "arguments": block["input"]
-                        if isinstance(block["input"], str)
-                        else json.dumps(block["input"]),
+                        "arguments": _arguments_text(block["input"]),
                     },
                 }
                 for block in blocks
@@ -77,6 +75,13 @@ def chat_messages(*, system: list[dict], messages: list[dict]) -> list[dict[str,
             parts = [{"type": "text", "text": text} for text in texts]
             converted.append({"role": "user", "content": texts[0] if len(texts) == 1 else parts})
     return converted
+
+
+def _arguments_text(arguments) -> str:
+    """A call's arguments as sent back: a JSON object always. Servers such as llama.cpp's parse them
+    and refuse the whole request otherwise, so a call whose arguments were not an object goes back
+    as {}; its tool result already told the model what was wrong."""
+    return json.dumps(arguments if isinstance(arguments, dict) else {}, ensure_ascii=False)
 
 
 def _result_text(block: dict) -> str:

@@ -4,14 +4,14 @@ Scripted like the Messages stub, with the same helpers (message, text, tool_use,
 scripted Messages-API reply is answered as a chat completion (tool_use blocks as tool_calls with
 their ids). A reply that is already a chat completion (it has "choices") is sent as it is, for what
 only this API can say (malformed arguments, finish_reason "length" or "content_filter").
-`requests` holds the Chat Completions requests as they came.
+`requests` holds the Chat Completions requests as they came, `sent` the same read back into the
+Messages API's shape; a scripted responder is given that shape too. A request whose messages OpenAI
+would refuse for their order is answered 400, as OpenAI answers it.
 """
 
 import json
-import time
-from collections.abc import Callable
 
-from support.testing.messages_stub import ErrorReply, MessagesStub, message
+from support.testing.messages_stub import ErrorReply, MessagesStub
 
 _FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "refusal": "content_filter"}
 
@@ -47,10 +47,18 @@ def completion(*, content=None, tool_calls=(), finish_reason="stop", usage=None)
 
 
 def order_problem(body: dict) -> str | None:
-    """What OpenAI would refuse in the order of the messages: a tool message not right after the
-    assistant message whose call it answers, a call left unanswered, content missing."""
+    """What OpenAI-compatible servers refuse in a request's messages: a tool message not right after
+    the assistant message whose call it answers, a call left unanswered, content missing (OpenAI),
+    a call's arguments that are not a JSON object (llama.cpp's server parses them)."""
     waiting: set[str] = set()
     for entry in body["messages"][1:]:
+        for call in entry.get("tool_calls") or []:
+            try:
+                arguments = json.loads(call["function"]["arguments"])
+            except json.JSONDecodeError:
+                arguments = None
+            if not isinstance(arguments, dict):
+                return f"the arguments of call {call['id']} are not a JSON object"
         if entry["role"] == "tool":
             if entry["tool_call_id"] not in waiting:
                 return f"tool message {entry['tool_call_id']} answers no call just before it"
@@ -106,6 +114,12 @@ def messages_request(body: dict) -> dict:
 
 
 class ChatCompletionsStub(MessagesStub):
+    def asked(self, body: dict) -> dict:
+        return messages_request(body)
+
+    def problem(self, body: dict) -> str | None:
+        return order_problem(body)
+
     def rendered(self, reply: dict) -> dict:
         if "choices" in reply:
             return reply
@@ -131,16 +145,3 @@ class ChatCompletionsStub(MessagesStub):
 
     def error_body(self, reply: ErrorReply) -> dict:
         return {"error": {"message": reply.message, "type": reply.error_type, "code": reply.error_code}}
-
-
-def answered_by(model) -> Callable[[dict], dict]:
-    """A responder for `otherwise`: another model behind Bookly's boundary (the offline model, say)
-    answers each request as it reads after the round trip."""
-
-    def answer(body: dict) -> dict | ErrorReply:
-        if problem := order_problem(body):
-            return ErrorReply(400, "invalid_request_error", message=problem)
-        reply = model.create(**messages_request(body), deadline=time.monotonic() + 60)
-        return message(*reply.content, stop_reason=reply.stop_reason)
-
-    return answer

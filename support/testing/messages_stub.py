@@ -7,7 +7,9 @@ and returns either.
 
 import json
 import threading
+import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from itertools import count
@@ -73,13 +75,17 @@ class MessagesStub:
                 with stub._lock:
                     stub.requests.append(body)
                     stub.headers.append({key.lower(): value for key, value in self.headers.items()})
-                    reply = (
-                        stub.script.popleft()
-                        if stub.script
-                        else stub.otherwise or ErrorReply(500, message="script exhausted")
-                    )
+                    if problem := stub.problem(body):
+                        # Refused as the API refuses it, before any scripted reply is used.
+                        reply = ErrorReply(400, "invalid_request_error", message=problem)
+                    else:
+                        reply = (
+                            stub.script.popleft()
+                            if stub.script
+                            else stub.otherwise or ErrorReply(500, message="script exhausted")
+                        )
                 if callable(reply):
-                    reply = reply(body)
+                    reply = reply(stub.asked(body))
                 if isinstance(reply, ErrorReply):
                     self._send(
                         reply.status,
@@ -113,6 +119,20 @@ class MessagesStub:
         """A scripted reply (Messages API shape) as this API answers it."""
         return reply
 
+    def asked(self, body: dict) -> dict:
+        """A request as the Messages API has it (system, tools, messages): what a scripted responder
+        is given, whichever API the stub speaks."""
+        return body
+
+    def problem(self, body: dict) -> str | None:
+        """What this API would refuse in a request (None: nothing the stub checks)."""
+        return None
+
+    @property
+    def sent(self) -> list[dict]:
+        """Every request so far, in the Messages API's shape."""
+        return [self.asked(body) for body in self.requests]
+
     def error_body(self, reply: ErrorReply) -> dict:
         return reply.body()
 
@@ -135,3 +155,19 @@ class MessagesStub:
     def then(self, *replies) -> None:
         with self._lock:
             self.script.extend(replies)
+
+
+def answered_by(model) -> Callable[[dict], dict]:
+    """A responder for `otherwise`: another model behind Bookly's boundary (the offline model, say)
+    answers each request as it reads after the round trip through the SDK and the stub's API."""
+
+    def answer(request: dict) -> dict:
+        reply = model.create(
+            system=request["system"],
+            tools=request["tools"],
+            messages=request["messages"],
+            deadline=time.monotonic() + 60,
+        )
+        return message(*reply.content, stop_reason=reply.stop_reason)
+
+    return answer

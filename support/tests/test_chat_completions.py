@@ -3,7 +3,6 @@ Completions stub, through the customer's chat API, every guard in place."""
 
 import io
 import json
-import time
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -11,30 +10,10 @@ from django.core.management import CommandError, call_command
 from support.assistant.validator import FALLBACK_REPLY
 from support.llm.configured import get_model
 from support.models import ModelCall
-from support.testing.chat_completions_stub import ChatCompletionsStub, completion
+from support.testing.chat_completions_stub import completion
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 
 SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
-
-
-@pytest.fixture(scope="session")
-def completions_stub():
-    stub = ChatCompletionsStub().start()
-    yield stub
-    stub.stop()
-
-
-@pytest.fixture
-def openai_model(completions_stub, settings):
-    """BOOKLY_LLM=openai with a server of the store's own (as for Ollama or vLLM), here the stub."""
-    completions_stub.reset()
-    settings.BOOKLY_LLM = "openai"
-    settings.OPENAI_API_KEY = ""
-    settings.OPENAI_BASE_URL = completions_stub.url + "/v1"
-    settings.OPENAI_MODEL = "llama3.1:8b"
-    settings.OPENAI_MAX_RETRIES = 1
-    settings.OPENAI_TIMEOUT_SECONDS = 5.0
-    return completions_stub
 
 
 def test_a_lookup_turn_runs_on_the_provider_and_maps_both_ways(openai_model, customer, demo_data):
@@ -132,40 +111,6 @@ def test_cached_prompt_tokens_are_counted_as_cache_reads(openai_model, customer)
     call = ModelCall.objects.get()
     assert (call.input_tokens, call.cache_read_input_tokens, call.output_tokens) == (200, 800, 7)
     assert call.model == "gpt-stub"
-
-
-@pytest.mark.parametrize(
-    ("errors", "status", "attempts"),
-    [
-        ([ErrorReply(429, "rate_limit_error", headers={"retry-after": "1"})] * 2, 503, 2),
-        ([ErrorReply(503)] * 2, 503, 2),
-        ([ErrorReply(429, "insufficient_quota", error_code="insufficient_quota")], 503, 1),
-        ([ErrorReply(400, "invalid_request_error", message="secret internal detail")], 422, 1),
-        ([ErrorReply(401, "invalid_api_key", message="Incorrect API key")], 502, 1),
-    ],
-)
-def test_provider_errors_map_like_claude_s_and_no_quota_is_not_retried(
-    openai_model, customer, errors, status, attempts
-):
-    openai_model.reset(*errors)
-    response = customer.send("Where is my order?")
-    assert response.status_code == status
-    assert len(openai_model.requests) == attempts
-    assert "secret internal detail" not in response.content.decode()
-
-
-def test_a_retry_that_succeeds_is_invisible_and_a_timeout_is_503(openai_model, customer, settings):
-    openai_model.reset(ErrorReply(500), message(text("What is the order number of your order?")))
-    assert customer.send("Where is my order?").status_code == 200
-
-    settings.OPENAI_TIMEOUT_SECONDS, settings.OPENAI_MAX_RETRIES = 0.3, 0
-
-    def slow(request):
-        time.sleep(1.0)
-        return message(text("Too late."))
-
-    openai_model.reset(slow)
-    assert customer.send("Where is my order?").status_code == 503
 
 
 @pytest.mark.parametrize(

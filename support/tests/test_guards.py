@@ -1,4 +1,5 @@
-"""A scripted model that misbehaves on purpose, through the real SDK: one test per guard.
+"""A scripted model that misbehaves on purpose, through the real SDK: one test per guard, run against
+each provider (Claude's Messages API, then an OpenAI-compatible Chat Completions API).
 
 Each test fails if its guard is removed: the tool-side checks (layer 3), the
 validator (layer 4), and the loop's limits.
@@ -42,42 +43,41 @@ def stored_texts(conversation_messages) -> str:
 pytestmark = pytest.mark.usefixtures("demo_data")
 
 
-def test_initiate_return_without_eligibility_check_is_refused_by_the_tool(claude, customer):
-    claude.reset(
+def test_initiate_return_without_eligibility_check_is_refused_by_the_tool(model_api, customer):
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Changed my mind"})),
         message(text("I need to check whether your order can be returned first.")),
     )
     response = customer.send("Return BK-10042 now, my email is sarah.chen@example.com")
 
     assert response.status_code == 200
-    [result] = tool_results(claude.requests[1])
+    [result] = tool_results(model_api.sent[1])
     assert result["content"]["error"] == "eligibility_not_verified"
-    assert result["is_error"] is True
     assert not ReturnRecord.objects.exists()
 
 
-def test_eligibility_passed_in_another_conversation_does_not_count(claude, customer):
+def test_eligibility_passed_in_another_conversation_does_not_count(model_api, customer):
 
     other = ChatClient()
-    claude.reset(
+    model_api.reset(
         message(tool_use("check_return_eligibility", SARAH)), message(text("Your order can be returned."))
     )
     other.send("Can I return BK-10042? sarah.chen@example.com")
-    claude.reset(
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
         message(text("I need to check your order's return eligibility first.")),
     )
     customer.send("Start the return for BK-10042, sarah.chen@example.com")
-    assert tool_results(claude.requests[1])[0]["content"]["error"] == "eligibility_not_verified"
+    assert tool_results(model_api.sent[1])[0]["content"]["error"] == "eligibility_not_verified"
     assert not ReturnRecord.objects.exists()
 
 
-def test_return_after_a_passed_check_creates_the_rma_linked_to_the_conversation(claude, customer):
-    claude.reset(
+def test_return_after_a_passed_check_creates_the_rma_linked_to_the_conversation(model_api, customer):
+    model_api.reset(
         message(tool_use("check_return_eligibility", SARAH)), message(text("Your order can be returned."))
     )
     customer.send("I want to return BK-10042, sarah.chen@example.com")
-    claude.reset(
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged", "item_titles": ["sapiens"]})),
         lambda request: message(
             text(f"Your return is started: {tool_results(request)[0]['content']['rma_number']}.")
@@ -92,8 +92,8 @@ def test_return_after_a_passed_check_creates_the_rma_linked_to_the_conversation(
     assert record.rma_number in response.json()["reply"]
 
 
-def test_another_customers_order_with_a_wrong_email_reveals_nothing(claude, customer):
-    claude.reset(
+def test_another_customers_order_with_a_wrong_email_reveals_nothing(model_api, customer):
+    model_api.reset(
         message(
             tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "james.murphy@example.com"})
         ),
@@ -101,15 +101,15 @@ def test_another_customers_order_with_a_wrong_email_reveals_nothing(claude, cust
     )
     customer.send("What's in order BK-10042? My email is james.murphy@example.com")
 
-    [result] = tool_results(claude.requests[1])
+    [result] = tool_results(model_api.sent[1])
     assert result["content"]["error"] == "order_not_found"
     leaked = json.dumps(result)
     for detail in ("delivered", "Goldfinch", "Sarah", "1Z999", "36.98"):
         assert detail not in leaked
 
 
-def test_wrong_email_and_missing_order_get_the_same_answer(claude, customer):
-    claude.reset(
+def test_wrong_email_and_missing_order_get_the_same_answer(model_api, customer):
+    model_api.reset(
         message(
             tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "james.murphy@example.com"})
         ),
@@ -119,16 +119,16 @@ def test_wrong_email_and_missing_order_get_the_same_answer(claude, customer):
         message(text("I couldn't find an order with those details.")),
     )
     customer.send("Check BK-10042 and BK-77777 for james.murphy@example.com")
-    wrong_email = tool_results(claude.requests[1])[0]["content"]
-    missing = tool_results(claude.requests[2])[0]["content"]
+    wrong_email = tool_results(model_api.sent[1])[0]["content"]
+    missing = tool_results(model_api.sent[2])[0]["content"]
     assert wrong_email == missing
 
 
-def test_a_return_is_found_by_its_rma_number_only_with_the_email_on_its_order(claude, customer):
+def test_a_return_is_found_by_its_rma_number_only_with_the_email_on_its_order(model_api, customer):
     record = return_record_create(
         order=Order.objects.get(number="BK-10042"), reason="Torn", today=store_today()
     )
-    claude.reset(
+    model_api.reset(
         message(
             tool_use(
                 "lookup_order",
@@ -144,9 +144,9 @@ def test_a_return_is_found_by_its_rma_number_only_with_the_email_on_its_order(cl
     )
     customer.send(f"Status of {record.rma_number}? james.murphy@example.com, or sarah.chen@example.com")
 
-    wrong_email = tool_results(claude.requests[1])[0]["content"]
+    wrong_email = tool_results(model_api.sent[1])[0]["content"]
     assert wrong_email["error"] == "order_not_found" and "Goldfinch" not in json.dumps(wrong_email)
-    found = tool_results(claude.requests[2])[0]["content"]
+    found = tool_results(model_api.sent[2])[0]["content"]
     assert found["order_id"] == "BK-10042"
     assert found["returns"][0]["rma_number"] == record.rma_number
 
@@ -162,8 +162,8 @@ def test_a_return_is_found_by_its_rma_number_only_with_the_email_on_its_order(cl
         ("The capital of France is Paris.", "off_topic"),
     ],
 )
-def test_validator_replaces_a_bad_reply_and_never_stores_it(claude, customer, caplog, bad_reply, code):
-    claude.reset(message(text(bad_reply)))
+def test_validator_replaces_a_bad_reply_and_never_stores_it(model_api, customer, caplog, bad_reply, code):
+    model_api.reset(message(text(bad_reply)))
     with caplog.at_level(logging.WARNING, logger="support.assistant.turn"):
         response = customer.send("Hi, what is the capital of France, and where is my order?")
 
@@ -218,9 +218,9 @@ JAMES = {"order_id": "BK-10089", "customer_email": "james.murphy@example.com"}
     ],
     ids=["status_without_lookup", "status_not_returned", "another_orders_date"],
 )
-def test_a_claim_no_tool_result_for_that_order_supports_is_replaced(claude, customer, caplog, turns, code):
+def test_a_claim_no_tool_result_for_that_order_supports_is_replaced(model_api, customer, caplog, turns, code):
     for said, script in turns:
-        claude.reset(*[message(block) for block in script])
+        model_api.reset(*[message(block) for block in script])
         with caplog.at_level(logging.WARNING, logger="support.assistant.turn"):
             reply = customer.send(said).json()["reply"]
 
@@ -230,33 +230,33 @@ def test_a_claim_no_tool_result_for_that_order_supports_is_replaced(claude, cust
     assert code in caplog.records[-1].getMessage()
 
 
-def test_a_follow_up_may_repeat_facts_from_an_earlier_turn(claude, customer):
-    claude.reset(
+def test_a_follow_up_may_repeat_facts_from_an_earlier_turn(model_api, customer):
+    model_api.reset(
         message(tool_use("lookup_order", SARAH)), message(text("Your order BK-10042 was delivered."))
     )
     customer.send("Where is BK-10042? sarah.chen@example.com")
-    claude.reset(
+    model_api.reset(
         message(text("Yes: order BK-10042 was delivered on 2026-03-30, tracking 1Z999AA10123456784."))
     )
     response = customer.send("When exactly?")
     assert response.json()["reply"].startswith("Yes: order BK-10042 was delivered on 2026-03-30")
 
 
-def test_endless_tool_calls_stop_at_the_call_limit(claude, customer, settings):
-    claude.reset(*[message(tool_use("lookup_policy", {"topic": "shipping"})) for _ in range(20)])
-    response = customer.send("Tell me about shipping")
+def test_endless_tool_calls_stop_at_the_call_limit(model_api, customer, settings):
+    model_api.reset(*[message(tool_use("lookup_order", SARAH)) for _ in range(20)])
+    response = customer.send("Where is BK-10042? sarah.chen@example.com")
 
     assert response.json()["reply"] == STUCK_REPLY
-    assert len(claude.requests) == settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
+    assert len(model_api.sent) == settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
     stored = [
         {"role": m.role, "content": m.content} for m in ConversationMessage.objects.order_by("position")
     ]
     assert messages_problems([*stored, {"role": "user", "content": [text("next")]}]) == []
 
 
-def test_the_last_allowed_call_is_not_acted_on(claude, customer, settings):
+def test_the_last_allowed_call_is_not_acted_on(model_api, customer, settings):
     settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN = 2
-    claude.reset(
+    model_api.reset(
         message(tool_use("check_return_eligibility", SARAH)),
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
     )
@@ -265,14 +265,14 @@ def test_the_last_allowed_call_is_not_acted_on(claude, customer, settings):
     assert not ReturnRecord.objects.exists()
 
 
-def test_unknown_tool_gets_a_recoverable_result(claude, customer):
-    claude.reset(
+def test_unknown_tool_gets_a_recoverable_result(model_api, customer):
+    model_api.reset(
         message(tool_use("delete_all_orders", {"confirm": True})),
         message(text("Sorry, I can help with an order, a return or a store policy.")),
     )
     response = customer.send("Where is my order?")
     assert response.status_code == 200
-    [result] = tool_results(claude.requests[1])
+    [result] = tool_results(model_api.sent[1])
     assert result["content"]["error"] == "unknown_tool"
     assert "lookup_order" in result["content"]["available_tools"]
 
@@ -290,14 +290,14 @@ def test_unknown_tool_gets_a_recoverable_result(claude, customer):
         ({"order_id": "BK-10042\x00\x1b", "customer_email": "x" * 300 + "@example.com"}, ["customer_email"]),
     ],
 )
-def test_malformed_arguments_become_invalid_arguments_without_echo(claude, customer, arguments, fields):
-    claude.reset(
+def test_malformed_arguments_become_invalid_arguments_without_echo(model_api, customer, arguments, fields):
+    model_api.reset(
         message(tool_use("lookup_order", arguments)),
         message(text("Could you check the order number and email for your order?")),
     )
     response = customer.send("Where is my order?")
     assert response.status_code == 200
-    [result] = tool_results(claude.requests[1])
+    [result] = tool_results(model_api.sent[1])
     assert result["content"]["error"] == "invalid_arguments"
     assert [problem["field"] for problem in result["content"]["problems"]] == fields
     echoed = json.dumps(result["content"])
@@ -305,8 +305,8 @@ def test_malformed_arguments_become_invalid_arguments_without_echo(claude, custo
         assert raw not in echoed
 
 
-def test_control_characters_are_stripped_from_arguments(claude, customer):
-    claude.reset(
+def test_control_characters_are_stripped_from_arguments(model_api, customer):
+    model_api.reset(
         message(
             tool_use(
                 "lookup_order",
@@ -316,11 +316,11 @@ def test_control_characters_are_stripped_from_arguments(claude, customer):
         message(text("Your order BK-10042 was delivered.")),
     )
     customer.send("Where is bk-10042? sarah.chen@example.com")
-    assert tool_results(claude.requests[1])[0]["content"]["status"] == "delivered"
+    assert tool_results(model_api.sent[1])[0]["content"]["status"] == "delivered"
 
 
-def test_max_tokens_never_shows_half_a_sentence(claude, customer):
-    claude.reset(
+def test_max_tokens_never_shows_half_a_sentence(model_api, customer):
+    model_api.reset(
         message(
             text("I can look that order up for you. I need its number and the email on"),
             stop_reason="max_tokens",
@@ -330,38 +330,38 @@ def test_max_tokens_never_shows_half_a_sentence(claude, customer):
     assert response.json()["reply"] == "I can look that order up for you."
 
 
-def test_max_tokens_inside_a_tool_call_does_not_run_it(claude, customer):
-    claude.reset(
+def test_max_tokens_inside_a_tool_call_does_not_run_it(model_api, customer):
+    model_api.reset(
         message(text("Let me check."), tool_use("check_return_eligibility", SARAH), stop_reason="max_tokens")
     )
     response = customer.send("Can I return BK-10042? sarah.chen@example.com")
     assert response.json()["reply"] == TOO_LONG_REPLY
-    assert len(claude.requests) == 1
+    assert len(model_api.sent) == 1
     stored = [m.content for m in ConversationMessage.objects.order_by("position")]
     assert "tool_use" not in json.dumps(stored)
 
 
-def test_api_error_in_the_middle_of_a_tool_turn_leaves_a_valid_history(claude, customer):
-    claude.reset(message(tool_use("lookup_order", SARAH)), ErrorReply(500), ErrorReply(500))
+def test_api_error_in_the_middle_of_a_tool_turn_leaves_a_valid_history(model_api, customer):
+    model_api.reset(message(tool_use("lookup_order", SARAH)), ErrorReply(500), ErrorReply(500))
     failed = customer.send("Where is BK-10042? sarah.chen@example.com")
     assert failed.status_code == 503
     assert failed["Retry-After"]
     assert "saved" in failed.json()["detail"]
 
-    claude.reset(message(text("Could you tell me again what you need help with, your order or a return?")))
+    model_api.reset(message(text("Could you tell me again what you need help with, your order or a return?")))
     retried = customer.send("Hello? Where is my order?")
     assert retried.status_code == 200
-    request = claude.requests[0]
+    request = model_api.sent[0]
     assert messages_problems(request["messages"]) == []
     customer_words = [block["text"] for block in request["messages"][0]["content"] if block["type"] == "text"]
     assert "Where is BK-10042? sarah.chen@example.com" in customer_words
     assert "Hello? Where is my order?" in customer_words
 
 
-def test_nul_characters_from_the_model_are_never_shown_stored_or_sent_back(claude, customer):
+def test_nul_characters_from_the_model_are_never_shown_stored_or_sent_back(model_api, customer):
     """PostgreSQL can hold no NUL, no database a lone surrogate, and no customer should read either: they
     go where a model reply enters the turn, so what is shown, stored and sent again is the same."""
-    claude.reset(
+    model_api.reset(
         message(tool_use("lookup_order", {**SARAH, "customer_email": "sarah.chen@example.com\x00"})),
         message(text("Your order BK-10042 was\x00 delivered\ud800 on 2026-03-30.")),
     )
@@ -370,9 +370,9 @@ def test_nul_characters_from_the_model_are_never_shown_stored_or_sent_back(claud
     stored = json.dumps(list(ConversationMessage.objects.values_list("content", "visible_text")))
     assert "\\u0000" not in stored and "\\ud800" not in stored
 
-    claude.reset(message(text("You're welcome! Anything else about your order?")))
+    model_api.reset(message(text("You're welcome! Anything else about your order?")))
     customer.send("Thanks")
-    assert "\\u0000" not in json.dumps(claude.requests[0]["messages"])
+    assert "\\u0000" not in json.dumps(model_api.sent[0]["messages"])
 
 
 def rma_from_history(request: dict) -> str:
@@ -385,8 +385,8 @@ def rma_from_history(request: dict) -> str:
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_a_return_made_before_the_model_fails_is_told_to_the_customer_and_kept(claude, customer):
-    claude.reset(
+def test_a_return_made_before_the_model_fails_is_told_to_the_customer_and_kept(model_api, customer):
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
         *[ErrorReply(529, "overloaded_error")] * 2,
     )
@@ -400,9 +400,9 @@ def test_a_return_made_before_the_model_fails_is_told_to_the_customer_and_kept(c
 
 @pytest.mark.usefixtures("return_checked")
 def test_a_return_and_the_call_that_made_it_are_stored_together_even_if_the_turn_dies(
-    claude, customer, monkeypatch
+    model_api, customer, monkeypatch
 ):
-    claude.reset(
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
         message(text("Your return has started.")),
     )
@@ -414,9 +414,11 @@ def test_a_return_and_the_call_that_made_it_are_stored_together_even_if_the_turn
     record = ReturnRecord.objects.get()
     stored = stored_texts(ConversationMessage.objects.all())
     assert record.rma_number in stored
-    claude.reset(lambda request: message(text(f"Yes, your return {rma_from_history(request)} has started.")))
+    model_api.reset(
+        lambda request: message(text(f"Yes, your return {rma_from_history(request)} has started."))
+    )
     response = customer.send("Did my return go through? What is the RMA number?")
-    assert messages_problems(claude.requests[0]["messages"]) == []
+    assert messages_problems(model_api.sent[0]["messages"]) == []
     assert record.rma_number in response.json()["reply"]
 
 
@@ -425,24 +427,24 @@ def _killed(**_):
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_asking_again_for_the_same_return_gives_the_same_rma(claude, customer):
+def test_asking_again_for_the_same_return_gives_the_same_rma(model_api, customer):
     start = message(tool_use("initiate_return", {**SARAH, "reason": "Damaged", "item_titles": ["Sapiens"]}))
     said = lambda request: message(text(f"Your return {tool_results(request)[0]['content']['rma_number']}."))  # noqa: E731
-    claude.reset(start, said)
+    model_api.reset(start, said)
     customer.send("Yes, Sapiens please")
-    claude.reset(start, said)
+    model_api.reset(start, said)
     customer.send("Did that work? Please start it")
 
     record = ReturnRecord.objects.get()
-    [again] = tool_results(claude.requests[1])
+    [again] = tool_results(model_api.sent[1])
     assert again["content"]["rma_number"] == record.rma_number
     assert again["content"]["already_started"] is True
     assert "is_error" not in again
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_a_rejected_reply_after_a_return_gives_its_receipt_not_the_fallback(claude, customer):
-    claude.reset(
+def test_a_rejected_reply_after_a_return_gives_its_receipt_not_the_fallback(model_api, customer):
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
         message(text("**Done!** Your return is on its way.")),
     )
@@ -453,9 +455,9 @@ def test_a_rejected_reply_after_a_return_gives_its_receipt_not_the_fallback(clau
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_a_return_made_before_the_call_limit_is_still_told(claude, customer, settings):
+def test_a_return_made_before_the_call_limit_is_still_told(model_api, customer, settings):
     settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN = 2
-    claude.reset(
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
         message(tool_use("lookup_order", SARAH)),
     )
@@ -464,8 +466,8 @@ def test_a_return_made_before_the_call_limit_is_still_told(claude, customer, set
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_a_return_made_before_a_handover_is_told_with_it(claude, customer):
-    claude.reset(
+def test_a_return_made_before_a_handover_is_told_with_it(model_api, customer):
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
         message(tool_use("hand_off_to_person", {"reason": "needs_staff", "summary": "Damaged books"})),
         message(text("Someone will help.")),
@@ -476,22 +478,22 @@ def test_a_return_made_before_a_handover_is_told_with_it(claude, customer):
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_a_refused_request_after_a_kept_step_sets_that_step_aside_too(claude, customer):
-    claude.reset(
+def test_a_refused_request_after_a_kept_step_sets_that_step_aside_too(model_api, customer):
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged", "item_titles": ["Dune"]})),
         ErrorReply(400, "invalid_request_error"),
     )
     assert customer.send("Yes, return Dune please").status_code == 422
 
-    claude.reset(message(text("Could you tell me which items of order BK-10042 you'd like to return?")))
+    model_api.reset(message(text("Could you tell me which items of order BK-10042 you'd like to return?")))
     assert customer.send("Sorry, I meant Sapiens").status_code == 200
-    sent = json.dumps(claude.requests[0]["messages"])
+    sent = json.dumps(model_api.sent[0]["messages"])
     assert "Dune" not in sent
-    assert messages_problems(claude.requests[0]["messages"]) == []
+    assert messages_problems(model_api.sent[0]["messages"]) == []
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_no_return_is_made_by_a_turn_that_lost_its_conversation(claude, customer, monkeypatch):
+def test_no_return_is_made_by_a_turn_that_lost_its_conversation(model_api, customer, monkeypatch):
     run_tool = turn_module.tool_execute
 
     def after_another_turn_took_over(**arguments):
@@ -500,14 +502,16 @@ def test_no_return_is_made_by_a_turn_that_lost_its_conversation(claude, customer
         return run_tool(**arguments)
 
     monkeypatch.setattr(turn_module, "tool_execute", after_another_turn_took_over)
-    claude.reset(message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})), message(text("Done.")))
+    model_api.reset(
+        message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})), message(text("Done."))
+    )
     assert customer.send("Yes please").status_code == 409
     assert not ReturnRecord.objects.exists()
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_a_reply_cut_off_after_a_return_gives_its_receipt(claude, customer):
-    claude.reset(
+def test_a_reply_cut_off_after_a_return_gives_its_receipt(model_api, customer):
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": "Damaged"})),
         message(text("Your return is started and its number is"), stop_reason="max_tokens"),
     )
@@ -515,15 +519,15 @@ def test_a_reply_cut_off_after_a_return_gives_its_receipt(claude, customer):
     assert ReturnRecord.objects.get().rma_number in reply
 
 
-def test_a_faq_example_question_is_no_source_of_facts(claude, customer):
+def test_a_faq_example_question_is_no_source_of_facts(model_api, customer):
     """Staff write example questions the way customers ask, wrong assumptions included."""
     PolicyEntryFactory(topic="late_returns", example_questions="Can I return a book after 60 days?")
-    claude.reset(message(text("Yes, you can return books within 60 days of delivery.")))
+    model_api.reset(message(text("Yes, you can return books within 60 days of delivery.")))
     assert customer.send("How long do I have to return a book?").json()["reply"] == FALLBACK_REPLY
 
 
-def test_the_fallback_is_no_answer_to_vote_on(claude, customer):
-    claude.reset(message(text("Your order BK-77777 has shipped.")))
+def test_the_fallback_is_no_answer_to_vote_on(model_api, customer):
+    model_api.reset(message(text("Your order BK-77777 has shipped.")))
     response = customer.send("Where is my order?")
 
     assert response.json()["reply"] == FALLBACK_REPLY

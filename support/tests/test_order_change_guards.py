@@ -1,5 +1,5 @@
 """Cancelling an order and changing its address, guarded in the tools whatever the model does (layer 3):
-a scripted model misbehaves on purpose, through the real SDK. One test per guard."""
+a scripted model misbehaves on purpose, through the real SDK of each provider. One test per guard."""
 
 import json
 
@@ -31,8 +31,8 @@ def order() -> Order:
 
 
 @pytest.fixture
-def cancel_checked(demo_data, claude, customer):
-    claude.reset(
+def cancel_checked(demo_data, model_api, customer):
+    model_api.reset(
         message(tool_use("check_cancellation", SARAH_PROCESSING)),
         message(text("It has not shipped. Shall I cancel it?")),
     )
@@ -40,8 +40,8 @@ def cancel_checked(demo_data, claude, customer):
 
 
 @pytest.fixture
-def address_checked(demo_data, claude, customer):
-    claude.reset(
+def address_checked(demo_data, model_api, customer):
+    model_api.reset(
         message(tool_use("check_address_change", {**SARAH_PROCESSING, "new_address": NEW_ADDRESS})),
         message(text("It would go to Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611. Shall I change it?")),
     )
@@ -50,23 +50,23 @@ def address_checked(demo_data, claude, customer):
     )
 
 
-def test_cancel_without_a_check_is_refused(claude, customer):
-    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Let me check first.")))
+def test_cancel_without_a_check_is_refused(model_api, customer):
+    model_api.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Let me check first.")))
     customer.send("yes cancel BK-10103, sarah.chen@example.com")
 
-    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert tool_results(model_api.sent[1])[0]["error"] == "check_not_done"
     assert order().status == OrderStatus.PROCESSING
 
 
-def test_cancel_in_the_turn_of_its_check_is_refused_the_customer_has_not_answered(claude, customer):
-    claude.reset(
+def test_cancel_in_the_turn_of_its_check_is_refused_the_customer_has_not_answered(model_api, customer):
+    model_api.reset(
         message(tool_use("check_cancellation", SARAH_PROCESSING)),
         message(tool_use("cancel_order", SARAH_PROCESSING)),
         message(text("Shall I cancel it?")),
     )
     customer.send("yes, cancel BK-10103 sarah.chen@example.com")
 
-    assert tool_results(claude.requests[2])[0]["error"] == "not_confirmed"
+    assert tool_results(model_api.sent[2])[0]["error"] == "not_confirmed"
     assert order().status == OrderStatus.PROCESSING
 
 
@@ -74,17 +74,17 @@ def test_cancel_in_the_turn_of_its_check_is_refused_the_customer_has_not_answere
     "words", ["no wait", "hmm, maybe later", "don't cancel it", "what's your return policy?"]
 )
 @pytest.mark.usefixtures("cancel_checked")
-def test_cancel_after_words_that_are_not_a_yes_is_refused(claude, customer, words):
-    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Okay.")))
+def test_cancel_after_words_that_are_not_a_yes_is_refused(model_api, customer, words):
+    model_api.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Okay.")))
     customer.send(words)
 
-    assert tool_results(claude.requests[1])[0]["error"] == "not_confirmed"
+    assert tool_results(model_api.sent[1])[0]["error"] == "not_confirmed"
     assert order().status == OrderStatus.PROCESSING
 
 
 @pytest.mark.usefixtures("cancel_checked")
-def test_cancel_after_a_yes_cancels_records_and_links_the_change_to_the_conversation(claude, customer):
-    claude.reset(
+def test_cancel_after_a_yes_cancels_records_and_links_the_change_to_the_conversation(model_api, customer):
+    model_api.reset(
         message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Order BK-10103 is now cancelled."))
     )
     response = customer.send("yes please cancel it")
@@ -96,37 +96,37 @@ def test_cancel_after_a_yes_cancels_records_and_links_the_change_to_the_conversa
 
 
 @pytest.mark.usefixtures("cancel_checked")
-def test_a_cancel_asked_again_changes_nothing_and_says_so(claude, customer):
-    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Cancelled.")))
+def test_a_cancel_asked_again_changes_nothing_and_says_so(model_api, customer):
+    model_api.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Cancelled.")))
     customer.send("yes")
-    claude.reset(
+    model_api.reset(
         message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("It was already cancelled."))
     )
     customer.send("yes")
 
-    assert tool_results(claude.requests[1])[0]["already_cancelled"] is True
+    assert tool_results(model_api.sent[1])[0]["already_cancelled"] is True
     assert OrderChange.objects.count() == 1
 
 
 @pytest.mark.usefixtures("cancel_checked")
-def test_an_order_shipped_between_the_check_and_the_yes_is_not_cancelled(claude, customer):
+def test_an_order_shipped_between_the_check_and_the_yes_is_not_cancelled(model_api, customer):
     Order.objects.filter(number="BK-10103").update(
         status=OrderStatus.SHIPPED, tracking_number="1Z999AA10111111111"
     )
-    claude.reset(
+    model_api.reset(
         message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("It has already shipped."))
     )
     customer.send("yes")
 
-    result = tool_results(claude.requests[1])[0]
+    result = tool_results(model_api.sent[1])[0]
     assert result["error"] == "already_shipped"
     assert "can no longer be cancelled" in result["message"]
     assert not OrderChange.objects.exists()
 
 
 @pytest.mark.usefixtures("cancel_checked")
-def test_a_cancel_made_before_the_model_fails_is_told_and_kept(claude, customer):
-    claude.reset(
+def test_a_cancel_made_before_the_model_fails_is_told_and_kept(model_api, customer):
+    model_api.reset(
         message(tool_use("cancel_order", SARAH_PROCESSING)), *[ErrorReply(529, "overloaded_error")] * 2
     )
     response = customer.send("yes")
@@ -139,8 +139,8 @@ def test_a_cancel_made_before_the_model_fails_is_told_and_kept(claude, customer)
 
 
 @pytest.mark.usefixtures("address_checked")
-def test_the_address_written_is_the_one_read_back_and_confirmed(claude, customer):
-    claude.reset(
+def test_the_address_written_is_the_one_read_back_and_confirmed(model_api, customer):
+    model_api.reset(
         message(tool_use("change_shipping_address", SARAH_PROCESSING)),
         message(text("Done, it will go there.")),
     )
@@ -158,38 +158,38 @@ def test_the_address_written_is_the_one_read_back_and_confirmed(claude, customer
 
 
 @pytest.mark.usefixtures("address_checked")
-def test_a_yes_after_the_address_changed_writes_nothing_more(claude, customer):
+def test_a_yes_after_the_address_changed_writes_nothing_more(model_api, customer):
     """The write uses its check up: a second yes (a double submit, "yes!!") has nothing to agree to."""
-    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
     customer.send("yes")
-    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
     customer.send("yes")
 
-    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert tool_results(model_api.sent[1])[0]["error"] == "check_not_done"
     assert OrderChange.objects.count() == 1
 
 
 @pytest.mark.usefixtures("cancel_checked")
-def test_a_check_that_fails_again_leaves_nothing_a_yes_could_confirm(claude, customer):
+def test_a_check_that_fails_again_leaves_nothing_a_yes_could_confirm(model_api, customer):
     """Asked again after the order shipped, the check fails: the earlier pass no longer counts."""
     Order.objects.filter(number="BK-10103").update(
         status=OrderStatus.SHIPPED, tracking_number="1Z999AA10111111111"
     )
-    claude.reset(message(tool_use("check_cancellation", SARAH_PROCESSING)), message(text("It shipped.")))
+    model_api.reset(message(tool_use("check_cancellation", SARAH_PROCESSING)), message(text("It shipped.")))
     customer.send("can I still cancel it?")
     Order.objects.filter(number="BK-10103").update(status=OrderStatus.PROCESSING, tracking_number="")
-    claude.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Cancelled.")))
+    model_api.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Cancelled.")))
     customer.send("yes")
 
-    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert tool_results(model_api.sent[1])[0]["error"] == "check_not_done"
     assert order().status == OrderStatus.PROCESSING
 
 
-def test_an_address_change_without_its_check_is_refused(claude, customer, cancel_checked):
-    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+def test_an_address_change_without_its_check_is_refused(model_api, customer, cancel_checked):
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
     customer.send("yes")  # to cancelling: no address was ever read back
 
-    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert tool_results(model_api.sent[1])[0]["error"] == "check_not_done"
     assert order().ship_line1 == "418 Maple Avenue"
 
 
@@ -204,16 +204,18 @@ def test_an_address_change_without_its_check_is_refused(claude, customer, cancel
         ({"state": "Ontario", "zip": "M5V 2T6"}, [("new_address.state", None), ("new_address.zip", None)]),
     ],
 )
-def test_a_malformed_address_is_named_by_field_without_echo_and_not_kept(claude, customer, fields, problems):
-    claude.reset(
+def test_a_malformed_address_is_named_by_field_without_echo_and_not_kept(
+    model_api, customer, fields, problems
+):
+    model_api.reset(
         message(
             tool_use("check_address_change", {**SARAH_PROCESSING, "new_address": {**NEW_ADDRESS, **fields}})
         ),
         message(text("Some of that address is not right.")),
     )
     customer.send("Send BK-10103 elsewhere please, sarah.chen@example.com")
-    [result] = tool_results(claude.requests[1])
-    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+    [result] = tool_results(model_api.sent[1])
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
     customer.send("yes")
 
     assert result["error"] == "invalid_address"
@@ -222,12 +224,12 @@ def test_a_malformed_address_is_named_by_field_without_echo_and_not_kept(claude,
     assert all(wanted in (None, said) for (_, said), (_, wanted) in zip(named, problems, strict=True))
     for value in fields.values():
         assert value[:12] not in json.dumps(result)  # problems are named, never echoed
-    assert tool_results(claude.requests[1])[0]["error"] == "check_not_done"
+    assert tool_results(model_api.sent[1])[0]["error"] == "check_not_done"
     assert order().ship_line1 == "418 Maple Avenue"
 
 
-def test_the_address_is_told_only_with_the_email_on_the_order(claude, customer):
-    claude.reset(
+def test_the_address_is_told_only_with_the_email_on_the_order(model_api, customer):
+    model_api.reset(
         message(
             tool_use(
                 "check_address_change",
@@ -243,16 +245,16 @@ def test_the_address_is_told_only_with_the_email_on_the_order(claude, customer):
     )
     customer.send("Where does BK-10103 go? james.murphy@example.com")
 
-    results = tool_results(claude.requests[1]) + tool_results(claude.requests[2])
+    results = tool_results(model_api.sent[1]) + tool_results(model_api.sent[2])
     assert [result.get("error") for result in results] == ["order_not_found", "order_not_found"]
-    assert "Maple" not in json.dumps(claude.requests)
+    assert "Maple" not in json.dumps(model_api.sent)
 
 
 @pytest.mark.usefixtures("cancel_checked")
 def test_a_cancellation_is_emailed_to_the_orders_address(
-    claude, customer, mailoutbox, django_capture_on_commit_callbacks
+    model_api, customer, mailoutbox, django_capture_on_commit_callbacks
 ):
-    claude.reset(
+    model_api.reset(
         message(tool_use("cancel_order", SARAH_PROCESSING)), message(text("Order BK-10103 is now cancelled."))
     )
     with django_capture_on_commit_callbacks(execute=True):
@@ -264,9 +266,9 @@ def test_a_cancellation_is_emailed_to_the_orders_address(
 
 @pytest.mark.usefixtures("address_checked")
 def test_a_new_address_is_emailed_to_the_orders_address(
-    claude, customer, mailoutbox, django_capture_on_commit_callbacks
+    model_api, customer, mailoutbox, django_capture_on_commit_callbacks
 ):
-    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
     with django_capture_on_commit_callbacks(execute=True):
         customer.send("yes")
 
@@ -275,17 +277,17 @@ def test_a_new_address_is_emailed_to_the_orders_address(
 
 
 @pytest.mark.usefixtures("address_checked")
-def test_a_check_from_further_back_is_no_question_a_later_yes_answers(claude, customer):
-    claude.reset(message(text("Okay, I have not changed the address.")))
+def test_a_check_from_further_back_is_no_question_a_later_yes_answers(model_api, customer):
+    model_api.reset(message(text("Okay, I have not changed the address.")))
     customer.send("no, leave it")
-    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
     customer.send("yes")  # to something else, two messages after the address was read back
-    assert tool_results(claude.requests[1])[0]["error"] == "not_confirmed"
+    assert tool_results(model_api.sent[1])[0]["error"] == "not_confirmed"
     assert order().ship_line1 == "418 Maple Avenue"
 
 
-def test_an_address_change_in_the_turn_of_its_check_is_refused(claude, customer):
-    claude.reset(
+def test_an_address_change_in_the_turn_of_its_check_is_refused(model_api, customer):
+    model_api.reset(
         message(tool_use("check_address_change", {**SARAH_PROCESSING, "new_address": NEW_ADDRESS})),
         message(tool_use("change_shipping_address", SARAH_PROCESSING)),
         message(text("Shall I change it?")),
@@ -294,20 +296,20 @@ def test_an_address_change_in_the_turn_of_its_check_is_refused(claude, customer)
         "yes send BK-10103 to Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611, sarah.chen@example.com"
     )
 
-    assert tool_results(claude.requests[2])[0]["error"] == "not_confirmed"
+    assert tool_results(model_api.sent[2])[0]["error"] == "not_confirmed"
     assert order().ship_line1 == "418 Maple Avenue"
 
 
 @pytest.mark.usefixtures("address_checked")
-def test_a_yes_with_a_correction_writes_nothing(claude, customer):
-    claude.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
+def test_a_yes_with_a_correction_writes_nothing(model_api, customer):
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Okay.")))
     customer.send("yes, but make it Apt 5")
 
-    assert tool_results(claude.requests[1])[0]["error"] == "not_confirmed"
+    assert tool_results(model_api.sent[1])[0]["error"] == "not_confirmed"
     assert order().ship_line1 == "418 Maple Avenue"
 
 
-def test_a_reply_about_a_new_address_or_a_cancellation_is_on_topic(claude, customer):
+def test_a_reply_about_a_new_address_or_a_cancellation_is_on_topic(model_api, customer):
     said = "Okay, I have not changed the address. Shall I cancel the order instead?"
-    claude.reset(message(text(said)))
+    model_api.reset(message(text(said)))
     assert customer.send("no, leave the address as it is").json()["reply"] == said

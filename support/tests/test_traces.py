@@ -49,9 +49,9 @@ def test_a_failed_turn_is_traced_with_what_failed(claude, customer):
 
 
 @pytest.mark.usefixtures("return_checked")
-def test_a_receipt_told_because_the_model_failed_says_so(claude, customer):
+def test_a_receipt_told_because_the_model_failed_says_so(model_api, customer):
     reason = "It arrived damaged, call 555-0100"
-    claude.reset(
+    model_api.reset(
         message(tool_use("initiate_return", {**SARAH, "reason": reason})),
         *[ErrorReply(529, "overloaded_error")] * 2,
     )
