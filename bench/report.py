@@ -78,6 +78,7 @@ class Results:
     turns_in_window: int
     turns_per_second: float
     latency_ms: Percentiles | None
+    latency_by_turn_ms: dict[int, float]  # turn index -> median latency in the window
     errors: dict[str, int]
     # Latency minus the stub's time for the turn's model calls: what the site (and the way to it) adds.
     server_time_ms: Percentiles | None
@@ -130,6 +131,13 @@ def _errors(rows: list[dict]) -> dict[str, int]:
 
 def _latency_ms(row: dict) -> float:
     return (row["end"] - row["start"]) * 1000
+
+
+def _latency_by_turn(turns: list[dict]) -> dict[int, float]:
+    by_turn: dict[int, list[float]] = {}
+    for row in turns:
+        by_turn.setdefault(row["turn"], []).append(_latency_ms(row))
+    return {turn: round(statistics.median(values), 1) for turn, values in sorted(by_turn.items())}
 
 
 def _server_times(turns: list[dict], calls_per_turn: dict[int, float], stub_ms_per_call: float):
@@ -249,6 +257,7 @@ def compute(m: Measurements) -> Results:
         turns_in_window=len(in_window),
         turns_per_second=round(len(in_window) / window, 1) if window > 0 else 0.0,
         latency_ms=Percentiles.of([_latency_ms(row) for row in in_window]),
+        latency_by_turn_ms=_latency_by_turn(in_window),
         errors=_errors(rows),
         server_time_ms=_server_times(in_window, calls_per_turn, stub_ms_per_call),
         stub_ms_per_call=round(stub_ms_per_call, 2),
@@ -305,6 +314,10 @@ def _lines(r: Results) -> list[tuple[str, str]]:
         ("turns", f"{r.turns_in_window} in window, {r.turns_answered} answered in all"),
         ("turns/s", f"{r.turns_per_second}{versus}"),
         ("latency", _ms(r.latency_ms)),
+        (
+            "latency by turn",
+            "  ".join(f"{t}: {ms:.0f}" for t, ms in r.latency_by_turn_ms.items()) + " ms (p50)",
+        ),
         ("errors", ", ".join(f"{key}: {n}" for key, n in r.errors.items()) or "none"),
         (
             "server time/turn",

@@ -81,6 +81,7 @@ class Bench:
             # Every simulated customer comes from 127.0.0.1.
             "BOOKLY_RATELIMIT_IP": "1000000/m",
             "BOOKLY_RATELIMIT_SESSION": "1000000/m",
+            "BOOKLY_RATELIMIT_ACTIONS": "1000000/m",
             "BOOKLY_SERVER_TIMING": "1",
             "GUNICORN_BIND": f"127.0.0.1:{self.site_port}",
             "WEB_CONCURRENCY": str(args.workers),

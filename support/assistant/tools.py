@@ -69,7 +69,7 @@ from support.conversations.services import (
 )
 from support.conversations.waiting import waiting_notice
 from support.llm.consent import reads_as_yes
-from support.llm.protocol import HANDOFF_TOOL, HandoffAsk, ToolError
+from support.llm.protocol import HANDOFF_TOOL, HandoffAsk, ToolError, policy_quote
 
 RMA_RE = re.compile(RMA_NUMBER_PATTERN)
 EMAIL_RE = re.compile(r"^[^@\s]{1,64}@[^@\s]+\.[^@\s]{2,}$")
@@ -215,7 +215,10 @@ TOOLS: list[dict[str, Any]] = [
     },
     {
         "name": "lookup_policy",
-        "description": ("The published FAQ answer for a topic key from faq_topics. Quote it; add nothing."),
+        "description": (
+            "The published FAQ answer for a topic key from faq_topics. The customer reads it word for word "
+            "at once: if the message asks for more, call the other tools in the same step."
+        ),
         "input_schema": {
             "type": "object",
             "properties": {"topic": {"type": "string", "description": "A topic key, like shipping."}},
@@ -815,6 +818,17 @@ def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
             available_topics=list(policy_entry_list_published().values_list("topic", flat=True)),
         )
     return ToolOutcome({"topic": entry.topic, "title": entry.title, "text": entry.text})
+
+
+def policy_answer(*, calls: list[tuple[str, ToolOutcome]]) -> str | None:
+    """The reply, in the FAQ's own words, when every call of the turn's first step was a lookup_policy
+    that found its answer (name and outcome of each): the question needed only the FAQ, so no second
+    model call is needed to quote it, and none can misquote it. None otherwise: a topic not found, or
+    anything else asked for, and the model writes the reply from the results."""
+    if not calls or any(name != "lookup_policy" or outcome.is_error for name, outcome in calls):
+        return None
+    quotes = {policy_quote(title=o.result["title"], text=o.result["text"]): None for _, o in calls}
+    return "\n\n".join(quotes)
 
 
 HANDED_OVER_REPLY = "I've passed this conversation to our support team."

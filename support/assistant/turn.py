@@ -40,6 +40,7 @@ from support.assistant.tools import (
     WRITE_TOOLS,
     ToolContext,
     ToolOutcome,
+    policy_answer,
     tool_execute,
     tool_progress,
 )
@@ -401,6 +402,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
     """Call the model until it answers in text; returns the reply's text blocks (not yet validated)."""
     system = [{"type": "text", "text": system_prompt(), "cache_control": _CACHE_POINT}]
     calls_left = settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
+    first_step = True
     while True:
         connections_release()
         try:
@@ -449,7 +451,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
 
         writes = calls_left and any(block["name"] in WRITE_TOOLS for block in tool_uses)
         with transaction.atomic() if writes else nullcontext():
-            results = []
+            results, outcomes = [], []
             for block in tool_uses:
                 if calls_left:
                     turn.progress(
@@ -480,12 +482,19 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
                     {"name": block["name"], "input": block["input"], "result": outcome.result}
                 )
                 results.append(outcome.as_block(block["id"]))
+                outcomes.append((block["name"], outcome))
             turn.add_tool_step(content, results)
             if writes:
                 turn.keep()
         if not calls_left:
             turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FIXED
             return [{"type": "text", "text": " ".join(turn.receipts) or STUCK_REPLY}]
+        if first_step and (quoted := policy_answer(calls=outcomes)):
+            # A question only the FAQ answers: its words are the reply, one model call instead of two
+            # (the second would only copy them). The validator still reads them, as every reply.
+            turn.reply_source = ReplySource.FAQ
+            return [{"type": "text", "text": quoted}]
+        first_step = False
         turn.progress(PROGRESS_WRITING)
 
 

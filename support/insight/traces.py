@@ -40,12 +40,14 @@ class ReplySource(models.TextChoices):
     # A return was made, then the model failed, its reply was rejected or cut short, or the calls ran out.
     RECEIPT = "receipt", "The return's receipt in fixed words"
     FIXED = "fixed", "Fixed words (a handover, or the assistant got stuck)"
+    # The question needed only the FAQ: its answer, word for word, without a second model call.
+    FAQ = "faq", "The FAQ's answer, quoted by the assistant"
     NONE = "", "Nothing (the turn failed)"
 
 
 # Replies that are the assistant's own answer, which a customer may vote on: not a fixed notice (a
 # handover, stuck, the fallback), nor a turn that failed.
-VOTABLE_SOURCES = frozenset({ReplySource.MODEL, ReplySource.RECEIPT})
+VOTABLE_SOURCES = frozenset({ReplySource.MODEL, ReplySource.RECEIPT, ReplySource.FAQ})
 
 
 def votable_traces(traces):

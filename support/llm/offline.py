@@ -35,6 +35,7 @@ from support.llm.protocol import (
     faq_topics_in,
     is_reminder,
     is_staff_message,
+    policy_quote,
 )
 from support.llm.types import ModelReply
 
@@ -1898,7 +1899,7 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
     if name in _CHANGE_REPLIES:
         return _CHANGE_REPLIES[name](result)
     if name == "lookup_policy":
-        return f"{result.get('title')}: {result.get('text')}"
+        return policy_quote(title=result.get("title", ""), text=result.get("text", ""))
     if name in (HANDOFF_TOOL, "report_delivery_problem"):
         return result.get("tell_the_customer") or GENERIC_ERROR_REPLY
     return GENERIC_ERROR_REPLY

@@ -29,6 +29,14 @@ OFFERS_PERSON_RE = re.compile(
     re.IGNORECASE,
 )
 
+
+def policy_quote(*, title: str, text: str) -> str:
+    """A FAQ answer as the customer reads it: its title, then staff's text word for word. The assistant
+    answers a question only the FAQ needs in these words, without a second model call; the offline
+    model quotes the same way when a policy is one of several answers."""
+    return f"{title}: {text}"
+
+
 # The per-turn reminder travels as its own text block of the customer's message,
 # wrapped in this tag: rules for the model, not words of the customer.
 REMINDER_TAG = "reminder"

@@ -13,6 +13,8 @@ from support.assistant.validator import FALLBACK_REPLY, reply_validate
 from support.models import ConversationMessage
 from support.testing.messages_stub import message, text, tool_use
 
+SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
+
 pytestmark = pytest.mark.usefixtures("demo_data")
 
 # (what the hijacked model wrote, the code it gets); the customer typed each reply's words too.
@@ -67,15 +69,16 @@ def test_a_link_and_a_phone_number_the_faq_gave_this_turn_may_be_quoted(claude, 
         text="Write to us at https://bookly.example/contact or call +1 (555) 010-0100 on weekdays.",
     )
     claude.reset(
-        message(tool_use("lookup_policy", {"topic": "contact"})),
+        message(tool_use("lookup_policy", {"topic": "contact"}), tool_use("lookup_order", SARAH)),
         message(
             text(
-                "You can write to us at https://bookly.example/contact or call +1 (555) 010-0100 on weekdays."
+                "Order BK-10042 was delivered. You can write to us at https://bookly.example/contact or call "
+                "+1 (555) 010-0100 on weekdays."
             )
         ),
     )
-    response = customer.send("How do I contact you?")
-    assert response.json()["reply"].startswith("You can write to us at https://bookly.example/contact")
+    response = customer.send("Was BK-10042 delivered (sarah.chen@example.com)? How do I contact you?")
+    assert "https://bookly.example/contact" in response.json()["reply"]
 
 
 def _verdict(reply: str, *, turn_results: list[ToolResult] = ()) -> tuple[str, ...]:

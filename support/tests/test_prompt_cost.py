@@ -72,7 +72,9 @@ def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
     run_conversation(cache, 0)  # warms the shared tools and system prompt, as in steady state
     usage = run_conversation(cache, 1)
 
-    assert len(usage) == 10  # two calls for each tool-using turn, one for the others
+    # Two calls for each turn whose tool results the model writes up (an order, a return's check, the
+    # return), one for the others: the policy question is answered in the FAQ's words after one call.
+    assert len(usage) == 9
     assert sum(call["input_tokens"] for call in usage) == 0
     added = estimate_tokens({"tools": [tool for tool in TOOLS if tool["name"] in ISSUE_22_TOOLS]})
     order_changes = len(usage) * 0.1 * (added + ISSUE_22_OTHER_TOKENS)
