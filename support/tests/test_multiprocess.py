@@ -23,7 +23,7 @@ from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.cache import cache
 
 from support.models import Conversation, ConversationMessage
-from support.testing.messages_stub import MessagesStub, message, text
+from support.testing.messages_stub import ErrorReply, MessagesStub, message, text
 from support.testing.protocol import messages_problems
 
 ON_SERVICES = os.environ.get("DATABASE_URL", "").startswith("postgres") and bool(os.environ.get("REDIS_URL"))
@@ -413,3 +413,31 @@ def test_staff_replies_and_customer_messages_at_once_are_all_kept_in_order(
     assert said == [f"Customer {n}" for n in range(rounds)]
     assert replied == [f"Staff {n}" for n in range(rounds)]
     assert len(stub.requests) == 1  # the first "Hi" only: nothing while a person answers
+
+
+def test_the_providers_circuit_is_shared_by_the_workers(stub, demo_data):
+    """Shared on purpose, through Redis: one outage opens it once for the whole site, and every
+    worker's customers then read the built-in model at once, instead of each worker paying its own
+    failures (and its customers their 503s) before it learns what the others already know."""
+    cache.clear()
+    running = Site(
+        stub, BOOKLY_SERVER_TIMING="1", BOOKLY_MODEL_CIRCUIT_FAILURES="3", BOOKLY_MODEL_CIRCUIT_SECONDS="300"
+    )
+    try:
+        stub.reset(*[message(text("What is the order number of your order?")) for _ in range(4)])
+        _every_worker_answering(running)
+        stub.reset()
+        stub.otherwise = ErrorReply(529, "overloaded_error")
+        outage = [Customer(running).send_with_headers("Where is my order?") for _ in range(3)]
+        answers = _new_customers_ask_at_once(running, 8, "Where is my order?")
+    finally:
+        running.stop()
+    assert [status for status, _, _ in outage] == [503] * 3
+    assert [(status, body["offline"]) for status, body, _ in answers] == [(200, True)] * 8
+    # Each worker answered with the built-in model without asking the provider once more: with a
+    # circuit per process, a worker that had not seen three failures itself would have asked it.
+    assert len(stub.requests) == 3
+    workers = {
+        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in answers
+    }
+    assert len(workers) == WORKERS
