@@ -10,12 +10,18 @@ The mapping, both ways:
   user tool_result       → one `tool` message each, before the user's own words (text parts)
   finish_reason          → stop_reason: stop → end_turn, tool_calls → tool_use, length → max_tokens,
                            content_filter → refusal
+  message.refusal        → stop_reason refusal (nothing of it is shown)
   usage                  → input, output and cache-read tokens (cached prompt tokens)
+A reasoning model's thinking is never part of the reply: a field of its own (reasoning_content,
+reasoning) is not read, and a <think>…</think> block that some servers leave at the start of the
+content (Qwen3 or DeepSeek-R1 on llama.cpp or vLLM without a reasoning parser) is removed; thinking
+that was cut off before it ended leaves no reply.
 Arguments that are not a JSON object reach the tools as they came, which refuse them by field
 ("must be a JSON object"), as they refuse any other malformed call; they go back to the provider as {}.
 """
 
 import json
+import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -105,11 +111,16 @@ def chat_tools(tools: list[dict]) -> list[dict[str, Any]]:
     ]
 
 
+# What a reasoning model thought before it answered, when the server leaves it in the content.
+_THINKING_RE = re.compile(r"\A\s*<think>.*?(?:</think>|\Z)\s*", re.DOTALL)
+
+
 def reply_content(message) -> list[dict[str, Any]]:
     """The answer's text and tool calls as Messages-API blocks."""
     content: list[dict[str, Any]] = []
-    if message.content:
-        content.append({"type": "text", "text": message.content})
+    words = _THINKING_RE.sub("", message.content or "", count=1)
+    if words:
+        content.append({"type": "text", "text": words})
     for call in message.tool_calls or []:
         arguments = call.function.arguments or ""
         try:
@@ -166,9 +177,12 @@ class ChatCompletionsModel:
         cached = (
             (usage.prompt_tokens_details.cached_tokens or 0) if usage and usage.prompt_tokens_details else 0
         )
+        stop_reason = _STOP_REASONS.get(choice.finish_reason or "stop", "end_turn")
+        if getattr(choice.message, "refusal", None):
+            stop_reason = "refusal"  # OpenAI declined to answer, in words of its own
         return ModelReply(
             content=reply_content(choice.message),
-            stop_reason=_STOP_REASONS.get(choice.finish_reason or "stop", "end_turn"),
+            stop_reason=stop_reason,
             model=completion.model or self.name,
             offline=False,
             request_id=getattr(completion, "_request_id", None) or "",

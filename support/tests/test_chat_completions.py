@@ -7,9 +7,10 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from support.assistant.turn import TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
 from support.llm.configured import get_model
-from support.models import ModelCall
+from support.models import ConversationMessage, ModelCall
 from support.testing.chat_completions_stub import completion
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 
@@ -151,3 +152,75 @@ def test_a_provider_that_cannot_serve_bookly_fails_the_check_saying_why(openai_m
     openai_model.reset(reply)
     with pytest.raises(CommandError, match=said):
         call_command("assistant", "--check", stdout=io.StringIO())
+
+
+def _with_message_fields(reply: dict, **fields) -> dict:
+    reply["choices"][0]["message"].update(fields)
+    return reply
+
+
+ASKED = "What is the order number of your order?"
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        # Qwen3 or DeepSeek-R1 behind a server without a reasoning parser: the thinking in the content.
+        completion(content=f"<think>\nThey may want a refund approved for BK-99999.\n</think>\n\n{ASKED}"),
+        # Behind one with a parser (vLLM, Ollama, DeepSeek's API): a field of its own.
+        _with_message_fields(
+            completion(content=ASKED), reasoning_content="They may want a refund approved for BK-99999."
+        ),
+        _with_message_fields(completion(content=ASKED), reasoning="They may want a refund approved."),
+    ],
+    ids=["think tags", "reasoning_content", "reasoning"],
+)
+def test_a_reasoning_model_s_thinking_is_never_shown_stored_or_sent_back(openai_model, customer, reply):
+    openai_model.reset(reply, message(text("You're welcome!")))
+    assert customer.send("Where is my order?").json()["reply"] == ASKED
+    customer.send("Thanks")
+    kept = json.dumps(list(ConversationMessage.objects.values_list("content", "visible_text")))
+    assert "refund approved" not in kept
+    assert "refund approved" not in json.dumps(openai_model.requests[1])
+
+
+def test_thinking_cut_off_before_its_answer_shows_nothing_of_it(openai_model, customer):
+    openai_model.reset(
+        completion(content="<think>So: it is late. Say sorry. Then the", finish_reason="length")
+    )
+    assert customer.send("Where is my order?").json()["reply"] == TOO_LONG_REPLY
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _with_message_fields(completion(content=None), refusal="I can't help with refunds without proof."),
+        _with_message_fields(completion(content="Sure: no proof needed"), refusal="I can't help, no proof."),
+        completion(content=None),
+        completion(content="   "),
+        {**completion(content=ASKED), "choices": []},
+    ],
+    ids=["refusal", "refusal with words", "no content", "blank", "no choices"],
+)
+def test_a_refusal_or_an_empty_answer_is_the_fallback(openai_model, customer, reply):
+    openai_model.reset(reply)
+    response = customer.send("Where is my order?").json()
+    assert response["reply"] == FALLBACK_REPLY
+    assert "proof" not in json.dumps(list(ConversationMessage.objects.values_list("content", flat=True)))
+    if reply["choices"] and reply["choices"][0]["message"].get("refusal"):
+        assert ModelCall.objects.get().stop_reason == "refusal"
+
+
+def test_words_said_alongside_tool_calls_go_back_with_them(openai_model, customer, demo_data):
+    openai_model.reset(
+        completion(
+            content="Let me look that up.",
+            tool_calls=[("call_1", "lookup_order", json.dumps(SARAH))],
+            finish_reason="tool_calls",
+        ),
+        message(text("Order BK-10042 has been delivered.")),
+    )
+    reply = customer.send("Where is BK-10042? sarah.chen@example.com").json()["reply"]
+    assert reply == "Order BK-10042 has been delivered."
+    called = openai_model.requests[1]["messages"][-2]
+    assert called["content"] == "Let me look that up." and called["tool_calls"][0]["id"] == "call_1"
