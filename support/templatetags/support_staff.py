@@ -1,8 +1,9 @@
 from django import template
+from django.conf import settings
 
 from orders.selectors import delivery_cases_open_count
 from support.conversations.selectors import conversations_waiting_count, replies_unhelpful_count
-from support.llm.configured import get_model
+from support.llm.configured import configured_model, get_model
 
 register = template.Library()
 
@@ -32,6 +33,14 @@ def percent(value) -> str:
 
 
 @register.simple_tag
-def assistant_is_offline() -> bool:
-    """Whether the offline model answers customers (admin says how to connect Claude)."""
-    return get_model().offline
+def assistant_standing() -> dict:
+    """Who answers customers, for admin's notice: the built-in model because no provider is configured
+    (say how to connect one), or because the configured provider is down (its circuit is open)."""
+    configured = configured_model()
+    return {
+        "unconfigured": configured.offline,
+        "provider_down": not configured.offline and get_model().offline,
+        "provider": configured.provider,
+        "model": configured.name,
+        "retry_seconds": settings.BOOKLY_MODEL_CIRCUIT_SECONDS,
+    }

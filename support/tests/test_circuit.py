@@ -44,6 +44,17 @@ def test_after_repeated_outages_the_built_in_model_answers_at_once_and_says_so(
     assert ModelCall.objects.order_by("-id").first().offline  # staff see it in the trace
 
 
+def test_staff_are_told_the_provider_is_down_not_how_to_connect_one(
+    claude, customer, threshold, client, staff_user
+):
+    client.force_login(staff_user)
+    assert "provider-down-notice" not in client.get("/admin/").content.decode()
+    _outage_opens_the_circuit(claude, customer)
+    page = client.get("/admin/").content.decode()
+    assert "Claude (" in page and "is not answering: customers are answered by the built-in model" in page
+    assert "To connect Claude" not in page
+
+
 def test_one_outage_is_not_enough_and_a_success_forgets_it(claude, customer, threshold):
     claude.reset(*DOWN)
     assert customer.send("Where is my order?").status_code == 503
