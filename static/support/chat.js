@@ -654,7 +654,11 @@
     }
   });
   if (!window.location.hash || window.location.hash === "#latest") {
-    showLatest(); // Open on the newest messages, as a chat does.
+    if (transcript.querySelector(".message")) {
+      showLatest(); // A conversation under way opens on its newest messages, as a chat does.
+    } else {
+      scroller.scrollTop = 0; // A new one opens on its heading and introduction.
+    }
   }
 
   setStatus(status);

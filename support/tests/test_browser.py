@@ -679,6 +679,33 @@ def test_the_message_box_stays_on_screen_through_a_long_conversation(
     assert tab.errors == []
 
 
+def _on_screen_below_the_header(page: Page, selector: str) -> None:
+    box = page.locator(selector).bounding_box()
+    header = page.locator(".site-header").bounding_box()
+    composer = page.locator("#composer").bounding_box()
+    assert header["y"] + header["height"] <= box["y"] and box["y"] + box["height"] <= composer["y"], (
+        selector,
+        box,
+    )
+
+
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE_SMALL], ids=["1280x800", "360x740"])
+def test_the_first_view_shows_the_introduction_and_a_reload_the_latest_message(open_tab, viewport):
+    page = open_tab(viewport=viewport).page
+    page.goto("/")
+    # A new conversation opens on its heading, the notice and the start of the introduction.
+    for selector in ("#welcome-title", "#offline-notice", "#welcome summary"):
+        _on_screen_below_the_header(page, selector)
+
+    send_with_js(page, "How long does shipping take?")
+    send_with_js(page, "What about returns?")
+    page.reload()
+    # One under way opens on its newest message; the notice stays where it is read.
+    _composer_on_screen_and_latest_visible(page, viewport)
+    _on_screen_below_the_header(page, "#offline-notice")
+    screenshot(page, f"chat-reloaded-{viewport['width']}")
+
+
 def test_the_page_fits_a_360_pixel_phone(open_tab):
     tab = open_tab(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
     page = tab.page
