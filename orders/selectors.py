@@ -39,6 +39,19 @@ def order_get_for_customer(*, order_number: str, email: str) -> Order | None:
     return _order_if_email_matches(Order.objects.filter(number=ORDER_NUMBERS.key(order_number)), email)
 
 
+RECENT_ORDERS = 5
+
+
+def order_list_for_customer(*, email: str, limit: int = RECENT_ORDERS):
+    """A customer's most recent orders, newest first. Only for an email the store vouched for (a
+    customer it signed in): an email alone proves nothing, so nothing else lists orders by one."""
+    return (
+        Order.objects.filter(customer_email__iexact=email.strip())
+        .prefetch_related("items")
+        .order_by("-ordered_on", "-pk")[:limit]
+    )
+
+
 def order_get_for_customer_by_rma(*, rma_number: str, email: str) -> Order | None:
     """The order a return belongs to, by the return's RMA number, only when the email matches the one on
     the order: as order_get_for_customer, a missing return and a wrong email give the same None."""

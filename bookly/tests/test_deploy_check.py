@@ -76,3 +76,10 @@ def test_gunicorn_runs_one_worker_unless_a_shared_cache_is_configured(monkeypatc
     assert runpy.run_path(str(config))["workers"] == 1
     monkeypatch.setenv("REDIS_URL", "redis://cache.internal:6379/0")
     assert runpy.run_path(str(config))["workers"] == 2 * (os.cpu_count() or 1)
+
+
+def test_check_deploy_refuses_a_customer_signing_secret_that_can_be_guessed():
+    weak = check_deploy({**PRODUCTION_ENV, "BOOKLY_CUSTOMER_SIGNING_SECRET": "store-secret"})
+    assert weak.returncode != 0 and "bookly.E002" in weak.stderr + weak.stdout
+    strong = check_deploy({**PRODUCTION_ENV, "BOOKLY_CUSTOMER_SIGNING_SECRET": secrets.token_urlsafe(32)})
+    assert strong.returncode == 0, strong.stderr

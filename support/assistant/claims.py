@@ -142,6 +142,17 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
             }
             known.quotable.append(known.policy_texts[-1])
             continue
+        if result.tool == "list_recent_orders":
+            # A signed-in customer's orders, each as its own lookup's summary would state it.
+            for listed in data.get("orders") or []:
+                number = order_number(str(listed.get("order_id", ""))) if isinstance(listed, dict) else None
+                if number is not None:
+                    summary = {**listed, "items": listed.get("titles") or []}
+                    try:
+                        _read_order_result(known.order(number), result.tool, summary, json.dumps(listed))
+                    except (TypeError, AttributeError, ValueError):
+                        continue  # an odd shape: whatever was read before it stands
+            continue
         number = order_number(str(data.get("order_id", "")))
         if number is None:
             continue
@@ -168,7 +179,7 @@ def _terms_of(instructions: str) -> tuple[frozenset[int], frozenset[int], str]:
 
 # The tools whose results give an order's status now: as "order_status" (the checks) or "status".
 _CHECKS = frozenset({"check_return_eligibility", "check_cancellation", "check_address_change"})
-_STATUS_TOOLS = _CHECKS | {"lookup_order", "cancel_order", "change_shipping_address"}
+_STATUS_TOOLS = _CHECKS | {"lookup_order", "list_recent_orders", "cancel_order", "change_shipping_address"}
 
 
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:

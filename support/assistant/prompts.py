@@ -28,6 +28,7 @@ from support.llm.protocol import (
     FaqTopic,
     faq_topic_line,
     reminder_block_text,
+    signed_in_text,
 )
 
 # After this many turns the reminder gets stronger: long conversations drift.
@@ -49,9 +50,14 @@ LONG_CONVERSATION_REMINDER = reminder_block_text(
 )
 
 
-def turn_reminder(*, turn: int) -> str:
-    """The reminder for this turn (1-based): a stronger one once the conversation passes 5 turns."""
-    return LONG_CONVERSATION_REMINDER if turn > LONG_CONVERSATION_TURNS else TURN_REMINDER
+def turn_reminder(*, turn: int, signed_in: str = "") -> str:
+    """The reminder for this turn (1-based): a stronger one once the conversation passes 5 turns; for a
+    customer the store signed in, it says with which email."""
+    reminder = LONG_CONVERSATION_REMINDER if turn > LONG_CONVERSATION_TURNS else TURN_REMINDER
+    if not signed_in:
+        return reminder
+    closing = reminder.rindex("</")
+    return f"{reminder[:closing]} {signed_in_text(signed_in)}{reminder[closing:]}"
 
 
 def _render_policy(policy: ReturnPolicy) -> str:
@@ -140,7 +146,8 @@ bookstore. You are not a person and never pretend to be one.
 
 <critical_rules>
 1. Order details come only from lookup_order, with the order number and email the customer gave in \
-this conversation. Without a successful result, say nothing about an order, not even that it exists.
+this conversation (or, for a customer the store signed in, list_recent_orders). Without a successful \
+result, say nothing about an order, not even that it exists.
 2. Change the store only with a write tool after its check passed for that order in this conversation \
 and the customer then said yes to your summary: initiate_return after check_return_eligibility (items, \
 refund method, timeline), cancel_order after check_cancellation, change_shipping_address after \
@@ -186,7 +193,8 @@ change, offer what the reason offers. Get the whole new address before checking 
 - initiate_return: as rule 2; pass item_titles (exact titles from the eligibility result) when only some \
 items go back; then give the RMA number and next steps.
 - No tool lists a customer's orders or finds one by email alone, on purpose: an email address proves \
-nothing. Without an order number, say it is in the order confirmation email{order_number_starts}.
+nothing. Without an order number, say it is in the order confirmation email{order_number_starts}. \
+The exception: a customer the store signed in (their turns say so); list_recent_orders lists theirs.
 - invalid_arguments names the fields to fix: ask the customer for them instead of guessing.
 </tool_rules>
 

@@ -45,6 +45,7 @@ from orders.selectors import (
     order_change_check,
     order_get_for_customer,
     order_get_for_customer_by_rma,
+    order_list_for_customer,
     order_return_eligibility,
 )
 from orders.services import (
@@ -214,6 +215,14 @@ TOOLS: list[dict[str, Any]] = [
         },
     },
     {
+        "name": "list_recent_orders",
+        "description": (
+            "The signed-in customer's recent orders, newest first: number, status, dates, titles. Only "
+            "for a customer the store signed in (their reminder says so); not_signed_in otherwise."
+        ),
+        "input_schema": {"type": "object", "properties": {}, "additionalProperties": False},
+    },
+    {
         "name": "lookup_policy",
         "description": (
             "The published FAQ answer for a topic key from faq_topics. The customer reads it word for word "
@@ -279,6 +288,8 @@ class ToolContext:
     customer_said: str = ""
     # Set by hand_off_to_person.
     handoff: "HandoffAsked | None" = None
+    # The email the store signed the customer in with, or "": only then are their orders listed.
+    signed_in_email: str = ""
 
     def checks(self, change: str) -> dict[str, dict]:
         return self.change_checks.setdefault(change, {})
@@ -807,6 +818,34 @@ def _report_delivery_problem(args: _Arguments, context: ToolContext) -> ToolOutc
     return ToolOutcome(result, receipt=receipt)
 
 
+def _list_recent_orders(args: _Arguments, context: ToolContext) -> ToolOutcome:
+    args.done()
+    if not context.signed_in_email:
+        return _error(
+            ToolError.NOT_SIGNED_IN,
+            "Only a customer the store signed in has their orders listed. Ask for the order number and "
+            "the email on the order.",
+        )
+    orders = list(order_list_for_customer(email=context.signed_in_email))
+    for order in orders:
+        context.orders_found[order.pk] = order.customer_email
+    return ToolOutcome(
+        {
+            "customer_email": context.signed_in_email,
+            "orders": [
+                {
+                    "order_id": order.number,
+                    "status": order.status,
+                    "ordered_on": order.ordered_on.isoformat(),
+                    "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,
+                    "titles": [item.title for item in order.items.all()],
+                }
+                for order in orders
+            ],
+        }
+    )
+
+
 def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
     topic = args.matching("topic", TOPIC_RE, max_length=40, shape="shipping", lower=True)
     args.done()
@@ -866,6 +905,7 @@ _HANDLERS = {
         _report_delivery_problem,
         {"order_id", "customer_email", "problem", "item_titles", "details"},
     ),
+    "list_recent_orders": (_list_recent_orders, set()),
     "lookup_policy": (_lookup_policy, {"topic"}),
     HANDOFF_TOOL: (_hand_off_to_person, {"reason", "summary"}),
 }
@@ -912,6 +952,7 @@ _PROGRESS = {
         "Reporting the problem with order {order}…",
         "Reporting the problem with your order…",
     ),
+    "list_recent_orders": ("Looking up your recent orders…", "Looking up your recent orders…"),
     "lookup_policy": ("Looking up our policy…", "Looking up our policy…"),
     HANDOFF_TOOL: ("Asking a member of our team to join…", "Asking a member of our team to join…"),
 }

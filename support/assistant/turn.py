@@ -53,6 +53,7 @@ from support.conversations.models import (
     HandoffReason,
     MessageRole,
 )
+from support.conversations.selectors import session_signed_in_email
 from support.conversations.services import (
     NewMessage,
     TurnLease,
@@ -240,8 +241,11 @@ def conversation_take_turn(
             conversation_id=conversation.pk if conversation else None,
         )
     # The lease counts this turn only if turn_count is still as read, so its number is known now.
+    signed_in = session_signed_in_email(session=session)
     lease, history = conversation_turn_begin(
-        session=session, conversation=conversation, customer_message=_customer_message(text, turns_so_far + 1)
+        session=session,
+        conversation=conversation,
+        customer_message=_customer_message(text, turns_so_far + 1, signed_in=signed_in),
     )
     turn = None
     try:
@@ -363,11 +367,15 @@ def reply_leaves_dead_end(reply: str, *, outcome: TurnOutcome | None = None) -> 
     return outcome in _UNSERVED_OUTCOMES and not OFFERS_PERSON_RE.search(reply)
 
 
-def _customer_message(text: str, number: int) -> NewMessage:
-    """The customer's words with this turn's reminder, as stored and sent."""
+def _customer_message(text: str, number: int, *, signed_in: str = "") -> NewMessage:
+    """The customer's words with this turn's reminder (saying who the store signed in, if it did), as
+    stored and sent."""
     return NewMessage(
         MessageRole.USER,
-        [{"type": "text", "text": text}, {"type": "text", "text": turn_reminder(turn=number)}],
+        [
+            {"type": "text", "text": text},
+            {"type": "text", "text": turn_reminder(turn=number, signed_in=signed_in)},
+        ],
         visible_text=text,
     )
 
@@ -380,11 +388,13 @@ def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], No
         [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
     )
     customer_words = [m["visible_text"] for m in sent if m["role"] == MessageRole.USER and m["visible_text"]]
+    signed_in = lease.conversation.signed_in_email
     return Turn(
         previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
         messages=_history_for_request(sent),
-        customer_words=customer_words,
+        # The email the store vouched for counts as the customer's own words: a reply may use it.
+        customer_words=[signed_in, *customer_words] if signed_in else customer_words,
         tool_results=earlier,
         earlier_results=len(earlier),
         tools=ToolContext(
@@ -393,6 +403,7 @@ def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], No
             change_checks=copy.deepcopy(lease.conversation.change_checks or {}),
             turn=lease.number,
             customer_said=customer_words[-1] if customer_words else "",
+            signed_in_email=signed_in,
         ),
         progress=progress,
     )

@@ -89,6 +89,8 @@ class Conversation(models.Model):
     handoff_note = models.CharField(max_length=300, blank=True)
     # Where staff can answer: an order's email a tool verified here, or one the customer gave.
     customer_email = models.EmailField(blank=True)
+    # The email the store signed the customer in with (support.conversations.identity), if it did.
+    signed_in_email = models.EmailField(blank=True)
     # The customer's rating of the whole conversation (1 to 5) and what they added; a second replaces it.
     rating = models.PositiveSmallIntegerField(null=True, blank=True)
     rating_comment = models.TextField(blank=True)

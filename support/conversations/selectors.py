@@ -108,3 +108,12 @@ def conversation_return_get_open(
 
 def replies_unhelpful_count() -> int:
     return TurnTrace.objects.filter(helpful=False).count()
+
+
+# Where the session keeps the email the store signed its customer in with (support.conversations.identity).
+SIGNED_IN_SESSION_KEY = "bookly_signed_in_email"
+
+
+def session_signed_in_email(*, session) -> str:
+    """The email the store signed this session's customer in with, or ""."""
+    return session.get(SIGNED_IN_SESSION_KEY, "") if session.session_key else ""

@@ -41,6 +41,7 @@ from support.conversations.models import (
     ModelCall,
     TurnTrace,
 )
+from support.conversations.selectors import session_signed_in_email
 from support.conversations.waiting import conversation_waiting_announce, waiting_fields
 from support.insight.metrics import HANDOFFS
 from support.insight.traces import TurnRecord
@@ -207,8 +208,11 @@ def _conversation_open_for_turn(
     session_ensure(session=session)
     try:
         with transaction.atomic():
+            signed_in = session_signed_in_email(session=session)
             conversation = Conversation.objects.create(
                 session_handle=session_handle(session_key=session.session_key),
+                signed_in_email=signed_in,
+                customer_email=signed_in,
                 turn_count=1,
                 lease_token=token,
                 lease_expires_at=lease_expires_at,

@@ -36,6 +36,7 @@ from support.llm.protocol import (
     is_reminder,
     is_staff_message,
     policy_quote,
+    signed_in_email_in,
 )
 from support.llm.types import ModelReply
 
@@ -46,6 +47,7 @@ ASK_ORDER_NUMBER = ORDER_NUMBERS.starts_with(
     "What is the order number? It is in your order confirmation email.",
 )
 ASK_EMAIL = "What is the email address on the order?"
+WHICH_ORDER = "Which order is it about?"
 CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
 ASK_WHICH_ITEM = "Which would you like to return?"
 ASK_WHICH_BOOKS = "Which of the books does this concern?"
@@ -579,6 +581,7 @@ class _History:
     new_calls: list[tuple[dict, dict]] = field(default_factory=list)  # results in the last message
     tool_use_count: int = 0
     topics: list[FaqTopic] = field(default_factory=list)  # the FAQ topics the system prompt lists
+    signed_in: str = ""  # the email the store signed the customer in with, as the reminder says
 
 
 # --- reading the history -------------------------------------------------------------------------
@@ -611,6 +614,9 @@ def _read_history(system: list[dict], messages: list[dict]) -> _History:
                     tool_uses[block.get("id", "")] = block
                     history.tool_use_count += 1
             continue
+        for block in blocks:
+            if block.get("type") == "text" and is_reminder(block.get("text", "")):
+                history.signed_in = signed_in_email_in(block["text"]) or history.signed_in
         # The per-turn reminder (rules for the model) and staff replies are not the customer's words.
         texts = [
             block.get("text", "").strip()
@@ -1221,6 +1227,7 @@ def _intents(units: list[str], topics: list[FaqTopic], answering: list[bool]) ->
 # The model's words that ask for an order's number or email (again): the next message answers them.
 _ASKS_FOR_DETAILS = (
     ASK_ORDER_NUMBER,
+    WHICH_ORDER,
     ASK_EMAIL,
     ORDER_NOT_FOUND_REPLY,
     INVALID_ORDER_NUMBER_REPLY,
@@ -1237,6 +1244,7 @@ def _pending_question(assistant_text: str) -> str | None:
         CANCEL_CONFIRM_QUESTION: "confirm_cancel",
         ADDRESS_CONFIRM_QUESTION: "confirm_address",
         ASK_ORDER_NUMBER: "order_number",
+        WHICH_ORDER: "order_number",
         ASK_EMAIL: "email",
         ASK_ADDRESS: "address",
         NO_POLICY_REPLY: "pass_on",
@@ -1288,6 +1296,12 @@ _MY_ORDER_OR_RETURN_RE = re.compile(
 )
 
 
+def _listed(history: _History) -> bool:
+    """Whether the signed-in customer's recent orders were listed in this conversation (once is enough:
+    after that, an order number is asked for)."""
+    return any(use.get("name") == "list_recent_orders" for use, _ in history.calls)
+
+
 def _verified_orders(history: _History) -> tuple[str, ...]:
     """The orders a tool found with the customer's email in this conversation, in order."""
     found: list[str] = []
@@ -1298,19 +1312,21 @@ def _verified_orders(history: _History) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _task_step(
-    units: list[str], intents: list[_Intent], start: int, verified: tuple[str, ...] = ()
-) -> str | _ToolCall:
-    """Ask for what the task still misses, or call its tool."""
+def _task_step(units: list[str], intents: list[_Intent], start: int, history: _History) -> str | _ToolCall:
+    """Ask for what the task still misses, or call its tool. A customer the store signed in is never
+    asked for their email, and without an order number their recent orders are listed (once)."""
     task = intents[start].kind
-    order_id = _order_for_task(units, intents, start, verified)
-    email = _latest(_email_in, units)  # the customer's address holds for all their orders
+    order_id = _order_for_task(units, intents, start, _verified_orders(history))
+    # The customer's address holds for all their orders; the store's word for it, when signed in.
+    email = _latest(_email_in, units) or history.signed_in
     rma_number = _latest(_rma_in, units[start:]) if task == "status" and not order_id else None
     if rma_number:
         # A return's status by its RMA number: found with the email on its order, no order number needed.
         if not email:
             return f"I can check that return for you. {ASK_EMAIL}"
         return _ToolCall("lookup_order", {"rma_number": rma_number, "customer_email": email})
+    if not order_id and history.signed_in and not _listed(history):
+        return _ToolCall("list_recent_orders", {})
     if not order_id:
         return f"{_TASK_LEADS[task]} {ASK_ORDER_NUMBER}"
     if not email:
@@ -1588,7 +1604,7 @@ def _respond(history: _History) -> str | _ToolCall:
         and start < len(units) - 1
     ):
         # The new address asked for: read it, or ask again.
-        step = _task_step(units, intents, start, _verified_orders(history))
+        step = _task_step(units, intents, start, history)
         if isinstance(step, str) and step.endswith(ASK_ADDRESS):
             return f"Sorry, I couldn't read that as an address. {ASK_ADDRESS}"
         return step
@@ -1598,16 +1614,16 @@ def _respond(history: _History) -> str | _ToolCall:
         # "It's not here" after being told the order was delivered: a parcel gone missing, reported.
         return _problem_report(units, len(units) - 1, looked_up, problem=DeliveryProblem.NOT_ARRIVED.value)
     if intent.kind in _TASKS:
-        return _task_step(units, intents, len(units) - 1, _verified_orders(history))
+        return _task_step(units, intents, len(units) - 1, history)
     if intent.kind == "policy":
         return _ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
     start = _task_start(intents)
     if intent.kind == "info" and start is not None:
-        return _task_step(units, intents, start, _verified_orders(history))
+        return _task_step(units, intents, start, history)
     waiting = pending in ("order_number", "email") and start is not None
     if intent.kind in ("ack", "unknown", "order_unclear") and waiting:
         # Still waiting for an order detail: ask again rather than refuse or change the subject.
-        step = _task_step(units, intents, start, _verified_orders(history))
+        step = _task_step(units, intents, start, history)
         return f"Sorry, I didn't catch that. {step}" if isinstance(step, str) else step
     if intent.kind in ("info", "order_unclear"):
         return f"I can help with that order. {ASK_WHICH_TASK}"
@@ -1771,6 +1787,19 @@ _ADDRESS_FIELD_WORDS = {
 }
 
 
+def _recent_orders_reply(result: dict) -> str:
+    """The signed-in customer's recent orders, one sentence each, then which one they mean."""
+    orders = [order for order in result.get("orders", []) if isinstance(order, dict)]
+    if not orders:
+        return f"I found no recent orders for you. {ASK_ORDER_NUMBER}"
+    lines = [
+        f"Order {order.get('order_id')}, ordered on {order.get('ordered_on')}, is "
+        f"{str(order.get('status', '')).replace('_', ' ')}: {_join(order.get('titles') or [])}."
+        for order in orders
+    ]
+    return " ".join(["Here are your recent orders.", *lines, WHICH_ORDER])
+
+
 def _error_reply(result: dict) -> str:
     """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
     code, message = result.get("error"), result.get("message", "")
@@ -1785,6 +1814,8 @@ def _error_reply(result: dict) -> str:
             return INVALID_ORDER_NUMBER_REPLY
         case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:
             return INVALID_EMAIL_REPLY
+        case ToolError.NOT_SIGNED_IN:
+            return ASK_ORDER_NUMBER
         case ToolError.TOPIC_NOT_SUPPORTED:
             return (
                 "I'm sorry, but I don't have a published policy answer for that. I can help with an order, "
@@ -1900,6 +1931,8 @@ def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
         return _CHANGE_REPLIES[name](result)
     if name == "lookup_policy":
         return policy_quote(title=result.get("title", ""), text=result.get("text", ""))
+    if name == "list_recent_orders":
+        return _recent_orders_reply(result)
     if name in (HANDOFF_TOOL, "report_delivery_problem"):
         return result.get("tell_the_customer") or GENERIC_ERROR_REPLY
     return GENERIC_ERROR_REPLY

@@ -50,6 +50,28 @@ def is_reminder(text: str) -> bool:
     return text.lstrip().startswith(f"<{REMINDER_TAG}>")
 
 
+# A customer the store signed in (support.conversations.identity): every turn's reminder says so, with
+# the email the store vouched for, wrapped in this tag.
+SIGNED_IN_TAG = "signed_in"
+_SIGNED_IN_RE = re.compile(rf"<{SIGNED_IN_TAG}>([^<\s]+@[^<\s]+?):")
+
+
+def signed_in_text(email: str) -> str:
+    """The line of a turn's reminder for a signed-in customer (the email is a valid address: no < or
+    whitespace, so it cannot close the tag)."""
+    return (
+        f"<{SIGNED_IN_TAG}>{email}: the store signed this customer in; it is the email on their orders. "
+        "Use it as customer_email without asking; list_recent_orders lists their orders.</"
+        f"{SIGNED_IN_TAG}>"
+    )
+
+
+def signed_in_email_in(text: str) -> str:
+    """The signed-in customer's email a reminder names, or ""."""
+    match = _SIGNED_IN_RE.search(text)
+    return match.group(1) if match else ""
+
+
 # What a member of staff wrote to the customer reaches the model, once the assistant answers again,
 # as a block of the customer's side of the history wrapped in this tag: context, not the customer's words.
 STAFF_MESSAGE_TAG = "staff_message"
@@ -72,7 +94,7 @@ class HandoffAsk(StrEnum):
     NEEDS_STAFF = "needs_staff"  # something only staff can do
 
 
-_TAG_LOOKALIKE = re.compile(rf"<(/?)({REMINDER_TAG}|{STAFF_MESSAGE_TAG})\b", re.IGNORECASE)
+_TAG_LOOKALIKE = re.compile(rf"<(/?)({REMINDER_TAG}|{STAFF_MESSAGE_TAG}|{SIGNED_IN_TAG})\b", re.IGNORECASE)
 
 
 # What stands in for "<" before a tag-like word in a customer's message.
@@ -103,6 +125,8 @@ class ToolError(StrEnum):
     CHECK_NOT_DONE = "check_not_done"
     NOT_CONFIRMED = "not_confirmed"
     INVALID_ADDRESS = "invalid_address"
+    # list_recent_orders for a customer the store did not sign in.
+    NOT_SIGNED_IN = "not_signed_in"
 
 
 # The FAQ topics, as the system prompt lists them between <faq_topics> tags: one line each with the

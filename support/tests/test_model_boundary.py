@@ -60,6 +60,7 @@ def test_request_carries_tools_system_and_three_cache_breakpoints(claude, custom
         "check_address_change",
         "change_shipping_address",
         "report_delivery_problem",
+        "list_recent_orders",
         "lookup_policy",
         "hand_off_to_person",
     ]

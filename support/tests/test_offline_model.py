@@ -574,6 +574,7 @@ ERROR_REPLIES = {
         "need to check that the order can be returned",
     ),
     ToolError.TOPIC_NOT_SUPPORTED: ("lookup_policy", {}, "don't have a published policy answer"),
+    ToolError.NOT_SIGNED_IN: ("list_recent_orders", {}, "What is the order number?"),
     ReturnRefusal.REASON_REQUIRED: ("initiate_return", {}, "why you are returning the items"),
     ReturnRefusal.NOT_ELIGIBLE: (
         "initiate_return",

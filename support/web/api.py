@@ -1,6 +1,7 @@
 """The chat's JSON API: one turn per POST. A thin interface over the assistant's turn."""
 
 import json
+import time
 
 from django.http import JsonResponse, StreamingHttpResponse
 from django.http.request import RawPostDataException
@@ -8,6 +9,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from support.assistant.turn import InvalidMessage, TurnResult, conversation_take_turn, message_clean
 from support.conversations.handoff import conversation_handoff_request
+from support.conversations.identity import session_sign_in
 from support.conversations.models import HandoffReason
 from support.conversations.selectors import conversation_reference, conversation_transcript
 from support.conversations.services import (
@@ -203,6 +205,30 @@ def chat_feedback(request):
     except InvalidFeedback as invalid:
         return api_error(400, invalid.code, invalid.detail)
     return JsonResponse(given)
+
+
+SIGN_IN_JSON = 'Send JSON like {"email": "...", "time": 1764115200, "signature": "64 hex characters"}.'
+
+
+def chat_sign_in(request):
+    """The store's word for who its signed-in customer is: {"email", "time", "signature"} (README,
+    "Signed-in customers"). Answers {"signed_in": true|false} either way: the page learns nothing
+    about why a signature was not taken (the server's log says)."""
+    if request.method != "POST":
+        return _method_not_allowed(["POST"])
+    if (wait := chat_action_wait_seconds(request)) is not None:
+        return _rate_limited(wait, action=True)
+    payload = _json_body(request)
+    if not isinstance(payload, dict):
+        return api_error(400, "invalid_json", SIGN_IN_JSON)
+    refusal = session_sign_in(
+        session=request.session,
+        email=payload.get("email"),
+        timestamp=payload.get("time"),
+        signature=payload.get("signature"),
+        now=time.time(),
+    )
+    return JsonResponse({"signed_in": refusal is None})
 
 
 def chat_reset(request):

@@ -22,3 +22,24 @@ def shared_cache_check(app_configs, **kwargs):
             id="bookly.E001",
         )
     ]
+
+
+# A signing secret shorter than this can be guessed offline from one signature a page carries.
+SIGNING_SECRET_MIN_LENGTH = 32
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def customer_signing_secret_check(app_configs, **kwargs):
+    """A store that signs its customers in needs a secret nobody can guess from a signature."""
+    secret = settings.BOOKLY_CUSTOMER_SIGNING_SECRET
+    if not secret or len(secret) >= SIGNING_SECRET_MIN_LENGTH:
+        return []
+    return [
+        checks.Error(
+            f"BOOKLY_CUSTOMER_SIGNING_SECRET is shorter than {SIGNING_SECRET_MIN_LENGTH} characters: "
+            "anyone who sees one signed page can try secrets offline until one signs as any customer.",
+            hint='Make one: python -c "import secrets; print(secrets.token_urlsafe(32))", and give it to the '
+            "store's backend too.",
+            id="bookly.E002",
+        )
+    ]

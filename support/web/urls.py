@@ -12,6 +12,7 @@ urlpatterns = [
     path("chat/feedback", page.chat_feedback, name="chat_feedback_page"),
     path("api/chat", api.chat, name="chat_api"),
     path("api/chat/reset", api.chat_reset, name="chat_reset"),
+    path("api/chat/sign-in", api.chat_sign_in, name="chat_sign_in"),
     path("api/chat/handoff", api.chat_handoff, name="chat_handoff"),
     path("api/chat/feedback", api.chat_feedback, name="chat_feedback"),
 ]
