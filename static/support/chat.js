@@ -466,6 +466,16 @@
       });
   });
 
+  // After asking for a person: the end of the conversation on screen (the email field, a new
+  // conversation), but never past the start of the notice that says what happens next.
+  function showWhatHappensNext() {
+    showLatest();
+    var above = handoffNotice.getBoundingClientRect().top - scroller.getBoundingClientRect().top;
+    if (!handoffNotice.hidden && above < 0) {
+      scroller.scrollTop += above;
+    }
+  }
+
   function applyWho(payload) {
     handoffNotice.textContent = payload.notice || "";
     handoffNotice.hidden = !payload.notice;
@@ -621,6 +631,7 @@
         handoffEmailInput.value = "";
         pollDelay = POLL_FIRST_MS;
         applyWho(outcome.payload);
+        showWhatHappensNext();
       })
       .catch(function () {
         showError(NETWORK_ERROR, null);

@@ -706,6 +706,24 @@ def test_the_first_view_shows_the_introduction_and_a_reload_the_latest_message(o
     screenshot(page, f"chat-reloaded-{viewport['width']}")
 
 
+@pytest.mark.parametrize("viewport", [LAPTOP, PHONE_SMALL], ids=["1280x800", "360x740"])
+def test_after_asking_for_a_person_what_happens_next_is_on_screen(open_tab, viewport):
+    page = open_tab(viewport=viewport).page
+    page.goto("/")
+    send_with_js(page, "Where is my order?")
+    page.get_by_role("button", name="Talk to a person").first.click()
+    expect(page.locator("#handoff-notice")).to_be_visible()
+    scroller = page.locator("#chat-scroller").bounding_box()
+    bottom = scroller["y"] + scroller["height"] + 1
+    notice = page.locator("#handoff-notice").bounding_box()
+    field = page.locator("#handoff-email-input").bounding_box()
+    assert scroller["y"] <= notice["y"] and field["y"] + field["height"] <= bottom, (scroller, notice, field)
+    if viewport == LAPTOP:  # where it fits, a new conversation is on screen too
+        button = page.get_by_role("button", name="Start a new conversation").bounding_box()
+        assert button["y"] + button["height"] <= bottom, (scroller, button)
+    screenshot(page, f"chat-handoff-{viewport['width']}")
+
+
 def test_the_page_fits_a_360_pixel_phone(open_tab):
     tab = open_tab(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=2)
     page = tab.page
