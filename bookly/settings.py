@@ -220,13 +220,13 @@ OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_MAX_TOKENS = env.int("OPENAI_MAX_TOKENS", default=1024)
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=1)
-# After this many turns in a row found the provider down, the built-in model answers for this many
-# seconds (then the provider is tried again; still down: twice as long, up to ten times).
 # Signed-in customers (support.conversations.identity): the secret the store's backend signs a
 # customer's email with; empty, nobody is signed in. How long a signature stays usable.
 BOOKLY_CUSTOMER_SIGNING_SECRET = env.str("BOOKLY_CUSTOMER_SIGNING_SECRET", default="")
 BOOKLY_CUSTOMER_SIGNATURE_MAX_AGE_SECONDS = env.int("BOOKLY_CUSTOMER_SIGNATURE_MAX_AGE_SECONDS", default=600)
 
+# After this many turns in a row found the provider down, the built-in model answers for this many
+# seconds (then the provider is tried again; still down: twice as long, up to ten times).
 BOOKLY_MODEL_CIRCUIT_FAILURES = env.int("BOOKLY_MODEL_CIRCUIT_FAILURES", default=3)
 BOOKLY_MODEL_CIRCUIT_SECONDS = env.int("BOOKLY_MODEL_CIRCUIT_SECONDS", default=30)
 if BOOKLY_LLM == "openai" and not (OPENAI_API_KEY or OPENAI_BASE_URL):

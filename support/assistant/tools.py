@@ -29,7 +29,9 @@ from orders.addresses import (
 )
 from orders.emails import DELIVERY_CASE_NEXT_STEPS
 from orders.models import (
+    EMAIL_MENTION_RE,
     ITEM_PROBLEMS,
+    RMA_NUMBER_MENTION_RE,
     RMA_NUMBER_PATTERN,
     DeliveryProblem,
     Order,
@@ -859,12 +861,17 @@ def _lookup_policy(args: _Arguments, context: ToolContext) -> ToolOutcome:
     return ToolOutcome({"topic": entry.topic, "title": entry.title, "text": entry.text})
 
 
-def policy_answer(*, calls: list[tuple[str, ToolOutcome]]) -> str | None:
+def policy_answer(*, calls: list[tuple[str, ToolOutcome]], customer_said: str) -> str | None:
     """The reply, in the FAQ's own words, when every call of the turn's first step was a lookup_policy
     that found its answer (name and outcome of each): the question needed only the FAQ, so no second
-    model call is needed to quote it, and none can misquote it. None otherwise: a topic not found, or
-    anything else asked for, and the model writes the reply from the results."""
+    model call is needed to quote it, and none can misquote it. None otherwise: a topic not found,
+    anything else asked for, or a message that names an order, a return or an email (a question about
+    one of them too, which a model may have left for later), and the model writes the reply."""
     if not calls or any(name != "lookup_policy" or outcome.is_error for name, outcome in calls):
+        return None
+    if ORDER_NUMBERS.look_alike_re.search(customer_said) or RMA_NUMBER_MENTION_RE.search(customer_said):
+        return None
+    if EMAIL_MENTION_RE.search(customer_said):
         return None
     quotes = {policy_quote(title=o.result["title"], text=o.result["text"]): None for _, o in calls}
     return "\n\n".join(quotes)

@@ -249,7 +249,7 @@ def conversation_take_turn(
     )
     turn = None
     try:
-        turn = _turn_of(lease, history, progress)
+        turn = _turn_of(lease, history, progress, signed_in=signed_in)
         reply_blocks = _tool_loop(turn, model)
         handoff = None
         if asked := turn.tools.handoff:
@@ -380,7 +380,9 @@ def _customer_message(text: str, number: int, *, signed_in: str = "") -> NewMess
     )
 
 
-def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], None]) -> Turn:
+def _turn_of(
+    lease: TurnLease, history: list[dict], progress: Callable[[str], None], *, signed_in: str
+) -> Turn:
     sent = [message for message in history if not message["set_aside"]]
     replies = [message["visible_text"] for message in history if message["role"] == MessageRole.ASSISTANT]
     earlier = _tool_results_of(
@@ -388,7 +390,6 @@ def _turn_of(lease: TurnLease, history: list[dict], progress: Callable[[str], No
         [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
     )
     customer_words = [m["visible_text"] for m in sent if m["role"] == MessageRole.USER and m["visible_text"]]
-    signed_in = lease.conversation.signed_in_email
     return Turn(
         previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
@@ -500,7 +501,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         if not calls_left:
             turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FIXED
             return [{"type": "text", "text": " ".join(turn.receipts) or STUCK_REPLY}]
-        if first_step and (quoted := policy_answer(calls=outcomes)):
+        if first_step and (quoted := policy_answer(calls=outcomes, customer_said=turn.tools.customer_said)):
             # A question only the FAQ answers: its words are the reply, one model call instead of two
             # (the second would only copy them). The validator still reads them, as every reply.
             turn.reply_source = ReplySource.FAQ

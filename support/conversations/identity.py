@@ -26,7 +26,11 @@ from django.core.validators import validate_email
 from django.db import transaction
 
 from support.conversations.models import Conversation
-from support.conversations.selectors import SIGNED_IN_SESSION_KEY
+from support.conversations.selectors import (
+    SIGNED_IN_SESSION_KEY,
+    session_signed_in_email,
+    signing_secret_fingerprint,
+)
 from support.conversations.services import session_ensure, session_handle
 
 logger = logging.getLogger(__name__)
@@ -35,6 +39,9 @@ logger = logging.getLogger(__name__)
 CLOCK_SKEW_SECONDS = 60
 MAX_EMAIL_LENGTH = 254
 _SIGNATURE_RE = re.compile(r"[0-9a-fA-F]{64}")
+# What a plain address never holds, though an address may (quoted local parts): the email goes into
+# the model's reminder, where < > could close a tag.
+_UNPLAIN_EMAIL_RE = re.compile(r'[\s"<>()\[\]\\,;:]')
 
 
 class SignInRefusal(StrEnum):
@@ -64,6 +71,7 @@ def customer_signature_check(*, email, timestamp, signature, now: float) -> Sign
         and not isinstance(timestamp, bool)
         and len(email) <= MAX_EMAIL_LENGTH
         and _SIGNATURE_RE.fullmatch(signature)
+        and not _UNPLAIN_EMAIL_RE.search(email)
     ):
         return SignInRefusal.MALFORMED
     try:
@@ -79,27 +87,44 @@ def customer_signature_check(*, email, timestamp, signature, now: float) -> Sign
 
 
 def session_sign_in(*, session, email, timestamp, signature, now: float) -> SignInRefusal | None:
-    """Sign the session's customer in with a store's signature, or say why not (and log it).
+    """Sign the session's customer in with a store's signature, or say why not (and log it, and sign
+    out whoever was signed in: the page could not vouch for its customer).
 
     A signature is claimed for one session in the cache (an atomic add, shared by every worker with
     Redis) for as long as it could be fresh: the same session may present it again (the page loaded
-    twice in one second), any other session is refused. The email is kept in the session and on the
-    session's open conversation."""
+    twice in one second), any other session is refused. A new identity gets a new session key, as
+    Django's login does, so that a key planted in the browser before cannot ride on it; the open
+    conversation follows the key. The email is kept in the session, with the secret that signed it,
+    and on the conversation for staff."""
     refusal = customer_signature_check(email=email, timestamp=timestamp, signature=signature, now=now)
+    claim = f"bookly:signed-in:{hashlib.sha256(str(signature).lower().encode()).hexdigest()}"
+    lifetime = settings.BOOKLY_CUSTOMER_SIGNATURE_MAX_AGE_SECONDS + 2 * CLOCK_SKEW_SECONDS
     if refusal is None:
         session_ensure(session=session)
         handle = session_handle(session_key=session.session_key)
-        claim = f"bookly:signed-in:{hashlib.sha256(signature.lower().encode()).hexdigest()}"
-        lifetime = settings.BOOKLY_CUSTOMER_SIGNATURE_MAX_AGE_SECONDS + 2 * CLOCK_SKEW_SECONDS
         if not cache.add(claim, handle, timeout=lifetime) and cache.get(claim) != handle:
             refusal = SignInRefusal.REPLAYED
     if refusal is not None:
         logger.warning("a customer sign-in was refused: %s", refusal.value)
+        session_sign_out(session=session)
         return refusal
-    email = email.strip().lower()
-    session[SIGNED_IN_SESSION_KEY] = email
+    email = email.strip()
+    if session_signed_in_email(session=session) != email:
+        session.cycle_key()
+        new_handle = session_handle(session_key=session.session_key)
+        Conversation.objects.filter(session_handle=handle, ended_at__isnull=True).update(
+            session_handle=new_handle
+        )
+        cache.set(claim, new_handle, timeout=lifetime)
+        handle = new_handle
+    session[SIGNED_IN_SESSION_KEY] = {"email": email, "secret": signing_secret_fingerprint()}
     with transaction.atomic():
         open_conversation = Conversation.objects.filter(session_handle=handle, ended_at__isnull=True)
         open_conversation.update(signed_in_email=email)
         open_conversation.filter(customer_email="").update(customer_email=email)
     return None
+
+
+def session_sign_out(*, session) -> None:
+    """Forget whom the store had signed in (staff still see on the conversation that they were)."""
+    session.pop(SIGNED_IN_SESSION_KEY, None)

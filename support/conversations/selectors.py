@@ -110,10 +110,21 @@ def replies_unhelpful_count() -> int:
     return TurnTrace.objects.filter(helpful=False).count()
 
 
-# Where the session keeps the email the store signed its customer in with (support.conversations.identity).
-SIGNED_IN_SESSION_KEY = "bookly_signed_in_email"
+# Where the session keeps whom the store signed its customer in as (support.conversations.identity):
+# {"email", "secret": signing_secret_fingerprint() of the secret that signed it}.
+SIGNED_IN_SESSION_KEY = "bookly_signed_in"
+
+
+def signing_secret_fingerprint() -> str:
+    """Names the signing secret without revealing it: a sign-in holds only while its secret is set."""
+    secret = settings.BOOKLY_CUSTOMER_SIGNING_SECRET
+    return salted_hmac("bookly.signing-secret", secret).hexdigest()[:16] if secret else ""
 
 
 def session_signed_in_email(*, session) -> str:
-    """The email the store signed this session's customer in with, or ""."""
-    return session.get(SIGNED_IN_SESSION_KEY, "") if session.session_key else ""
+    """The email the store signed this session's customer in with, or "": also "" once the secret
+    that signed it was changed or removed."""
+    signed_in = session.get(SIGNED_IN_SESSION_KEY) if session.session_key else None
+    if not isinstance(signed_in, dict) or not signed_in.get("secret"):
+        return ""
+    return signed_in.get("email", "") if signed_in["secret"] == signing_secret_fingerprint() else ""

@@ -41,7 +41,7 @@ from support.conversations.models import (
     ModelCall,
     TurnTrace,
 )
-from support.conversations.selectors import session_signed_in_email
+from support.conversations.selectors import SIGNED_IN_SESSION_KEY, session_signed_in_email
 from support.conversations.waiting import conversation_waiting_announce, waiting_fields
 from support.insight.metrics import HANDOFFS
 from support.insight.traces import TurnRecord
@@ -124,7 +124,9 @@ def conversation_get_for_session(*, session) -> Conversation | None:
 
 
 def conversation_end_for_session(*, session) -> None:
-    """Start afresh: the next message opens a new conversation."""
+    """Start afresh: the next message opens a new conversation, and whoever the store had signed in is
+    signed out (a shared computer's next customer starts as nobody)."""
+    session.pop(SIGNED_IN_SESSION_KEY, None)
     if session.session_key:
         Conversation.objects.filter(
             session_handle=session_handle(session_key=session.session_key), ended_at__isnull=True

@@ -21,7 +21,6 @@ Arguments that are not a JSON object reach the tools as they came, which refuse 
 """
 
 import json
-import re
 import time
 from typing import Any
 from urllib.parse import urlsplit
@@ -111,14 +110,23 @@ def chat_tools(tools: list[dict]) -> list[dict[str, Any]]:
     ]
 
 
-# What a reasoning model thought before it answered, when the server leaves it in the content.
-_THINKING_RE = re.compile(r"\A\s*<think>.*?(?:</think>|\Z)\s*", re.DOTALL)
+_THINKING_END = "</think>"
+
+
+def _without_thinking(content: str) -> str:
+    """The content without what a reasoning model thought before it answered, when the server leaves
+    it there: up to the first </think> (the <think> may be in the prompt's template, not the output),
+    or all of it when the thinking was cut off before it ended."""
+    end = content.find(_THINKING_END)
+    if end != -1:
+        return content[end + len(_THINKING_END) :].lstrip()
+    return "" if content.lstrip().startswith("<think>") else content
 
 
 def reply_content(message) -> list[dict[str, Any]]:
     """The answer's text and tool calls as Messages-API blocks."""
     content: list[dict[str, Any]] = []
-    words = _THINKING_RE.sub("", message.content or "", count=1)
+    words = _without_thinking(message.content or "")
     if words:
         content.append({"type": "text", "text": words})
     for call in message.tool_calls or []:

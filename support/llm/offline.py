@@ -1636,7 +1636,12 @@ def _respond(history: _History) -> str | _ToolCall:
     if intent.kind == "offtopic":
         return _refusal(intent.topic, units[-1])
     if intent.kind == "no_number":
-        return NO_NUMBER_REPLY
+        # "I don't have the order number": a customer the store signed in is shown their orders.
+        return (
+            _ToolCall("list_recent_orders", {})
+            if history.signed_in and not _listed(history)
+            else NO_NUMBER_REPLY
+        )
     replies = {kind: reply for kind, _, reply in _SMALL_TALK}
     if intent.kind in replies:
         return replies[intent.kind]

@@ -172,8 +172,10 @@ ASKED = "What is the order number of your order?"
             completion(content=ASKED), reasoning_content="They may want a refund approved for BK-99999."
         ),
         _with_message_fields(completion(content=ASKED), reasoning="They may want a refund approved."),
+        # The chat template opened the thinking in the prompt: only its end is in the output.
+        completion(content=f"They may want a refund approved for BK-99999.\n</think>\n\n{ASKED}"),
     ],
-    ids=["think tags", "reasoning_content", "reasoning"],
+    ids=["think tags", "reasoning_content", "reasoning", "closing tag only"],
 )
 def test_a_reasoning_model_s_thinking_is_never_shown_stored_or_sent_back(openai_model, customer, reply):
     openai_model.reset(reply, message(text("You're welcome!")))

@@ -92,6 +92,16 @@ def test_anything_more_than_the_faq_goes_back_to_the_model(
     assert len(model_api.requests) == 2
 
 
+def test_a_message_naming_an_order_goes_back_to_the_model_even_for_a_policy_alone(
+    model_api, customer, shipping, demo_data
+):
+    """A weaker model may look up the policy first and the order later: the message says there is more."""
+    written = "Standard shipping is free on orders over $35."
+    model_api.reset(message(tool_use("lookup_policy", {"topic": "shipping_costs"})), message(text(written)))
+    assert customer.send("Was shipping free for BK-10042?").json()["reply"] == written
+    assert len(model_api.requests) == 2
+
+
 def test_a_policy_looked_up_after_another_step_is_written_by_the_model(
     model_api, customer, shipping, demo_data
 ):
