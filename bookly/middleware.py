@@ -1,6 +1,7 @@
 import os
 import time
 from contextlib import ExitStack
+from http.cookies import Morsel
 
 from django.conf import settings
 from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessionMiddleware
@@ -42,6 +43,39 @@ class PermissionsPolicyMiddleware:
     def __call__(self, request):
         response = self.get_response(request)
         response.headers.setdefault("Permissions-Policy", PERMISSIONS_POLICY)
+        return response
+
+
+class _PartitionedMorsel(Morsel):
+    """A cookie with the Partitioned attribute, which Python's cookies (before 3.14) cannot write."""
+
+    def OutputString(self, attrs=None):
+        return f"{super().OutputString(attrs)}; Partitioned"
+
+
+class WidgetCookiesMiddleware:
+    """With the widget on (BOOKLY_WIDGET_ORIGINS), the chat runs in a frame of the store's pages, a
+    third party there: its session and CSRF cookies must be sent to it (SameSite=None, which browsers
+    take only with Secure) and are kept apart per store site (Partitioned, CHIPS: current Chrome,
+    Edge and Firefox keep them; without it, browsers that block third-party cookies would drop them).
+    The CSRF check still holds: the frame's own requests carry the token and the chat's own Origin."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if not settings.BOOKLY_WIDGET_ORIGINS:
+            return response
+        for name in (settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME):
+            cookie = response.cookies.get(name)
+            if cookie is None:
+                continue
+            partitioned = _PartitionedMorsel()
+            partitioned.set(cookie.key, cookie.value, cookie.coded_value)
+            partitioned.update({key: value for key, value in cookie.items() if value})
+            partitioned["samesite"], partitioned["secure"] = "None", True
+            dict.__setitem__(response.cookies, name, partitioned)
         return response
 
 

@@ -4,6 +4,7 @@ import re
 from datetime import date, timedelta
 from ipaddress import ip_network
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from csp.constants import NONE, SELF
@@ -55,6 +56,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "csp.middleware.CSPMiddleware",
     "bookly.middleware.PermissionsPolicyMiddleware",
+    # Above the session and CSRF middleware: it sees the cookies they set.
+    "bookly.middleware.WidgetCookiesMiddleware",
     "bookly.middleware.SessionMiddleware",
     "bookly.middleware.SessionLifetimeMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -220,6 +223,16 @@ OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_MAX_TOKENS = env.int("OPENAI_MAX_TOKENS", default=1024)
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=1)
+# The chat widget on the store's own pages (README, "On your website"): the origins whose pages may
+# show the chat in a frame, like https://shop.example.com. Empty: no page may frame it.
+BOOKLY_WIDGET_ORIGINS = env.list("BOOKLY_WIDGET_ORIGINS", default=[])
+for _origin in BOOKLY_WIDGET_ORIGINS:
+    _parts = urlsplit(_origin)
+    if _parts.scheme not in ("http", "https") or not _parts.netloc or _parts.path or _parts.query:
+        raise SystemExit(
+            f"bookly: BOOKLY_WIDGET_ORIGINS: {_origin!r} is not an origin (scheme://host[:port] alone)."
+        )
+
 # Signed-in customers (support.conversations.identity): the secret the store's backend signs a
 # customer's email with; empty, nobody is signed in. How long a signature stays usable.
 BOOKLY_CUSTOMER_SIGNING_SECRET = env.str("BOOKLY_CUSTOMER_SIGNING_SECRET", default="")

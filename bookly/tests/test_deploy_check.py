@@ -83,3 +83,13 @@ def test_check_deploy_refuses_a_customer_signing_secret_that_can_be_guessed():
     assert weak.returncode != 0 and "bookly.E002" in weak.stderr + weak.stdout
     strong = check_deploy({**PRODUCTION_ENV, "BOOKLY_CUSTOMER_SIGNING_SECRET": secrets.token_urlsafe(32)})
     assert strong.returncode == 0, strong.stderr
+
+
+def test_check_deploy_warns_of_a_widget_origin_that_is_not_https():
+    plain = check_deploy(
+        {**PRODUCTION_ENV, "BOOKLY_WIDGET_ORIGINS": "https://shop.example.com,http://shop.example.com"}
+    )
+    assert plain.returncode != 0 and "bookly.W003" in plain.stderr + plain.stdout
+    assert "https://shop.example.com," not in plain.stderr + plain.stdout  # only the plain one is named
+    secure = check_deploy({**PRODUCTION_ENV, "BOOKLY_WIDGET_ORIGINS": "https://shop.example.com"})
+    assert secure.returncode == 0, secure.stderr

@@ -82,3 +82,16 @@ def test_env_example_documents_every_variable_the_settings_read():
     documented = set(re.findall(r"^#?\s*([A-Z_]+)=", (settings.BASE_DIR / ".env.example").read_text(), re.M))
     assert read, "no variables found: the pattern no longer matches settings.py"
     assert read - documented == set()
+
+
+@pytest.mark.parametrize(
+    "origin", ["shop.example.com", "https://shop.example.com/", "https://shop.example.com/x"]
+)
+def test_a_widget_origin_that_is_not_one_is_one_clear_line(origin):
+    result = run_manage(
+        "check", DJANGO_DEBUG="true", BOOKLY_WIDGET_ORIGINS=f"https://ok.example.com,{origin}"
+    )
+    assert result.returncode == 1
+    assert result.stderr.strip() == (
+        f"bookly: BOOKLY_WIDGET_ORIGINS: {origin!r} is not an origin (scheme://host[:port] alone)."
+    )

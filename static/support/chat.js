@@ -676,4 +676,38 @@
   if (status === "waiting" || status === "person") {
     handoffReload.textContent = "New replies from our team appear here as they arrive.";
   }
+
+  // In the widget's frame (widget.js): the store's page says hello, with its signed-in customer's
+  // signature if it has one. Only the origins the operator listed are listened to, and only they
+  // are answered.
+  var widgetOrigins = document.getElementById("widget-origins");
+  if (widgetOrigins && window.parent !== window) {
+    var allowed = JSON.parse(widgetOrigins.textContent);
+    var storeOrigin = null;
+    document.addEventListener("keydown", function (event) {
+      if (event.key === "Escape" && storeOrigin) {
+        window.parent.postMessage({ type: "bookly:close" }, storeOrigin); // the widget closes its panel
+      }
+    });
+    window.addEventListener("message", function (event) {
+      var data = event.data;
+      if (allowed.indexOf(event.origin) === -1 || !data || data.type !== "bookly:hello") {
+        return;
+      }
+      storeOrigin = event.origin;
+      var answer = function () {
+        event.source.postMessage({ type: "bookly:ready" }, event.origin);
+      };
+      var customer = data.customer;
+      if (customer && customer.email && customer.signature) {
+        postJson("/api/chat/sign-in", {
+          email: String(customer.email),
+          time: Number(customer.time),
+          signature: String(customer.signature),
+        }).then(answer, answer);
+      } else {
+        answer();
+      }
+    });
+  }
 })();

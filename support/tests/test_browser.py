@@ -6,7 +6,10 @@ when it is missing. Screenshots go to test-artifacts/.
 
 import json
 import re
+import threading
+import time
 from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
 from support.assistant.prompts import REFUSAL_TEMPLATE
+from support.conversations.identity import customer_signature
 from support.llm.offline import NO_POLICY_REPLY
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -755,3 +759,120 @@ def test_admin_pages_run_without_csp_violations(open_tab, staff_user):
     page.get_by_role("link", name="BK-10042").click()  # a change form with inlines
     expect(page.get_by_text("The Goldfinch", exact=True)).to_be_visible()
     assert staff.errors == []
+
+
+# --- the widget on a store's own page ----------------------------------------------------------------
+
+
+class StorePage:
+    """A store's page on another site than the chat (127.0.0.1 against the live server's localhost),
+    served with a strict CSP of its own, with the widget's script tag."""
+
+    def __init__(self):
+        self.html = ""
+        store = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = store.html.encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Security-Policy", store.csp)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.origin = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.csp = "default-src 'self'"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def with_widget(self, chat: str, *, times: int = 1, **data: str) -> None:
+        attributes = " ".join(f'data-{name.replace("_", "-")}="{value}"' for name, value in data.items())
+        tag = f'<script src="{chat}/widget.js" async {attributes}></script>'
+        # The store's own policy: nothing inline, scripts and frames only from itself and the chat.
+        self.csp = f"default-src 'self'; script-src 'self' {chat}; frame-src {chat}; style-src 'self'"
+        self.html = f"<!doctype html><title>A bookshop</title><h1>Our books</h1>{tag * times}"
+
+
+@pytest.fixture
+def store_page():
+    page = StorePage()
+    yield page
+    page.server.shutdown()
+
+
+def _chat_frame(page: Page):
+    return page.frame_locator("[data-bookly-widget] >> iframe")
+
+
+def test_a_customer_chats_on_the_store_s_own_page_and_finds_the_conversation_after_a_reload(
+    open_tab, site, settings, store_page
+):
+    settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
+    store_page.with_widget(site, times=2)  # a page that loads the script twice gets one launcher
+    tab = open_tab()
+    page = tab.page
+    page.goto(store_page.origin)
+    launcher = page.get_by_role("button", name="Chat with us")
+    expect(launcher).to_have_count(1)
+    expect(launcher).to_have_attribute("aria-expanded", "false")
+    screenshot(page, "widget-launcher")
+
+    launcher.click()
+    expect(page.get_by_role("button", name="Close chat")).to_have_attribute("aria-expanded", "true")
+    chat = _chat_frame(page)
+    chat.get_by_label("Your message").fill("How long does shipping take?")
+    chat.get_by_role("button", name="Send").click()
+    expect(chat.locator(".message--assistant .message__text").last).to_contain_text("shipping")
+    screenshot(page, "widget-open")
+
+    page.keyboard.press("Escape")  # pressed inside the chat: the widget closes and the launcher has focus
+    expect(launcher).to_have_attribute("aria-expanded", "false")
+    expect(launcher).to_be_focused()
+
+    page.reload()
+    page.get_by_role("button", name="Chat with us").click()
+    expect(_chat_frame(page).locator(".message--customer").first).to_contain_text(
+        "How long does shipping take?"
+    )
+    assert tab.errors == []
+
+
+def test_a_signed_in_customer_is_shown_their_orders_without_typing_an_email(
+    open_tab, site, settings, store_page
+):
+    settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
+    settings.BOOKLY_CUSTOMER_SIGNING_SECRET = "a-store-secret-of-thirty-two-characters-or-more"
+    email, timestamp = "sarah.chen@example.com", int(time.time())
+    signature = customer_signature(
+        secret=settings.BOOKLY_CUSTOMER_SIGNING_SECRET, email=email, timestamp=timestamp
+    )
+    store_page.with_widget(
+        site, customer_email=email, customer_time=str(timestamp), customer_signature=signature
+    )
+    page = open_tab(viewport=PHONE_SMALL).page
+    page.goto(store_page.origin)
+    # The chat's first request in the frame: the store's word for who the customer is.
+    with page.expect_response(lambda response: "/api/chat/sign-in" in response.url) as signing_in:
+        page.get_by_role("button", name="Chat with us").click()
+    assert signing_in.value.json() == {"signed_in": True}
+    chat = _chat_frame(page)
+    chat.get_by_label("Your message").fill("Where is my order?")
+    chat.get_by_role("button", name="Send").click()
+    expect(chat.locator(".message--assistant .message__text").last).to_contain_text("BK-10042")
+    screenshot(page, "widget-phone-signed-in")
+
+
+def test_a_page_on_an_origin_not_listed_cannot_show_the_chat(open_tab, site, settings, store_page):
+    settings.BOOKLY_WIDGET_ORIGINS = ["https://shop.example.com"]
+    store_page.with_widget(site)
+    page = open_tab().page
+    page.goto(store_page.origin)
+    page.get_by_role("button", name="Chat with us").click()
+    page.wait_for_timeout(1500)
+    frame = next(frame for frame in page.frames if frame is not page.main_frame)
+    assert frame.url.startswith("chrome-error://") or "Chat with Bookly" not in frame.content()

@@ -43,3 +43,18 @@ def customer_signing_secret_check(app_configs, **kwargs):
             id="bookly.E002",
         )
     ]
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def widget_origins_check(app_configs, **kwargs):
+    """The widget's frame carries the customer's session: only pages served over HTTPS may hold it."""
+    return [
+        checks.Warning(
+            f"BOOKLY_WIDGET_ORIGINS lists {origin}, which is not HTTPS: the chat's session would be "
+            "shown inside a page anyone on the network can change.",
+            hint="List the store's https:// origins only (plain HTTP is for trying the widget locally).",
+            id="bookly.W003",
+        )
+        for origin in settings.BOOKLY_WIDGET_ORIGINS
+        if not origin.startswith("https://")
+    ]

@@ -3,9 +3,11 @@ static/support/chat.js enhances the same form over the JSON API in support/web/a
 
 import logging
 import re
+from pathlib import Path
 
 from django.conf import settings
 from django.contrib import messages
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -92,7 +94,7 @@ def _split_codes(text: str):
     yield text[start:], ""
 
 
-def _chat_page(request, *, draft: str = "", status: int = 200):
+def _chat_page(request, *, draft: str = "", status: int = 200, embed: bool = False):
     conversation = conversation_get_for_session(session=request.session)
     transcript = conversation_transcript(conversation=conversation)
     for entry in transcript:
@@ -110,6 +112,8 @@ def _chat_page(request, *, draft: str = "", status: int = 200):
         "suggestions": SUGGESTIONS,
         # The browser waits a little longer than the server lets a turn run.
         "reply_timeout_ms": int((settings.BOOKLY_TURN_DEADLINE_SECONDS + 10) * 1000),
+        "embed": embed,
+        "widget_origins": settings.BOOKLY_WIDGET_ORIGINS if embed else [],
     }
     return render(request, "support/chat.html", context, status=status)
 
@@ -117,7 +121,26 @@ def _chat_page(request, *, draft: str = "", status: int = 200):
 @ensure_csrf_cookie
 @require_safe
 def chat_page(request):
-    return _chat_page(request, draft=request.session.pop(DRAFT_SESSION_KEY, ""))
+    embed = request.GET.get("embed") == "1"
+    response = _chat_page(request, draft=request.session.pop(DRAFT_SESSION_KEY, ""), embed=embed)
+    if embed and settings.BOOKLY_WIDGET_ORIGINS:
+        # The widget's frame: the store's listed origins may show it, and nothing else (the CSP's
+        # frame-ancestors; X-Frame-Options cannot name origins, so it is left off this one page).
+        response._csp_replace = {"frame-ancestors": settings.BOOKLY_WIDGET_ORIGINS}
+        response.xframe_options_exempt = True
+    return response
+
+
+_WIDGET_SCRIPT = Path(__file__).resolve().parents[2] / "static" / "support" / "widget.js"
+
+
+@require_safe
+def widget_script(request):
+    """The one script a store puts on its pages (README, "On your website"), at a stable address."""
+    response = HttpResponse(_WIDGET_SCRIPT.read_bytes(), content_type="text/javascript; charset=utf-8")
+    response["Cache-Control"] = "public, max-age=300"
+    response["Cross-Origin-Resource-Policy"] = "cross-origin"  # loaded by the store's pages
+    return response
 
 
 @require_POST

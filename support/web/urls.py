@@ -6,6 +6,7 @@ app_name = "support"
 
 urlpatterns = [
     path("", page.chat_page, name="chat"),
+    path("widget.js", page.widget_script, name="widget_script"),
     path("chat/send", page.chat_send, name="chat_send"),
     path("chat/reset", page.chat_page_reset, name="chat_page_reset"),
     path("chat/handoff", page.chat_handoff, name="chat_handoff_page"),

@@ -1,0 +1,149 @@
+/*
+ * Bookly's chat on a store's own pages: one script tag (README, "On your website").
+ *
+ *   <script src="https://support.example.com/widget.js" async></script>
+ *
+ * It adds a launcher button; the button opens Bookly's chat page (in its compact mode) in a frame.
+ * Everything it draws lives in a shadow root, styled by a constructed style sheet: no CSS leaks
+ * either way, and a host page's CSP that forbids inline styles does not stop it. Its one global is
+ * window.BooklyWidget; loading the script twice adds nothing. A signed-in customer's signature, if
+ * the store's page gives one (data-customer-email, data-customer-time, data-customer-signature), is
+ * handed to the chat only, by postMessage to the chat's own origin.
+ */
+(function () {
+  "use strict";
+
+  if (window.BooklyWidget) {
+    return;
+  }
+  var script = document.currentScript;
+  if (!script || !script.src) {
+    return;
+  }
+  var chatOrigin = new URL(script.src).origin;
+  var data = script.dataset;
+  var READY_TIMEOUT_MS = 10000;
+
+  var CSS = [
+    ":host { all: initial; }",
+    ".launcher { position: fixed; bottom: 20px; z-index: 2147483000; border: 0; border-radius: 999px;",
+    "  padding: 12px 18px; background: #0b4f8a; color: #fff; font: 600 16px/1.2 system-ui, sans-serif;",
+    "  box-shadow: 0 4px 14px rgba(0, 0, 0, 0.25); cursor: pointer; }",
+    ".launcher:focus-visible { outline: 3px solid #f5b400; outline-offset: 2px; }",
+    ".right { right: 20px; } .left { left: 20px; }",
+    ".panel { position: fixed; bottom: 84px; z-index: 2147483000; width: 380px; height: min(640px, 80vh);",
+    "  border-radius: 12px; overflow: hidden; background: #f5f3ee; box-shadow: 0 8px 30px rgba(0,0,0,.3); }",
+    ".panel[hidden] { display: none; }",
+    ".panel iframe { border: 0; width: 100%; height: 100%; display: block; }",
+    ".down { font: 16px/1.4 system-ui, sans-serif; color: #222; padding: 24px; }",
+    "@media (max-width: 480px) {",
+    "  .panel { inset: 0; width: auto; height: auto; border-radius: 0; bottom: 0; }",
+    "  .panel:not([hidden]) ~ .launcher { top: 8px; bottom: auto; padding: 8px 14px; }",
+    "}",
+  ].join("\n");
+
+  var host = document.createElement("div");
+  host.setAttribute("data-bookly-widget", "");
+  var root = host.attachShadow({ mode: "open" });
+  var sheet = new CSSStyleSheet();
+  sheet.replaceSync(CSS);
+  root.adoptedStyleSheets = [sheet];
+
+  var side = data.position === "left" ? "left" : "right";
+  var panel = document.createElement("div");
+  panel.className = "panel " + side;
+  panel.id = "bookly-chat-panel";
+  panel.setAttribute("role", "dialog");
+  panel.setAttribute("aria-label", "Bookly support chat");
+  panel.hidden = true;
+
+  var launcher = document.createElement("button");
+  launcher.type = "button";
+  launcher.className = "launcher " + side;
+  launcher.textContent = data.label || "Chat with us";
+  launcher.setAttribute("aria-expanded", "false");
+  launcher.setAttribute("aria-controls", panel.id);
+  root.append(panel, launcher);
+
+  var frame = null;
+  var readyTimer = null;
+
+  function customer() {
+    if (!data.customerEmail || !data.customerSignature) {
+      return null;
+    }
+    return { email: data.customerEmail, time: data.customerTime, signature: data.customerSignature };
+  }
+
+  function unreachable() {
+    // No answer from the chat: say so, instead of an empty panel.
+    var note = document.createElement("p");
+    note.className = "down";
+    note.setAttribute("role", "status");
+    note.textContent = "Our chat can't be reached right now. Please try again in a little while.";
+    panel.replaceChildren(note);
+    frame = null;
+  }
+
+  function load() {
+    frame = document.createElement("iframe");
+    frame.title = "Bookly support chat";
+    frame.src = chatOrigin + "/?embed=1";
+    frame.addEventListener("load", function () {
+      frame.contentWindow.postMessage({ type: "bookly:hello", customer: customer() }, chatOrigin);
+    });
+    readyTimer = window.setTimeout(unreachable, READY_TIMEOUT_MS);
+    panel.replaceChildren(frame);
+  }
+
+  function open() {
+    if (!frame) {
+      load();
+    }
+    panel.hidden = false;
+    launcher.setAttribute("aria-expanded", "true");
+    launcher.textContent = "Close chat";
+    frame && frame.focus();
+  }
+
+  function close() {
+    panel.hidden = true;
+    launcher.setAttribute("aria-expanded", "false");
+    launcher.textContent = data.label || "Chat with us";
+    launcher.focus();
+  }
+
+  launcher.addEventListener("click", function () {
+    if (panel.hidden) {
+      open();
+    } else {
+      close();
+    }
+  });
+  root.addEventListener("keydown", function (event) {
+    if (event.key === "Escape" && !panel.hidden) {
+      close();
+    }
+  });
+  window.addEventListener("message", function (event) {
+    if (event.origin !== chatOrigin || !frame || event.source !== frame.contentWindow) {
+      return;
+    }
+    var type = event.data && event.data.type;
+    if (type === "bookly:ready") {
+      window.clearTimeout(readyTimer);
+    } else if (type === "bookly:close" && !panel.hidden) {
+      close(); // Escape pressed inside the chat
+    }
+  });
+
+  function attach() {
+    document.body.append(host);
+  }
+  if (document.body) {
+    attach();
+  } else {
+    document.addEventListener("DOMContentLoaded", attach);
+  }
+  window.BooklyWidget = { open: open, close: close };
+})();
