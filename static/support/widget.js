@@ -37,8 +37,10 @@
     ".panel iframe { border: 0; width: 100%; height: 100%; display: block; }",
     ".down { font: 16px/1.4 system-ui, sans-serif; color: #222; padding: 24px; }",
     "@media (max-width: 480px) {",
-    "  .panel { inset: 0; width: auto; height: auto; border-radius: 0; bottom: 0; }",
-    "  .panel:not([hidden]) ~ .launcher { top: 8px; bottom: auto; padding: 8px 14px; }",
+    "  .panel { inset: 0; width: auto; height: auto; border-radius: 0; box-sizing: border-box;",
+    "    padding-top: 52px; background: #0b4f8a; }",
+    "  .panel:not([hidden]) ~ .launcher { top: 8px; bottom: auto; right: 8px; left: auto; padding: 8px 14px;",
+    "    box-shadow: none; border: 2px solid #fff; }",
     "}",
   ].join("\n");
 
