@@ -158,6 +158,16 @@
   }
 
   // `follow` false: leave the scrolling to the caller (a transcript drawn again).
+  // In the widget's frame: the store's page (its origin, once it said hello) shows a badge on its
+  // launcher when an answer arrives while the chat is closed.
+  var storeOrigin = null;
+
+  function announceNew() {
+    if (storeOrigin) {
+      window.parent.postMessage({ type: "bookly:new-message" }, storeOrigin);
+    }
+  }
+
   function addMessage(role, text, name, turn, helpful, at, follow) {
     var reading = atLatest();
     var item = document.createElement("div");
@@ -179,6 +189,9 @@
     transcript.append(item);
     if (follow === false) {
       return item;
+    }
+    if (role !== "customer") {
+      announceNew();
     }
     if (reading || role === "customer") {
       showLatest();
@@ -541,6 +554,10 @@
           return;
         }
         setConversation(payload.conversation);
+        var newest = payload.messages[payload.messages.length - 1];
+        if (shownCount >= 0 && payload.messages.length > shownCount && newest && newest.role !== "customer") {
+          announceNew(); // a reply from our team, found by polling
+        }
         if (payload.messages.length !== shownCount) {
           // Whether the customer was reading the newest messages, asked before they are drawn again.
           var reading = atLatest();
@@ -683,7 +700,6 @@
   var widgetOrigins = document.getElementById("widget-origins");
   if (widgetOrigins && window.parent !== window) {
     var allowed = JSON.parse(widgetOrigins.textContent);
-    var storeOrigin = null;
     document.addEventListener("keydown", function (event) {
       if (event.key === "Escape" && storeOrigin) {
         window.parent.postMessage({ type: "bookly:close" }, storeOrigin); // the widget closes its panel

@@ -36,6 +36,8 @@
     ".panel[hidden] { display: none; }",
     ".panel iframe { border: 0; width: 100%; height: 100%; display: block; }",
     ".down { font: 16px/1.4 system-ui, sans-serif; color: #222; padding: 24px; }",
+    ".badge { display: inline-block; min-width: 10px; height: 10px; margin-left: 8px; border-radius: 50%;",
+    "  background: #f5b400; vertical-align: middle; }",
     "@media (max-width: 480px) {",
     "  .panel { inset: 0; width: auto; height: auto; border-radius: 0; box-sizing: border-box;",
     "    padding-top: 52px; background: #0b4f8a; }",
@@ -98,20 +100,31 @@
     panel.replaceChildren(frame);
   }
 
+  function showUnread(unread) {
+    launcher.textContent = panel.hidden ? data.label || "Chat with us" : "Close chat";
+    launcher.removeAttribute("aria-label");
+    if (unread) {
+      var badge = document.createElement("span");
+      badge.className = "badge";
+      launcher.append(badge);
+      launcher.setAttribute("aria-label", launcher.textContent + ", new message");
+    }
+  }
+
   function open() {
     if (!frame) {
       load();
     }
     panel.hidden = false;
     launcher.setAttribute("aria-expanded", "true");
-    launcher.textContent = "Close chat";
+    showUnread(false);
     frame && frame.focus();
   }
 
   function close() {
     panel.hidden = true;
     launcher.setAttribute("aria-expanded", "false");
-    launcher.textContent = data.label || "Chat with us";
+    showUnread(false);
     launcher.focus();
   }
 
@@ -136,6 +149,8 @@
       window.clearTimeout(readyTimer);
     } else if (type === "bookly:close" && !panel.hidden) {
       close(); // Escape pressed inside the chat
+    } else if (type === "bookly:new-message" && panel.hidden) {
+      showUnread(true); // an answer, or our team's reply, while the chat is closed
     }
   });
 

@@ -21,7 +21,9 @@ from playwright.sync_api import Page, expect, sync_playwright
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
 from support.assistant.prompts import REFUSAL_TEMPLATE
+from support.conversations.handoff import conversation_staff_reply
 from support.conversations.identity import customer_signature
+from support.conversations.models import Conversation
 from support.llm.offline import NO_POLICY_REPLY
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -876,3 +878,29 @@ def test_a_page_on_an_origin_not_listed_cannot_show_the_chat(open_tab, site, set
     page.wait_for_timeout(1500)
     frame = next(frame for frame in page.frames if frame is not page.main_frame)
     assert frame.url.startswith("chrome-error://") or "Chat with Bookly" not in frame.content()
+
+
+def test_our_team_s_reply_to_a_closed_widget_shows_on_its_launcher(
+    open_tab, site, settings, store_page, staff_user
+):
+    settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
+    store_page.with_widget(site)
+    page = open_tab().page
+    page.goto(store_page.origin)
+    page.get_by_role("button", name="Chat with us").click()
+    chat = _chat_frame(page)
+    chat.get_by_label("Your message").fill("My parcel arrived soaked")
+    chat.get_by_role("button", name="Send").click()
+    chat.get_by_role("button", name="Talk to a person").click()
+    expect(chat.locator("#handoff-notice")).to_be_visible()
+    page.get_by_role("button", name="Close chat").click()
+
+    conversation_staff_reply(
+        conversation=Conversation.objects.get(), user=staff_user, text="So sorry! A new copy is on its way."
+    )
+    launcher = page.get_by_role("button", name="Chat with us, new message")
+    expect(launcher).to_be_visible(timeout=20_000)  # the chat polls for our team's replies
+    screenshot(page, "widget-unread")
+    launcher.click()
+    expect(chat.locator(".message--staff")).to_contain_text("A new copy is on its way.")
+    expect(page.get_by_role("button", name="Close chat")).to_be_visible()  # opened: the badge is gone
