@@ -722,7 +722,8 @@
           signature: String(customer.signature),
         }).then(answer, answer);
       } else {
-        answer();
+        // Nobody is signed in on the store's page now: nor is anyone in the chat.
+        postJson("/api/chat/sign-out", {}).then(answer, answer);
       }
     });
   }

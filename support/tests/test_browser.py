@@ -37,6 +37,7 @@ LAUNCH_ARGS = [
     "--disable-quic",
 ]
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+WIDGET_SCRIPT = Path(__file__).resolve().parents[2] / "static" / "support" / "widget.js"
 DESKTOP = {"width": 1100, "height": 900}
 PHONE = {"width": 360, "height": 780}
 LAPTOP = {"width": 1280, "height": 800}
@@ -776,6 +777,14 @@ class StorePage:
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
+                if self.path == "/widget.js":  # a copy on the store's own server: see the test that uses it
+                    body = WIDGET_SCRIPT.read_bytes()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/javascript")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 body = store.html.encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -868,6 +877,19 @@ def test_a_signed_in_customer_is_shown_their_orders_without_typing_an_email(
     expect(chat.locator(".message--assistant .message__text").last).to_contain_text("BK-10042")
     screenshot(page, "widget-phone-signed-in")
 
+    # The customer signs out of the store (or someone else uses the computer): the next page has no
+    # signature, and the chat no longer knows them.
+    store_page.with_widget(site)
+    page.reload()
+    with page.expect_response(lambda response: "/api/chat/sign-out" in response.url):
+        page.get_by_role("button", name="Chat with us").click()
+    chat = _chat_frame(page)
+    chat.get_by_label("Your message").fill("Where is my order?")
+    chat.get_by_role("button", name="Send").click()
+    expect(chat.locator(".message--assistant .message__text").last).to_contain_text(
+        "What is the order number?"
+    )
+
 
 def test_a_page_on_an_origin_not_listed_cannot_show_the_chat(open_tab, site, settings, store_page):
     settings.BOOKLY_WIDGET_ORIGINS = ["https://shop.example.com"]
@@ -904,3 +926,15 @@ def test_our_team_s_reply_to_a_closed_widget_shows_on_its_launcher(
     launcher.click()
     expect(chat.locator(".message--staff")).to_contain_text("A new copy is on its way.")
     expect(page.get_by_role("button", name="Close chat")).to_be_visible()  # opened: the badge is gone
+
+
+def test_a_chat_that_does_not_answer_is_said_so_instead_of_an_empty_panel(open_tab, store_page):
+    # The script is there, but where it expects the chat, nothing that answers as the chat does (the
+    # store's own server, here): as when the chat's server is down behind a cached script.
+    store_page.with_widget(store_page.origin)
+    page = open_tab().page
+    page.goto(store_page.origin)
+    page.get_by_role("button", name="Chat with us").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Our chat can't be reached right now. Please try again in a little while.", timeout=15_000
+    )

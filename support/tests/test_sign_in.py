@@ -119,13 +119,17 @@ def test_signing_in_gives_a_new_session_key_and_the_conversation_follows_it(
     "then",
     [
         lambda customer, settings: customer.reset(),  # "Start a new conversation"
+        # The store's page has nobody signed in now (the widget says so).
+        lambda customer, settings: customer.http.post(
+            "/api/chat/sign-out", headers={"X-CSRFToken": customer.token}
+        ),
         lambda customer, settings: customer.sign_in(
             signed(OTHER, secret="not the store's")
         ),  # a page that cannot vouch
         lambda customer, settings: setattr(settings, "BOOKLY_CUSTOMER_SIGNING_SECRET", SECRET + "-rotated"),
         lambda customer, settings: setattr(settings, "BOOKLY_CUSTOMER_SIGNING_SECRET", ""),
     ],
-    ids=["reset", "a refused signature", "the secret changed", "the secret removed"],
+    ids=["reset", "signed out", "a refused signature", "the secret changed", "the secret removed"],
 )
 def test_a_sign_in_ends(signing, offline, demo_data, customer, settings, then):
     customer.sign_in(signed())

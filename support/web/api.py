@@ -9,7 +9,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 
 from support.assistant.turn import InvalidMessage, TurnResult, conversation_take_turn, message_clean
 from support.conversations.handoff import conversation_handoff_request
-from support.conversations.identity import session_sign_in
+from support.conversations.identity import session_sign_in, session_sign_out
 from support.conversations.models import HandoffReason
 from support.conversations.selectors import conversation_reference, conversation_transcript
 from support.conversations.services import (
@@ -229,6 +229,17 @@ def chat_sign_in(request):
         now=time.time(),
     )
     return JsonResponse({"signed_in": refusal is None})
+
+
+def chat_sign_out(request):
+    """The store's page has nobody signed in (a customer signed out of the store, or another one uses
+    the computer): the chat forgets whom the store had signed in."""
+    if request.method != "POST":
+        return _method_not_allowed(["POST"])
+    if (wait := chat_action_wait_seconds(request)) is not None:
+        return _rate_limited(wait, action=True)
+    session_sign_out(session=request.session)
+    return JsonResponse({"signed_in": False})
 
 
 def chat_reset(request):

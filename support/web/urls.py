@@ -14,6 +14,7 @@ urlpatterns = [
     path("api/chat", api.chat, name="chat_api"),
     path("api/chat/reset", api.chat_reset, name="chat_reset"),
     path("api/chat/sign-in", api.chat_sign_in, name="chat_sign_in"),
+    path("api/chat/sign-out", api.chat_sign_out, name="chat_sign_out"),
     path("api/chat/handoff", api.chat_handoff, name="chat_handoff"),
     path("api/chat/feedback", api.chat_feedback, name="chat_feedback"),
 ]
