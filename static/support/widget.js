@@ -51,6 +51,10 @@
   var root = host.attachShadow({ mode: "open" });
   var sheet = new CSSStyleSheet();
   sheet.replaceSync(CSS);
+  // The store's colour for the button (data-color, a hex colour; anything else is ignored).
+  if (/^#[0-9a-fA-F]{3,8}$/.test(data.color || "")) {
+    sheet.insertRule(".launcher { background: " + data.color + "; }", sheet.cssRules.length);
+  }
   root.adoptedStyleSheets = [sheet];
 
   var side = data.position === "left" ? "left" : "right";

@@ -688,18 +688,23 @@ def test_the_message_box_stays_on_screen_through_a_long_conversation(
 
 def _on_screen_below_the_header(page: Page, selector: str) -> None:
     box = page.locator(selector).bounding_box()
-    header = page.locator(".site-header").bounding_box()
+    header = page.locator(".site-header").bounding_box()  # None in the widget's frame: no header there
+    top = header["y"] + header["height"] if header else 0
     composer = page.locator("#composer").bounding_box()
-    assert header["y"] + header["height"] <= box["y"] and box["y"] + box["height"] <= composer["y"], (
-        selector,
-        box,
-    )
+    assert top <= box["y"] and box["y"] + box["height"] <= composer["y"], (selector, box)
 
 
-@pytest.mark.parametrize("viewport", [LAPTOP, PHONE_SMALL], ids=["1280x800", "360x740"])
-def test_the_first_view_shows_the_introduction_and_a_reload_the_latest_message(open_tab, viewport):
+WIDGET_PANEL = {"width": 380, "height": 640}
+
+
+@pytest.mark.parametrize(
+    ("viewport", "path"),
+    [(LAPTOP, "/"), (PHONE_SMALL, "/"), (WIDGET_PANEL, "/?embed=1")],
+    ids=["1280x800", "360x740", "widget-frame"],
+)
+def test_the_first_view_shows_the_introduction_and_a_reload_the_latest_message(open_tab, viewport, path):
     page = open_tab(viewport=viewport).page
-    page.goto("/")
+    page.goto(path)
     # A new conversation opens on its heading, the notice and the start of the introduction.
     for selector in ("#welcome-title", "#offline-notice", "#welcome summary"):
         _on_screen_below_the_header(page, selector)
@@ -906,10 +911,12 @@ def test_our_team_s_reply_to_a_closed_widget_shows_on_its_launcher(
     open_tab, site, settings, store_page, staff_user
 ):
     settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
-    store_page.with_widget(site)
+    store_page.with_widget(site, color="#8a0b4f", label="Questions?")
     page = open_tab().page
     page.goto(store_page.origin)
-    page.get_by_role("button", name="Chat with us").click()
+    launcher = page.get_by_role("button", name="Questions?")
+    assert launcher.evaluate("button => getComputedStyle(button).backgroundColor") == "rgb(138, 11, 79)"
+    launcher.click()
     chat = _chat_frame(page)
     chat.get_by_label("Your message").fill("My parcel arrived soaked")
     chat.get_by_role("button", name="Send").click()
@@ -920,7 +927,7 @@ def test_our_team_s_reply_to_a_closed_widget_shows_on_its_launcher(
     conversation_staff_reply(
         conversation=Conversation.objects.get(), user=staff_user, text="So sorry! A new copy is on its way."
     )
-    launcher = page.get_by_role("button", name="Chat with us, new message")
+    launcher = page.get_by_role("button", name="Questions?, new message")
     expect(launcher).to_be_visible(timeout=20_000)  # the chat polls for our team's replies
     screenshot(page, "widget-unread")
     launcher.click()
