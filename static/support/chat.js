@@ -161,6 +161,9 @@
   // In the widget's frame: the store's page (its origin, once it said hello) shows a badge on its
   // launcher when an answer arrives while the chat is closed.
   var storeOrigin = null;
+  // Settled once the store's page said who its customer is (in the widget's frame), so that a first
+  // message is answered knowing it; at once anywhere else.
+  var signInSettled = Promise.resolve();
 
   function announceNew() {
     if (storeOrigin) {
@@ -409,7 +412,10 @@
     welcome.open = false; // The conversation has started: the introduction folds away (still there).
     var bubble = addMessage("customer", text);
     setBusy(true);
-    postTurn(text)
+    signInSettled
+      .then(function () {
+        return postTurn(text);
+      })
       .then(function (outcome) {
         handleReply(outcome, text, bubble);
       })
@@ -700,6 +706,11 @@
   var widgetOrigins = document.getElementById("widget-origins");
   if (widgetOrigins && window.parent !== window) {
     var allowed = JSON.parse(widgetOrigins.textContent);
+    var settle;
+    signInSettled = new Promise(function (resolve) {
+      settle = resolve;
+      window.setTimeout(resolve, 3000); // no word from a store's page: carry on as nobody
+    });
     document.addEventListener("keydown", function (event) {
       if (event.key === "Escape" && storeOrigin) {
         window.parent.postMessage({ type: "bookly:close" }, storeOrigin); // the widget closes its panel
@@ -712,6 +723,7 @@
       }
       storeOrigin = event.origin;
       var answer = function () {
+        settle();
         event.source.postMessage({ type: "bookly:ready" }, event.origin);
       };
       var customer = data.customer;

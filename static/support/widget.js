@@ -76,11 +76,23 @@
   var frame = null;
   var readyTimer = null;
 
-  function customer() {
-    if (!data.customerEmail || !data.customerSignature) {
-      return null;
+  // Who the store says its customer is: the script tag's data-customer-* attributes, or what a
+  // single-page shop passes to BooklyWidget.signIn() later.
+  var signedIn = data.customerEmail && data.customerSignature
+    ? { email: data.customerEmail, time: data.customerTime, signature: data.customerSignature }
+    : null;
+
+  function hello() {
+    frame.contentWindow.postMessage({ type: "bookly:hello", customer: signedIn }, chatOrigin);
+  }
+
+  function signIn(customer) {
+    signedIn = customer && customer.email && customer.signature
+      ? { email: customer.email, time: customer.time, signature: customer.signature }
+      : null;
+    if (frame && frame.contentWindow) {
+      hello(); // the chat signs the customer in (or out) at once
     }
-    return { email: data.customerEmail, time: data.customerTime, signature: data.customerSignature };
   }
 
   function unreachable() {
@@ -97,9 +109,7 @@
     frame = document.createElement("iframe");
     frame.title = "Bookly support chat";
     frame.src = chatOrigin + "/?embed=1";
-    frame.addEventListener("load", function () {
-      frame.contentWindow.postMessage({ type: "bookly:hello", customer: customer() }, chatOrigin);
-    });
+    frame.addEventListener("load", hello);
     readyTimer = window.setTimeout(unreachable, READY_TIMEOUT_MS);
     panel.replaceChildren(frame);
   }
@@ -166,5 +176,5 @@
   } else {
     document.addEventListener("DOMContentLoaded", attach);
   }
-  window.BooklyWidget = { open: open, close: close };
+  window.BooklyWidget = { open: open, close: close, signIn: signIn };
 })();

@@ -1297,9 +1297,10 @@ _MY_ORDER_OR_RETURN_RE = re.compile(
 
 
 def _listed(history: _History) -> bool:
-    """Whether the signed-in customer's recent orders were listed in this conversation (once is enough:
-    after that, an order number is asked for)."""
-    return any(use.get("name") == "list_recent_orders" for use, _ in history.calls)
+    """Whether the assistant's last words listed the signed-in customer's orders: then the customer is
+    answering "which one?", and an order number is asked for rather than a second list. Any later
+    request lists them afresh."""
+    return WHICH_ORDER in history.last_assistant_text
 
 
 def _verified_orders(history: _History) -> tuple[str, ...]:

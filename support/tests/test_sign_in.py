@@ -162,6 +162,16 @@ def test_a_signed_in_customer_gets_their_orders_without_giving_an_email(
     assert "BK-10042" in status and "delivered" in status
 
 
+@pytest.mark.django_db
+def test_an_answer_to_which_order_without_its_number_is_asked_for_the_number_not_listed_again(
+    signing, offline, demo_data, customer
+):
+    customer.sign_in(signed())
+    assert "Here are your recent orders" in customer.send("Where is my order?").json()["reply"]
+    again = customer.send("the older one").json()["reply"]
+    assert "What is the order number?" in again and "Here are your recent orders" not in again
+
+
 def test_an_anonymous_customer_s_orders_are_never_listed_whatever_they_type(model_api, customer, demo_data):
     model_api.reset(
         message(tool_use("list_recent_orders", {})),
