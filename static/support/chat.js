@@ -644,7 +644,10 @@
       body.email = email;
     }
     handoffButton.disabled = true;
-    postJson(handoffForm.dataset.apiUrl, body)
+    signInSettled // as a message does: the store's word on who the customer is comes first
+      .then(function () {
+        return postJson(handoffForm.dataset.apiUrl, body);
+      })
       .then(function (outcome) {
         if (outcome.status !== 200) {
           showError(outcome.payload.detail || GENERIC_ERROR, null);

@@ -932,6 +932,9 @@ def test_our_team_s_reply_to_a_closed_widget_shows_on_its_launcher(
     chat = _chat_frame(page)
     chat.get_by_label("Your message").fill("My parcel arrived soaked")
     chat.get_by_role("button", name="Send").click()
+    # Answered first, as a customer reads the answer: a new visitor's first two requests at once would
+    # each start a session of their own.
+    expect(chat.locator(".message--assistant")).to_have_count(1)
     chat.get_by_role("button", name="Talk to a person").click()
     expect(chat.locator("#handoff-notice")).to_be_visible()
     page.get_by_role("button", name="Close chat").click()
