@@ -73,6 +73,9 @@ class MessagesStub:
                 length = int(self.headers.get("content-length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 with stub._lock:
+                    # As things stand when the request arrives: a slow responder that answers after the
+                    # next test's reset must not count this request in that test's prompt cache.
+                    prompt_cache = stub.prompt_cache
                     stub.requests.append(body)
                     stub.headers.append({key.lower(): value for key, value in self.headers.items()})
                     if problem := stub.problem(body):
@@ -93,8 +96,8 @@ class MessagesStub:
                         {"request-id": "req_stub_error", **reply.headers},
                     )
                     return
-                if stub.prompt_cache is not None:
-                    reply = {**reply, "usage": {**stub.prompt_cache.account(body), "output_tokens": 20}}
+                if prompt_cache is not None:
+                    reply = {**reply, "usage": {**prompt_cache.account(body), "output_tokens": 20}}
                 self._send(200, stub.rendered(reply), {"request-id": f"req_stub_{len(stub.requests)}"})
 
             def _send(self, status, payload, headers):
