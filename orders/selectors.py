@@ -3,7 +3,7 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
 
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from orders.models import (
     ITEM_PROBLEMS,
@@ -45,8 +45,11 @@ RECENT_ORDERS = 5
 def order_list_for_customer(*, email: str, limit: int = RECENT_ORDERS):
     """A customer's most recent orders, newest first. Only for an email the store vouched for (a
     customer it signed in): an email alone proves nothing, so nothing else lists orders by one."""
+    email = email.strip()
+    # The shop's orders arrive with their email lowered (intake); iexact alone would miss "Zoë" against
+    # "ZOË" on SQLite, whose case folding is ASCII only.
     return (
-        Order.objects.filter(customer_email__iexact=email.strip())
+        Order.objects.filter(Q(customer_email__iexact=email) | Q(customer_email=email.lower()))
         .prefetch_related("items")
         .order_by("-ordered_on", "-pk")[:limit]
     )

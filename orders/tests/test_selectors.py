@@ -9,6 +9,7 @@ from orders.selectors import (
     EligibilityCode,
     order_get_for_customer,
     order_get_for_customer_by_rma,
+    order_list_for_customer,
     order_return_eligibility,
 )
 from orders.services import return_record_create
@@ -17,6 +18,23 @@ from policies.selectors import return_policy_get
 from store.categories import ItemCategory
 
 TODAY = date(2026, 4, 14)
+
+
+@pytest.mark.django_db
+class TestOrderListForCustomer:
+    def test_the_customers_newest_orders_only(self):
+        newest = [
+            OrderFactory(customer_email="ann@example.com", ordered_on=date(2026, 4, day))
+            for day in range(1, 8)
+        ]
+        OrderFactory(customer_email="bob@example.com", ordered_on=date(2026, 4, 9))
+        listed = list(order_list_for_customer(email="ann@example.com", limit=5))
+        assert listed == newest[::-1][:5]
+
+    @pytest.mark.parametrize("signed_in", ["Zoë@Example.com", "ZOË@EXAMPLE.COM", " zoë@example.com "])
+    def test_email_matches_whatever_its_case_including_non_ascii_letters(self, signed_in):
+        order = OrderFactory(customer_email="zoë@example.com")
+        assert list(order_list_for_customer(email=signed_in)) == [order]
 
 
 @pytest.mark.django_db

@@ -8,7 +8,8 @@
  * either way, and a host page's CSP that forbids inline styles does not stop it. Its one global is
  * window.BooklyWidget; loading the script twice adds nothing. A signed-in customer's signature, if
  * the store's page gives one (data-customer-email, data-customer-time, data-customer-signature), is
- * handed to the chat only, by postMessage to the chat's own origin.
+ * handed to the chat only, by postMessage to the chat's own origin. The store's own words: data-label
+ * (the button), data-greeting (a note beside it), data-color, data-position="left".
  */
 (function () {
   "use strict";
@@ -36,6 +37,13 @@
     ".panel[hidden] { display: none; }",
     ".panel iframe { border: 0; width: 100%; height: 100%; display: block; }",
     ".down { font: 16px/1.4 system-ui, sans-serif; color: #222; padding: 24px; }",
+    ".greeting { position: fixed; bottom: 76px; z-index: 2147483000; max-width: 260px; display: flex;",
+    "  align-items: flex-start; gap: 4px; padding: 10px 8px 10px 14px; border-radius: 12px; background: #fff;",
+    "  color: #222; font: 15px/1.4 system-ui, sans-serif; box-shadow: 0 4px 14px rgba(0, 0, 0, 0.2); }",
+    ".greeting[hidden] { display: none; }",
+    ".greeting button { all: unset; cursor: pointer; }",
+    ".greeting button:focus-visible { outline: 3px solid #f5b400; outline-offset: 2px; }",
+    ".greeting .dismiss { padding: 0 6px; font-size: 18px; line-height: 1; color: #555; }",
     ".badge { display: inline-block; min-width: 10px; height: 10px; margin-left: 8px; border-radius: 50%;",
     "  background: #f5b400; vertical-align: middle; }",
     "@media (max-width: 480px) {",
@@ -72,6 +80,52 @@
   launcher.setAttribute("aria-expanded", "false");
   launcher.setAttribute("aria-controls", panel.id);
   root.append(panel, launcher);
+
+  // The store's greeting (data-greeting), beside the button until the chat is opened or the greeting
+  // dismissed; once a visit (of this tab), not on every page of the store.
+  var GREETING_SEEN = "bookly-widget-greeting-seen";
+  var greeting = null;
+  if (data.greeting && !remembered(GREETING_SEEN)) {
+    greeting = document.createElement("div");
+    greeting.className = "greeting " + side;
+    var words = document.createElement("button");
+    words.type = "button";
+    words.textContent = data.greeting;
+    words.addEventListener("click", function () {
+      open();
+    });
+    var dismiss = document.createElement("button");
+    dismiss.type = "button";
+    dismiss.className = "dismiss";
+    dismiss.textContent = "\u00d7";
+    dismiss.setAttribute("aria-label", "Dismiss");
+    dismiss.addEventListener("click", function () {
+      hideGreeting();
+      launcher.focus();
+    });
+    greeting.append(words, dismiss);
+    root.append(greeting);
+  }
+
+  function remembered(key) {
+    try {
+      return window.sessionStorage.getItem(key) === "1";
+    } catch (error) {
+      return false; // storage refused (a privacy setting): the greeting shows again, nothing worse
+    }
+  }
+
+  function hideGreeting() {
+    if (greeting) {
+      greeting.remove();
+      greeting = null;
+      try {
+        window.sessionStorage.setItem(GREETING_SEEN, "1");
+      } catch (error) {
+        // as above
+      }
+    }
+  }
 
   var frame = null;
   var readyTimer = null;
@@ -129,6 +183,7 @@
     if (!frame) {
       load();
     }
+    hideGreeting();
     panel.hidden = false;
     launcher.setAttribute("aria-expanded", "true");
     showUnread(false);

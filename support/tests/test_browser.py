@@ -829,16 +829,19 @@ def test_a_customer_chats_on_the_store_s_own_page_and_finds_the_conversation_aft
     open_tab, site, settings, store_page
 ):
     settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
-    store_page.with_widget(site, times=2)  # a page that loads the script twice gets one launcher
+    # A page that loads the script twice gets one launcher (and one greeting).
+    store_page.with_widget(site, times=2, greeting="Questions about an order? Ask us here.")
     tab = open_tab()
     page = tab.page
     page.goto(store_page.origin)
     launcher = page.get_by_role("button", name="Chat with us")
     expect(launcher).to_have_count(1)
     expect(launcher).to_have_attribute("aria-expanded", "false")
+    greeting = page.get_by_role("button", name="Questions about an order? Ask us here.")
+    expect(greeting).to_have_count(1)
     screenshot(page, "widget-launcher")
 
-    launcher.click()
+    greeting.click()  # the greeting opens the chat too, and is not shown again on this visit
     expect(page.get_by_role("button", name="Close chat")).to_have_attribute("aria-expanded", "true")
     chat = _chat_frame(page)
     chat.get_by_label("Your message").fill("How long does shipping take?")
@@ -852,6 +855,7 @@ def test_a_customer_chats_on_the_store_s_own_page_and_finds_the_conversation_aft
 
     page.reload()
     page.get_by_role("button", name="Chat with us").click()
+    expect(greeting).to_have_count(0)
     expect(_chat_frame(page).locator(".message--customer").first).to_contain_text(
         "How long does shipping take?"
     )
@@ -923,10 +927,13 @@ def test_our_team_s_reply_to_a_closed_widget_shows_on_its_launcher(
     open_tab, site, settings, store_page, staff_user
 ):
     settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
-    store_page.with_widget(site, color="#8a0b4f", label="Questions?")
+    store_page.with_widget(site, color="#8a0b4f", label="Questions?", greeting="Hello!")
     page = open_tab().page
     page.goto(store_page.origin)
     launcher = page.get_by_role("button", name="Questions?")
+    page.get_by_role("button", name="Dismiss").click()
+    expect(page.get_by_role("button", name="Hello!")).to_have_count(0)
+    expect(launcher).to_be_focused()
     assert launcher.evaluate("button => getComputedStyle(button).backgroundColor") == "rgb(138, 11, 79)"
     launcher.click()
     chat = _chat_frame(page)
