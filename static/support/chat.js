@@ -709,6 +709,14 @@
   var widgetOrigins = document.getElementById("widget-origins");
   if (widgetOrigins && window.parent !== window) {
     var allowed = JSON.parse(widgetOrigins.textContent);
+    if (!/(?:^|;\s*)csrftoken=/.test(document.cookie)) {
+      // The page set its cookies and they did not come back: a browser that blocks cookies on another
+      // site's page. Every message would start a new session, so offer the chat as a page of its own.
+      var noCookies = document.getElementById("embed-no-cookies");
+      Array.prototype.forEach.call(noCookies.parentNode.children, function (part) {
+        part.hidden = part !== noCookies;
+      });
+    }
     var settle;
     signInSettled = new Promise(function (resolve) {
       settle = resolve;

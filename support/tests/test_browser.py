@@ -967,3 +967,65 @@ def test_a_chat_that_does_not_answer_is_said_so_instead_of_an_empty_panel(open_t
     expect(page.get_by_role("status")).to_have_text(
         "Our chat can't be reached right now. Please try again in a little while.", timeout=15_000
     )
+
+
+def _third_party_cookies_blocked(page: Page) -> None:
+    """As Chrome's third-party cookie restriction (and browsers that block them): a cookie set in
+    another site's frame is kept only when it is Partitioned."""
+    page.context.new_cdp_session(page).send(
+        "Network.setCookieControls",
+        {
+            "enableThirdPartyCookieRestriction": True,
+            "disableThirdPartyCookieMetadata": True,
+            "disableThirdPartyCookieHeuristics": True,
+        },
+    )
+
+
+def test_a_browser_that_blocks_third_party_cookies_keeps_the_widget_s_conversation(
+    open_tab, site, settings, store_page
+):
+    settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
+    store_page.with_widget(site)
+    page = open_tab().page
+    _third_party_cookies_blocked(page)
+    page.goto(store_page.origin)
+    page.get_by_role("button", name="Chat with us").click()
+    expect(_ask(page, "How long does shipping take?")).to_contain_text("shipping")
+    page.reload()
+    page.get_by_role("button", name="Chat with us").click()
+    expect(_chat_frame(page).locator(".message--customer")).to_have_count(1)
+
+
+def test_a_browser_that_drops_the_widget_s_cookies_is_offered_the_chat_in_a_tab(
+    open_tab, site, settings, store_page
+):
+    # A browser without partitioned cookies that blocks third-party ones: the chat's cookies are set
+    # but never come back. Every message would land in a new session; the frame says so instead.
+    settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
+    store_page.with_widget(site)
+    page = open_tab().page
+    _third_party_cookies_blocked(page)
+
+    def without_partitioned(route):
+        response = route.fetch()
+        headers = {name: value for name, value in response.headers.items() if name != "set-cookie"}
+        # Playwright gives and takes several Set-Cookie headers as one, a line each.
+        cookies = [
+            header["value"] for header in response.headers_array if header["name"].lower() == "set-cookie"
+        ]
+        headers["set-cookie"] = "\n".join(cookie.replace("; Partitioned", "") for cookie in cookies)
+        route.fulfill(response=response, headers=headers)
+
+    page.route(f"{site}/?embed=1", without_partitioned)
+    page.goto(store_page.origin)
+    page.get_by_role("button", name="Chat with us").click()
+    chat = _chat_frame(page)
+    link = chat.get_by_role("link", name="Open the chat in a new tab")
+    expect(link).to_be_visible()
+    expect(chat.get_by_label("Your message")).to_be_hidden()
+    with page.expect_popup() as popup:
+        link.click()
+    popup.value.get_by_label("Your message").fill("How long does shipping take?")
+    popup.value.get_by_role("button", name="Send").click()
+    expect(popup.value.locator(".message--assistant .message__text").last).to_contain_text("shipping")
