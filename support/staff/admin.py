@@ -7,6 +7,7 @@ support.conversations.handoff, which holds the rules.
 
 import logging
 
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
@@ -141,6 +142,7 @@ class ConversationAdmin(admin.ModelAdmin):
                 name="support_conversation_availability",
             ),
             path("dashboard/", self.admin_site.admin_view(self.dashboard_view), name="support_dashboard"),
+            path("website/", self.admin_site.admin_view(self.website_view), name="support_website"),
         ]
         return own + super().get_urls()
 
@@ -169,6 +171,22 @@ class ConversationAdmin(admin.ModelAdmin):
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
         return dashboard_page(request, context={**self.admin_site.each_context(request), "opts": self.opts})
+
+    def website_view(self, request):
+        """For superusers: the widget's script tag for the store's pages, where it may appear, and the
+        secret the store's server signs its customers with (README, "On your website")."""
+        if not request.user.is_superuser:
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "title": "The chat on your website",
+            "script_url": request.build_absolute_uri(reverse("support:widget_script")),
+            "origins": settings.BOOKLY_WIDGET_ORIGINS,
+            "signing_secret": settings.BOOKLY_CUSTOMER_SIGNING_SECRET,
+            "signature_max_age": settings.BOOKLY_CUSTOMER_SIGNATURE_MAX_AGE_SECONDS,
+        }
+        return TemplateResponse(request, "admin/support/website.html", context)
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
         """The conversation as it happened, with the reply box and the actions (POSTed here)."""

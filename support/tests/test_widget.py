@@ -1,5 +1,6 @@
-"""The widget's server side: which pages a store may frame, the script's address, and cookies that
-work in a store's frame. The widget itself runs in a real browser in test_browser.py."""
+"""The widget's server side: which pages a store may frame, the script's address, cookies that work in
+a store's frame, and the admin page that gives superusers the tag. The widget itself runs in a real
+browser in test_browser.py."""
 
 import pytest
 from django.test import Client
@@ -56,3 +57,28 @@ def test_the_script_has_one_address_and_may_be_loaded_by_any_page(client):
     assert response["Content-Type"] == "text/javascript; charset=utf-8"
     assert response["Cross-Origin-Resource-Policy"] == "cross-origin"
     assert b"window.BooklyWidget" in response.content
+
+
+WEBSITE = "/admin/support/conversation/website/"
+
+
+def test_a_superuser_finds_the_tag_the_origins_and_the_secret(superuser_client, settings):
+    settings.BOOKLY_WIDGET_ORIGINS = ["https://shop.example.com"]
+    settings.BOOKLY_CUSTOMER_SIGNING_SECRET = "a-store-secret-of-thirty-two-characters-or-more"
+    assert WEBSITE in superuser_client.get("/admin/").content.decode()
+    page = superuser_client.get(WEBSITE).content.decode()
+    assert '&lt;script src="http://testserver/widget.js" async&gt;&lt;/script&gt;' in page
+    assert "<code>https://shop.example.com</code>" in page
+    assert settings.BOOKLY_CUSTOMER_SIGNING_SECRET in page
+
+
+def test_without_origins_or_a_secret_the_page_says_what_to_set(superuser_client):
+    page = superuser_client.get(WEBSITE).content.decode()
+    assert "Nowhere yet" in page
+    assert "set <code>BOOKLY_CUSTOMER_SIGNING_SECRET</code>" in page
+
+
+def test_support_staff_never_see_the_signing_secret(staff_client, settings):
+    settings.BOOKLY_CUSTOMER_SIGNING_SECRET = "a-store-secret-of-thirty-two-characters-or-more"
+    assert staff_client.get(WEBSITE).status_code == 403
+    assert WEBSITE not in staff_client.get("/admin/").content.decode()
