@@ -12,10 +12,12 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, DateTimeField, F, IntegerField, Value, When
-from django.http import HttpResponseRedirect
+from django.http import HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
 from orders.admin import (
@@ -40,7 +42,14 @@ from support.conversations.handoff import (
 from support.conversations.models import Conversation, ConversationStatus, TurnTrace
 from support.conversations.selectors import staff_is_available, staff_name
 from support.staff.dashboard_page import dashboard_page
-from support.staff.selectors import conversation_staff_transcript, trace_review_annotate
+from support.staff.selectors import (
+    PREVIEW_CHARS,
+    conversation_customer_label,
+    conversation_inbox_annotate,
+    conversation_staff_transcript,
+    inbox_state,
+    trace_review_annotate,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -89,17 +98,22 @@ class ConversationAdmin(admin.ModelAdmin):
     and the actions on their page: never through a form."""
 
     list_display = [
-        "__str__",
+        "customer",
+        "latest_message",
         "status_with_wait",
-        "assigned_to",
-        "customer_email",
-        "order_links",
-        "return_links",
-        "case_links",
+        "about",
+        "who_has_it",
         "last_activity_at",
     ]
+    list_display_links = ["customer"]
     list_filter = ["status", AssignedFilter, "created_at"]
-    search_fields = ["orders__number", "customer_email", "orders__customer_email", "returns__rma_number"]
+    search_fields = [
+        "orders__number",
+        "customer_email",
+        "signed_in_email",
+        "orders__customer_email",
+        "returns__rma_number",
+    ]
     date_hierarchy = "created_at"
     list_select_related = ["assigned_to"]
     ordering = [_INBOX_RANK.asc(), _WAITING_SINCE.asc(nulls_last=True), "-last_activity_at"]
@@ -107,32 +121,53 @@ class ConversationAdmin(admin.ModelAdmin):
     conversation_template = "admin/support/conversation/conversation.html"
 
     def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("orders", "returns", "delivery_cases")
+        conversations = super().get_queryset(request).prefetch_related("orders", "returns", "delivery_cases")
+        return conversation_inbox_annotate(conversations=conversations)
 
     def has_add_permission(self, request):
         return False
+
+    @admin.display(description="customer")
+    def customer(self, obj):
+        return format_html(
+            '{}<br><span class="support-quiet">{}</span>', conversation_customer_label(conversation=obj), obj
+        )
+
+    @admin.display(description="their latest message")
+    def latest_message(self, obj):
+        if not obj.last_words:
+            return "-"
+        return Truncator(obj.last_words).chars(PREVIEW_CHARS)
 
     @admin.display(description="status", ordering="status")
     def status_with_wait(self, obj):
         if obj.ended_at is not None and obj.status != ConversationStatus.CLOSED:
             return f"{obj.get_status_display()} (the customer left)"
         if obj.status == ConversationStatus.WAITING and obj.handoff_at:
-            return f"{obj.get_status_display()}, {timesince(obj.handoff_at)}"
+            # The page counts the wait on between its refreshes (inbox.js reads data-since).
+            return format_html(
+                '{}, <span data-since="{}">{}</span>',
+                obj.get_status_display(),
+                obj.handoff_at.isoformat(),
+                timesince(obj.handoff_at),
+            )
         return obj.get_status_display()
 
-    @admin.display(description="orders looked up")
-    def order_links(self, obj):
-        return _links(obj.orders.all(), lambda order: order.number)
+    @admin.display(description="about")
+    def about(self, obj):
+        """The orders looked up, the returns started and the delivery cases reported here."""
+        links = [_admin_link(order, order.number) for order in obj.orders.all()]
+        links += [_admin_link(record, record.rma_number) for record in obj.returns.all()]
+        links += [_admin_link(case, f"Case {case.pk}") for case in obj.delivery_cases.all()]
+        return format_html_join(", ", "{}", ((link,) for link in links)) or "-"
 
-    @admin.display(description="returns started")
-    def return_links(self, obj):
-        return _links(obj.returns.all(), lambda record: record.rma_number)
-
-    @admin.display(description="delivery cases")
-    def case_links(self, obj):
-        return _links(
-            obj.delivery_cases.all(), lambda case: f"Case {case.pk} ({case.get_status_display().lower()})"
-        )
+    @admin.display(description="who has it", ordering="assigned_to")
+    def who_has_it(self, obj):
+        if obj.assigned_to is not None:
+            return staff_name(obj.assigned_to)
+        if obj.status == ConversationStatus.ASSISTANT:
+            return "the assistant"
+        return "nobody yet" if obj.status == ConversationStatus.WAITING and obj.ended_at is None else "-"
 
     def get_urls(self):
         own = [
@@ -143,14 +178,38 @@ class ConversationAdmin(admin.ModelAdmin):
             ),
             path("dashboard/", self.admin_site.admin_view(self.dashboard_view), name="support_dashboard"),
             path("website/", self.admin_site.admin_view(self.website_view), name="support_website"),
+            path(
+                "inbox/state/", self.admin_site.admin_view(self.inbox_state_view), name="support_inbox_state"
+            ),
         ]
         return own + super().get_urls()
 
     def changelist_view(self, request, extra_context=None):
         staff_availability_extend(user=request.user)
         available = staff_is_available(user=request.user)
-        context = {"title": "Inbox: conversations, waiting ones first", "available": available}
+        context = {
+            "title": "Inbox: conversations, waiting ones first",
+            "available": available,
+            "inbox": inbox_state(),
+        }
         return super().changelist_view(request, {**context, **(extra_context or {})})
+
+    def inbox_state_view(self, request):
+        """What the open inbox polls (inbox.js): the waiting customers, the inbox's version and whether
+        this member of staff is still available. `?active=1`: they used the page since the last poll,
+        which keeps them available as a page view does."""
+        if not self.has_view_or_change_permission(request):
+            raise PermissionDenied
+        if request.GET.get("active") == "1":
+            staff_availability_extend(user=request.user)
+        state = inbox_state()
+        return JsonResponse(
+            {
+                "waiting": state.waiting,
+                "version": state.version,
+                "available": staff_is_available(user=request.user),
+            }
+        )
 
     def availability_view(self, request):
         """Staff say they can (or no longer can) answer chats now; customers are told accordingly."""
@@ -164,7 +223,12 @@ class ConversationAdmin(admin.ModelAdmin):
             if available
             else "You are away: customers asking for a person are given the opening hours.",
         )
-        return HttpResponseRedirect(reverse("admin:support_conversation_changelist"))
+        inbox = reverse("admin:support_conversation_changelist")
+        back = request.POST.get("next", "")
+        # Back to the inbox as it was (its filters), and never off this site.
+        if not (back.startswith(inbox) and url_has_allowed_host_and_scheme(back, allowed_hosts=None)):
+            back = inbox
+        return HttpResponseRedirect(back)
 
     def dashboard_view(self, request):
         """How the assistant is doing over a period: for anyone who may read conversations."""

@@ -1,12 +1,89 @@
-"""What support staff read: a conversation as it happened, tool calls and the validator included."""
+"""What support staff read: the inbox as it changes, and a conversation as it happened, tool calls and the
+validator included."""
 
+import hashlib
 import json
+from dataclasses import dataclass
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models.functions import Substr
 
-from support.conversations.models import Conversation, ConversationMessage, MessageRole, ModelCall, TurnTrace
+from support.conversations.models import (
+    PERSON_ANSWERS,
+    Conversation,
+    ConversationMessage,
+    ConversationStatus,
+    MessageRole,
+    ModelCall,
+    TurnTrace,
+)
 from support.conversations.selectors import staff_name
 from support.llm.protocol import is_reminder
+
+# How much of a customer's latest message the inbox shows.
+PREVIEW_CHARS = 120
+
+
+def conversation_inbox_annotate(*, conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
+    """The conversations with `last_words`: the start of the customer's latest message."""
+    latest = (
+        ConversationMessage.objects.filter(conversation=OuterRef("pk"), role=MessageRole.USER)
+        .exclude(visible_text="")
+        .order_by("-position")
+        .values("visible_text")[:1]
+    )
+    return conversations.annotate(last_words=Substr(Subquery(latest), 1, PREVIEW_CHARS + 1))
+
+
+def conversation_customer_label(*, conversation: Conversation) -> str:
+    """How staff name the customer: the email the store signed them in with, else the one they gave or
+    a tool verified, else an anonymous visitor."""
+    return conversation.signed_in_email or conversation.customer_email or "A visitor"
+
+
+@dataclass(frozen=True)
+class InboxState:
+    """What the inbox page polls for. `waiting`: the customers waiting for a person, longest wait first,
+    each {"id", "customer", "since" (ISO 8601)}. `version` changes whenever a row of the inbox would:
+    a new conversation or message, a status, an assignment, a customer leaving."""
+
+    waiting: list[dict]
+    version: str
+
+
+def inbox_state() -> InboxState:
+    conversations = Conversation.objects.all()
+    totals = conversations.aggregate(
+        count=Count("pk"),
+        turns=Sum("turn_count"),
+        last_activity=Max("last_activity_at"),
+        last_ended=Max("ended_at"),
+        closed=Count("pk", filter=Q(status=ConversationStatus.CLOSED)),
+    )
+    # The conversations a person has or is awaited in, each as it stands: a take, an assignment or a
+    # hand back changes no total above.
+    with_people = list(
+        conversations.filter(ended_at__isnull=True)
+        .filter(Q(status__in=PERSON_ANSWERS) | Q(assigned_to__isnull=False))
+        .order_by("pk")
+        .values_list("pk", "status", "assigned_to_id", "handoff_at", "last_activity_at")
+    )
+    waiting = [row for row in with_people if row[1] == ConversationStatus.WAITING and row[3] is not None]
+    waiting.sort(key=lambda row: row[3])
+    labels = {
+        conversation.pk: conversation_customer_label(conversation=conversation)
+        for conversation in conversations.filter(pk__in=[row[0] for row in waiting]).only(
+            "pk", "signed_in_email", "customer_email"
+        )
+    }
+    version = hashlib.sha256(repr((sorted(totals.items()), with_people)).encode()).hexdigest()[:16]
+    return InboxState(
+        waiting=[
+            {"id": pk, "customer": f"{labels[pk]}, conversation {pk}", "since": since.isoformat()}
+            for pk, _, _, since, _ in waiting
+        ],
+        version=version,
+    )
 
 
 def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:

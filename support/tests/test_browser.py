@@ -11,6 +11,7 @@ import time
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 from django.core.cache import cache
@@ -21,7 +22,7 @@ from playwright.sync_api import Page, expect, sync_playwright
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
 from support.assistant.prompts import REFUSAL_TEMPLATE
-from support.conversations.handoff import conversation_staff_reply
+from support.conversations.handoff import conversation_assign, conversation_staff_reply
 from support.conversations.identity import customer_signature
 from support.conversations.models import Conversation
 from support.llm.offline import NO_POLICY_REPLY
@@ -159,8 +160,10 @@ def send_without_js(page: Page, text: str) -> str:
     return replies(page).last.inner_text()
 
 
-def staff_login(open_tab, next_url: str) -> Page:
-    tab = open_tab()
+def staff_login(open_tab, next_url: str, *, init_script: str = "", **options) -> Tab:
+    tab = open_tab(**options)
+    if init_script:
+        tab.context.add_init_script(init_script)
     page = tab.page
     page.goto(f"/admin/login/?next={next_url}")
     page.get_by_label("Username").fill(STAFF_LOGIN[0])
@@ -1029,3 +1032,79 @@ def test_a_browser_that_drops_the_widget_s_cookies_is_offered_the_chat_in_a_tab(
     popup.value.get_by_label("Your message").fill("How long does shipping take?")
     popup.value.get_by_role("button", name="Send").click()
     expect(popup.value.locator(".message--assistant .message__text").last).to_contain_text("shipping")
+
+
+# --- the support desk -----------------------------------------------------------------------------
+
+# The notifications the page shows, recorded (headless Chromium shows none on a screen).
+RECORD_NOTIFICATIONS = """
+window.__notifications = [];
+const RealNotification = window.Notification;
+window.Notification = function (title, options) {
+  window.__notifications.push({ title, body: options && options.body });
+  return new RealNotification(title, options);
+};
+Object.defineProperty(window.Notification, "permission", { get: () => RealNotification.permission });
+window.Notification.requestPermission = () => RealNotification.requestPermission();
+"""
+
+
+def test_a_customer_who_starts_waiting_appears_in_the_open_inbox_and_the_title_counts_them(
+    open_tab, site, staff_user
+):
+    inbox = "/admin/support/conversation/?status__exact=waiting"
+    staff = staff_login(
+        open_tab, quote(inbox), init_script=RECORD_NOTIFICATIONS, permissions=["notifications"]
+    )
+    admin = staff.page
+    assert admin.url.endswith(inbox)
+    with admin.expect_navigation():
+        admin.get_by_role("button", name="I'm available").click()
+    admin.get_by_role("button", name="Notify me when a customer starts waiting").click()
+    expect(admin.locator("#notify-status")).to_contain_text("On: a notification and a sound")
+    admin.mouse.wheel(0, 200)
+    assert not admin.title().startswith("(")
+
+    # A customer who only chats is not in this filtered list; one who asks for a person appears.
+    chatting = open_tab().page
+    chatting.goto("/")
+    send_with_js(chatting, "How long does shipping take?")
+    waiting = open_tab().page
+    waiting.goto("/")
+    send_with_js(waiting, "My parcel never came")
+    waiting.get_by_role("button", name="Talk to a person").click()
+    expect(waiting.locator("#handoff-notice")).to_be_visible()
+    conversation = Conversation.objects.get(status="waiting")
+
+    row = admin.locator("#result_list tbody tr")
+    expect(row).to_have_count(1, timeout=10_000)  # no reload
+    expect(row).to_contain_text("My parcel never came")
+    expect(row).to_contain_text("nobody yet")
+    assert admin.url.endswith("?status__exact=waiting")
+    expect(admin).to_have_title(re.compile(r"^\(1\) Inbox"))
+    assert admin.evaluate("window.__notifications") == [
+        {"title": "A customer is waiting for a person", "body": f"A visitor, conversation {conversation.pk}"}
+    ]
+    screenshot(admin, "admin-inbox-live")
+
+    # Taken (by a colleague, say): it leaves the list of those waiting, and the title's count.
+    conversation_assign(conversation=conversation, user=staff_user)
+    expect(row).to_have_count(0, timeout=10_000)
+    expect(admin).to_have_title(re.compile(r"^Inbox"))
+    assert staff.errors == []
+
+
+def test_a_browser_that_refuses_notifications_is_answered_with_what_to_do(open_tab, staff_user):
+    # As a browser does once its user blocked the site's notifications.
+    denied = """
+    Object.defineProperty(Notification, "permission", { get: () => "denied" });
+    Notification.requestPermission = () => Promise.resolve("denied");
+    """
+    staff = staff_login(open_tab, "/admin/support/conversation/", init_script=denied)
+    admin = staff.page
+    expect(admin.locator("#notify-status")).to_contain_text(
+        "Your browser blocks notifications from this site"
+    )
+    admin.get_by_role("button", name="Notify me when a customer starts waiting").click()
+    expect(admin.locator("#notify-status")).to_contain_text("Allow them in the site's settings")
+    assert staff.errors == []

@@ -28,6 +28,11 @@ def _page(conversation: Conversation) -> str:
     return f"{INBOX}{conversation.pk}/change/"
 
 
+def _inbox_row(html: str, conversation: Conversation) -> str:
+    start = html.index(f'href="{_page(conversation)}')
+    return html[html.rindex("<tr", 0, start) : html.index("</tr>", start)]
+
+
 @pytest.fixture
 def looked_up(claude):
     """A conversation where the assistant looked up an order and its reply was replaced by the fallback."""
@@ -60,8 +65,27 @@ class TestInbox:
     def test_waiting_conversations_come_first_with_their_wait(self, staff_client, looked_up, waiting):
         html = staff_client.get(INBOX).content.decode()
         assert html.index(str(waiting)) < html.index(str(looked_up[1]))
-        assert "Waiting for a person, 0" in html  # "0 minutes" as Django says it
+        assert "Waiting for a person, <span data-since=" in html  # counted on by the page
+        assert "0\xa0minutes</span>" in html  # as Django says it
         assert "BK-10042" in html and "sarah.chen@example.com" in html
+
+    def test_each_row_says_who_what_they_wrote_what_about_and_who_has_it(
+        self, staff_client, staff_user, looked_up
+    ):
+        chat, conversation = looked_up
+        chat.send("x" * 150 + " <b>end</b>")
+        conversation_assign(conversation=conversation, user=staff_user)
+        row = _inbox_row(staff_client.get(INBOX).content.decode(), conversation)
+        assert "sarah.chen@example.com" in row and f">{conversation}<" in row
+        assert "x" * 119 + "\u2026" in row and "end" not in row  # the first words only
+        assert f'href="/admin/orders/order/{Order.objects.get(number="BK-10042").pk}/change/"' in row
+        assert '<td class="field-who_has_it">agent</td>' in row
+
+    def test_a_customer_s_markup_is_shown_as_text_in_the_inbox(self, staff_client, customer, claude):
+        claude.reset(message(text("I can help with orders.")))
+        customer.send("<img src=x onerror=alert(1)>")
+        html = staff_client.get(INBOX).content.decode()
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<img src=x" not in html
 
     def test_the_admin_index_counts_who_is_waiting(self, staff_client, waiting):
         html = staff_client.get("/admin/").content.decode()

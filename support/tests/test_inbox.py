@@ -1,0 +1,94 @@
+"""The live inbox's server side: what the open inbox polls (the customers waiting, a version that moves
+whenever a row would) and who may poll it. The polling page itself runs in test_browser.py."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from support.conversations.handoff import (
+    conversation_assign,
+    conversation_close,
+    conversation_hand_back,
+    conversation_staff_reply,
+)
+from support.models import Conversation, ConversationStatus, StaffAvailability
+from support.testing.chat_client import ChatClient
+from support.testing.messages_stub import message, text
+
+STATE = "/admin/support/conversation/inbox/state/"
+
+
+def _state(client) -> dict:
+    response = client.get(STATE)
+    assert response.status_code == 200
+    return response.json()
+
+
+@pytest.fixture
+def answered(claude):
+    claude.reset(*[message(text("I can help with orders.")) for _ in range(5)])
+    return claude
+
+
+def test_waiting_customers_longest_wait_first_with_who_they_are(staff_client, answered):
+    first, second = ChatClient(), ChatClient()
+    first.handoff()
+    second.handoff({"email": "ann@example.com"})
+    Conversation.objects.filter(customer_email="").update(handoff_at=timezone.now() - timedelta(minutes=5))
+    earlier, later = Conversation.objects.order_by("handoff_at")
+    waiting = _state(staff_client)["waiting"]
+    assert [entry["id"] for entry in waiting] == [earlier.pk, later.pk]
+    assert waiting[0]["customer"] == f"A visitor, conversation {earlier.pk}"
+    assert waiting[1]["customer"] == f"ann@example.com, conversation {later.pk}"
+
+
+def test_the_version_moves_with_every_change_a_row_would_show(staff_client, staff_user, customer, answered):
+    versions = [_state(staff_client)["version"]]
+
+    def moved() -> bool:
+        versions.append(_state(staff_client)["version"])
+        return versions[-1] != versions[-2]
+
+    customer.send("Where is my order?")
+    assert moved()  # a new conversation
+    assert not moved()  # nothing happened
+    customer.send("It is BK-10042")
+    assert moved()  # a new message
+    customer.handoff()
+    assert moved()  # waiting
+    conversation = Conversation.objects.get()
+    conversation_assign(conversation=conversation, user=staff_user)
+    assert moved()  # taken
+    conversation_staff_reply(conversation=conversation, user=staff_user, text="Hello!")
+    assert moved()
+    conversation_hand_back(conversation=conversation, user=staff_user)
+    assert moved()  # back with the assistant
+    conversation_close(conversation=conversation, user=staff_user)
+    assert moved()
+    assert Conversation.objects.get().status == ConversationStatus.CLOSED
+
+
+def test_a_customer_leaving_moves_the_version(staff_client, customer, answered):
+    customer.handoff()
+    before = _state(staff_client)["version"]
+    customer.reset()  # "Start a new conversation": the waiting one is left
+    assert _state(staff_client)["version"] != before
+    assert _state(staff_client)["waiting"] == []
+
+
+def test_polling_keeps_staff_available_only_while_they_use_the_page(staff_client, staff_user):
+    staff_client.post("/admin/support/conversation/availability/", {"available": "yes"})
+    almost_over = timezone.now() + timedelta(seconds=30)
+    StaffAvailability.objects.filter(user=staff_user).update(available_until=almost_over)
+    assert staff_client.get(STATE).json()["available"] is True
+    assert StaffAvailability.objects.get(user=staff_user).available_until == almost_over  # only watched
+    staff_client.get(STATE, {"active": "1"})
+    assert StaffAvailability.objects.get(user=staff_user).available_until > almost_over + timedelta(minutes=5)
+
+
+def test_only_those_who_may_read_conversations_may_poll(client, django_user_model):
+    assert client.get(STATE).status_code == 302  # to the login page
+    django_user_model.objects.create_user(username="clerk", password="clerk-pass-1234", is_staff=True)
+    client.post("/admin/login/", {"username": "clerk", "password": "clerk-pass-1234"})
+    assert client.get(STATE).status_code == 403
