@@ -22,6 +22,8 @@
   var version = live.dataset.version;
   var available = live.dataset.available === "true";
   var known = idsOf(live.dataset.waiting ? live.dataset.waiting.split(",") : []);
+  var mineList = document.getElementById("inbox-mine");
+  var mine = idsOf(mineList && mineList.dataset.mine ? mineList.dataset.mine.split(",") : []);
   var baseTitle = document.title;
   var failures = 0;
   var timer = null;
@@ -156,8 +158,18 @@
     tone.stop(audio.currentTime + 0.4);
   }
 
-  function announce(newcomers) {
-    if (!available || !notifying() || !("Notification" in window) || Notification.permission !== "granted") {
+  function announce(newcomers, given) {
+    if (!notifying() || !("Notification" in window) || Notification.permission !== "granted") {
+      return;
+    }
+    given.forEach(function (id) {
+      var note = new Notification("Conversation " + id + " is yours now", { tag: "bookly-mine-" + id });
+      note.onclick = function () {
+        window.focus();
+        window.location.href = id + "/change/";
+      };
+    });
+    if (!available) {
       return;
     }
     newcomers.forEach(function (waiting) {
@@ -170,7 +182,9 @@
         window.location.href = waiting.id + "/change/";
       };
     });
-    chime();
+    if (newcomers.length) {
+      chime();
+    }
   }
 
   if (alerts && toggle && status) {
@@ -214,9 +228,15 @@
         countTitle(state.waiting.length);
         var newcomers = state.waiting.filter(function (waiting) { return !known[String(waiting.id)]; });
         known = idsOf(state.waiting.map(function (waiting) { return waiting.id; }));
+        var given = state.mine.filter(function (id) { return !mine[String(id)]; });
+        mine = idsOf(state.mine);
+        var count = document.getElementById("inbox-mine-count");
+        if (count) {
+          count.textContent = String(state.mine.length);
+        }
         var changed = state.version !== version || state.available !== available;
         available = state.available;
-        announce(newcomers);
+        announce(newcomers, given);
         if (!changed) {
           countWaits();
           return null;

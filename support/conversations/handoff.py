@@ -9,6 +9,7 @@ already counted the positions it will store at, and must find them free when
 it commits.
 """
 
+import logging
 from datetime import timedelta
 
 from django.conf import settings
@@ -17,23 +18,34 @@ from django.db import IntegrityError, transaction
 from django.db.models import Max
 from django.db.models.signals import pre_delete
 from django.dispatch import receiver
+from django.urls import reverse
 from django.utils import timezone
 
 from store.text import text_multi_line
 from support.conversations.models import (
     PERSON_ANSWERS,
     Conversation,
+    ConversationAssignment,
     ConversationMessage,
     ConversationStatus,
     HandoffReason,
     MessageRole,
     StaffAvailability,
 )
-from support.conversations.selectors import conversation_transcript, customer_session_is_live, staff_name
+from support.conversations.placeholders import placeholders_in
+from support.conversations.selectors import (
+    conversation_transcript,
+    customer_session_is_live,
+    staff_can_answer,
+    staff_is_available,
+    staff_name,
+)
 from support.conversations.services import TurnInProgress, session_ensure, session_handle, storable
 from support.conversations.waiting import conversation_waiting_announce, waiting_fields
 from support.insight.metrics import HANDOFFS
 from support.llm.protocol import staff_message_block_text
+
+logger = logging.getLogger(__name__)
 
 
 class ConversationActionRefused(Exception):
@@ -76,9 +88,21 @@ def _message_append(
     )
 
 
+def _assigned(conversation: Conversation, *, to, by) -> None:
+    """Give the (locked) conversation to `to` (None: nobody), recorded if that changes who has it; the
+    caller saves the conversation."""
+    to_id = to.pk if to is not None else None
+    if conversation.assigned_to_id != to_id:
+        ConversationAssignment.objects.create(conversation=conversation, assigned_to=to, assigned_by=by)
+    conversation.assigned_to = to
+
+
 def _start_waiting(conversation: Conversation, *, reason: HandoffReason, note: str, now) -> None:
     for name, value in waiting_fields(reason=reason, note=storable(note), now=now).items():
-        setattr(conversation, name, value)
+        if name == "assigned_to":
+            _assigned(conversation, to=value, by=None)
+        else:
+            setattr(conversation, name, value)
 
 
 def conversation_handoff_request(
@@ -168,6 +192,12 @@ def staff_reply_clean(*, text: str) -> str:
         raise ConversationActionRefused(
             f"A reply can be at most {limit} characters; this one has {len(text)}."
         )
+    if left := placeholders_in(text):
+        names = ", ".join("{{" + name + "}}" for name in left)
+        raise ConversationActionRefused(
+            f"Your reply still has {names}: this conversation has nothing to put there. Write it in "
+            "yourself; your reply was not sent."
+        )
     return text
 
 
@@ -193,11 +223,61 @@ def conversation_assign(*, conversation: Conversation, user) -> Conversation:
         conversation = _locked(conversation)
         _refuse_unless_open(conversation)
         conversation.status = ConversationStatus.PERSON
-        conversation.assigned_to = user
+        _assigned(conversation, to=user, by=user)
         if conversation.handoff_at is None:
             conversation.handoff_at = timezone.now()
         conversation.save(update_fields=["status", "assigned_to", "handoff_at"])
     return conversation
+
+
+def conversation_assign_to(*, conversation: Conversation, user, assignee, expected_assignee_id: int | None):
+    """`user` gives the conversation to `assignee` (None: nobody), as they saw it given to
+    `expected_assignee_id`. A compare-and-set on the locked row: if someone else took or assigned it
+    since the page was read, nothing changes and they are told who has it now, rather than one of two
+    colleagues silently undoing the other. A conversation with a person that nobody has any more waits
+    again; the assignee, if away, is told by email."""
+    with transaction.atomic():
+        conversation = _locked(conversation)
+        _refuse_unless_open(conversation)
+        if conversation.assigned_to_id != expected_assignee_id:
+            now_with = staff_name(conversation.assigned_to) if conversation.assigned_to else "nobody"
+            raise ConversationActionRefused(
+                f"Someone changed who has this conversation a moment ago: it is now with {now_with}. "
+                "Nothing was changed; look again and choose."
+            )
+        if assignee is not None and not staff_can_answer(user=assignee):
+            raise ConversationActionRefused(f"{staff_name(assignee)} cannot answer conversations.")
+        if conversation.assigned_to_id == (assignee.pk if assignee else None):
+            raise ConversationActionRefused(
+                f"It is already with {staff_name(assignee) if assignee else 'nobody'}."
+            )
+        _assigned(conversation, to=assignee, by=user)
+        if assignee is None and conversation.status == ConversationStatus.PERSON:
+            conversation.status = ConversationStatus.WAITING
+        conversation.save(update_fields=["status", "assigned_to"])
+        if assignee is not None and assignee != user and not staff_is_available(user=assignee):
+            transaction.on_commit(lambda: _assignee_notify(conversation.pk, assignee, user))
+    return conversation
+
+
+def _assignee_notify(conversation_id: int, assignee, by) -> None:
+    """A colleague who is away hears of a conversation given to them; a mail server that fails must not
+    fail the assignment (the inbox shows it either way)."""
+    if not assignee.email:
+        return
+    try:
+        path = reverse("admin:support_conversation_change", args=[conversation_id])
+        send_mail(
+            subject=f"[Bookly] {staff_name(by)} gave you conversation {conversation_id}",
+            message=(
+                f"{staff_name(by)} gave you conversation {conversation_id}.\n"
+                f"Open it in admin: {settings.BOOKLY_SITE_URL.rstrip('/')}{path}"
+            ),
+            from_email=None,
+            recipient_list=[assignee.email],
+        )
+    except Exception:
+        logger.exception("could not email %s about conversation %s", assignee.pk, conversation_id)
 
 
 def conversation_staff_reply(*, conversation: Conversation, user, text: str) -> ConversationMessage:
@@ -228,7 +308,7 @@ def conversation_staff_reply(*, conversation: Conversation, user, text: str) -> 
             author=user,
         )
         conversation.status = ConversationStatus.PERSON
-        conversation.assigned_to = user
+        _assigned(conversation, to=user, by=user)
         conversation.last_activity_at = now
         conversation.save(
             update_fields=["status", "assigned_to", "last_activity_at", "lease_token", "lease_expires_at"]
@@ -244,7 +324,7 @@ def conversation_hand_back(*, conversation: Conversation, user) -> Conversation:
         if conversation.status not in PERSON_ANSWERS:
             raise ConversationActionRefused("The assistant is already answering this conversation.")
         conversation.status = ConversationStatus.ASSISTANT
-        conversation.assigned_to = None
+        _assigned(conversation, to=None, by=user)
         conversation.save(update_fields=["status", "assigned_to"])
     return conversation
 
@@ -257,7 +337,7 @@ def conversation_close(*, conversation: Conversation, user) -> Conversation:
             raise ConversationActionRefused("This conversation is already closed.")
         conversation.status = ConversationStatus.CLOSED
         if conversation.assigned_to_id is None:
-            conversation.assigned_to = user
+            _assigned(conversation, to=user, by=user)
         conversation.save(update_fields=["status", "assigned_to"])
     return conversation
 
@@ -307,6 +387,11 @@ def staff_availability_extend(*, user) -> None:
 def _staff_deleted_conversations_wait_again(sender, instance, **kwargs):
     """Conversations a deleted member of staff answered wait for someone else (the database allows no
     conversation "with a person" without one)."""
-    Conversation.objects.filter(assigned_to=instance, status=ConversationStatus.PERSON).update(
+    theirs = Conversation.objects.filter(assigned_to=instance)
+    ConversationAssignment.objects.bulk_create(
+        ConversationAssignment(conversation_id=pk, assigned_to=None, assigned_by=None)
+        for pk in theirs.values_list("pk", flat=True)
+    )
+    theirs.filter(status=ConversationStatus.PERSON).update(
         status=ConversationStatus.WAITING, assigned_to=None
     )

@@ -303,3 +303,42 @@ class StaffAvailability(models.Model):
 
     def __str__(self):
         return f"{self.user} available until {self.available_until:%H:%M}"
+
+
+class ConversationNote(models.Model):
+    """A note between colleagues on a conversation. Staff only: never in the customer's transcript, never
+    in what the model is sent (those read ConversationMessage, and nothing else)."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="notes")
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    text = models.TextField()
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["conversation", "created_at", "pk"]
+
+    def __str__(self):
+        return f"Note {self.pk} on conversation {self.conversation_id}"
+
+
+class ConversationAssignment(models.Model):
+    """Who had the conversation from when: each change of `Conversation.assigned_to`, by whom (None: the
+    system, as when a deleted colleague's conversations wait again)."""
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="assignments")
+    # None: nobody (handed back to the assistant, or waiting again).
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    assigned_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["conversation", "at", "pk"]
+
+    def __str__(self):
+        return f"Conversation {self.conversation_id} to {self.assigned_to_id or 'nobody'}"

@@ -1,6 +1,9 @@
 from collections.abc import Collection
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
@@ -69,6 +72,33 @@ def conversation_status(*, conversation: Conversation | None) -> ConversationSta
 def staff_available_now() -> bool:
     """Whether a member of staff said they can answer chats and has not gone idle since."""
     return StaffAvailability.objects.filter(available_until__gt=timezone.now()).exists()
+
+
+# The permission that lets a member of staff answer (and so be given) conversations.
+ANSWER_PERMISSION = "support.change_conversation"
+
+
+def staff_can_answer(*, user) -> bool:
+    return user.is_active and user.is_staff and user.has_perm(ANSWER_PERMISSION)
+
+
+def staff_who_can_answer():
+    """Everyone a conversation may be given to, by name, each with `available` (said so, not idle)."""
+    app_label, codename = ANSWER_PERMISSION.split(".")
+    may = Q(codename=codename, content_type__app_label=app_label)
+    granted = Permission.objects.filter(may)
+    users = (
+        get_user_model()
+        .objects.filter(is_active=True, is_staff=True)
+        .filter(Q(is_superuser=True) | Q(groups__permissions__in=granted) | Q(user_permissions__in=granted))
+        .distinct()
+        .annotate(
+            available=Exists(
+                StaffAvailability.objects.filter(user=OuterRef("pk"), available_until__gt=timezone.now())
+            )
+        )
+    )
+    return sorted(users, key=lambda user: staff_name(user).casefold())
 
 
 def staff_is_available(*, user) -> bool:

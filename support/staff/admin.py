@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, DateTimeField, F, IntegerField, Value, When
+from django.db.models import Case, DateTimeField, F, IntegerField, Q, Value, When
 from django.http import HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -32,6 +32,7 @@ from orders.models import DeliveryCase, Order, ReturnRecord
 from support.conversations.handoff import (
     ConversationActionRefused,
     conversation_assign,
+    conversation_assign_to,
     conversation_close,
     conversation_hand_back,
     conversation_staff_reply,
@@ -40,14 +41,17 @@ from support.conversations.handoff import (
     staff_availability_set,
 )
 from support.conversations.models import Conversation, ConversationStatus, TurnTrace
-from support.conversations.selectors import staff_is_available, staff_name
+from support.conversations.notes import NOTE_MAX_CHARS, conversation_note_add
+from support.conversations.selectors import staff_is_available, staff_name, staff_who_can_answer
 from support.staff.dashboard_page import dashboard_page
+from support.staff.models import SavedReply
 from support.staff.selectors import (
     PREVIEW_CHARS,
     conversation_customer_label,
     conversation_inbox_annotate,
     conversation_staff_transcript,
     inbox_state,
+    saved_replies_for_conversation,
     trace_review_annotate,
 )
 
@@ -82,7 +86,7 @@ class AssignedFilter(admin.SimpleListFilter):
     parameter_name = "assigned"
 
     def lookups(self, request, model_admin):
-        return [("me", "Me"), ("nobody", "Nobody")]
+        return [("me", "Mine"), ("nobody", "Unassigned")]
 
     def queryset(self, request, queryset):
         if self.value() == "me":
@@ -158,7 +162,10 @@ class ConversationAdmin(admin.ModelAdmin):
         """The orders looked up, the returns started and the delivery cases reported here."""
         links = [_admin_link(order, order.number) for order in obj.orders.all()]
         links += [_admin_link(record, record.rma_number) for record in obj.returns.all()]
-        links += [_admin_link(case, f"Case {case.pk}") for case in obj.delivery_cases.all()]
+        links += [
+            _admin_link(case, f"Case {case.pk} ({case.get_status_display().lower()})")
+            for case in obj.delivery_cases.all()
+        ]
         return format_html_join(", ", "{}", ((link,) for link in links)) or "-"
 
     @admin.display(description="who has it", ordering="assigned_to")
@@ -181,6 +188,11 @@ class ConversationAdmin(admin.ModelAdmin):
             path(
                 "inbox/state/", self.admin_site.admin_view(self.inbox_state_view), name="support_inbox_state"
             ),
+            path(
+                "<path:object_id>/saved-replies/",
+                self.admin_site.admin_view(self.saved_replies_view),
+                name="support_conversation_saved_replies",
+            ),
         ]
         return own + super().get_urls()
 
@@ -190,7 +202,7 @@ class ConversationAdmin(admin.ModelAdmin):
         context = {
             "title": "Inbox: conversations, waiting ones first",
             "available": available,
-            "inbox": inbox_state(),
+            "inbox": inbox_state(user=request.user),
         }
         return super().changelist_view(request, {**context, **(extra_context or {})})
 
@@ -202,13 +214,24 @@ class ConversationAdmin(admin.ModelAdmin):
             raise PermissionDenied
         if request.GET.get("active") == "1":
             staff_availability_extend(user=request.user)
-        state = inbox_state()
+        state = inbox_state(user=request.user)
         return JsonResponse(
             {
                 "waiting": state.waiting,
+                "mine": state.mine,
                 "version": state.version,
                 "available": staff_is_available(user=request.user),
             }
+        )
+
+    def saved_replies_view(self, request, object_id):
+        """The saved replies this member of staff may use, filled for this conversation (staff.js shows
+        them when they type / in the reply box); each lists the placeholders it has no value for."""
+        conversation = self.get_object(request, unquote(object_id))
+        if conversation is None or not self.has_change_permission(request, conversation):
+            raise PermissionDenied
+        return JsonResponse(
+            {"replies": saved_replies_for_conversation(conversation=conversation, user=request.user)}
         )
 
     def availability_view(self, request):
@@ -259,26 +282,36 @@ class ConversationAdmin(admin.ModelAdmin):
             return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
         if not self.has_view_or_change_permission(request, conversation):
             raise PermissionDenied
-        draft = ""
+        drafts = {}
         if request.method == "POST":
             if not self.has_change_permission(request, conversation):
                 raise PermissionDenied
+            action = request.POST.get("action", "")
+            wants_json = request.headers.get("Accept") == "application/json"  # staff.js sends it
             try:
-                done = _ACTIONS[request.POST.get("action", "")](request, conversation)
+                done = _ACTIONS[action](request, conversation)
             except KeyError:
-                self.message_user(request, "Choose an action.", messages.ERROR)
+                refusal = "Choose an action."
             except ConversationActionRefused as refused:
-                self.message_user(request, refused.message, messages.ERROR)
-                draft = request.POST.get("reply", "")  # kept in the box, not lost
+                refusal = refused.message
             else:
+                if wants_json:
+                    return JsonResponse({"message": done})
                 self.message_user(request, done)
-                return HttpResponseRedirect(request.path)
+                # Back to where they were: the reply box after a reply or a note.
+                return HttpResponseRedirect(
+                    request.path + ("#composer" if action in ("reply", "note") else "")
+                )
+            if wants_json:
+                return JsonResponse({"error": refusal}, status=409)
+            self.message_user(request, refusal, messages.ERROR)
+            drafts = {action: request.POST.get("text", "")}  # kept in the box, not lost
             conversation.refresh_from_db()
         staff_availability_extend(user=request.user)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
-            "title": f"{conversation} ({conversation.get_status_display().lower()})",
+            "title": f"{conversation}: {conversation_customer_label(conversation=conversation)}",
             "conversation": conversation,
             "answered_by": staff_name(conversation.assigned_to) if conversation.assigned_to else "",
             "entries": conversation_staff_transcript(conversation=conversation),
@@ -290,7 +323,11 @@ class ConversationAdmin(admin.ModelAdmin):
             ],
             "delivery_cases": conversation.delivery_cases.select_related("order").prefetch_related("items"),
             "can_act": self.has_change_permission(request, conversation),
-            "draft": draft,
+            "reply_draft": drafts.get("reply", ""),
+            "note_draft": drafts.get("note", ""),
+            "note_max": NOTE_MAX_CHARS,
+            "colleagues": staff_who_can_answer(),
+            "saved_replies_url": reverse("admin:support_conversation_saved_replies", args=[conversation.pk]),
             "waited": timesince(conversation.handoff_at) if conversation.handoff_at else "",
             **(extra_context or {}),
         }
@@ -298,8 +335,41 @@ class ConversationAdmin(admin.ModelAdmin):
 
 
 def _reply(request, conversation) -> str:
-    conversation_staff_reply(conversation=conversation, user=request.user, text=request.POST.get("reply", ""))
+    conversation_staff_reply(conversation=conversation, user=request.user, text=request.POST.get("text", ""))
     return "Your reply was sent."
+
+
+def _note(request, conversation) -> str:
+    conversation_note_add(conversation=conversation, user=request.user, text=request.POST.get("text", ""))
+    return "Your note was added. Only staff see it."
+
+
+def _assign(request, conversation) -> str:
+    chosen = request.POST.get("assignee", "")
+    assignee = None
+    if chosen:
+        assignee = next((user for user in staff_who_can_answer() if str(user.pk) == chosen), None)
+        if assignee is None:
+            raise ConversationActionRefused("Choose a colleague from the list.")
+    expected = request.POST.get("expected_assignee", "")
+    conversation = conversation_assign_to(
+        conversation=conversation,
+        user=request.user,
+        assignee=assignee,
+        expected_assignee_id=int(expected) if expected.isdigit() else None,
+    )
+    if assignee is None:
+        waits = conversation.status == ConversationStatus.WAITING
+        return "Nobody has it now." + (" It waits for a person." if waits else "")
+    if assignee == request.user:
+        return "It is yours now."
+    if staff_is_available(user=assignee):
+        away = ""
+    elif assignee.email:
+        away = " They are away: they were emailed."
+    else:
+        away = " They are away and have no email address in admin: tell them."
+    return f"{staff_name(assignee)} has it now.{away}"
 
 
 def _take(request, conversation) -> str:
@@ -327,7 +397,14 @@ def _close(request, conversation) -> str:
     return f"{closed} The transcript was emailed to {address}."
 
 
-_ACTIONS = {"reply": _reply, "take": _take, "hand_back": _hand_back, "close": _close}
+_ACTIONS = {
+    "reply": _reply,
+    "note": _note,
+    "assign": _assign,
+    "take": _take,
+    "hand_back": _hand_back,
+    "close": _close,
+}
 
 
 @admin.register(TurnTrace)
@@ -433,3 +510,58 @@ class DeliveryCaseWithConversationAdmin(DeliveryCaseAdmin):
     @admin.display(description="reported in")
     def reported_in(self, obj):
         return _links(obj.conversations.all(), str)
+
+
+@admin.register(SavedReply)
+class SavedReplyAdmin(admin.ModelAdmin):
+    """Saved replies: each member of staff keeps their own and uses the shared ones, which superusers
+    manage. A placeholder that does not exist is refused on save, with the list of those that do."""
+
+    list_display = ["title", "whose", "updated_at"]
+    search_fields = ["title", "text"]
+
+    def get_queryset(self, request):
+        replies = super().get_queryset(request).select_related("owner")
+        if request.user.is_superuser:
+            return replies
+        return replies.filter(Q(owner=request.user) | Q(owner__isnull=True))
+
+    def get_fields(self, request, obj=None):
+        return ["title", "text", "owner"] if request.user.is_superuser else ["title", "text"]
+
+    def _own(self, request, obj) -> bool:
+        return obj is None or request.user.is_superuser or obj.owner_id == request.user.pk
+
+    def has_change_permission(self, request, obj=None):
+        return super().has_change_permission(request, obj) and self._own(request, obj)
+
+    def has_delete_permission(self, request, obj=None):
+        return super().has_delete_permission(request, obj) and self._own(request, obj)
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+        if request.user.is_superuser:
+            return form
+
+        class OwnSavedReplyForm(form):
+            def clean(self):
+                data = super().clean()
+                # The owner is not on the form: its uniqueness with the title is checked here.
+                title = data.get("title")
+                taken = SavedReply.objects.filter(owner=request.user, title=title).exclude(
+                    pk=self.instance.pk
+                )
+                if title and taken.exists():
+                    self.add_error("title", "You already have a saved reply with this title.")
+                return data
+
+        return OwnSavedReplyForm
+
+    def save_model(self, request, obj, form, change):
+        if not request.user.is_superuser:
+            obj.owner = request.user
+        super().save_model(request, obj, form, change)
+
+    @admin.display(description="whose", ordering="owner")
+    def whose(self, obj):
+        return staff_name(obj.owner) if obj.owner else "shared"

@@ -2,23 +2,28 @@
 validator included."""
 
 import hashlib
+import heapq
 import json
 from dataclasses import dataclass
 
-from django.db.models import Count, Max, OuterRef, Q, QuerySet, Subquery, Sum
+from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Substr
 
 from support.conversations.models import (
     PERSON_ANSWERS,
     Conversation,
+    ConversationAssignment,
     ConversationMessage,
+    ConversationNote,
     ConversationStatus,
     MessageRole,
     ModelCall,
     TurnTrace,
 )
+from support.conversations.placeholders import conversation_placeholder_values, placeholders_fill
 from support.conversations.selectors import staff_name
-from support.llm.protocol import is_reminder
+from support.llm.protocol import HANDOFF_TOOL, is_reminder
+from support.staff.models import SavedReply
 
 # How much of a customer's latest message the inbox shows.
 PREVIEW_CHARS = 120
@@ -43,15 +48,18 @@ def conversation_customer_label(*, conversation: Conversation) -> str:
 
 @dataclass(frozen=True)
 class InboxState:
-    """What the inbox page polls for. `waiting`: the customers waiting for a person, longest wait first,
+    """What the inbox page polls for, for one member of staff. `waiting`: the customers waiting for a
+    person, longest wait first,
     each {"id", "customer", "since" (ISO 8601)}. `version` changes whenever a row of the inbox would:
     a new conversation or message, a status, an assignment, a customer leaving."""
 
     waiting: list[dict]
     version: str
+    # The open conversations the member of staff has (taken, or given to them), by id.
+    mine: list[int]
 
 
-def inbox_state() -> InboxState:
+def inbox_state(*, user) -> InboxState:
     conversations = Conversation.objects.all()
     totals = conversations.aggregate(
         count=Count("pk"),
@@ -64,6 +72,7 @@ def inbox_state() -> InboxState:
     # hand back changes no total above.
     with_people = list(
         conversations.filter(ended_at__isnull=True)
+        .exclude(status=ConversationStatus.CLOSED)
         .filter(Q(status__in=PERSON_ANSWERS) | Q(assigned_to__isnull=False))
         .order_by("pk")
         .values_list("pk", "status", "assigned_to_id", "handoff_at", "last_activity_at")
@@ -83,16 +92,47 @@ def inbox_state() -> InboxState:
             for pk, _, _, since, _ in waiting
         ],
         version=version,
+        mine=[pk for pk, status, assigned_to_id, _, _ in with_people if assigned_to_id == user.pk],
     )
 
 
+# What each tool did, in a line staff read at a glance ({order}: the order or return it was about).
+_TOOL_SUMMARIES = {
+    "lookup_order": "Looked up {order}",
+    "check_return_eligibility": "Checked whether {order} can be returned",
+    "initiate_return": "Started a return for {order}",
+    "check_cancellation": "Checked whether {order} can be cancelled",
+    "cancel_order": "Cancelled {order}",
+    "check_address_change": "Checked a new address for {order}",
+    "change_shipping_address": "Changed the address of {order}",
+    "report_delivery_problem": "Reported a delivery problem with {order}",
+    "list_recent_orders": "Listed the signed-in customer's recent orders",
+    "lookup_policy": "Looked up the FAQ on \u201c{topic}\u201d",
+    HANDOFF_TOOL: "Asked for a person",
+}
+
+
+def _tool_summary(name: str, arguments, result, is_error: bool) -> str:
+    arguments = arguments if isinstance(arguments, dict) else {}
+    order = arguments.get("order_id") or arguments.get("rma_number") or "an order"
+    topic = arguments.get("topic") or "a topic"
+    line = _TOOL_SUMMARIES.get(name, "Called " + name).format(order=order, topic=topic)
+    if result is None:
+        return f"{line}: no result stored"
+    if is_error:
+        code = result.get("error") if isinstance(result, dict) else None
+        return f"{line}: refused ({code})" if code else f"{line}: refused"
+    return line
+
+
 def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
-    """Every stored message, oldest first, as entries of one `kind` each: "customer" (their words;
-    `set_aside` if the model API refused them), "tool_call" (name, input), "tool_result" (result,
-    is_error), "assistant" (the reply the customer read; `violations` when it is the fallback that
-    replaced a rejected reply), "staff" (text, name) and, after each turn the assistant ran, "trace"
-    (`trace`: the turn's TurnTrace, `model_calls`: its ModelCall rows). Each has `turn` and `at`."""
-    entries = []
+    """What happened in the conversation, oldest first, as entries of one `kind` each, each with `at`:
+    "customer" (their words; `set_aside` if the model API refused them), "assistant" (the reply the
+    customer read; `violations` when it is the fallback that replaced a rejected reply), "staff" (text,
+    name), "note" (text, name: between colleagues), "assignment" (to, by: who had it from then) and, after
+    each turn the assistant ran, "turn": `tools` (each {"summary", "input", "result", "is_error"}, raw
+    JSON in input and result), `trace` (the turn's TurnTrace, if traced), `model_calls`."""
+    entries: list[dict] = []
     traces = {trace.turn: trace for trace in TurnTrace.objects.filter(conversation=conversation)}
     calls: dict[int, list[ModelCall]] = {}
     for call in ModelCall.objects.filter(conversation=conversation).order_by("id"):
@@ -102,18 +142,62 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
         .select_related("author")
         .order_by("position")
     )
+    turn: dict | None = None  # the turn being read: its number, its tool calls by id, its last time
+
+    def close_turn():
+        if turn is not None and (turn["tools"] or turn["number"] in traces):
+            trace = traces.pop(turn["number"], None)
+            entries.append(
+                {
+                    "kind": "turn",
+                    "turn": turn["number"],
+                    "at": turn["at"],
+                    "trace": trace,
+                    "tools": list(turn["tools"].values()),
+                    "model_calls": calls.get(turn["number"], []),
+                    "tool_calls": [
+                        {**call, "arguments": _pretty(call["arguments"])} for call in trace.tool_calls
+                    ]
+                    if trace
+                    else [],
+                }
+            )
+
     for message in messages:
-        if entries and entries[-1]["turn"] != message.turn:
-            _trace_entry(entries, traces, calls)
         base = {"turn": message.turn, "at": message.created_at}
+        if message.role != MessageRole.STAFF:
+            if turn is None or turn["number"] != message.turn:
+                close_turn()
+                turn = {"number": message.turn, "tools": {}, "at": message.created_at}
+            turn["at"] = message.created_at
         if message.role == MessageRole.STAFF:
+            # Not part of the assistant's turn: its tool calls and trace are shown before it.
+            close_turn()
+            turn = None
             name = staff_name(message.author) if message.author else "a former member of staff"
             entries.append({**base, "kind": "staff", "text": message.visible_text, "name": name})
             continue
         for block in message.content:
-            entry = _block_entry(message, block)
-            if entry is not None:
-                entries.append({**base, **entry})
+            kind = block.get("type")
+            if kind == "tool_use":
+                turn["tools"][block.get("id", len(turn["tools"]))] = {
+                    "name": block.get("name", ""),
+                    "arguments": block.get("input"),
+                    "input": _pretty(block.get("input")),
+                    "result": None,
+                    "is_error": False,
+                }
+            elif kind == "tool_result":
+                tool = turn["tools"].get(block.get("tool_use_id"))
+                if tool is not None:
+                    tool["result"] = _parsed(block.get("content"))
+                    tool["is_error"] = bool(block.get("is_error"))
+            elif kind == "text" and message.role == MessageRole.USER:
+                text = block.get("text", "")
+                # The customer's words: never tag-like (the turn neutralises that), so only our reminder
+                # is left out.
+                if text and not is_reminder(text):
+                    entries.append({**base, "kind": "customer", "text": text, "set_aside": message.set_aside})
         if message.role == MessageRole.ASSISTANT and message.visible_text:
             entries.append(
                 {
@@ -123,47 +207,39 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
                     "violations": list(message.violations),
                 }
             )
-    if entries:
-        _trace_entry(entries, traces, calls)
-    return entries
+    close_turn()
+    for entry in entries:
+        for tool in entry.get("tools", ()):
+            tool["summary"] = _tool_summary(
+                tool["name"], tool.pop("arguments"), tool["result"], tool["is_error"]
+            )
+            tool["result"] = "" if tool["result"] is None else _pretty(tool["result"])
+    return list(heapq.merge(entries, _desk_entries(conversation), key=lambda entry: entry["at"]))
 
 
-def _trace_entry(
-    entries: list[dict], traces: dict[int, TurnTrace], calls: dict[int, list[ModelCall]]
-) -> None:
-    """Close the last turn of `entries` with its trace, if the assistant ran it."""
-    turn = entries[-1]["turn"]
-    trace = traces.pop(turn, None)
-    if trace is not None:
-        entries.append(
-            {
-                "turn": turn,
-                "at": trace.created_at,
-                "kind": "trace",
-                "trace": trace,
-                "tool_calls": [
-                    {**call, "arguments": _pretty(call["arguments"])} for call in trace.tool_calls
-                ],
-                "model_calls": calls.get(turn, []),
-            }
-        )
-
-
-def _block_entry(message: ConversationMessage, block: dict) -> dict | None:
-    kind = block.get("type")
-    if kind == "tool_use":
-        return {"kind": "tool_call", "name": block.get("name", ""), "input": _pretty(block.get("input"))}
-    if kind == "tool_result":
-        return {
-            "kind": "tool_result",
-            "result": _pretty(_parsed(block.get("content"))),
-            "is_error": bool(block.get("is_error")),
+def _desk_entries(conversation: Conversation) -> list[dict]:
+    """Notes and changes of who has the conversation, oldest first."""
+    notes = [
+        {
+            "kind": "note",
+            "at": note.created_at,
+            "text": note.text,
+            "name": staff_name(note.author) if note.author else "a former member of staff",
         }
-    text = block.get("text", "") if kind == "text" else ""
-    # The customer's words: never tag-like (the turn neutralises that), so only our reminder is left out.
-    if message.role == MessageRole.USER and text and not is_reminder(text):
-        return {"kind": "customer", "text": text, "set_aside": message.set_aside}
-    return None
+        for note in ConversationNote.objects.filter(conversation=conversation).select_related("author")
+    ]
+    assignments = [
+        {
+            "kind": "assignment",
+            "at": change.at,
+            "to": staff_name(change.assigned_to) if change.assigned_to else "",
+            "by": staff_name(change.assigned_by) if change.assigned_by else "",
+        }
+        for change in ConversationAssignment.objects.filter(conversation=conversation).select_related(
+            "assigned_to", "assigned_by"
+        )
+    ]
+    return sorted(notes + assignments, key=lambda entry: entry["at"])
 
 
 def _parsed(content):
@@ -192,3 +268,26 @@ def trace_review_annotate(*, traces: QuerySet[TurnTrace]) -> QuerySet[TurnTrace]
             of_the_turn.filter(role=MessageRole.ASSISTANT).order_by("-position").values("visible_text")[:1]
         ),
     )
+
+
+def saved_replies_for_conversation(*, conversation: Conversation, user) -> list[dict]:
+    """The saved replies `user` may use (their own, then the shared ones), each as {"id", "title",
+    "shared", "text" (its placeholders filled for this conversation), "missing" (names with no value
+    here, left in the text)}."""
+    values = conversation_placeholder_values(conversation=conversation, user=user)
+    replies = SavedReply.objects.filter(Q(owner=user) | Q(owner__isnull=True)).order_by(
+        F("owner").asc(nulls_last=True), "title"
+    )
+    found = []
+    for reply in replies:
+        text, missing = placeholders_fill(text=reply.text, values=values)
+        found.append(
+            {
+                "id": reply.pk,
+                "title": reply.title,
+                "shared": reply.owner_id is None,
+                "text": text,
+                "missing": missing,
+            }
+        )
+    return found

@@ -1,4 +1,5 @@
 import pytest
+from django.contrib.auth.models import Group
 
 from support.testing.chat_client import ChatClient
 from support.testing.chat_completions_stub import ChatCompletionsStub
@@ -94,3 +95,13 @@ def return_checked(demo_data, model_api, customer):
         message(text("Order BK-10042 can be returned. Shall I start the return?")),
     )
     customer.send("I want to return BK-10042, sarah.chen@example.com")
+
+
+@pytest.fixture
+def colleague(django_user_model):
+    """Another member of support staff, Bob (never logged in here)."""
+    user = django_user_model.objects.create_user(
+        username="bob", first_name="Bob", email="bob@bookly.example", is_staff=True
+    )
+    user.groups.add(Group.objects.get(name="Support staff"))
+    return user

@@ -26,6 +26,7 @@ from support.conversations.handoff import conversation_assign, conversation_staf
 from support.conversations.identity import customer_signature
 from support.conversations.models import Conversation
 from support.llm.offline import NO_POLICY_REPLY
+from support.staff.models import SavedReply
 
 CHROMIUM = Path("/usr/bin/chromium")
 LAUNCH_ARGS = [
@@ -242,9 +243,9 @@ def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, 
         admin.get_by_role("button", name="Take it (answer it myself)").click()
     expect(admin.get_by_text("You are answering this conversation")).to_be_visible()
     admin.get_by_label(re.compile("Reply to the customer")).fill("So sorry! A new copy is on its way.")
-    with admin.expect_navigation():
-        admin.get_by_role("button", name="Send reply").click()
+    admin.get_by_role("button", name="Send reply").click()
     expect(admin.get_by_text("Your reply was sent.")).to_be_visible()
+    expect(admin.locator("#transcript .support-entry--staff")).to_contain_text("A new copy is on its way.")
     screenshot(admin, "admin-conversation")
 
     # The customer's page shows it without a reload.
@@ -297,8 +298,8 @@ def test_without_javascript_a_person_answers_and_a_reload_shows_it(open_tab, sta
     staff = staff_login(open_tab, "/admin/support/conversation/")
     staff.page.get_by_role("link", name=re.compile(r"Conversation \d+")).click()
     staff.page.get_by_label(re.compile("Reply to the customer")).fill("A new copy is on its way.")
-    with staff.page.expect_navigation():
-        staff.page.get_by_role("button", name="Send reply").click()
+    staff.page.get_by_role("button", name="Send reply").click()
+    expect(staff.page.get_by_role("status").filter(has_text="Your reply was sent.")).to_be_visible()
 
     page.reload()
     expect(page.locator(".message--staff .message__text")).to_have_text(["A new copy is on its way."])
@@ -1086,6 +1087,9 @@ def test_a_customer_who_starts_waiting_appears_in_the_open_inbox_and_the_title_c
         {"title": "A customer is waiting for a person", "body": f"A visitor, conversation {conversation.pk}"}
     ]
     screenshot(admin, "admin-inbox-live")
+    for width, height in ((1280, 800), (1920, 1080)):
+        admin.set_viewport_size({"width": width, "height": height})
+        screenshot(admin, f"admin-inbox-{width}")
 
     # Taken (by a colleague, say): it leaves the list of those waiting, and the title's count.
     conversation_assign(conversation=conversation, user=staff_user)
@@ -1107,4 +1111,67 @@ def test_a_browser_that_refuses_notifications_is_answered_with_what_to_do(open_t
     )
     admin.get_by_role("button", name="Notify me when a customer starts waiting").click()
     expect(admin.locator("#notify-status")).to_contain_text("Allow them in the site's settings")
+    assert staff.errors == []
+
+
+def test_staff_answer_with_a_saved_reply_add_a_note_and_give_it_to_a_colleague(
+    open_tab, site, staff_user, django_user_model
+):
+    SavedReply.objects.create(
+        title="Parcel lost",
+        text="Hi {{first_name}}, so sorry about {{order_number}}: a new copy is on its way. {{agent_name}}",
+    )
+    bob = django_user_model.objects.create_user(
+        username="bob", first_name="Bob", email="bob@bookly.example", password="bob-pass-1234", is_staff=True
+    )
+    bob.groups.add(staff_user.groups.get())
+    customer = open_tab().page
+    customer.goto("/")
+    send_with_js(customer, "Where is BK-10042? I'm sarah.chen@example.com")
+    customer.get_by_role("button", name="Talk to a person").click()
+    expect(customer.locator("#handoff-notice")).to_be_visible()
+    conversation = Conversation.objects.get()
+
+    staff = staff_login(open_tab, f"/admin/support/conversation/{conversation.pk}/change/", viewport=LAPTOP)
+    admin = staff.page
+    box = admin.get_by_label(re.compile("Reply to the customer"))
+    expect(box).to_be_in_viewport()  # the box is on screen as the page opens, under the latest messages
+    box.press_sequentially("/parc")
+    expect(admin.get_by_role("option", name=re.compile("Parcel lost"))).to_be_visible()
+    box.press("Enter")
+    expect(box).to_have_value("Hi Sarah, so sorry about BK-10042: a new copy is on its way. agent")
+    scrolled = admin.evaluate("window.scrollY")
+    admin.get_by_role("button", name="Send reply").click()
+    expect(admin.get_by_text("Your reply was sent.")).to_be_visible()
+    expect(box).to_have_value("")
+    expect(box).to_be_focused()
+    assert abs(admin.evaluate("window.scrollY") - scrolled) < 200  # no reload to the top
+    expect(customer.locator(".message--staff .message__text")).to_have_text(
+        ["Hi Sarah, so sorry about BK-10042: a new copy is on its way. agent"], timeout=20_000
+    )
+
+    box.fill("Courier confirms it is lost; refund if the copy is not there by Friday.")
+    admin.get_by_role("button", name="Add as a note").click()
+    expect(admin.locator("#transcript .support-entry--note")).to_contain_text("Courier confirms it is lost")
+    screenshot(admin, "admin-conversation-1280")
+    admin.set_viewport_size({"width": 1920, "height": 1080})
+    screenshot(admin, "admin-conversation-1920")
+
+    admin.get_by_label("Give it to").select_option(label="Bob · away")
+    with admin.expect_navigation():
+        admin.get_by_role("button", name="Assign").click()
+    expect(admin.get_by_text("Bob has it now. They are away: they were emailed.")).to_be_visible()
+
+    customer.reload()
+    expect(customer.locator(".message--staff")).to_have_count(1)
+    assert "Courier" not in customer.content()
+
+    other = open_tab().page
+    other.goto("/admin/login/?next=/admin/support/conversation/%3Fassigned%3Dme")
+    other.get_by_label("Username").fill("bob")
+    other.get_by_label("Password").fill("bob-pass-1234")
+    with other.expect_navigation():
+        other.get_by_role("button", name="Log in").click()
+    expect(other.locator("#result_list tbody tr")).to_contain_text("Bob")
+    expect(other.locator("#inbox-mine-count")).to_have_text("1")
     assert staff.errors == []

@@ -390,7 +390,7 @@ def test_staff_replies_and_customer_messages_at_once_are_all_kept_in_order(
         def both_at_once(n):
             with ThreadPoolExecutor(max_workers=2) as pool:
                 said = pool.submit(customer.send_with_headers, f"Customer {n}")
-                replied = pool.submit(staff.post, page, {"action": "reply", "reply": f"Staff {n}"})
+                replied = pool.submit(staff.post, page, {"action": "reply", "text": f"Staff {n}"})
                 return said.result(), replied.result()
 
         outcomes = [both_at_once(n) for n in range(rounds)]

@@ -4,7 +4,7 @@ actions, the links to orders and returns, and who may do what."""
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group, Permission
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 
 from orders.models import Order, ReturnRecord
@@ -52,13 +52,6 @@ def looked_up(claude):
 def waiting(customer, claude):
     customer.handoff({"reason": "Please call me back"})
     return Conversation.objects.get(status=ConversationStatus.WAITING)
-
-
-@pytest.fixture
-def colleague(django_user_model):
-    user = django_user_model.objects.create_user(username="bob", first_name="Bob", is_staff=True)
-    user.groups.add(Group.objects.get(name="Support staff"))
-    return user
 
 
 class TestInbox:
@@ -136,7 +129,7 @@ class TestConversationPage:
         assert "&quot;customer_email&quot;: &quot;&lt;email&gt;&quot;" in trace
 
     def test_a_reply_reaches_the_customer_and_silences_the_assistant(self, staff_client, waiting, customer):
-        response = staff_client.post(_page(waiting), {"action": "reply", "reply": "Hello, I'm on it."})
+        response = staff_client.post(_page(waiting), {"action": "reply", "text": "Hello, I'm on it."})
         assert response.status_code == 302
         seen = customer.transcript().json()
         assert seen["status"] == "person"
@@ -144,7 +137,7 @@ class TestConversationPage:
 
     def test_a_refused_reply_keeps_the_text_and_says_why(self, staff_client, waiting, colleague):
         conversation_assign(conversation=waiting, user=colleague)
-        response = staff_client.post(_page(waiting), {"action": "reply", "reply": "My careful answer"})
+        response = staff_client.post(_page(waiting), {"action": "reply", "text": "My careful answer"})
         html = response.content.decode()
         assert response.status_code == 200
         assert "Bob is answering this conversation" in html
@@ -244,7 +237,7 @@ class TestPermissions:
         django_user_model.objects.create_user(username="intern", password="intern-pass-1234", is_staff=True)
         client.post("/admin/login/", {"username": "intern", "password": "intern-pass-1234"})
         assert client.get(_page(waiting)).status_code == 403
-        assert client.post(_page(waiting), {"action": "reply", "reply": "hi"}).status_code == 403
+        assert client.post(_page(waiting), {"action": "reply", "text": "hi"}).status_code == 403
         assert client.post(f"{INBOX}availability/", {"available": "yes"}).status_code == 403
         assert not ConversationMessage.objects.exists()
 
@@ -266,7 +259,7 @@ class TestClosingWithTheTranscript:
     def test_the_transcript_goes_to_the_customers_address(self, staff_client, customer, claude, mailoutbox):
         customer.handoff({"email": "reader@example.com"})
         conversation = Conversation.objects.get()
-        staff_client.post(_page(conversation), {"action": "reply", "reply": "Your refund is on its way."})
+        staff_client.post(_page(conversation), {"action": "reply", "text": "Your refund is on its way."})
         mailoutbox.clear()
         page = staff_client.post(
             _page(conversation), {"action": "close", "email_transcript": "yes"}, follow=True
