@@ -133,8 +133,11 @@ class ConversationAdmin(admin.ModelAdmin):
 
     @admin.display(description="customer")
     def customer(self, obj):
+        # The name on an order looked up here (with its email, so it is theirs), as well, if there is one.
+        name = next((order.customer_name for order in obj.orders.all() if order.customer_name), "")
+        label = conversation_customer_label(conversation=obj)
         return format_html(
-            '{}<br><span class="support-quiet">{}</span>', conversation_customer_label(conversation=obj), obj
+            '{}<br><span class="support-quiet">{}</span>', f"{name} · {label}" if name else label, obj
         )
 
     @admin.display(description="their latest message")

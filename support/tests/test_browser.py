@@ -602,6 +602,8 @@ def test_a_customer_votes_on_a_reply_and_rates_the_conversation_and_staff_see_it
     expect(staff.page.get_by_text("How long does shipping take?")).to_be_visible()
     staff.page.get_by_role("link", name=re.compile("Turn 1")).click()
     expect(staff.page.locator("#trace-1")).to_contain_text("Customer: not helpful")
+    expect(staff.page.locator("#trace-1 > details")).to_have_attribute("open", "")  # the link opens it
+    expect(staff.page.locator("#trace-1")).to_contain_text("Looked up the FAQ on \u201cshipping\u201d")
     expect(staff.page.get_by_text("The answer missed my question")).to_be_visible()
     screenshot(staff.page, "admin-feedback")
     assert staff.errors == []
@@ -764,6 +766,8 @@ def test_admin_pages_run_without_csp_violations(open_tab, staff_user):
         "/admin/support/conversation/",
         "/admin/support/turntrace/?helpful__exact=0",
         "/admin/support/conversation/dashboard/",
+        "/admin/support/savedreply/",
+        "/admin/support/savedreply/add/",
     ):
         page.goto(path)
         expect(page.locator("#content")).to_be_visible()

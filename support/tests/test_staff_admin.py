@@ -69,7 +69,7 @@ class TestInbox:
         chat.send("x" * 150 + " <b>end</b>")
         conversation_assign(conversation=conversation, user=staff_user)
         row = _inbox_row(staff_client.get(INBOX).content.decode(), conversation)
-        assert "sarah.chen@example.com" in row and f">{conversation}<" in row
+        assert "Sarah Chen · sarah.chen@example.com" in row and f">{conversation}<" in row
         assert "x" * 119 + "\u2026" in row and "end" not in row  # the first words only
         assert f'href="/admin/orders/order/{Order.objects.get(number="BK-10042").pk}/change/"' in row
         assert '<td class="field-who_has_it">agent</td>' in row
