@@ -1,6 +1,7 @@
 /*
  * The inbox in admin, live: it asks the server what changed (every 3 s while the tab is shown, every
- * 15 s while it is hidden, slower while the server fails) and, when the inbox's version changed,
+ * 15 s while it is hidden, slower while the server fails; saying whether the member of staff used the
+ * page since, which alone keeps them available) and, when the inbox's version changed,
  * fetches the page again with the same filters and swaps in its rows. Scroll, filters and a
  * selection are kept: rows are not swapped while a row is selected. The tab's title counts the
  * customers waiting. A member of staff may ask for a notification and a sound when a customer starts
@@ -86,7 +87,11 @@
     if (document.querySelector("#result_list .action-select:checked")) {
       return Promise.resolve(false); // a row is selected for an action: not under the member's hand
     }
-    return fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+    // "idle": fetching the rows again says nothing of whether the member of staff is at work.
+    return fetch(window.location.href, {
+      credentials: "same-origin",
+      headers: { Accept: "text/html", "X-Bookly-Poll": "idle" },
+    })
       .then(function (response) {
         return response.ok ? response.text() : Promise.reject(new Error(String(response.status)));
       })
@@ -216,10 +221,17 @@
     timer = window.setTimeout(poll, Math.min(delay * Math.pow(2, failures), MAX_MS));
   }
 
+  var polling = false;
+
   function poll() {
-    var url = stateUrl + (used ? "?active=1" : "");
+    if (polling) {
+      return; // one at a time (a tab shown again while a poll is out)
+    }
+    polling = true;
+    // Keeps them available only if they used the page since the last poll (a tab left open does not).
+    var poll = used ? "active" : "idle";
     used = false;
-    fetch(url, { credentials: "same-origin", headers: { Accept: "application/json" } })
+    fetch(stateUrl, { credentials: "same-origin", headers: { Accept: "application/json", "X-Bookly-Poll": poll } })
       .then(function (response) {
         return response.ok ? response.json() : Promise.reject(new Error(String(response.status)));
       })
@@ -250,7 +262,10 @@
       .catch(function () {
         failures = Math.min(failures + 1, 5);
       })
-      .finally(schedule);
+      .finally(function () {
+        polling = false;
+        schedule();
+      });
   }
 
   document.addEventListener("visibilitychange", function () {

@@ -3,7 +3,8 @@
  *
  * - New messages appear without a reload: while the page is visible it fetches itself again (every
  *   5 s, up to every 30 s while nothing changes) and, when the transcript grew, swaps in the new
- *   transcript and the facts beside it. The reply box is left alone, so a draft is never lost.
+ *   transcript and the facts beside it. Like the inbox, it keeps its member of staff available only
+ *   while they use the page. The reply box is left alone, so a draft is never lost.
  * - The reply box sends without leaving the page (its place and focus stay); a refusal is said
  *   beside it and the text stays. Its draft is kept in the tab's storage until sent.
  * - Typing / in the reply box lists the saved replies, filled for this conversation: arrows choose,
@@ -39,6 +40,11 @@
   }
 
   // --- the transcript, refreshed ---------------------------------------------------------------
+  var used = false; // the member of staff clicked, typed or scrolled since the last refresh
+  ["keydown", "pointerdown", "wheel", "scroll"].forEach(function (type) {
+    document.addEventListener(type, function () { used = true; }, { passive: true, capture: true });
+  });
+
   function schedule() {
     window.clearTimeout(timer);
     timer = window.setTimeout(check, delay);
@@ -48,25 +54,26 @@
     var now = document.getElementById(id);
     var next = fresh.getElementById(id);
     if (now && next) {
-      // Turns a member of staff opened stay open.
+      // Turns a member of staff opened stay open (the turn itself, not the raw calls inside it).
       var open = {};
-      now.querySelectorAll("details[open]").forEach(function (details) {
-        var holder = details.closest("[id]");
-        open[holder ? holder.id : ""] = true;
+      now.querySelectorAll("li[id] > details[open]").forEach(function (details) {
+        open[details.parentNode.id] = true;
       });
       var copy = document.importNode(next, true);
-      copy.querySelectorAll("details").forEach(function (details) {
-        var holder = details.closest("[id]");
-        if (holder && holder !== copy && open[holder.id]) {
-          details.open = true;
-        }
+      copy.querySelectorAll("li[id] > details").forEach(function (details) {
+        details.open = Boolean(open[details.parentNode.id]);
       });
       now.replaceWith(copy);
     }
   }
 
   function refresh(force) {
-    return fetch(window.location.pathname, { credentials: "same-origin", headers: { Accept: "text/html" } })
+    var poll = used ? "active" : "idle"; // only a member of staff at work stays available
+    used = false;
+    return fetch(window.location.pathname, {
+      credentials: "same-origin",
+      headers: { Accept: "text/html", "X-Bookly-Poll": force ? "active" : poll },
+    })
       .then(function (response) {
         return response.ok ? response.text() : null;
       })
@@ -146,14 +153,20 @@
     }
   });
 
+  var pressed = null; // the button, for browsers without event.submitter
+  composer.querySelectorAll("button[name=action]").forEach(function (button) {
+    button.addEventListener("click", function () { pressed = button; });
+  });
+
   composer.addEventListener("submit", function (event) {
     event.preventDefault();
-    var button = event.submitter;
+    var button = event.submitter || pressed;
     if (sending || !button) {
       return; // a double press sends once
     }
     var data = new FormData(composer);
     data.set("action", button.value);
+    var sent = box.value;
     sending = true;
     composer.setAttribute("aria-busy", "true");
     fetch(window.location.pathname, {
@@ -173,11 +186,14 @@
           return;
         }
         say(answer.message, false);
-        box.value = "";
-        try {
-          window.sessionStorage.removeItem(draftKey);
-        } catch (error) {
-          // As above.
+        if (box.value === sent) {
+          // Only what was sent: anything typed meanwhile stays, and stays the draft.
+          box.value = "";
+          try {
+            window.sessionStorage.removeItem(draftKey);
+          } catch (error) {
+            // As above.
+          }
         }
         return refresh(true);
       })
@@ -198,9 +214,7 @@
   var slashAt = -1; // where the / that opened the list is in the box
 
   function load() {
-    if (replies) {
-      return Promise.resolve(replies);
-    }
+    // Asked again each time the list opens: an order looked up since fills {{order_number}}.
     return fetch(composer.dataset.savedRepliesUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) { return response.json(); })
       .then(function (answer) {
@@ -250,6 +264,10 @@
   }
 
   function insert(reply) {
+    if (box.selectionStart <= slashAt) {
+      close();
+      return;
+    }
     var before = box.value.slice(0, slashAt);
     var after = box.value.slice(box.selectionStart);
     box.value = before + reply.text + after;
@@ -309,7 +327,10 @@
     } else if (event.key === "Escape") {
       event.preventDefault();
       close();
+    } else if (["ArrowLeft", "ArrowRight", "Home", "End", "PageUp", "PageDown"].indexOf(event.key) !== -1) {
+      close(); // the caret leaves the words after the /
     }
   });
+  box.addEventListener("pointerdown", close);
   box.addEventListener("blur", close);
 })();

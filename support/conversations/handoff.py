@@ -217,11 +217,28 @@ def _refuse_unless_open(conversation: Conversation, *, to_reply: bool = False) -
         )
 
 
-def conversation_assign(*, conversation: Conversation, user) -> Conversation:
-    """A member of staff takes the conversation: from now on they answer it, not the model."""
+# "Whoever has it": a take that does not compare (a test's, a script's), unlike one from a page.
+ANYONE = object()
+
+
+def _refuse_unless_still(conversation: Conversation, expected_assignee_id) -> None:
+    """The compare of a compare-and-set on the locked row: refused if who has the conversation changed
+    since the page that asked was read, rather than one colleague silently undoing another."""
+    if expected_assignee_id is not ANYONE and conversation.assigned_to_id != expected_assignee_id:
+        now_with = staff_name(conversation.assigned_to) if conversation.assigned_to else "nobody"
+        raise ConversationActionRefused(
+            f"Someone changed who has this conversation a moment ago: it is now with {now_with}. "
+            "Nothing was changed; look again and choose."
+        )
+
+
+def conversation_assign(*, conversation: Conversation, user, expected_assignee_id=ANYONE) -> Conversation:
+    """A member of staff takes the conversation: from now on they answer it, not the model. Taking it
+    over from a colleague is deliberate: the page says who has it (`expected_assignee_id`)."""
     with transaction.atomic():
         conversation = _locked(conversation)
         _refuse_unless_open(conversation)
+        _refuse_unless_still(conversation, expected_assignee_id)
         conversation.status = ConversationStatus.PERSON
         _assigned(conversation, to=user, by=user)
         if conversation.handoff_at is None:
@@ -239,11 +256,13 @@ def conversation_assign_to(*, conversation: Conversation, user, assignee, expect
     with transaction.atomic():
         conversation = _locked(conversation)
         _refuse_unless_open(conversation)
-        if conversation.assigned_to_id != expected_assignee_id:
-            now_with = staff_name(conversation.assigned_to) if conversation.assigned_to else "nobody"
+        _refuse_unless_still(conversation, expected_assignee_id)
+        if conversation.status == ConversationStatus.ASSISTANT:
+            # Given to someone, it would still be answered by the model: a person takes it, or the
+            # customer asks for one.
             raise ConversationActionRefused(
-                f"Someone changed who has this conversation a moment ago: it is now with {now_with}. "
-                "Nothing was changed; look again and choose."
+                "The assistant is answering this conversation: take it to answer it yourself; it can be "
+                "given to a colleague once a person has it or the customer asks for one."
             )
         if assignee is not None and not staff_can_answer(user=assignee):
             raise ConversationActionRefused(f"{staff_name(assignee)} cannot answer conversations.")
@@ -252,9 +271,14 @@ def conversation_assign_to(*, conversation: Conversation, user, assignee, expect
                 f"It is already with {staff_name(assignee) if assignee else 'nobody'}."
             )
         _assigned(conversation, to=assignee, by=user)
-        if assignee is None and conversation.status == ConversationStatus.PERSON:
+        waits_again = assignee is None and conversation.status == ConversationStatus.PERSON
+        if waits_again:
+            # Waiting again from now, and announced as any wait is (the support address, the event).
             conversation.status = ConversationStatus.WAITING
-        conversation.save(update_fields=["status", "assigned_to"])
+            conversation.handoff_at = timezone.now()
+        conversation.save(update_fields=["status", "assigned_to", "handoff_at"])
+        if waits_again:
+            conversation_waiting_announce(conversation_id=conversation.pk)
         if assignee is not None and assignee != user and not staff_is_available(user=assignee):
             transaction.on_commit(lambda: _assignee_notify(conversation.pk, assignee, user))
     return conversation
@@ -288,10 +312,10 @@ def conversation_staff_reply(*, conversation: Conversation, user, text: str) -> 
         conversation = _locked(conversation)
         _refuse_unless_open(conversation, to_reply=True)
         now = timezone.now()
-        if conversation.status == ConversationStatus.PERSON and conversation.assigned_to_id != user.pk:
+        if conversation.assigned_to_id not in (None, user.pk):
             raise ConversationActionRefused(
-                f"{staff_name(conversation.assigned_to)} is answering this conversation. Take it over "
-                "first if you mean to answer instead; your reply was not sent."
+                f"{staff_name(conversation.assigned_to)} has this conversation. Take it over first if you "
+                "mean to answer instead; your reply was not sent."
             )
         _turn_stopped(
             conversation,
@@ -388,9 +412,10 @@ def _staff_deleted_conversations_wait_again(sender, instance, **kwargs):
     """Conversations a deleted member of staff answered wait for someone else (the database allows no
     conversation "with a person" without one)."""
     theirs = Conversation.objects.filter(assigned_to=instance)
+    open_ones = theirs.filter(ended_at__isnull=True).exclude(status=ConversationStatus.CLOSED)
     ConversationAssignment.objects.bulk_create(
         ConversationAssignment(conversation_id=pk, assigned_to=None, assigned_by=None)
-        for pk in theirs.values_list("pk", flat=True)
+        for pk in open_ones.values_list("pk", flat=True)
     )
     theirs.filter(status=ConversationStatus.PERSON).update(
         status=ConversationStatus.WAITING, assigned_to=None

@@ -44,8 +44,8 @@ def conversation_placeholder_values(*, conversation: Conversation, user) -> dict
     )
     if link is not None:
         values[Placeholder.ORDER_NUMBER] = link.order.number
-        if first_name := link.order.customer_name.split(maxsplit=1)[0] if link.order.customer_name else "":
-            values[Placeholder.FIRST_NAME] = first_name
+        if names := link.order.customer_name.split():
+            values[Placeholder.FIRST_NAME] = names[0]
     started = conversation.return_links.select_related("return_record").order_by("-created_at", "-pk").first()
     if started is not None:
         values[Placeholder.RMA_NUMBER] = started.return_record.rma_number

@@ -10,6 +10,7 @@ import logging
 from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
+from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, DateTimeField, F, IntegerField, Q, Value, When
 from django.http import HttpResponseRedirect, JsonResponse
@@ -79,6 +80,17 @@ def _admin_link(obj, label) -> str:
 
 def _links(objects, label) -> str:
     return format_html_join(", ", "{}", ((_admin_link(obj, label(obj)),) for obj in objects)) or "-"
+
+
+# What the inbox's and the conversation page's scripts send with the requests they make on their own
+# (inbox.js, staff.js): "active" when the member of staff clicked, typed or scrolled since the last one.
+POLL_HEADER = "X-Bookly-Poll"
+
+
+def _used(request) -> bool:
+    """Whether the request shows the member of staff at work, which keeps them available: a page they
+    opened, or a script's request after they used the page; not a tab left open."""
+    return request.headers.get(POLL_HEADER, "active") == "active"
 
 
 class AssignedFilter(admin.SimpleListFilter):
@@ -200,7 +212,8 @@ class ConversationAdmin(admin.ModelAdmin):
         return own + super().get_urls()
 
     def changelist_view(self, request, extra_context=None):
-        staff_availability_extend(user=request.user)
+        if _used(request):
+            staff_availability_extend(user=request.user)
         available = staff_is_available(user=request.user)
         context = {
             "title": "Inbox: conversations, waiting ones first",
@@ -215,7 +228,7 @@ class ConversationAdmin(admin.ModelAdmin):
         which keeps them available as a page view does."""
         if not self.has_view_or_change_permission(request):
             raise PermissionDenied
-        if request.GET.get("active") == "1":
+        if _used(request):
             staff_availability_extend(user=request.user)
         state = inbox_state(user=request.user)
         return JsonResponse(
@@ -292,9 +305,9 @@ class ConversationAdmin(admin.ModelAdmin):
             action = request.POST.get("action", "")
             wants_json = request.headers.get("Accept") == "application/json"  # staff.js sends it
             try:
+                if action not in _ACTIONS:
+                    raise ConversationActionRefused("Choose an action.")
                 done = _ACTIONS[action](request, conversation)
-            except KeyError:
-                refusal = "Choose an action."
             except ConversationActionRefused as refused:
                 refusal = refused.message
             else:
@@ -310,7 +323,8 @@ class ConversationAdmin(admin.ModelAdmin):
             self.message_user(request, refusal, messages.ERROR)
             drafts = {action: request.POST.get("text", "")}  # kept in the box, not lost
             conversation.refresh_from_db()
-        staff_availability_extend(user=request.user)
+        if _used(request):
+            staff_availability_extend(user=request.user)
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts,
@@ -347,19 +361,22 @@ def _note(request, conversation) -> str:
     return "Your note was added. Only staff see it."
 
 
+def _expected_assignee(request) -> int | None:
+    """Who the page showed having the conversation (its forms carry it)."""
+    expected = request.POST.get("expected_assignee", "")
+    return int(expected) if expected.isdigit() else None
+
+
 def _assign(request, conversation) -> str:
     chosen = request.POST.get("assignee", "")
-    assignee = None
-    if chosen:
-        assignee = next((user for user in staff_who_can_answer() if str(user.pk) == chosen), None)
-        if assignee is None:
-            raise ConversationActionRefused("Choose a colleague from the list.")
-    expected = request.POST.get("expected_assignee", "")
+    assignee = get_user_model().objects.filter(pk=int(chosen)).first() if chosen.isdigit() else None
+    if chosen and assignee is None:
+        raise ConversationActionRefused("Choose a colleague from the list.")
     conversation = conversation_assign_to(
         conversation=conversation,
         user=request.user,
         assignee=assignee,
-        expected_assignee_id=int(expected) if expected.isdigit() else None,
+        expected_assignee_id=_expected_assignee(request),
     )
     if assignee is None:
         waits = conversation.status == ConversationStatus.WAITING
@@ -376,7 +393,9 @@ def _assign(request, conversation) -> str:
 
 
 def _take(request, conversation) -> str:
-    conversation_assign(conversation=conversation, user=request.user)
+    conversation_assign(
+        conversation=conversation, user=request.user, expected_assignee_id=_expected_assignee(request)
+    )
     return "You are answering this conversation; the assistant stays quiet."
 
 

@@ -207,6 +207,10 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
                     "violations": list(message.violations),
                 }
             )
+            # The reply ends the turn: what the customer writes next while waiting for a person (stored
+            # with the same turn number) comes after the turn's tools and trace.
+            close_turn()
+            turn = None
     close_turn()
     for entry in entries:
         for tool in entry.get("tools", ()):

@@ -79,6 +79,12 @@ class TestNotes:
         assert answer.status_code == 409 and answer.json() == {"error": "Write the note first."}
 
 
+def test_what_the_customer_writes_while_waiting_follows_the_turn_s_tools(staff_client, customer, waiting):
+    customer.send("Still there?")
+    html = staff_client.get(_page(waiting)).content.decode()
+    assert html.index('id="trace-1"') < html.index("Still there?")
+
+
 class TestAssignment:
     def test_given_to_a_colleague_who_is_away_they_are_emailed_and_it_is_recorded(
         self, staff_client, staff_user, colleague, waiting, mailoutbox, django_capture_on_commit_callbacks
@@ -128,7 +134,7 @@ class TestAssignment:
         waiting.refresh_from_db()
         assert waiting.assigned_to == colleague
 
-    def test_nobody_it_waits_again_and_every_change_is_recorded(self, staff_client, staff_user, waiting):
+    def test_every_change_of_who_has_it_is_recorded(self, staff_client, staff_user, waiting):
         staff_client.post(_page(waiting), {"action": "take"})
         staff_client.post(
             _page(waiting), {"action": "assign", "assignee": "", "expected_assignee": staff_user.pk}
@@ -142,8 +148,54 @@ class TestAssignment:
         html = staff_client.post(
             _page(waiting), {"action": "assign", "assignee": clerk.pk, "expected_assignee": ""}
         ).content.decode()
-        assert "Choose a colleague from the list." in html
+        assert "Clerk cannot answer conversations." in html  # admin's messages start with a capital
         assert ">clerk" not in staff_client.get(_page(waiting)).content.decode()
+        waiting.refresh_from_db()
+        assert waiting.assigned_to is None
+
+    def test_one_the_assistant_answers_is_not_given_away(self, staff_client, colleague, customer, claude):
+        claude.reset(message(text("I can help with orders.")))
+        customer.send("Hello")
+        conversation = Conversation.objects.get()
+        html = staff_client.post(
+            _page(conversation), {"action": "assign", "assignee": colleague.pk, "expected_assignee": ""}
+        ).content.decode()
+        assert "The assistant is answering this conversation: take it" in html
+        conversation.refresh_from_db()
+        assert conversation.assigned_to is None
+
+    def test_given_to_a_colleague_only_they_reply_until_someone_takes_it_over(
+        self, staff_client, staff_user, colleague, waiting
+    ):
+        staff_client.post(
+            _page(waiting), {"action": "assign", "assignee": colleague.pk, "expected_assignee": ""}
+        )
+        html = staff_client.post(_page(waiting), {"action": "reply", "text": "Hello!"}).content.decode()
+        assert "Bob has this conversation. Take it over first" in html
+        # A take from a page read before someone else took it is refused; from a page showing Bob, it works.
+        conversation_assign(conversation=waiting, user=colleague)
+        refused = staff_client.post(_page(waiting), {"action": "take", "expected_assignee": ""})
+        assert "it is now with Bob" in refused.content.decode()
+        staff_client.post(_page(waiting), {"action": "take", "expected_assignee": colleague.pk})
+        waiting.refresh_from_db()
+        assert waiting.assigned_to == staff_user
+
+    def test_nobody_after_a_person_it_waits_again_from_now_and_is_announced(
+        self, staff_client, staff_user, waiting, mailoutbox, django_capture_on_commit_callbacks
+    ):
+        staff_client.post(_page(waiting), {"action": "take"})
+        waiting.refresh_from_db()
+        first_wait = waiting.handoff_at
+        mailoutbox.clear()
+        with django_capture_on_commit_callbacks(execute=True):
+            staff_client.post(
+                _page(waiting), {"action": "assign", "assignee": "", "expected_assignee": staff_user.pk}
+            )
+        waiting.refresh_from_db()
+        assert waiting.status == ConversationStatus.WAITING and waiting.handoff_at > first_wait
+        assert [mail.subject for mail in mailoutbox] == [
+            f"[Bookly] A customer is waiting (conversation {waiting.pk})"
+        ]
 
 
 class TestSavedReplies:
@@ -159,6 +211,12 @@ class TestSavedReplies:
         assert "You already have a saved reply with this title." in (
             staff_client.post(f"{SAVED}add/", form).content.decode()
         )
+
+    def test_a_colleague_s_own_saved_replies_are_theirs_alone(self, staff_client, colleague, waiting):
+        SavedReply.objects.create(title="Bob's", text="Bob's words", owner=colleague)
+        assert "Bob&#x27;s" not in staff_client.get(SAVED).content.decode()
+        url = f"/admin/support/conversation/{waiting.pk}/saved-replies/"
+        assert staff_client.get(url).json() == {"replies": []}
 
     def test_staff_use_the_shared_ones_but_only_superusers_change_them(self, staff_client):
         shared = SavedReply.objects.create(title="Hours", text="We answer 9-5.")

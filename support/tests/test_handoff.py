@@ -233,7 +233,7 @@ class TestStaffActionsRefused:
     def test_a_reply_to_a_conversation_someone_else_has_taken(self, customer, claude, ana, bob):
         conversation = _waiting(customer)
         conversation_assign(conversation=conversation, user=ana)
-        with pytest.raises(ConversationActionRefused, match="Ana is answering"):
+        with pytest.raises(ConversationActionRefused, match="Ana has this conversation"):
             conversation_staff_reply(conversation=conversation, user=bob, text="I'll take this")
         conversation_assign(conversation=conversation, user=bob)
         conversation_staff_reply(conversation=conversation, user=bob, text="I'll take this")

@@ -16,7 +16,8 @@ from support.models import Conversation, ConversationStatus, StaffAvailability
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import message, text
 
-STATE = "/admin/support/conversation/inbox/state/"
+INBOX = "/admin/support/conversation/"
+STATE = f"{INBOX}inbox/state/"
 
 
 def _state(client) -> dict:
@@ -77,13 +78,20 @@ def test_a_customer_leaving_moves_the_version(staff_client, customer, answered):
     assert _state(staff_client)["waiting"] == []
 
 
-def test_polling_keeps_staff_available_only_while_they_use_the_page(staff_client, staff_user):
-    staff_client.post("/admin/support/conversation/availability/", {"available": "yes"})
+def test_polling_keeps_staff_available_only_while_they_use_the_page(
+    staff_client, staff_user, customer, answered
+):
+    customer.send("Hello")
+    conversation = Conversation.objects.get()
+    staff_client.post(f"{INBOX}availability/", {"available": "yes"})
     almost_over = timezone.now() + timedelta(seconds=30)
     StaffAvailability.objects.filter(user=staff_user).update(available_until=almost_over)
-    assert staff_client.get(STATE).json()["available"] is True
+    idle = {"HTTP_X_BOOKLY_POLL": "idle"}  # what the scripts send while nobody touches the page
+    assert staff_client.get(STATE, **idle).json()["available"] is True
+    staff_client.get(INBOX, **idle)  # the rows fetched again
+    staff_client.get(f"{INBOX}{conversation.pk}/change/", **idle)  # a conversation's page, refreshed
     assert StaffAvailability.objects.get(user=staff_user).available_until == almost_over  # only watched
-    staff_client.get(STATE, {"active": "1"})
+    staff_client.get(STATE, HTTP_X_BOOKLY_POLL="active")
     assert StaffAvailability.objects.get(user=staff_user).available_until > almost_over + timedelta(minutes=5)
 
 

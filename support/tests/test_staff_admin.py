@@ -140,7 +140,7 @@ class TestConversationPage:
         response = staff_client.post(_page(waiting), {"action": "reply", "text": "My careful answer"})
         html = response.content.decode()
         assert response.status_code == 200
-        assert "Bob is answering this conversation" in html
+        assert "Bob has this conversation" in html
         assert ">My careful answer</textarea>" in html
         assert not ConversationMessage.objects.filter(role=MessageRole.STAFF).exists()
 
