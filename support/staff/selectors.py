@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Substr
 
+from orders.selectors import delivery_cases_open_count
 from support.conversations.models import (
     PERSON_ANSWERS,
     Conversation,
@@ -67,7 +68,10 @@ def inbox_state(*, user) -> InboxState:
         last_activity=Max("last_activity_at"),
         last_ended=Max("ended_at"),
         closed=Count("pk", filter=Q(status=ConversationStatus.CLOSED)),
+        signed_in=Count("pk", filter=~Q(signed_in_email="")),
     )
+    # A row names its delivery cases with their status ("Case 3 (open)").
+    totals["cases_open"] = delivery_cases_open_count()
     # The conversations a person has or is awaited in, each as it stands: a take, an assignment or a
     # hand back changes no total above.
     with_people = list(

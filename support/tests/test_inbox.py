@@ -6,6 +6,8 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from orders.models import DeliveryCase
+from orders.services import delivery_case_resolve
 from support.conversations.handoff import (
     conversation_assign,
     conversation_close,
@@ -100,3 +102,12 @@ def test_only_those_who_may_read_conversations_may_poll(client, django_user_mode
     django_user_model.objects.create_user(username="clerk", password="clerk-pass-1234", is_staff=True)
     client.post("/admin/login/", {"username": "clerk", "password": "clerk-pass-1234"})
     assert client.get(STATE).status_code == 403
+
+
+def test_a_case_resolved_moves_the_version(staff_client, staff_user, customer, offline, demo_data):
+    customer.send("wrong book in my box BK-9871 maria.gonzalez@example.com")  # the built-in model reports it
+    before = _state(staff_client)["version"]
+    delivery_case_resolve(
+        case=DeliveryCase.objects.get(), resolution="A new copy left today.", resolved_by=staff_user
+    )
+    assert _state(staff_client)["version"] != before  # its row says "Case N (resolved)" now
