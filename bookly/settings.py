@@ -260,6 +260,9 @@ BOOKLY_TURN_DEADLINE_SECONDS = env.float("BOOKLY_TURN_DEADLINE_SECONDS", default
 BOOKLY_TURN_LEASE_SECONDS = env.float("BOOKLY_TURN_LEASE_SECONDS", default=20.0)
 BOOKLY_CONVERSATION_IDLE_MINUTES = env.int("BOOKLY_CONVERSATION_IDLE_MINUTES", default=30)
 BOOKLY_CONVERSATION_RETENTION_DAYS = env.int("BOOKLY_CONVERSATION_RETENTION_DAYS", default=90)
+# Events for the store's systems (orders.Event) and their webhook deliveries are kept this long once done
+# with (`manage.py purge_events`, daily from cron).
+BOOKLY_EVENT_RETENTION_DAYS = env.int("BOOKLY_EVENT_RETENTION_DAYS", default=30)
 
 # People in the loop: what a customer asking for a person is told, and who hears of it.
 BOOKLY_SUPPORT_HOURS = env.str("BOOKLY_SUPPORT_HOURS", default="Monday to Friday, 9:00 to 17:00 (UTC)")

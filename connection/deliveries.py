@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import httpx2
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Min, Q
+from django.db.models import Exists, F, Min, OuterRef, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
@@ -361,3 +361,25 @@ def events_undispatched(*, limit: int = 1000) -> list[int]:
     return list(
         Event.objects.filter(dispatched_at__isnull=True).order_by("id").values_list("pk", flat=True)[:limit]
     )
+
+
+PURGE_BATCH = 1000
+
+
+def events_purge(*, older_than: datetime) -> int:
+    """Delete the events that occurred before `older_than` and are done with, with their deliveries:
+    dispatched, and no delivery still owed (each delivered or failed). An event never dispatched (the
+    worker was down) or still being tried is kept, whatever its age. In batches, so that a long
+    history is not one long transaction. Returns how many events were deleted."""
+    owed = WebhookDelivery.objects.filter(
+        event=OuterRef("pk"), status__in=[DeliveryStatus.PENDING, DeliveryStatus.SENDING]
+    )
+    done = Event.objects.filter(occurred_at__lt=older_than, dispatched_at__isnull=False).exclude(Exists(owed))
+    deleted = 0
+    while batch := list(done.order_by("pk").values_list("pk", flat=True)[:PURGE_BATCH]):
+        with transaction.atomic():
+            _, per_model = Event.objects.filter(pk__in=batch).exclude(Exists(owed)).delete()
+        deleted += per_model.get(Event._meta.label, 0)
+        if len(batch) < PURGE_BATCH:
+            break
+    return deleted

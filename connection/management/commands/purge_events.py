@@ -1,0 +1,26 @@
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+
+from connection.deliveries import events_purge
+
+
+class Command(BaseCommand):
+    help = "Delete the events (and their webhook deliveries) older than the retention period, once done with."
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--days",
+            type=int,
+            default=settings.BOOKLY_EVENT_RETENTION_DAYS,
+            help="Keep events that occurred within this many days (default: the retention setting).",
+        )
+
+    def handle(self, *args, days, **options):
+        deleted = events_purge(older_than=timezone.now() - timedelta(days=days))
+        self.stdout.write(
+            f"Deleted {deleted} event(s) older than {days} days, with their webhook deliveries; events "
+            "not yet dispatched or with a delivery still being tried are kept."
+        )
