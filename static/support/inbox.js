@@ -240,7 +240,8 @@
         countTitle(state.waiting.length);
         var newcomers = state.waiting.filter(function (waiting) { return !known[String(waiting.id)]; });
         known = idsOf(state.waiting.map(function (waiting) { return waiting.id; }));
-        var given = state.mine.filter(function (id) { return !mine[String(id)]; });
+        // Newly theirs, and by a colleague's hand (not one they took themselves in another tab).
+        var given = state.given.filter(function (id) { return !mine[String(id)]; });
         mine = idsOf(state.mine);
         var count = document.getElementById("inbox-mine-count");
         if (count) {

@@ -235,6 +235,7 @@ class ConversationAdmin(admin.ModelAdmin):
             {
                 "waiting": state.waiting,
                 "mine": state.mine,
+                "given": state.given,
                 "version": state.version,
                 "available": staff_is_available(user=request.user),
             }

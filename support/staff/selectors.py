@@ -56,8 +56,10 @@ class InboxState:
 
     waiting: list[dict]
     version: str
-    # The open conversations the member of staff has (taken, or given to them), by id.
+    # The open conversations the member of staff has (taken, or given to them), by id; `given`: those a
+    # colleague gave them (the last change of who has it was not theirs).
     mine: list[int]
+    given: list[int]
 
 
 def inbox_state(*, user) -> InboxState:
@@ -89,6 +91,7 @@ def inbox_state(*, user) -> InboxState:
             "pk", "signed_in_email", "customer_email"
         )
     }
+    mine = [pk for pk, _, assigned_to_id, _, _ in with_people if assigned_to_id == user.pk]
     version = hashlib.sha256(repr((sorted(totals.items()), with_people)).encode()).hexdigest()[:16]
     return InboxState(
         waiting=[
@@ -96,7 +99,26 @@ def inbox_state(*, user) -> InboxState:
             for pk, _, _, since, _ in waiting
         ],
         version=version,
-        mine=[pk for pk, status, assigned_to_id, _, _ in with_people if assigned_to_id == user.pk],
+        mine=mine,
+        given=list(
+            ConversationAssignment.objects.filter(conversation__in=mine, assigned_to=user)
+            .exclude(assigned_by=user)
+            .filter(pk__in=_latest_assignments(mine))
+            .values_list("conversation_id", flat=True)
+        )
+        if mine
+        else [],
+    )
+
+
+def _latest_assignments(conversation_ids: list[int]):
+    latest = ConversationAssignment.objects.filter(conversation=OuterRef("conversation")).order_by(
+        "-at", "-pk"
+    )
+    return (
+        ConversationAssignment.objects.filter(conversation__in=conversation_ids)
+        .filter(pk=Subquery(latest.values("pk")[:1]))
+        .values("pk")
     )
 
 

@@ -10,11 +10,13 @@ from orders.models import DeliveryCase
 from orders.services import delivery_case_resolve
 from support.conversations.handoff import (
     conversation_assign,
+    conversation_assign_to,
     conversation_close,
     conversation_hand_back,
     conversation_staff_reply,
 )
 from support.models import Conversation, ConversationStatus, StaffAvailability
+from support.staff.selectors import inbox_state
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import message, text
 
@@ -111,3 +113,13 @@ def test_a_case_resolved_moves_the_version(staff_client, staff_user, customer, o
         case=DeliveryCase.objects.get(), resolution="A new copy left today.", resolved_by=staff_user
     )
     assert _state(staff_client)["version"] != before  # its row says "Case N (resolved)" now
+
+
+def test_what_a_colleague_gave_is_told_apart_from_what_one_took(staff_user, colleague, answered):
+    ChatClient().handoff()
+    ChatClient().handoff()
+    given, taken = Conversation.objects.order_by("pk")
+    conversation_assign_to(conversation=given, user=staff_user, assignee=colleague, expected_assignee_id=None)
+    conversation_assign(conversation=taken, user=colleague)
+    state = inbox_state(user=colleague)
+    assert (sorted(state.mine), state.given) == ([given.pk, taken.pk], [given.pk])
