@@ -240,8 +240,25 @@
     }
   }
 
-  // A POST with the CSRF token, given up after timeoutMs; `read(response)` makes it {status, payload}.
+  // A new visitor's first request brings back the session cookie every later one must carry: two sent
+  // at once (a message, and "Talk to a person" pressed before its answer) would each start a session,
+  // and a conversation, of their own. So the page's first request goes alone; once it is answered,
+  // nothing waits.
+  var firstAnswered = null;
+
   function post(url, body, accept, read) {
+    if (firstAnswered === null) {
+      var first = postNow(url, body, accept, read);
+      firstAnswered = first.then(function () {}, function () {});
+      return first;
+    }
+    return firstAnswered.then(function () {
+      return postNow(url, body, accept, read);
+    });
+  }
+
+  // A POST with the CSRF token, given up after timeoutMs; `read(response)` makes it {status, payload}.
+  function postNow(url, body, accept, read) {
     var controller = new AbortController();
     var timer = window.setTimeout(function () {
       controller.abort();

@@ -277,6 +277,24 @@ def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, 
     assert staff.errors == []
 
 
+def test_a_new_visitor_who_asks_for_a_person_before_the_first_answer_has_one_conversation(tab):
+    # Someone arriving sends a message and, while the assistant is still on it (held here, as a real
+    # model takes seconds), presses "Talk to a person".
+    page = tab.page
+    held = _hold_chat_posts(page)
+    page.get_by_label("Your message").fill("My parcel never came")
+    page.get_by_role("button", name="Send", exact=True).click()
+    page.get_by_role("button", name="Talk to a person").click()
+    page.wait_for_timeout(1000)  # time enough for a request not held back to reach the site
+    held[0].continue_()
+    expect(page.locator("#handoff-notice")).to_be_visible()
+    expect(replies(page)).to_have_count(1)
+    conversation = Conversation.objects.get()  # one session, one conversation
+    assert conversation.status == "waiting"
+    assert conversation.messages.filter(visible_text="My parcel never came").exists()
+    assert tab.errors == []
+
+
 def test_without_javascript_a_person_answers_and_a_reload_shows_it(open_tab, staff_user):
     tab = open_tab(javascript=False)
     page = tab.page
