@@ -63,12 +63,13 @@ ASK_WHICH_POLICY = (
 )
 
 GREETING_REPLY = (
-    "Hello! I'm Bookly's automated support assistant. I can help with order status, returns and store "
-    "policies. How can I help?"
+    "Hello! I'm Bookly's automated support assistant. I can help with order status, returns, changing "
+    "an order before it ships, delivery problems and store policies. How can I help?"
 )
 HELP_REPLY = GREETING_REPLY.removeprefix("Hello! ")
 THANKS_REPLY = (
-    "You're welcome! If you need anything else with an order, a return or a store policy, just ask."
+    "You're welcome! If you need anything else with an order, a return, a delivery or a store policy, "
+    "just ask."
 )
 DECLINE_REPLY = "No problem. If you need anything else with an order, a return or a store policy, just ask."
 GOODBYE_REPLY = "Goodbye, and thanks for visiting Bookly! Come back any time you need help with an order."
