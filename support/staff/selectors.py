@@ -44,7 +44,11 @@ def conversation_inbox_annotate(*, conversations: QuerySet[Conversation]) -> Que
 def conversation_customer_label(*, conversation: Conversation) -> str:
     """How staff name the customer: the email the store signed them in with, else the one they gave or
     a tool verified, else an anonymous visitor."""
-    return conversation.signed_in_email or conversation.customer_email or "A visitor"
+    return _customer_label(conversation.signed_in_email, conversation.customer_email)
+
+
+def _customer_label(signed_in_email: str, customer_email: str) -> str:
+    return signed_in_email or customer_email or "A visitor"
 
 
 @dataclass(frozen=True)
@@ -75,50 +79,44 @@ def inbox_state(*, user) -> InboxState:
     # A row names its delivery cases with their status ("Case 3 (open)").
     totals["cases_open"] = delivery_cases_open_count()
     # The conversations a person has or is awaited in, each as it stands: a take, an assignment or a
-    # hand back changes no total above.
+    # hand back changes no total above; an email given while waiting changes the row's name.
     with_people = list(
         conversations.filter(ended_at__isnull=True)
         .exclude(status=ConversationStatus.CLOSED)
         .filter(Q(status__in=PERSON_ANSWERS) | Q(assigned_to__isnull=False))
         .order_by("pk")
-        .values_list("pk", "status", "assigned_to_id", "handoff_at", "last_activity_at")
-    )
-    waiting = [row for row in with_people if row[1] == ConversationStatus.WAITING and row[3] is not None]
-    waiting.sort(key=lambda row: row[3])
-    labels = {
-        conversation.pk: conversation_customer_label(conversation=conversation)
-        for conversation in conversations.filter(pk__in=[row[0] for row in waiting]).only(
-            "pk", "signed_in_email", "customer_email"
+        .values_list(
+            "pk",
+            "status",
+            "assigned_to_id",
+            "handoff_at",
+            "last_activity_at",
+            "signed_in_email",
+            "customer_email",
         )
-    }
-    mine = [pk for pk, _, assigned_to_id, _, _ in with_people if assigned_to_id == user.pk]
+    )
+    waiting = sorted(
+        (row for row in with_people if row[1] == ConversationStatus.WAITING and row[3] is not None),
+        key=lambda row: row[3],
+    )
+    mine = [row[0] for row in with_people if row[2] == user.pk]
+    # Of those, the ones a colleague gave them: the last change of who has it was not their own.
+    last_change = {}
+    for change in ConversationAssignment.objects.filter(conversation__in=mine).order_by("-at", "-pk"):
+        last_change.setdefault(change.conversation_id, change)
     version = hashlib.sha256(repr((sorted(totals.items()), with_people)).encode()).hexdigest()[:16]
     return InboxState(
         waiting=[
-            {"id": pk, "customer": f"{labels[pk]}, conversation {pk}", "since": since.isoformat()}
-            for pk, _, _, since, _ in waiting
+            {
+                "id": pk,
+                "customer": f"{_customer_label(signed_in, email)}, conversation {pk}",
+                "since": since.isoformat(),
+            }
+            for pk, _, _, since, _, signed_in, email in waiting
         ],
         version=version,
         mine=mine,
-        given=list(
-            ConversationAssignment.objects.filter(conversation__in=mine, assigned_to=user)
-            .exclude(assigned_by=user)
-            .filter(pk__in=_latest_assignments(mine))
-            .values_list("conversation_id", flat=True)
-        )
-        if mine
-        else [],
-    )
-
-
-def _latest_assignments(conversation_ids: list[int]):
-    latest = ConversationAssignment.objects.filter(conversation=OuterRef("conversation")).order_by(
-        "-at", "-pk"
-    )
-    return (
-        ConversationAssignment.objects.filter(conversation__in=conversation_ids)
-        .filter(pk=Subquery(latest.values("pk")[:1]))
-        .values("pk")
+        given=[pk for pk in mine if pk in last_change and last_change[pk].assigned_by_id != user.pk],
     )
 
 
