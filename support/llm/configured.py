@@ -1,7 +1,7 @@
 """The model this process talks to, as configured: Claude with a key, an OpenAI-compatible provider
 when chosen, else the offline model; and the offline model while the provider's circuit is open."""
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from django.conf import settings
 
@@ -15,10 +15,13 @@ from support.llm.types import Model
 
 @lru_cache(maxsize=4)
 def _build_model(config: tuple) -> Model:
-    backend, api_key, model, max_tokens, timeout, max_retries, base_url = config
+    backend, api_key, model, max_tokens, timeout, max_retries, base_url, *content_format = config
     if backend == "offline":
         return OfflineModel()
-    provider = ChatCompletionsModel if backend == "openai" else AnthropicModel
+    if backend == "openai":
+        provider = partial(ChatCompletionsModel, content_format=content_format[0])
+    else:
+        provider = AnthropicModel
     return CircuitRecorded(
         provider(
             api_key=api_key,
@@ -52,6 +55,7 @@ def configured_model() -> Model:
                 settings.OPENAI_TIMEOUT_SECONDS,
                 settings.OPENAI_MAX_RETRIES,
                 settings.OPENAI_BASE_URL or None,
+                settings.OPENAI_CONTENT_FORMAT,
             )
         )
     return _build_model(
