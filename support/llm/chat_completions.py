@@ -7,7 +7,8 @@ The mapping, both ways:
   system blocks          → one system message, first (providers that cache prefixes cache it)
   tools (input_schema)   → functions (parameters)
   assistant tool_use     ↔ tool_calls (the same ids), arguments as JSON text
-  user tool_result       → one `tool` message each, before the user's own words (text parts)
+  user tool_result       → one `tool` message each, before the user's own words (text parts, or one
+                           string with OPENAI_CONTENT_FORMAT=string, for templates that take no arrays)
   finish_reason          → stop_reason: stop → end_turn, tool_calls → tool_use, length → max_tokens,
                            content_filter → refusal
   message.refusal        → stop_reason refusal (nothing of it is shown)
