@@ -12,14 +12,17 @@ from support.llm.claude import AnthropicModel
 from support.llm.offline import OfflineModel
 from support.llm.types import Model
 
+# The built-in model's configuration: it needs none of the providers' settings.
+_OFFLINE = ("offline", "", "", 0, 0.0, 0, None, None)
+
 
 @lru_cache(maxsize=4)
 def _build_model(config: tuple) -> Model:
-    backend, api_key, model, max_tokens, timeout, max_retries, base_url, *content_format = config
+    backend, api_key, model, max_tokens, timeout, max_retries, base_url, content_format = config
     if backend == "offline":
         return OfflineModel()
     if backend == "openai":
-        provider = partial(ChatCompletionsModel, content_format=content_format[0])
+        provider = partial(ChatCompletionsModel, content_format=content_format)
     else:
         provider = AnthropicModel
     return CircuitRecorded(
@@ -67,6 +70,7 @@ def configured_model() -> Model:
             settings.ANTHROPIC_TIMEOUT_SECONDS,
             settings.ANTHROPIC_MAX_RETRIES,
             settings.ANTHROPIC_BASE_URL or None,
+            None,  # Claude takes content blocks, always
         )
     )
 
@@ -76,7 +80,7 @@ def get_model() -> Model:
     while the provider's circuit is open (support.llm.circuit)."""
     model = configured_model()
     if not model.offline and circuit_open():  # None: the circuit's cache failed, so it is closed
-        return _build_model(("offline", "", "", 0, 0.0, 0, None))
+        return _build_model(_OFFLINE)
     return model
 
 
@@ -87,4 +91,4 @@ def model_for_turn() -> Model:
     if model.offline or circuit_lets_turn_through() is not False:
         return model
     TURNS_ON_FALLBACK.inc()
-    return _build_model(("offline", "", "", 0, 0.0, 0, None))
+    return _build_model(_OFFLINE)
