@@ -9,6 +9,8 @@ from urllib.parse import urlsplit
 import environ
 from csp.constants import NONE, SELF
 
+from support.llm.types import ContentFormat
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -223,6 +225,14 @@ OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
 OPENAI_MAX_TOKENS = env.int("OPENAI_MAX_TOKENS", default=1024)
 OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
 OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=1)
+# How a message's content is sent: "parts" (an array of text parts) or "string" (one string), for servers
+# whose chat template does not take arrays; `manage.py assistant --check` says which a server needs.
+_content_format = env.str("OPENAI_CONTENT_FORMAT", default=ContentFormat.PARTS.value)
+if _content_format not in set(ContentFormat):
+    raise SystemExit(
+        f"bookly: OPENAI_CONTENT_FORMAT must be {' or '.join(ContentFormat)}, not {_content_format!r}."
+    )
+OPENAI_CONTENT_FORMAT = ContentFormat(_content_format)
 # The chat widget on the store's own pages (README, "On your website"): the origins whose pages may
 # show the chat in a frame, like https://shop.example.com. Empty: no page may frame it.
 BOOKLY_WIDGET_ORIGINS = env.list("BOOKLY_WIDGET_ORIGINS", default=[])

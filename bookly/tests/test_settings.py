@@ -95,3 +95,9 @@ def test_a_widget_origin_that_is_not_one_is_one_clear_line(origin):
     assert result.stderr.strip() == (
         f"bookly: BOOKLY_WIDGET_ORIGINS: {origin!r} is not an origin (scheme://host[:port] alone)."
     )
+
+
+def test_a_content_format_that_is_not_one_is_one_clear_line():
+    result = run_manage("check", DJANGO_DEBUG="true", OPENAI_CONTENT_FORMAT="array")
+    assert result.returncode == 1
+    assert result.stderr.strip() == "bookly: OPENAI_CONTENT_FORMAT must be parts or string, not 'array'."

@@ -7,7 +7,8 @@ The mapping, both ways:
   system blocks          → one system message, first (providers that cache prefixes cache it)
   tools (input_schema)   → functions (parameters)
   assistant tool_use     ↔ tool_calls (the same ids), arguments as JSON text
-  user tool_result       → one `tool` message each, before the user's own words (text parts)
+  user tool_result       → one `tool` message each, before the user's own words (text parts, or one
+                           string with OPENAI_CONTENT_FORMAT=string, for templates that take no arrays)
   finish_reason          → stop_reason: stop → end_turn, tool_calls → tool_use, length → max_tokens,
                            content_filter → refusal
   message.refusal        → stop_reason refusal (nothing of it is shown)
@@ -20,15 +21,18 @@ Arguments that are not a JSON object reach the tools as they came, which refuse 
 ("must be a JSON object"), as they refuse any other malformed call; they go back to the provider as {}.
 """
 
+import copy
 import json
+import re
 import time
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
 import openai
 
 from support.llm.retries import call_with_retries, pause_before_retry, retry_after_seconds
-from support.llm.types import ModelReply
+from support.llm.types import ContentFormat, ModelFailed, ModelReply
 
 _OPENAI_HOST = "api.openai.com"
 _STOP_REASONS = {
@@ -39,8 +43,13 @@ _STOP_REASONS = {
 }
 
 
-def chat_messages(*, system: list[dict], messages: list[dict]) -> list[dict[str, Any]]:
-    """Bookly's system blocks and Messages-API history as Chat Completions messages."""
+def chat_messages(
+    *, system: list[dict], messages: list[dict], content_format: ContentFormat = ContentFormat.PARTS
+) -> list[dict[str, Any]]:
+    """Bookly's system blocks and Messages-API history as Chat Completions messages; with
+    ContentFormat.STRING, every message's content is one string (an assistant's too, "" beside its
+    tool calls: some templates print a null content as "None")."""
+    as_string = content_format == ContentFormat.STRING
     converted: list[dict[str, Any]] = [
         {
             "role": "system",
@@ -67,7 +76,11 @@ def chat_messages(*, system: list[dict], messages: list[dict]) -> list[dict[str,
                 if block["type"] == "tool_use"
             ]
             converted.append(
-                {"role": "assistant", "content": words or None, **({"tool_calls": calls} if calls else {})}
+                {
+                    "role": "assistant",
+                    "content": words if as_string else words or None,
+                    **({"tool_calls": calls} if calls else {}),
+                }
             )
             continue
         for block in blocks:
@@ -76,9 +89,11 @@ def chat_messages(*, system: list[dict], messages: list[dict]) -> list[dict[str,
                     {"role": "tool", "tool_call_id": block["tool_use_id"], "content": _result_text(block)}
                 )
         if texts:
-            # Parts, not one string: the turn's reminder stays a block of its own, as with Claude.
+            # Parts, not one string: the turn's reminder stays a block of its own, as with Claude. As one
+            # string the reminder still opens with its tag, on a paragraph of its own.
             parts = [{"type": "text", "text": text} for text in texts]
-            converted.append({"role": "user", "content": texts[0] if len(texts) == 1 else parts})
+            one_string = as_string or len(texts) == 1
+            converted.append({"role": "user", "content": words if one_string else parts})
     return converted
 
 
@@ -147,9 +162,18 @@ class ChatCompletionsModel:
     provider = "OpenAI-compatible"
 
     def __init__(
-        self, *, api_key: str, model: str, max_tokens: int, timeout: float, max_retries: int, base_url
+        self,
+        *,
+        api_key: str,
+        model: str,
+        max_tokens: int,
+        timeout: float,
+        max_retries: int,
+        base_url,
+        content_format: ContentFormat = ContentFormat.PARTS,
     ):
         self.name = model
+        self.content_format = content_format
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.max_retries = max_retries
@@ -164,8 +188,9 @@ class ChatCompletionsModel:
         completion, started = call_with_retries(
             lambda remaining: self.client.chat.completions.create(
                 model=self.name,
-                messages=chat_messages(system=system, messages=messages),
-                tools=chat_tools(tools),
+                messages=chat_messages(system=system, messages=messages, content_format=self.content_format),
+                # OpenAI refuses an empty list of tools; a request without tools sends none.
+                **({"tools": chat_tools(tools)} if tools else {}),
                 timeout=min(self.timeout, remaining),
                 **{self.max_tokens_field: self.max_tokens},
             ),
@@ -217,3 +242,79 @@ class ChatCompletionsModel:
             max_retries=self.max_retries,
             deadline=deadline,
         )
+
+
+# What a chat template that does not take content-part arrays leaves in the model's prompt, and the model
+# then writes back: the parts' Python repr or JSON ('type': 'text', [{'), or the same HTML-escaped.
+CONTENT_PART_SYNTAX_RE = re.compile(
+    r"""['"]type['"]\s*:\s*['"]text['"]|\[\s*\{\s*['"]|&#0*39;|&#x0*27;|&quot;|&apos;""", re.IGNORECASE
+)
+
+# A message of two text parts, as a turn's (the customer's words, then the reminder), that a model reads
+# back as it saw it: a template that printed the array shows it the syntax, and it repeats that.
+_PROBE_MESSAGE = {
+    "role": "user",
+    "content": [
+        {
+            "type": "text",
+            "text": "Repeat this message back to me exactly as you received it, and nothing else.",
+        },
+        {"type": "text", "text": "This line is part of the same message."},
+    ],
+}
+
+
+@dataclass(frozen=True)
+class ContentFormatFinding:
+    # None: the model writes content-part syntax whichever way it is sent, so no format cures it.
+    needed: ContentFormat | None
+    why: str
+
+
+def content_format_needed(model: ChatCompletionsModel, *, deadline: float) -> ContentFormatFinding:
+    """Which content format this server needs: it is asked to repeat a message of two text parts and,
+    when it refuses the array or the syntax comes back, the same message as one string. Two small calls
+    at most. Raises ModelFailed or ModelUnavailable when it does not answer a string either."""
+    try:
+        echoed = _probe(model, ContentFormat.PARTS, deadline=deadline)
+    except ModelFailed as failed:
+        if not failed.request_rejected:
+            raise
+        # Refused for what the request says: arrays, if the same words as one string are taken.
+        _probe(model, ContentFormat.STRING, deadline=deadline)
+        return ContentFormatFinding(
+            needed=ContentFormat.STRING, why=f"it refuses content-part arrays ({failed.reason})"
+        )
+    syntax = CONTENT_PART_SYNTAX_RE.search(echoed)
+    if not syntax:
+        return ContentFormatFinding(needed=ContentFormat.PARTS, why="it takes content-part arrays")
+    if CONTENT_PART_SYNTAX_RE.search(_probe(model, ContentFormat.STRING, deadline=deadline)):
+        return ContentFormatFinding(
+            needed=None,
+            why=f"the model writes content-part syntax (it wrote back {_quoted(echoed, syntax)}) even for a "
+            "message sent as one string",
+        )
+    return ContentFormatFinding(
+        needed=ContentFormat.STRING,
+        why="its chat template shows content-part arrays to the model as text (it wrote back "
+        f"{_quoted(echoed, syntax)})",
+    )
+
+
+def _quoted(echoed: str, syntax: re.Match) -> str:
+    """What the model wrote back from where the syntax starts, on one line, short enough for the line."""
+    written = " ".join(echoed[syntax.start() :].split())
+    return written if len(written) <= 40 else f"{written[:40]}…"
+
+
+def _probe(model: ChatCompletionsModel, content_format: ContentFormat, *, deadline: float) -> str:
+    """The model's words for the probe message, sent in this format (the same client otherwise)."""
+    sender = copy.copy(model)
+    sender.content_format = content_format
+    reply = sender.create(
+        system=[{"type": "text", "text": "You check a connection."}],
+        tools=[],
+        messages=[_PROBE_MESSAGE],
+        deadline=deadline,
+    )
+    return "\n".join(block["text"] for block in reply.content if block["type"] == "text")

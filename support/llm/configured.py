@@ -1,7 +1,7 @@
 """The model this process talks to, as configured: Claude with a key, an OpenAI-compatible provider
 when chosen, else the offline model; and the offline model while the provider's circuit is open."""
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from django.conf import settings
 
@@ -12,13 +12,19 @@ from support.llm.claude import AnthropicModel
 from support.llm.offline import OfflineModel
 from support.llm.types import Model
 
+# The built-in model's configuration: it needs none of the providers' settings.
+_OFFLINE = ("offline", "", "", 0, 0.0, 0, None, None)
+
 
 @lru_cache(maxsize=4)
 def _build_model(config: tuple) -> Model:
-    backend, api_key, model, max_tokens, timeout, max_retries, base_url = config
+    backend, api_key, model, max_tokens, timeout, max_retries, base_url, content_format = config
     if backend == "offline":
         return OfflineModel()
-    provider = ChatCompletionsModel if backend == "openai" else AnthropicModel
+    if backend == "openai":
+        provider = partial(ChatCompletionsModel, content_format=content_format)
+    else:
+        provider = AnthropicModel
     return CircuitRecorded(
         provider(
             api_key=api_key,
@@ -52,6 +58,7 @@ def configured_model() -> Model:
                 settings.OPENAI_TIMEOUT_SECONDS,
                 settings.OPENAI_MAX_RETRIES,
                 settings.OPENAI_BASE_URL or None,
+                settings.OPENAI_CONTENT_FORMAT,
             )
         )
     return _build_model(
@@ -63,6 +70,7 @@ def configured_model() -> Model:
             settings.ANTHROPIC_TIMEOUT_SECONDS,
             settings.ANTHROPIC_MAX_RETRIES,
             settings.ANTHROPIC_BASE_URL or None,
+            None,  # Claude takes content blocks, always
         )
     )
 
@@ -72,7 +80,7 @@ def get_model() -> Model:
     while the provider's circuit is open (support.llm.circuit)."""
     model = configured_model()
     if not model.offline and circuit_open():  # None: the circuit's cache failed, so it is closed
-        return _build_model(("offline", "", "", 0, 0.0, 0, None))
+        return _build_model(_OFFLINE)
     return model
 
 
@@ -83,4 +91,4 @@ def model_for_turn() -> Model:
     if model.offline or circuit_lets_turn_through() is not False:
         return model
     TURNS_ON_FALLBACK.inc()
-    return _build_model(("offline", "", "", 0, 0.0, 0, None))
+    return _build_model(_OFFLINE)

@@ -8,6 +8,7 @@ this boundary runs unchanged whichever answers.
 """
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 
@@ -54,3 +55,15 @@ class Model(Protocol):
     def create(
         self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
     ) -> ModelReply: ...
+
+
+class ContentFormat(StrEnum):
+    """How an OpenAI-compatible server is sent a message's content (OPENAI_CONTENT_FORMAT). Here, not in
+    the adapter, so that settings can check the value without importing a provider's SDK."""
+
+    # The customer's words and the turn's reminder as an array of text parts, each a block of its own as
+    # with Claude: what OpenAI, Azure OpenAI, vLLM and Ollama take.
+    PARTS = "parts"
+    # Every message's content as one string: for servers whose chat template does not take arrays and
+    # refuses them, or worse, shows the model their Python repr (llama.cpp's server with some formats).
+    STRING = "string"

@@ -7,11 +7,18 @@ only this API can say (malformed arguments, finish_reason "length" or "content_f
 `requests` holds the Chat Completions requests as they came, `sent` the same read back into the
 Messages API's shape; a scripted responder is given that shape too. A request whose messages OpenAI
 would refuse for their order is answered 400, as OpenAI answers it.
+
+`template` stands for the server's chat template, which decides what a content-part array becomes:
+parts that the model reads as text (OpenAI, vLLM, Ollama), their Python repr printed into the prompt
+(llama.cpp's server with some --chat_format templates: Jinja's str() of a list), or a 400 (servers that
+take strings only). What the model is asked (`asked`, `sent`, a scripted responder's request) is what
+that template made of it; `echoes_its_prompt` answers with it, as a small model imitating its prompt.
 """
 
 import json
+from enum import StrEnum
 
-from support.testing.messages_stub import ErrorReply, MessagesStub
+from support.testing.messages_stub import ErrorReply, MessagesStub, message, text
 
 _FINISH = {"end_turn": "stop", "tool_use": "tool_calls", "max_tokens": "length", "refusal": "content_filter"}
 
@@ -49,7 +56,10 @@ def completion(*, content=None, tool_calls=(), finish_reason="stop", usage=None)
 def order_problem(body: dict) -> str | None:
     """What OpenAI-compatible servers refuse in a request's messages: a tool message not right after
     the assistant message whose call it answers, a call left unanswered, content missing (OpenAI),
-    a call's arguments that are not a JSON object (llama.cpp's server parses them)."""
+    a call's arguments that are not a JSON object (llama.cpp's server parses them), an empty list of
+    tools (OpenAI)."""
+    if body.get("tools") == []:
+        return "Invalid 'tools': empty array. Expected an array with minimum length 1."
     waiting: set[str] = set()
     for entry in body["messages"][1:]:
         for call in entry.get("tool_calls") or []:
@@ -73,9 +83,17 @@ def order_problem(body: dict) -> str | None:
     return None
 
 
-def messages_request(body: dict) -> dict:
+class Template(StrEnum):
+    """What the server's chat template does with a message whose content is an array of parts."""
+
+    TAKES_PARTS = "takes parts"
+    PYTHON_REPR = "python repr"
+    STRINGS_ONLY = "strings only"
+
+
+def messages_request(body: dict, *, template: Template = Template.TAKES_PARTS) -> dict:
     """A Chat Completions request read back into the Messages API's shape (system, tools, messages):
-    what a model behind Bookly's boundary is asked, after the adapter's round trip."""
+    what a model behind Bookly's boundary is asked, after the adapter's round trip and the template."""
     system = [{"type": "text", "text": body["messages"][0]["content"]}]
     tools = [
         {
@@ -104,6 +122,8 @@ def messages_request(body: dict) -> dict:
             block = {"type": "tool_result", "tool_use_id": entry["tool_call_id"], "content": entry["content"]}
         else:
             content = entry["content"]
+            if isinstance(content, list) and template == Template.PYTHON_REPR:
+                content = str(content)  # {{ message.content }} of a list, as Jinja prints it
             parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
             block = None
         if messages and messages[-1]["role"] == "user":
@@ -113,12 +133,28 @@ def messages_request(body: dict) -> dict:
     return {"system": system, "tools": tools, "messages": messages}
 
 
+def echoes_its_prompt(request: dict) -> dict:
+    """A responder: a model that writes back the last message from the user side as it read it."""
+    last = request["messages"][-1]["content"]
+    return message(text("\n".join(block["text"] for block in last if block["type"] == "text")))
+
+
 class ChatCompletionsStub(MessagesStub):
+    template = Template.TAKES_PARTS
+
     def asked(self, body: dict) -> dict:
-        return messages_request(body)
+        return messages_request(body, template=self.template)
 
     def problem(self, body: dict) -> str | None:
+        if self.template == Template.STRINGS_ONLY and any(
+            isinstance(entry.get("content"), list) for entry in body["messages"]
+        ):
+            return "messages: content must be a string"
         return order_problem(body)
+
+    def reset(self, *replies, template: Template = Template.TAKES_PARTS) -> None:
+        super().reset(*replies)
+        self.template = template
 
     def rendered(self, reply: dict) -> dict:
         if "choices" in reply:

@@ -11,7 +11,7 @@ from support.assistant.turn import TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
 from support.llm.configured import get_model
 from support.models import ConversationMessage, ModelCall
-from support.testing.chat_completions_stub import completion
+from support.testing.chat_completions_stub import Template, completion, echoes_its_prompt
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
 
 SARAH = {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"}
@@ -130,12 +130,97 @@ def test_openai_itself_is_sent_max_completion_tokens_and_other_servers_max_token
 
 def test_an_operator_checks_that_the_provider_answers_and_calls_tools(openai_model):
     openai_model.reset(message(tool_use("ping", {})))
+    openai_model.otherwise = echoes_its_prompt
     out = io.StringIO()
     call_command("assistant", "--check", stdout=out)
     lines = out.getvalue().splitlines()
     assert lines[0] == f"Assistant: OpenAI-compatible (llama3.1:8b, at {openai_model.url}/v1)."
     assert lines[1].startswith("It answers: model gpt-stub, in ") and lines[2] == "It calls tools: yes."
+    assert lines[3] == "Content format: OPENAI_CONTENT_FORMAT=parts is right: it takes content-part arrays."
     assert openai_model.requests[0]["tools"][0]["function"]["name"] == "ping"
+
+
+# What `--check` says of each kind of server, as set and as it should be: (template, setting, ok, said).
+CONTENT_FORMAT_ADVICE = [
+    (Template.TAKES_PARTS, "string", True, "OPENAI_CONTENT_FORMAT=string works but is not needed"),
+    (
+        Template.PYTHON_REPR,
+        "parts",
+        False,
+        "its chat template shows content-part arrays to the model as text (it wrote back [{'type': "
+        "'text', 'text': 'Repeat this m…): set OPENAI_CONTENT_FORMAT=string",
+    ),
+    (Template.PYTHON_REPR, "string", True, "OPENAI_CONTENT_FORMAT=string is right: its chat template"),
+    (
+        Template.STRINGS_ONLY,
+        "parts",
+        False,
+        "it refuses content-part arrays (API error 400): set OPENAI_CONTENT_FORMAT=string",
+    ),
+    (Template.STRINGS_ONLY, "string", True, "OPENAI_CONTENT_FORMAT=string is right: it refuses content-part"),
+]
+
+
+@pytest.mark.parametrize(("template", "setting", "ok", "said"), CONTENT_FORMAT_ADVICE)
+def test_the_check_finds_out_how_a_server_takes_content_and_says_what_to_set(
+    openai_model, settings, template, setting, ok, said
+):
+    settings.OPENAI_CONTENT_FORMAT = setting
+    openai_model.reset(message(tool_use("ping", {})), template=template)
+    openai_model.otherwise = echoes_its_prompt
+    out = io.StringIO()
+    if ok:
+        call_command("assistant", "--check", stdout=out)
+        assert said in out.getvalue().splitlines()[-1]
+    else:
+        with pytest.raises(CommandError) as failed:
+            call_command("assistant", "--check", stdout=out)
+        assert said in str(failed.value)
+    # The probe sends parts whatever is set: that is what it finds out about.
+    assert isinstance(openai_model.requests[1]["messages"][-1]["content"], list)
+
+
+def test_a_model_that_writes_part_syntax_however_it_is_sent_is_told_no_setting_cures_it(openai_model):
+    openai_model.reset(message(tool_use("ping", {})))
+    openai_model.otherwise = lambda request: message(text("&#39;type&#39;: &#39;text&#39; Repeat this"))
+    with pytest.raises(CommandError, match="even for a message sent as one string; no setting cures that"):
+        call_command("assistant", "--check", stdout=io.StringIO())
+
+
+def test_a_server_that_refuses_the_probe_as_a_string_too_is_not_said_to_need_strings(openai_model):
+    openai_model.reset(message(tool_use("ping", {})))
+    openai_model.otherwise = ErrorReply(400, "invalid_request_error", message="max_tokens is too large")
+    with pytest.raises(CommandError) as failed:
+        call_command("assistant", "--check", stdout=io.StringIO())
+    assert str(failed.value) == "Content format: the model did not answer the probe: API error 400."
+
+
+def test_a_model_that_calls_no_tools_still_learns_its_content_format(openai_model):
+    # Gemma 3 270M behind llama.cpp's server: both are wrong, and the operator hears of both.
+    openai_model.reset(message(text("Pong!")), template=Template.PYTHON_REPR)
+    openai_model.otherwise = echoes_its_prompt
+    with pytest.raises(CommandError) as failed:
+        call_command("assistant", "--check", stdout=io.StringIO())
+    tools, content = str(failed.value).splitlines()
+    assert "needs a model that calls tools" in tools and "set OPENAI_CONTENT_FORMAT=string" in content
+
+
+def test_sent_as_strings_a_turn_with_its_reminder_and_tool_calls_suits_a_server_that_takes_no_arrays(
+    openai_model, settings, customer, demo_data
+):
+    settings.OPENAI_CONTENT_FORMAT = "string"
+    openai_model.reset(
+        message(tool_use("lookup_order", SARAH, tool_id="call_1")),
+        message(text("Order BK-10042 has been delivered.")),
+        template=Template.STRINGS_ONLY,
+    )
+    response = customer.send("Where is BK-10042? My email is sarah.chen@example.com")
+
+    assert response.json()["reply"] == "Order BK-10042 has been delivered."
+    contents = [entry["content"] for body in openai_model.requests for entry in body["messages"]]
+    assert {type(content) for content in contents} == {str}
+    asked = openai_model.requests[0]["messages"][-1]["content"]
+    assert asked.startswith("Where is BK-10042?") and "\n\n<reminder>" in asked
 
 
 @pytest.mark.parametrize(
@@ -150,6 +235,7 @@ def test_an_operator_checks_that_the_provider_answers_and_calls_tools(openai_mod
 )
 def test_a_provider_that_cannot_serve_bookly_fails_the_check_saying_why(openai_model, reply, said):
     openai_model.reset(reply)
+    openai_model.otherwise = echoes_its_prompt
     with pytest.raises(CommandError, match=said):
         call_command("assistant", "--check", stdout=io.StringIO())
 

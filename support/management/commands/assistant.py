@@ -3,8 +3,9 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from support.llm.chat_completions import ChatCompletionsModel, content_format_needed
 from support.llm.configured import configured_model
-from support.llm.types import ModelFailed, ModelUnavailable
+from support.llm.types import ContentFormat, ModelFailed, ModelUnavailable
 
 OFFLINE_HINT = (
     "Assistant: the built-in offline model. Customers are told a simpler assistant is answering. To "
@@ -25,12 +26,15 @@ _CHECK_MESSAGES = [{"role": "user", "content": [{"type": "text", "text": "Call t
 class Command(BaseCommand):
     help = (
         "Say which model answers customers (and how to connect one when it is the offline model); with "
-        "--check, call it once and say whether it answers and whether it calls tools."
+        "--check, call it and say whether it answers, whether it calls tools and (OpenAI-compatible) "
+        "whether it needs OPENAI_CONTENT_FORMAT=string."
     )
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--check", action="store_true", help="Call the model once (costs one small call)."
+            "--check",
+            action="store_true",
+            help="Call the model (one small call; one or two more for an OpenAI-compatible one).",
         )
 
     def handle(self, *args, check, **options):
@@ -58,9 +62,48 @@ class Command(BaseCommand):
             raise CommandError(f"The model did not answer: {error.reason}.") from None
         took = int((time.monotonic() - started) * 1000)
         self.stdout.write(f"It answers: model {reply.model}, in {took} ms.")
-        if not any(block["type"] == "tool_use" and block["name"] == "ping" for block in reply.content):
-            raise CommandError(
+        problems = []
+        if any(block["type"] == "tool_use" and block["name"] == "ping" for block in reply.content):
+            self.stdout.write("It calls tools: yes.")
+        else:
+            problems.append(
                 "It answered without calling the tool it was asked to call: Bookly needs a model that calls "
                 "tools (for vLLM, --enable-auto-tool-choice and a --tool-call-parser)."
             )
-        self.stdout.write("It calls tools: yes.")
+        # The content format is asked even of a model that called no tool: both may need changing.
+        provider = getattr(model, "inner", model)
+        if isinstance(provider, ChatCompletionsModel):
+            said, wrong = self._content_format(provider, deadline=time.monotonic() + 60)
+            if wrong:
+                problems.append(said)
+            else:
+                self.stdout.write(said)
+        if problems:
+            raise CommandError("\n".join(problems))
+
+    def _content_format(self, model: ChatCompletionsModel, *, deadline: float) -> tuple[str, bool]:
+        """One line on how this server needs messages sent, and whether the setting is wrong for it."""
+        try:
+            finding = content_format_needed(model, deadline=deadline)
+        except (ModelUnavailable, ModelFailed) as error:
+            return f"Content format: the model did not answer the probe: {error.reason}.", True
+        current = ContentFormat(model.content_format)
+        if finding.needed is None:
+            return (
+                f"Content format: {finding.why}; no setting cures that: choose another model or chat "
+                "template (llama.cpp's server: --chat_format).",
+                True,
+            )
+        if finding.needed == ContentFormat.STRING and current != ContentFormat.STRING:
+            return (
+                f"Content format: {finding.why}: set OPENAI_CONTENT_FORMAT=string and start the server "
+                "again.",
+                True,
+            )
+        if finding.needed == current:
+            return f"Content format: OPENAI_CONTENT_FORMAT={current} is right: {finding.why}.", False
+        return (
+            f"Content format: {finding.why}, so OPENAI_CONTENT_FORMAT=string works but is not needed "
+            "(parts, the default, keeps the turn's reminder a block of its own).",
+            False,
+        )
