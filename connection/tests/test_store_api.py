@@ -262,6 +262,22 @@ class TestKeys:
         shop.get("/api/store/v1/orders")
         assert StoreApiKey.objects.get().last_used_at is not None
 
+    def test_wrong_keys_from_one_address_are_limited_and_a_right_key_is_never_counted(self, key, settings):
+        settings.BOOKLY_STORE_API_KEY_FAILURES = "3/m"
+        right = Client(headers={"authorization": f"Bearer {key}"})
+        assert [right.get("/api/store/v1/orders").status_code for _ in range(5)] == [200] * 5
+        guesses = [Client(headers={"authorization": f"Bearer {key[:-2]}{n:02d}"}) for n in range(5)]
+        answers = [guess.get("/api/store/v1/orders") for guess in guesses]
+        assert [answer.status_code for answer in answers] == [401, 401, 401, 429, 429]
+        assert answers[3].json()["error"] == {
+            "code": "rate_limited",
+            "message": f"Too many wrong API keys from this address. Try again in {answers[3]['Retry-After']} "
+            "seconds.",
+        }
+        # Another address is not held up by this one's guesses.
+        other = guesses[0].get("/api/store/v1/orders", REMOTE_ADDR="198.51.100.7")
+        assert other.status_code == 401
+
     def test_each_key_is_rate_limited_with_a_retry_after(self, shop, monkeypatch):
         monkeypatch.setattr(PerKeyThrottle, "THROTTLE_RATES", {"store_api": "2/m"})
         answers = [shop.get("/api/store/v1/orders") for _ in range(3)]
