@@ -54,13 +54,27 @@ class EndpointRefused(Exception):
     """An endpoint that cannot be added as given; the message says why."""
 
 
-# IPv6 ranges that carry an IPv4 address in their last 32 bits (NAT64 and the old IPv4-compatible form).
-_EMBEDDING_IPV4 = (ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("::/96"))
+# IPv6 ranges that carry an IPv4 address in their last 32 bits: NAT64, the old IPv4-compatible form, and
+# SIIT's IPv4-translated ::ffff:0:a.b.c.d (not ipv4_mapped's ::ffff:a.b.c.d, which Python unwraps).
+_EMBEDDING_IPV4 = (
+    ipaddress.ip_network("64:ff9b::/96"),
+    ipaddress.ip_network("::/96"),
+    ipaddress.ip_network("::ffff:0:0:0/96"),
+)
+# Ranges Python calls global that no webhook receiver lives in: NAT64 for local use (RFC 8215: a
+# translator of one's own network, its IPv4 anywhere in the address) and the IETF's protocol assignments
+# (192.0.0.9 and 192.0.0.10 are anycast for PCP and TURN relays).
+_NEVER_PUBLIC = (ipaddress.ip_network("64:ff9b:1::/48"), ipaddress.ip_network("192.0.0.0/24"))
 
 
 def _is_public(address: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
-    """Whether an address is on the public internet, looking through the IPv6 forms that wrap an IPv4
-    address (::ffff:10.0.0.1, 6to4, NAT64, ::127.0.0.1), which Python alone calls global."""
+    """Whether an address is a single host on the public internet, looking through the IPv6 forms that
+    wrap an IPv4 address (::ffff:10.0.0.1, 6to4, NAT64, ::127.0.0.1), which Python alone calls global.
+    Multicast is a group, not a receiver."""
+    if address.is_multicast or any(
+        address.version == network.version and address in network for network in _NEVER_PUBLIC
+    ):
+        return False
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped:
             return _is_public(address.ipv4_mapped)

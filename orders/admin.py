@@ -16,6 +16,7 @@ from orders.models import (
     OrderChange,
     OrderChangeKind,
     OrderItem,
+    OrderSource,
     OrderStatus,
     ReturnLine,
     ReturnRecord,
@@ -67,6 +68,9 @@ def order_change_summary(change: OrderChange) -> str:
     """What changed, in a line staff read: "processing to cancelled", or the old and new address."""
     if change.kind == OrderChangeKind.CANCELLED:
         return f"{change.before.get('status', '?')} to {change.after.get('status', '?')}"
+    if change.kind == OrderChangeKind.UPDATE_REFUSED:
+        # The shop's version, refused whole: the order stayed as Bookly had it (orders.intake's rule).
+        return f"kept {change.before.get('status', '?')}: {change.after.get('message', '')}"
     before, after = (_address_line(fields) for fields in (change.before, change.after))
     return f"from {before} to {after}"
 
@@ -98,6 +102,10 @@ class OrderChangeInline(ReadOnlyInline):
 
     @admin.display(description="by")
     def changed_by_name(self, obj):
+        if obj.kind == OrderChangeKind.UPDATE_REFUSED:
+            source = obj.after.get("source")
+            known = source in OrderSource.values
+            return f"the shop ({OrderSource(source).label.lower()})" if known else "the shop"
         return _staff_name(obj.changed_by) if obj.changed_by else "the customer"
 
 

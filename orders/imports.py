@@ -269,8 +269,9 @@ def _import_one(record: ImportRecord, summary: ImportSummary, seen: dict[str, in
         return
     try:
         incoming = incoming_order_clean(number=record.number, data=record.data)
-        with transaction.atomic():
-            _, outcome = order_upsert(incoming=incoming, source=OrderSource.IMPORT)
+        # order_upsert is its own savepoint; a version refused as undoing what Bookly did (OrderConflict)
+        # leaves its record on the order, which a savepoint around this call would roll back.
+        _, outcome = order_upsert(incoming=incoming, source=OrderSource.IMPORT)
     except OrderRefused as refused:
         record.problems = refused.problems
         summary.refuse(record)

@@ -5,6 +5,17 @@ What Bookly made of an order stays Bookly's: its returns, delivery cases and the
 An order is applied whole or refused whole, with every problem named by field (`items[2].unit_price`),
 never echoing the value sent.
 
+The shop's version never moves an order backwards past what Bookly did (order_conflict, the one rule):
+- stale: a version whose own `updated_at` (the shop's time, optional) is older than the last one taken;
+- status_backwards: status only moves forward, processing -> shipped -> delivered; processing or
+  shipped may become cancelled; delivered and cancelled are final (an order cancelled here stays so);
+- open_returns: an order with returns that are not closed (any not rejected or cancelled: a refunded
+  one too) is not cancelled, whatever its status says;
+- address_changed_here: an address Bookly changed at the customer's request is not put back to the one
+  it replaced, nor replaced by a version the shop dated before that change.
+Such a version is refused whole (OrderConflict, 409 on the store API, listed by the import) and recorded
+on the order for staff (an OrderChange of kind update_refused).
+
 The shape (the API's body; a JSON Lines import adds "number"):
 
     {"customer_name": "Ada Reader", "customer_email": "ada@example.com", "status": "shipped",
@@ -19,7 +30,7 @@ The shape (the API's body; a JSON Lines import adds "number"):
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
@@ -27,6 +38,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from orders.addresses import (
     ADDRESS_FIELDS,
@@ -35,7 +47,15 @@ from orders.addresses import (
     shipping_address_clean,
     shipping_address_of,
 )
-from orders.models import Order, OrderChangeKind, OrderItem, OrderSource, OrderStatus
+from orders.models import (
+    RETURN_STATUSES_RELEASING_ITEMS,
+    Order,
+    OrderChange,
+    OrderChangeKind,
+    OrderItem,
+    OrderSource,
+    OrderStatus,
+)
 from orders.numbers import ORDER_NUMBERS
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
@@ -51,6 +71,7 @@ ORDER_FIELDS = (
     "total",
     "shipping_address",
     "items",
+    "updated_at",
 )
 ORDER_REQUIRED = frozenset({"customer_name", "customer_email", "status", "ordered_on", "total", "items"})
 ITEM_FIELDS = ("line_number", "title", "author", "unit_price", "quantity", "category")
@@ -131,6 +152,7 @@ class IncomingOrder:
     total: Decimal
     address: ShippingAddress | None
     items: tuple[IncomingItem, ...]
+    updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
 
 
 class _Reader:
@@ -190,6 +212,21 @@ class _Reader:
         except ValueError:
             self.problem(name, "must be a date like 2026-04-01")
             return None
+
+    def moment(self, name: str) -> datetime | None:
+        value = self.data.get(name)
+        if value is None:
+            return None
+        try:
+            moment = parse_datetime(value) if isinstance(value, str) and len(value) <= 40 else None
+            # In UTC, so that a time at the calendar's edge (9999-12-31T23:59:59-23:59) is refused here
+            # rather than overflowing in the database.
+            moment = moment.astimezone(UTC) if moment and moment.tzinfo else None
+        except (ValueError, OverflowError):
+            moment = None
+        if moment is None:
+            self.problem(name, "must be a time like 2026-04-01T09:30:00Z, with its time zone")
+        return moment
 
     def money(self, name: str, *, max_digits: int) -> Decimal | None:
         value = self.data.get(name)
@@ -262,6 +299,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         total=order.money("total", max_digits=Order._meta.get_field("total").max_digits),
         address=_address(data.get("shipping_address"), problems),
         items=_items(data["items"], problems) if data.get("items") is not None else (),
+        updated_at=order.moment("updated_at"),
     )
     if problems:
         raise OrderRefused(problems)
@@ -349,32 +387,126 @@ def _item_fields(item: IncomingItem) -> dict[str, object]:
     return {name: getattr(item, name) for name in ITEM_FIELDS if name != "line_number"}
 
 
-def _bookly_changes_kept(order: Order, fields: dict[str, object]) -> dict[str, object]:
-    """The shop's fields, less what would undo a change Bookly made at the customer's request and the
-    shop's copy predates: an order cancelled here stays cancelled, and an address changed here is not put
-    back to the one it replaced. (The shop hears of both through Bookly's events.)"""
-    changes = list(order.changes.order_by("changed_at", "id"))
-    if any(change.kind == OrderChangeKind.CANCELLED for change in changes):
-        fields = {**fields, "status": OrderStatus.CANCELLED, "delivered_on": None}
-    moved = [change for change in changes if change.kind == OrderChangeKind.ADDRESS_CHANGED]
-    if moved and {name: fields[f"ship_{name}"] for name in ADDRESS_FIELDS} == {
-        name: moved[-1].before.get(name, "") for name in ADDRESS_FIELDS
-    }:
-        fields = {**fields, **{f"ship_{name}": getattr(order, f"ship_{name}") for name in ADDRESS_FIELDS}}
-    return fields
+class ConflictCode(StrEnum):
+    """Why a version of an order the shop sent was refused as undoing what Bookly did (module docstring)."""
+
+    STALE = "stale"
+    STATUS_BACKWARDS = "status_backwards"
+    OPEN_RETURNS = "open_returns"
+    ADDRESS_CHANGED_HERE = "address_changed_here"
+
+
+class OrderConflict(OrderRefused):
+    """A well-formed version of an order that would undo what Bookly did: `code` (a ConflictCode) and
+    `message`, a sentence for the shop; refused whole, like any refused order, and recorded on the order."""
+
+    def __init__(self, code: ConflictCode, field: str, message: str):
+        super().__init__([{"field": field, "problem": message}])
+        self.code, self.message = code, f"{field} {message}"
+
+
+# Where the shop may move an order's status: forward only; delivered and cancelled are final.
+STATUS_MAY_BECOME: dict[str, frozenset[str]] = {
+    OrderStatus.PROCESSING: frozenset(OrderStatus.values),
+    OrderStatus.SHIPPED: frozenset({OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.CANCELLED}),
+    OrderStatus.DELIVERED: frozenset({OrderStatus.DELIVERED}),
+    OrderStatus.CANCELLED: frozenset({OrderStatus.CANCELLED}),
+}
+
+
+def _when(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | None:
+    """Whether this version of the order would undo what Bookly did (the rule in the module's docstring),
+    and why; None when it may be applied. Read under the order's row lock by order_upsert."""
+    if incoming.updated_at and order.shop_updated_at and incoming.updated_at < order.shop_updated_at:
+        return OrderConflict(
+            ConflictCode.STALE,
+            "updated_at",
+            f"is older than the version Bookly already has (updated_at {_when(order.shop_updated_at)}): "
+            "an older copy of the order is not applied",
+        )
+    changes = list(order.changes.exclude(kind=OrderChangeKind.UPDATE_REFUSED).order_by("changed_at", "id"))
+    if incoming.status not in STATUS_MAY_BECOME[order.status]:
+        cancelled_here = next((c for c in changes if c.kind == OrderChangeKind.CANCELLED), None)
+        why = (
+            f"it was cancelled here at the customer's request on {_when(cancelled_here.changed_at)}"
+            if cancelled_here
+            else "an order's status only moves forward (processing, shipped, delivered) and "
+            f"{order.status} is final"
+        )
+        return OrderConflict(
+            ConflictCode.STATUS_BACKWARDS,
+            "status",
+            f"would move the order back from {order.status} to {incoming.status}: {why}",
+        )
+    if incoming.status == OrderStatus.CANCELLED and order.status != OrderStatus.CANCELLED:
+        open_returns = sorted(
+            order.returns.exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS).values_list(
+                "rma_number", flat=True
+            )
+        )
+        if open_returns:
+            return OrderConflict(
+                ConflictCode.OPEN_RETURNS,
+                "status",
+                f"cannot be cancelled: the order has returns here ({', '.join(open_returns)}), and a "
+                "refund and a cancellation for the same books cannot both stand",
+            )
+    moved = [c for c in changes if c.kind == OrderChangeKind.ADDRESS_CHANGED]
+    current = {name: getattr(order, f"ship_{name}") for name in ADDRESS_FIELDS}
+    sent = incoming.address.as_fields() if incoming.address else dict.fromkeys(ADDRESS_FIELDS, "")
+    if moved and sent != current:
+        replaced = {name: moved[-1].before.get(name, "") for name in ADDRESS_FIELDS}
+        if sent == replaced or (incoming.updated_at and incoming.updated_at < moved[-1].changed_at):
+            return OrderConflict(
+                ConflictCode.ADDRESS_CHANGED_HERE,
+                "shipping_address",
+                "would undo the address change made here at the customer's request on "
+                f"{_when(moved[-1].changed_at)}: send the order with its new address",
+            )
+    return None
+
+
+def _conflict_record(*, order: Order, incoming: IncomingOrder, conflict: OrderConflict, source: str) -> None:
+    """Keep the refusal on the order for staff; a shop sending the same refused version again (a sync
+    that retries) adds no second line."""
+    after = {
+        "status": incoming.status,
+        "updated_at": _when(incoming.updated_at) if incoming.updated_at else None,
+        "source": source,
+        "reason": conflict.code.value,
+        "message": conflict.message,
+    }
+    last = order.changes.filter(kind=OrderChangeKind.UPDATE_REFUSED).order_by("-changed_at", "-id").first()
+    if last is not None and last.after == after:
+        return
+    before = {
+        "status": order.status,
+        "shop_updated_at": _when(order.shop_updated_at) if order.shop_updated_at else None,
+    }
+    OrderChange.objects.create(order=order, kind=OrderChangeKind.UPDATE_REFUSED, before=before, after=after)
 
 
 def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order, UpsertOutcome]:
-    """Create the order, or replace its fields and items with the shop's (less what would undo Bookly's
-    own changes): one transaction, under the order's row lock. A line the shop no longer sends is removed,
-    unless a return or a delivery case holds it (OrderRefused: the order is left as it was)."""
+    """Create the order, or replace its fields and items with the shop's: one transaction, under the
+    order's row lock. A version that would undo what Bookly did is refused whole (OrderConflict) and the
+    refusal recorded on the order: the record is written in the caller's transaction, so a caller that
+    wraps this call in its own atomic block catches OrderConflict inside it. A line the shop no longer
+    sends is removed, unless a return or a delivery case holds it (OrderRefused: the order is left as it
+    was)."""
     fields = _order_fields(incoming)
+    conflict = None
     with transaction.atomic():
         order = Order.objects.select_for_update().filter(number=incoming.number).first()
         if order is None:
             try:
                 with transaction.atomic():
-                    order = Order.objects.create(number=incoming.number, source=source, **fields)
+                    order = Order.objects.create(
+                        number=incoming.number, source=source, shop_updated_at=incoming.updated_at, **fields
+                    )
                     OrderItem.objects.bulk_create(
                         OrderItem(order=order, line_number=item.line_number, **_item_fields(item))
                         for item in incoming.items
@@ -383,44 +515,60 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
             except IntegrityError:
                 # Another request created it a moment ago (a missing row has nothing to lock): replace it.
                 order = Order.objects.select_for_update().get(number=incoming.number)
-        fields = _bookly_changes_kept(order, fields)
-        current = {item.line_number: item for item in order.items.all()}
-        wanted = {item.line_number: item for item in incoming.items}
-        changed_fields = [name for name, value in fields.items() if getattr(order, name) != value]
-        changed_items = [
-            item
-            for line, item in wanted.items()
-            if line not in current
-            or any(getattr(current[line], name) != value for name, value in _item_fields(item).items())
-        ]
-        gone = [current[line] for line in current if line not in wanted]
-        if not (changed_fields or changed_items or gone):
-            return order, UpsertOutcome.UNCHANGED
-        held = [
-            item.line_number for item in gone if item.return_lines.exists() or item.delivery_cases.exists()
-        ]
-        if held:
-            raise OrderRefused(
-                [
-                    {
-                        "field": "items",
-                        "problem": f"line {line} is part of a return or a delivery case here, so it "
-                        "cannot be removed",
-                    }
-                    for line in held
-                ]
-            )
-        for name in changed_fields:
-            setattr(order, name, fields[name])
-        order.source = source
-        order.updated_at = timezone.now()
-        order.save()
-        OrderItem.objects.filter(pk__in=[item.pk for item in gone]).delete()
-        for item in changed_items:
-            OrderItem.objects.update_or_create(
-                order=order, line_number=item.line_number, defaults=_item_fields(item)
-            )
-    return order, UpsertOutcome.UPDATED
+        conflict = order_conflict(order=order, incoming=incoming)
+        if conflict is not None:
+            _conflict_record(order=order, incoming=incoming, conflict=conflict, source=source)
+        else:
+            outcome = _replace(order, incoming, fields, source)
+    if conflict is not None:
+        # Raised outside the block above, so that the record of the refusal is kept.
+        raise conflict
+    return order, outcome
+
+
+def _replace(order: Order, incoming: IncomingOrder, fields: dict[str, object], source: str) -> UpsertOutcome:
+    current = {item.line_number: item for item in order.items.all()}
+    wanted = {item.line_number: item for item in incoming.items}
+    changed_fields = [name for name, value in fields.items() if getattr(order, name) != value]
+    changed_items = [
+        item
+        for line, item in wanted.items()
+        if line not in current
+        or any(getattr(current[line], name) != value for name, value in _item_fields(item).items())
+    ]
+    gone = [current[line] for line in current if line not in wanted]
+    newer = incoming.updated_at is not None and incoming.updated_at != order.shop_updated_at
+    if not (changed_fields or changed_items or gone):
+        if newer:
+            # The shop's clock moved on with nothing else: kept for the next staleness check only.
+            order.shop_updated_at = incoming.updated_at
+            order.save(update_fields=["shop_updated_at"])
+        return UpsertOutcome.UNCHANGED
+    held = [item.line_number for item in gone if item.return_lines.exists() or item.delivery_cases.exists()]
+    if held:
+        raise OrderRefused(
+            [
+                {
+                    "field": "items",
+                    "problem": f"line {line} is part of a return or a delivery case here, so it "
+                    "cannot be removed",
+                }
+                for line in held
+            ]
+        )
+    for name in changed_fields:
+        setattr(order, name, fields[name])
+    if newer:
+        order.shop_updated_at = incoming.updated_at
+    order.source = source
+    order.updated_at = timezone.now()
+    order.save()
+    OrderItem.objects.filter(pk__in=[item.pk for item in gone]).delete()
+    for item in changed_items:
+        OrderItem.objects.update_or_create(
+            order=order, line_number=item.line_number, defaults=_item_fields(item)
+        )
+    return UpsertOutcome.UPDATED
 
 
 def shipping_address_shape(*, order: Order) -> dict[str, str] | None:

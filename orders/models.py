@@ -90,6 +90,9 @@ class UsState(models.TextChoices):
 class OrderChangeKind(models.TextChoices):
     CANCELLED = "cancelled", "Cancelled"
     ADDRESS_CHANGED = "address_changed", "Shipping address changed"
+    # Not a change but one refused: the shop sent a version that would have undone what Bookly did
+    # (orders.intake's rule); `after` holds what it sent and why it was refused.
+    UPDATE_REFUSED = "update_refused", "Shop's update refused"
 
 
 class ReturnStatus(models.TextChoices):
@@ -145,6 +148,9 @@ class Order(models.Model):
     source = models.CharField(max_length=10, choices=OrderSource.choices, default=OrderSource.FIXTURE)
     # When the shop or Bookly last changed the order (the store API lists orders changed since a time).
     updated_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # The shop's own time of the version Bookly last took (its optional "updated_at"): an older version
+    # is refused as stale. Empty while the shop has not sent one.
+    shop_updated_at = models.DateTimeField(null=True, blank=True)
 
     objects = OrderManager()
 
@@ -244,7 +250,9 @@ class OrderChange(models.Model):
 
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="changes")
     kind = models.CharField(max_length=20, choices=OrderChangeKind.choices)
-    # {"status": …} for a cancellation; the address fields (ship_to … ship_zip) for an address change.
+    # {"status": …} for a cancellation; the address fields (ship_to … ship_zip) for an address change;
+    # for a refused update, the order as Bookly kept it ({"status", "shop_updated_at"}) and what the shop
+    # sent ({"status", "updated_at", "source", "reason", "message"}).
     before = models.JSONField()
     after = models.JSONField()
     changed_by = models.ForeignKey(

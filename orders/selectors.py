@@ -7,6 +7,7 @@ from django.db.models import Max, Q
 
 from orders.models import (
     ITEM_PROBLEMS,
+    RETURN_STATUSES_RELEASING_ITEMS,
     CaseStatus,
     DeliveryCase,
     DeliveryProblem,
@@ -147,7 +148,10 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
         )
 
     days = (today - order.delivered_on).days
-    last_day = order.delivered_on + timedelta(days=policy.window_days)
+    # An order the shop dated at the calendar's end (9999-12-31) has no later day to add: its window
+    # runs to the last date there is.
+    window = timedelta(days=policy.window_days)
+    last_day = order.delivered_on + window if order.delivered_on <= date.max - window else date.max
     if days > policy.window_days:
         return verdict(
             EligibilityCode.WINDOW_EXPIRED,
@@ -194,6 +198,8 @@ class ChangeCode(StrEnum):
     SHIPPED = "already_shipped"
     DELIVERED = "already_delivered"
     CANCELLED = "already_cancelled"
+    # Returns that are not closed (rejected or cancelled): a refunded one counts, its books came back.
+    HAS_RETURNS = "has_returns"
 
 
 @dataclass(frozen=True)
@@ -242,10 +248,24 @@ _CHANGE_ALLOWED = {
     ),
 }
 
+_HAS_RETURNS = (
+    "This order has a return in progress or completed, so it can no longer be cancelled. A member of our "
+    "team can help."
+)
+
+
+def order_has_returns(*, order: Order) -> bool:
+    """Whether the order has a return that is not closed (rejected or cancelled); refunded counts."""
+    return order.returns.exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS).exists()
+
 
 def order_change_check(*, order: Order, kind: OrderChangeKind) -> OrderChangeCheck:
-    """Whether the order can be cancelled or sent to another address now: only until it ships."""
+    """Whether the order can be cancelled or sent to another address now: only until it ships, and
+    never cancelled while it has returns that are not closed (a refund and a cancellation for the same
+    books); the order's status alone is not trusted for that, as an older import once moved some back."""
     if order.status == OrderStatus.PROCESSING:
+        if kind == OrderChangeKind.CANCELLED and order_has_returns(order=order):
+            return OrderChangeCheck(order, kind, ChangeCode.HAS_RETURNS, _HAS_RETURNS)
         return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])
     status = OrderStatus(order.status)
     return OrderChangeCheck(order, kind, _CHANGE_CODES[status], _CHANGE_REFUSALS[(kind, status)])

@@ -41,9 +41,12 @@ def api_exception_handler(error, context):
     if isinstance(error, exceptions.Throttled):
         # DRF's response keeps its Retry-After header; only the body is ours.
         wait = f" Try again in {error.wait:.0f} seconds." if error.wait else ""
-        response.data = {
-            "error": {"code": "rate_limited", "message": f"Too many requests for this key.{wait}"}
-        }
+        what = (
+            "wrong API keys from this address"
+            if error.default_code == "key_attempts_throttled"
+            else ("requests for this key")
+        )
+        response.data = {"error": {"code": "rate_limited", "message": f"Too many {what}.{wait}"}}
         return response
     if isinstance(error, exceptions.NotFound) and "cursor" in str(error.detail).casefold():
         response.data = {"error": {"code": "invalid_parameter", "message": "That cursor is not one we gave."}}

@@ -5,6 +5,8 @@ Thin: orders.intake checks and applies an order, orders.selectors read; these vi
 into JSON and status codes.
 """
 
+from datetime import UTC
+
 from django.db import transaction
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -18,6 +20,7 @@ from connection.api.errors import api_error
 from connection.models import StoreApiKey
 from orders.intake import (
     ORDER_EXAMPLE,
+    OrderConflict,
     OrderRefused,
     UpsertOutcome,
     incoming_order_clean,
@@ -61,7 +64,10 @@ def _since(request):
         return None, None
     try:
         moment = parse_datetime(raw.replace(" ", "+"))  # a "+" in a query string arrives as a space
-    except ValueError:  # well formed but no real time (month 13)
+        # In UTC here: a time at the calendar's edge (9999-12-31T23:59:59-23:59) is past year 9999 in
+        # UTC, which the database query would fail on.
+        moment = moment.astimezone(UTC) if moment and moment.tzinfo else moment
+    except (ValueError, OverflowError):  # well formed but no real time (month 13), or past the calendar
         moment = None
     if moment is None or moment.tzinfo is None:
         return None, api_error(
@@ -84,11 +90,18 @@ class OrderView(StoreApiView):
         operation_id="order_put",
         summary="Create or replace an order",
         request=OpenApiTypes.OBJECT,
-        responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT, 400: OpenApiTypes.OBJECT},
+        responses={
+            200: OpenApiTypes.OBJECT,
+            201: OpenApiTypes.OBJECT,
+            400: OpenApiTypes.OBJECT,
+            409: OpenApiTypes.OBJECT,
+        },
         examples=[OpenApiExample("An order", value=ORDER_EXAMPLE, request_only=True)],
         description="The whole order, as the shop has it now: created (201), or replacing what Bookly "
         'had (200, with "outcome": "updated" or "unchanged"). Refused whole with every problem by field '
-        '(400, "code": "invalid_order").',
+        '(400, "code": "invalid_order"). A version that would undo what Bookly did (older than the one '
+        'it has, a status moving back, an address changed here put back) is refused whole (409, "code": '
+        '"order_conflict", "reason" saying which).',
     )
     def put(self, request, number: str):
         data = request.data
@@ -116,7 +129,17 @@ class OrderView(StoreApiView):
                     .exists()
                 ):
                     return api_error("invalid_key", "That API key is not valid, or it was revoked.", 401)
-                order, outcome = order_upsert(incoming=incoming, source=OrderSource.API)
+                try:
+                    order, outcome = order_upsert(incoming=incoming, source=OrderSource.API)
+                except OrderConflict as conflict:
+                    # Answered inside the transaction, which keeps the refusal's record for staff.
+                    return api_error(
+                        "order_conflict",
+                        f"The order was not saved: {conflict.message}.",
+                        409,
+                        reason=conflict.code,
+                        fields=conflict.problems,
+                    )
         except OrderRefused as refused:
             return api_error(
                 "invalid_order",

@@ -8,7 +8,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -16,7 +16,13 @@ from connection.api.auth import PerKeyThrottle
 from connection.models import StoreApiKey
 from orders.intake import ORDER_EXAMPLE, incoming_order_clean
 from orders.models import Order, OrderSource, ReturnRecord, ReturnStatus
-from orders.services import return_record_create, return_record_set_status
+from orders.selectors import ChangeCode
+from orders.services import (
+    OrderChangeNotAllowed,
+    order_cancel,
+    return_record_create,
+    return_record_set_status,
+)
 from store.clock import store_today
 
 pytestmark = pytest.mark.django_db
@@ -121,6 +127,7 @@ class TestOrders:
         [
             {"updated_since": "yesterday"},
             {"updated_since": "2026-13-01T00:00:00Z"},
+            {"updated_since": "9999-12-31T23:59:59-23:59"},  # past year 9999 in UTC
             {"cursor": "not-a-cursor"},
         ],
     )
@@ -131,6 +138,85 @@ class TestOrders:
     def test_json_nested_past_the_parsers_depth_is_invalid_json(self, shop):
         response = shop.put("/api/store/v1/orders/BK-20001", "[" * 100_000, content_type="application/json")
         assert (response.status_code, response.json()["error"]["code"]) == (400, "invalid_json")
+
+
+class TestNeverBackwards:
+    """Issue 33's finding 1, as it happened: a delivery, three returns, then the shop's older export."""
+
+    @pytest.fixture
+    def delivered(self, shop):
+        three = [{**ORDER_EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)]
+        shipped = {**ORDER_EXAMPLE, "items": three, "updated_at": "2026-04-02T09:00:00Z"}
+        assert put(shop, "BK-1044", shipped).status_code == 201
+        today = str(store_today())
+        newer = {
+            **shipped,
+            "status": "delivered",
+            "delivered_on": today,
+            "updated_at": "2026-04-05T12:00:00Z",
+        }
+        answer = put(shop, "BK-1044", newer)  # a version the shop made later still applies
+        assert (answer.status_code, answer.json()["outcome"], answer.json()["status"]) == (
+            200,
+            "updated",
+            "delivered",
+        )
+        order = Order.objects.get(number="BK-1044")
+        records = [
+            return_record_create(order=order, reason="Not for me", items=[item], today=store_today())
+            for item in order.items.all()
+        ]
+        return_record_set_status(return_record=records[0], status=ReturnStatus.LABEL_SENT)
+        return order
+
+    def test_the_shops_older_export_is_refused_and_the_order_cannot_then_be_cancelled(
+        self, delivered, tmp_path, superuser_client
+    ):
+        older = {**ORDER_EXAMPLE, "number": "BK-1044", "status": "processing", "tracking_number": ""}
+        older["items"] = [
+            {**ORDER_EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)
+        ]
+        export = tmp_path / "older.jsonl"
+        export.write_text(json.dumps(older) + "\n")
+        out = StringIO()
+        with pytest.raises(CommandError, match="1 orders were refused"):
+            call_command("import_orders", str(export), stdout=out)
+        assert out.getvalue().splitlines() == [
+            "Created 0, updated 0, left 0 unchanged, refused 1.",
+            "  line 1 (BK-1044): status would move the order back from delivered to processing: an "
+            "order's status only moves forward (processing, shipped, delivered) and delivered is final",
+        ]
+        delivered.refresh_from_db()
+        assert delivered.status == "delivered"
+
+        with pytest.raises(OrderChangeNotAllowed) as refused:
+            order_cancel(order=delivered)
+        assert refused.value.code == ChangeCode.DELIVERED
+        assert ReturnRecord.objects.filter(order=delivered).exclude(status="cancelled").count() == 3
+
+        page = superuser_client.get(f"/admin/orders/order/{delivered.pk}/change/").content.decode()
+        assert "Shop&#x27;s update refused" in page and "the shop (file import)" in page
+
+    def test_the_store_api_answers_409_with_the_reason_and_changes_nothing(self, delivered, shop):
+        older = {
+            **ORDER_EXAMPLE,
+            "status": "processing",
+            "tracking_number": "",
+            "updated_at": "2026-04-03T00:00:00Z",
+        }
+        older["items"] = [
+            {**ORDER_EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)
+        ]
+        answer = put(shop, "BK-1044", older)
+        assert answer.status_code == 409
+        error = answer.json()["error"]
+        assert (error["code"], error["reason"], error["fields"][0]["field"]) == (
+            "order_conflict",
+            "stale",
+            "updated_at",
+        )
+        assert error["message"].startswith("The order was not saved: updated_at is older than the version")
+        assert shop.get("/api/store/v1/orders/BK-1044").json()["status"] == "delivered"
 
 
 class TestKeys:
@@ -175,6 +261,22 @@ class TestKeys:
     def test_a_keys_last_use_is_recorded(self, shop):
         shop.get("/api/store/v1/orders")
         assert StoreApiKey.objects.get().last_used_at is not None
+
+    def test_wrong_keys_from_one_address_are_limited_and_a_right_key_is_never_counted(self, key, settings):
+        settings.BOOKLY_STORE_API_KEY_FAILURES = "3/m"
+        right = Client(headers={"authorization": f"Bearer {key}"})
+        assert [right.get("/api/store/v1/orders").status_code for _ in range(5)] == [200] * 5
+        guesses = [Client(headers={"authorization": f"Bearer {key[:-2]}{n:02d}"}) for n in range(5)]
+        answers = [guess.get("/api/store/v1/orders") for guess in guesses]
+        assert [answer.status_code for answer in answers] == [401, 401, 401, 429, 429]
+        assert answers[3].json()["error"] == {
+            "code": "rate_limited",
+            "message": f"Too many wrong API keys from this address. Try again in {answers[3]['Retry-After']} "
+            "seconds.",
+        }
+        # Another address is not held up by this one's guesses.
+        other = guesses[0].get("/api/store/v1/orders", REMOTE_ADDR="198.51.100.7")
+        assert other.status_code == 401
 
     def test_each_key_is_rate_limited_with_a_retry_after(self, shop, monkeypatch):
         monkeypatch.setattr(PerKeyThrottle, "THROTTLE_RATES", {"store_api": "2/m"})

@@ -259,6 +259,15 @@ def test_an_attempt_whose_worker_died_is_sent_again_with_the_same_id(endpoint, r
         "http://[2002:7f00:1::]/hooks",  # 6to4 of 127.0.0.1
         "http://[::127.0.0.1]/hooks",
         "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hooks",  # Teredo, client 127.0.0.1
+        "http://[64:ff9b:1::808:808]/hooks",  # NAT64 for local use: a translator of one's own network
+        "http://[::ffff:0:a00:1]/hooks",  # IPv4-translated (SIIT) 10.0.0.1
+        "http://[::ffff:0:0]/hooks",  # IPv4-mapped 0.0.0.0
+        "http://192.0.0.9/hooks",  # IETF protocol assignments, which Python calls global
+        "http://192.0.0.170/hooks",
+        "http://224.0.0.1/hooks",  # multicast
+        "http://239.255.255.250/hooks",
+        "http://[ff0e::1]/hooks",
+        "http://[::ffff:239.1.1.1]/hooks",
     ],
 )
 def test_a_url_reaching_into_bookly_s_own_network_is_refused(settings, url):

@@ -4,7 +4,7 @@ from decimal import Decimal
 import factory
 from factory.django import DjangoModelFactory
 
-from orders.models import Order, OrderItem, OrderStatus
+from orders.models import Order, OrderItem, OrderStatus, ReturnRecord
 from store.categories import ItemCategory
 
 
@@ -41,6 +41,19 @@ class OrderItemFactory(DjangoModelFactory):
     unit_price = Decimal("12.50")
     quantity = 1
     category = ItemCategory.FICTION
+
+
+class ReturnRecordFactory(DjangoModelFactory):
+    """A return as stored, made directly (return_record_create checks the policy; this does not)."""
+
+    class Meta:
+        model = ReturnRecord
+
+    rma_number = factory.Sequence(lambda n: f"RMA-T{n:07d}")
+    order = factory.SubFactory(OrderFactory)
+    reason = "Changed my mind"
+    refund_method = "original payment method"
+    refund_timeline_business_days = 5
 
 
 def delivered_order(*, days_ago: int, today: date, categories=(ItemCategory.FICTION,), **kwargs) -> Order:

@@ -1,9 +1,11 @@
 import copy
 import json
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
 from django.db import transaction
+from django.utils import timezone
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -12,19 +14,22 @@ from orders.intake import (
     MAX_ITEMS,
     ORDER_EXAMPLE,
     ORDER_FIELDS,
+    ConflictCode,
+    OrderConflict,
     OrderRefused,
     UpsertOutcome,
     incoming_order_clean,
     order_upsert,
     shipping_address_shape,
 )
-from orders.models import DeliveryProblem, Order, OrderSource, OrderStatus
+from orders.models import DeliveryProblem, Order, OrderChangeKind, OrderSource, OrderStatus, ReturnStatus
 from orders.services import (
     delivery_case_open,
     order_cancel,
     order_shipping_address_change,
     return_record_create,
 )
+from orders.tests.factories import ReturnRecordFactory
 from store.clock import store_today
 
 GRUFFALO = {
@@ -271,24 +276,110 @@ class TestUpsert:
         assert (order.pk, outcome) == (first.pk, UpsertOutcome.UPDATED)
         assert Order.objects.get().total == Decimal("1.00")
 
-    def test_the_shops_older_copy_does_not_undo_a_cancellation_or_a_new_address_made_here(self):
-        processing = changed(status="processing", tracking_number="")
-        order, _ = upsert(processing)
-        order_cancel(order=order)
-        order, outcome = upsert(processing)  # the shop's copy from before the cancellation
-        assert (order.status, outcome) == (OrderStatus.CANCELLED, UpsertOutcome.UNCHANGED)
-
-        other, _ = upsert(processing, number="BK-20002")
-        new_home = ShippingAddress(to="Ada Reader", line1="9 Lake Shore Drive", line2="", city="Chicago",
-                                   state="IL", zip="60611")  # fmt: skip
-        order_shipping_address_change(order=other, address=new_home)
-        other, _ = upsert(processing, number="BK-20002")
-        assert other.ship_line1 == "9 Lake Shore Drive"
-        moved_again = {**ADA["shipping_address"], "line1": "2 Oak Ave"}  # newer news from the shop wins
-        other, _ = upsert(
-            changed(status="processing", tracking_number="", shipping_address=moved_again), number="BK-20002"
-        )
-        assert other.ship_line1 == "2 Oak Ave"
-
     def test_the_demo_fixture_keeps_loading(self, demo_data):
         assert set(Order.objects.values_list("source", flat=True)) == {OrderSource.FIXTURE}
+
+
+def refusal(data, number="BK-20001") -> OrderConflict:
+    with pytest.raises(OrderConflict) as refused:
+        upsert(data, number=number)
+    return refused.value
+
+
+PROCESSING = changed(status="processing", tracking_number="")
+DELIVERED = changed(status="delivered", delivered_on="2026-04-04")
+NEW_HOME = ShippingAddress(to="Ada Reader", line1="9 Lake Shore Drive", line2="", city="Chicago", state="IL",
+                           zip="60611")  # fmt: skip
+
+
+@pytest.mark.django_db
+class TestNeverBackwards:
+    """The rule of orders.intake: the shop's version never undoes what Bookly did."""
+
+    def test_the_shops_older_copy_does_not_undo_a_cancellation_made_here_and_staff_see_it_once(self):
+        order, _ = upsert(PROCESSING)
+        order_cancel(order=order)
+        for _ in range(2):  # the shop's sync sends its copy from before the cancellation again
+            conflict = refusal(PROCESSING)
+        assert conflict.code is ConflictCode.STATUS_BACKWARDS
+        assert "from cancelled to processing: it was cancelled here" in conflict.message
+        order.refresh_from_db()
+        assert order.status == OrderStatus.CANCELLED
+        refused = order.changes.get(kind=OrderChangeKind.UPDATE_REFUSED)
+        assert (refused.before["status"], refused.after["status"], refused.after["reason"]) == (
+            "cancelled",
+            "processing",
+            "status_backwards",
+        )
+
+    @pytest.mark.parametrize(
+        ("before", "after"),
+        [
+            (DELIVERED, PROCESSING),
+            (DELIVERED, changed(status="shipped")),
+            (DELIVERED, changed(status="cancelled", tracking_number="")),
+            (changed(status="shipped"), PROCESSING),
+            (changed(status="cancelled", tracking_number=""), PROCESSING),
+        ],
+    )
+    def test_status_only_moves_forward_and_delivered_and_cancelled_are_final(self, before, after):
+        upsert(before)
+        assert refusal(after).code is ConflictCode.STATUS_BACKWARDS
+        assert Order.objects.get().status == before["status"]
+
+    def test_forward_moves_apply(self):
+        upsert(PROCESSING)
+        for status in (changed(status="shipped"), DELIVERED):
+            _, outcome = upsert(status)
+            assert outcome is UpsertOutcome.UPDATED
+        assert Order.objects.get().status == OrderStatus.DELIVERED
+
+    def test_the_shop_cannot_cancel_an_order_with_returns_that_are_not_closed(self):
+        order, _ = upsert(PROCESSING)
+        record = ReturnRecordFactory(order=order)  # an order an older import moved back past its delivery
+        cancelled = changed(status="cancelled", tracking_number="")
+        conflict = refusal(cancelled)
+        assert conflict.code is ConflictCode.OPEN_RETURNS and record.rma_number in conflict.message
+        type(record).objects.filter(pk=record.pk).update(status=ReturnStatus.REJECTED)
+        assert upsert(cancelled)[1] is UpsertOutcome.UPDATED
+
+    def test_an_address_changed_here_is_not_put_back_but_newer_news_from_the_shop_wins(self):
+        order, _ = upsert(PROCESSING)
+        order_shipping_address_change(order=order, address=NEW_HOME)
+        assert refusal(PROCESSING).code is ConflictCode.ADDRESS_CHANGED_HERE
+        order.refresh_from_db()
+        assert order.ship_line1 == "9 Lake Shore Drive"
+        moved_again = {**ADA["shipping_address"], "line1": "2 Oak Ave"}
+        order, outcome = upsert(
+            changed(status="processing", tracking_number="", shipping_address=moved_again)
+        )
+        assert (order.ship_line1, outcome) == ("2 Oak Ave", UpsertOutcome.UPDATED)
+
+    def test_an_address_the_shop_dated_before_the_change_here_is_refused(self):
+        order, _ = upsert(PROCESSING)
+        order_shipping_address_change(order=order, address=NEW_HOME)
+        before_it = (timezone.now() - timedelta(hours=1)).isoformat()
+        elsewhere = {**ADA["shipping_address"], "line1": "2 Oak Ave"}
+        sent = changed(
+            status="processing", tracking_number="", shipping_address=elsewhere, updated_at=before_it
+        )
+        assert refusal(sent).code is ConflictCode.ADDRESS_CHANGED_HERE
+
+    def test_a_version_older_by_the_shops_own_time_is_stale_and_a_newer_one_applies(self):
+        upsert(changed(updated_at="2026-04-02T10:00:00+02:00"))
+        conflict = refusal(changed(total="1.00", updated_at="2026-04-02T07:59:59Z"))
+        assert conflict.code is ConflictCode.STALE
+        assert Order.objects.get().total == Decimal("42.98")
+        order, outcome = upsert(changed(total="1.00", updated_at="2026-04-02T08:00:01Z"))
+        assert (order.total, outcome) == (Decimal("1.00"), UpsertOutcome.UPDATED)
+        # The shop's clock moving on alone is kept: the version between is stale now.
+        upsert(changed(total="1.00", updated_at="2026-04-03T00:00:00Z"))
+        assert refusal(changed(total="2.00", updated_at="2026-04-02T12:00:00Z")).code is ConflictCode.STALE
+
+    @pytest.mark.parametrize(
+        "sent", ["2026-04-02", "2026-04-02T10:00:00", "yesterday", "9999-12-31T23:59:59-23:59", 17]
+    )
+    def test_the_shops_time_must_be_a_time_with_its_zone(self, sent):
+        assert problems(changed(updated_at=sent)) == {
+            "updated_at": "must be a time like 2026-04-01T09:30:00Z, with its time zone"
+        }

@@ -121,6 +121,13 @@ class TestReturnEligibility:
         assert "2026-04-13" in result.reason
         assert not any(entry.returnable for entry in result.items)
 
+    def test_an_order_delivered_on_the_calendars_last_day_is_answered_not_an_overflow(self):
+        order = OrderFactory(delivered=True, ordered_on=date(9999, 12, 30), delivered_on=date.max)
+        OrderItemFactory(order=order)
+        result = order_return_eligibility(order=order, today=TODAY)
+        assert (result.code, result.last_return_day) == (EligibilityCode.ELIGIBLE, date.max)
+        assert "9999-12-31" in result.reason
+
     def test_window_length_comes_from_the_policy_row(self):
         policy = return_policy_get()
         policy.window_days = 10

@@ -1855,7 +1855,7 @@ def _error_reply(result: dict) -> str:
             verb = "are" if len(named) > 1 else "is"
             missing = _join(named) or "address"
             return f"I couldn't use that address: the {missing} {verb} missing or not right. {ASK_ADDRESS}"
-        case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED:
+        case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED | ChangeCode.HAS_RETURNS:
             return f"I couldn't make that change. {message}".strip()
         case ProblemCode.NOT_SHIPPED | ProblemCode.NOT_DELIVERED | ProblemCode.CANCELLED:
             return f"{message} {OFFER_PERSON}".strip()

@@ -614,6 +614,12 @@ ERROR_REPLIES = {
         "Delivered already.",
     ),
     ChangeCode.CANCELLED: ("change_shipping_address", {"message": "It is cancelled."}, "It is cancelled."),
+    ChangeCode.HAS_RETURNS: (
+        "cancel_order",
+        {"message": "This order has a return in progress or completed, so it can no longer be cancelled."},
+        "I couldn't make that change. This order has a return in progress or completed, so it can no longer "
+        "be cancelled.",
+    ),
     ProblemCode.NOT_SHIPPED: (
         "report_delivery_problem",
         {"message": "This order has not shipped yet."},
