@@ -919,8 +919,8 @@ _HANDLERS = {
 
 
 def tool_execute(*, name: str, arguments: Any, context: ToolContext) -> ToolOutcome:
-    """Run one tool call; never raises for anything the model sent."""
-    handler = _HANDLERS.get(name)
+    """Run one tool call; never raises for anything the model sent (a name that is not text included)."""
+    handler = _HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
         return _error(
             ToolError.UNKNOWN_TOOL, "There is no tool by that name.", available_tools=list(TOOL_NAMES)
@@ -969,7 +969,8 @@ _PROGRESS_WORKING = "Working on it…"
 
 def tool_progress(*, name: str, arguments: Any, customer_words: list[str]) -> str:
     """The status line while the tool `name` runs."""
-    with_order, without = _PROGRESS.get(name, (_PROGRESS_WORKING, _PROGRESS_WORKING))
+    working = (_PROGRESS_WORKING, _PROGRESS_WORKING)
+    with_order, without = _PROGRESS.get(name, working) if isinstance(name, str) else working
     order = arguments.get("order_id") if isinstance(arguments, dict) else None
     typed = (
         isinstance(order, str)

@@ -461,7 +461,9 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         if not tool_uses:
             return [block for block in content if block["type"] == "text"]
 
-        writes = calls_left and any(block["name"] in WRITE_TOOLS for block in tool_uses)
+        writes = calls_left and any(
+            isinstance(block["name"], str) and block["name"] in WRITE_TOOLS for block in tool_uses
+        )
         with transaction.atomic() if writes else nullcontext():
             results, outcomes = [], []
             for block in tool_uses:
