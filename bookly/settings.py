@@ -261,6 +261,14 @@ if BOOKLY_LLM == "openai" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
 BOOKLY_MAX_MODEL_CALLS_PER_TURN = env.int("BOOKLY_MAX_MODEL_CALLS_PER_TURN", default=8)
 BOOKLY_MAX_TURNS_PER_CONVERSATION = env.int("BOOKLY_MAX_TURNS_PER_CONVERSATION", default=40)
 BOOKLY_MAX_MESSAGE_CHARS = env.int("BOOKLY_MAX_MESSAGE_CHARS", default=4000)
+# The budget for identity checks (support/assistant/budget.py): tool calls run per model response (the
+# rest are answered "not run"), and failed order/email checks per order number, per conversation and per
+# client address within a window, counted in the default cache (shared by workers with REDIS_URL).
+BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE = env.int("BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE", default=8)
+BOOKLY_FAILED_CHECKS_PER_ORDER = env.int("BOOKLY_FAILED_CHECKS_PER_ORDER", default=5)
+BOOKLY_FAILED_CHECKS_PER_CONVERSATION = env.int("BOOKLY_FAILED_CHECKS_PER_CONVERSATION", default=5)
+BOOKLY_FAILED_CHECKS_PER_IP = env.int("BOOKLY_FAILED_CHECKS_PER_IP", default=20)
+BOOKLY_FAILED_CHECKS_WINDOW_MINUTES = env.int("BOOKLY_FAILED_CHECKS_WINDOW_MINUTES", default=60)
 # A turn gives up (503, "try again") once this much time has passed, so that
 # it always ends inside the server's request timeout (gunicorn: 120 s).
 BOOKLY_TURN_DEADLINE_SECONDS = env.float("BOOKLY_TURN_DEADLINE_SECONDS", default=75.0)

@@ -62,6 +62,7 @@ from orders.services import (
 from policies.models import TOPIC_KEY_PATTERN
 from policies.selectors import policy_entry_get_published, policy_entry_list_published
 from store.clock import store_today
+from support.assistant.budget import CheckScope, identity_check_failed, identity_checks_spent
 from support.conversations.models import Conversation
 from support.conversations.selectors import conversation_return_get_open, staff_available_now
 from support.conversations.services import (
@@ -292,6 +293,14 @@ class ToolContext:
     handoff: "HandoffAsked | None" = None
     # The email the store signed the customer in with, or "": only then are their orders listed.
     signed_in_email: str = ""
+    # The client's address as the rate limits see it ("" when there is none): failed checks count by it.
+    client_address: str = ""
+
+    def check_scope(self, number: str) -> CheckScope:
+        """What a check of this order or RMA number counts against (support/assistant/budget.py)."""
+        return CheckScope(
+            number=number, conversation_id=self.conversation.pk, client_address=self.client_address
+        )
 
     def checks(self, change: str) -> dict[str, dict]:
         return self.change_checks.setdefault(change, {})
@@ -484,11 +493,23 @@ _ORDER_NOT_FOUND = (
 )
 
 
+_CHECKS_SPENT = (
+    ToolError.TOO_MANY_FAILED_CHECKS,
+    "Too many order number and email checks failed lately; no more can be made now. Tell the customer "
+    "you cannot check more and offer a person; do not ask for more guesses.",
+)
+
+
 def _verified_order(args: _Arguments, context: ToolContext) -> Order | ToolOutcome:
     order_id, email = args.order_id(), args.email()
     args.done()
+    scope = context.check_scope(order_id)
+    # Before the lookup: past the budget a right guess finds nothing either, or guessing would go on.
+    if identity_checks_spent(scope=scope):
+        return _error(*_CHECKS_SPENT)
     order = order_get_for_customer(order_number=order_id, email=email)
     if order is None:
+        identity_check_failed(scope=scope)
         return _error(*_ORDER_NOT_FOUND)
     context.orders_found[order.pk] = order.customer_email
     return order
@@ -499,8 +520,12 @@ def _lookup_order(args: _Arguments, context: ToolContext) -> ToolOutcome:
         rma_number = args.matching("rma_number", RMA_RE, max_length=12, shape="RMA-AB12CD34", upper=True)
         email = args.email()
         args.done()
+        scope = context.check_scope(rma_number)
+        if identity_checks_spent(scope=scope):
+            return _error(*_CHECKS_SPENT)
         order = order_get_for_customer_by_rma(rma_number=rma_number, email=email)
         if order is None:
+            identity_check_failed(scope=scope)
             return _error(
                 ToolError.ORDER_NOT_FOUND,
                 "No return matches that RMA number together with that email address. Ask the customer to "
@@ -919,8 +944,8 @@ _HANDLERS = {
 
 
 def tool_execute(*, name: str, arguments: Any, context: ToolContext) -> ToolOutcome:
-    """Run one tool call; never raises for anything the model sent."""
-    handler = _HANDLERS.get(name)
+    """Run one tool call; never raises for anything the model sent (a name that is not text included)."""
+    handler = _HANDLERS.get(name) if isinstance(name, str) else None
     if handler is None:
         return _error(
             ToolError.UNKNOWN_TOOL, "There is no tool by that name.", available_tools=list(TOOL_NAMES)
@@ -969,7 +994,8 @@ _PROGRESS_WORKING = "Working on it…"
 
 def tool_progress(*, name: str, arguments: Any, customer_words: list[str]) -> str:
     """The status line while the tool `name` runs."""
-    with_order, without = _PROGRESS.get(name, (_PROGRESS_WORKING, _PROGRESS_WORKING))
+    working = (_PROGRESS_WORKING, _PROGRESS_WORKING)
+    with_order, without = _PROGRESS.get(name, working) if isinstance(name, str) else working
     order = arguments.get("order_id") if isinstance(arguments, dict) else None
     typed = (
         isinstance(order, str)

@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db import connections, transaction
 
 from store.text import text_multi_line
+from support.assistant.budget import tool_calls_refused
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
 from support.assistant.tools import (
@@ -97,6 +98,12 @@ TURN_LIMIT_REPLY = (
     "This conversation has reached its length limit. Please start a new conversation to carry on with "
     "your order, return or policy question."
 )
+
+# The result of a call past BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE: fixed words, never the call's input.
+_NOT_RUN_PAST_LIMIT = {
+    "error": ToolError.TOO_MANY_TOOL_CALLS,
+    "message": "Not run: one response may make only a few tool calls. Make the calls that matter, fewer.",
+}
 
 _CACHE_POINT = {"type": "ephemeral"}
 # Tools never change, so their schema (with the cache breakpoint on the last
@@ -206,11 +213,17 @@ def _silent(status: str) -> None:
 
 
 def conversation_take_turn(
-    *, session, text: str, model: Model | None = None, progress: Callable[[str], None] = _silent
+    *,
+    session,
+    text: str,
+    model: Model | None = None,
+    progress: Callable[[str], None] = _silent,
+    client_address: str = "",
 ) -> TurnResult:
     """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed.
     `progress` is called with a line for the customer as each step starts (a tool, writing the answer);
-    the reply itself is only ever returned, after the validator passed it."""
+    the reply itself is only ever returned, after the validator passed it. `client_address` is the
+    client's IP as the rate limits see it ("" when none): failed order/email checks count by it too."""
     started = time.monotonic()
     model = model or model_for_turn()
     text = message_clean(text=text)
@@ -249,7 +262,7 @@ def conversation_take_turn(
     )
     turn = None
     try:
-        turn = _turn_of(lease, history, progress, signed_in=signed_in)
+        turn = _turn_of(lease, history, progress, signed_in=signed_in, client_address=client_address)
         reply_blocks = _tool_loop(turn, model)
         handoff = None
         if asked := turn.tools.handoff:
@@ -381,7 +394,12 @@ def _customer_message(text: str, number: int, *, signed_in: str = "") -> NewMess
 
 
 def _turn_of(
-    lease: TurnLease, history: list[dict], progress: Callable[[str], None], *, signed_in: str
+    lease: TurnLease,
+    history: list[dict],
+    progress: Callable[[str], None],
+    *,
+    signed_in: str,
+    client_address: str = "",
 ) -> Turn:
     sent = [message for message in history if not message["set_aside"]]
     replies = [message["visible_text"] for message in history if message["role"] == MessageRole.ASSISTANT]
@@ -405,6 +423,7 @@ def _turn_of(
             turn=lease.number,
             customer_said=customer_words[-1] if customer_words else "",
             signed_in_email=signed_in,
+            client_address=client_address,
         ),
         progress=progress,
     )
@@ -461,24 +480,33 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         if not tool_uses:
             return [block for block in content if block["type"] == "text"]
 
-        writes = calls_left and any(block["name"] in WRITE_TOOLS for block in tool_uses)
+        # One response runs this many calls at most: a message listing 160 emails is no 160 checks.
+        runnable = settings.BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE if calls_left else 0
+        if len(tool_uses) > runnable and calls_left:
+            tool_calls_refused(count=len(tool_uses) - runnable)
+        writes = any(
+            isinstance(block["name"], str) and block["name"] in WRITE_TOOLS for block in tool_uses[:runnable]
+        )
         with transaction.atomic() if writes else nullcontext():
             results, outcomes = [], []
-            for block in tool_uses:
-                if calls_left:
+            for index, block in enumerate(tool_uses):
+                run = index < runnable
+                if run:
                     turn.progress(
                         tool_progress(
                             name=block["name"], arguments=block["input"], customer_words=turn.customer_words
                         )
                     )
                 tool_started = time.monotonic()
-                if calls_left:
+                if run:
                     outcome = tool_execute(name=block["name"], arguments=block["input"], context=turn.tools)
-                else:
+                elif not calls_left:
                     # The model could never read this result: do not act on the call.
                     outcome = ToolOutcome(
                         {"error": ToolError.CALL_LIMIT_REACHED, "message": "Not run."}, is_error=True
                     )
+                else:
+                    outcome = ToolOutcome(_NOT_RUN_PAST_LIMIT, is_error=True)
                 if outcome.receipt:
                     turn.receipts.append(outcome.receipt)
                 turn.tool_records.append(

@@ -66,6 +66,12 @@ TURNS_ON_FALLBACK = Counter(
     "bookly_turns_on_fallback",
     "Turns the built-in model answered because the configured provider was down (its circuit open).",
 )
+IDENTITY_CHECK_LIMITS = Counter(
+    "bookly_identity_check_limits",
+    "Tool calls refused by the budget for identity checks, by limit: calls_per_response (not run, past "
+    "the calls one model response may make), order, conversation, ip (failed order/email checks used up).",
+    ["limit"],
+)
 RATE_LIMITED = Counter("bookly_rate_limited", "Messages refused by a rate limit, by scope.", ["scope"])
 
 # The Messages API's usage fields, by the kind operators see.

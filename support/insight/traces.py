@@ -103,7 +103,7 @@ def arguments_shape(*, arguments, names: frozenset[str], name: str = ""):
     if isinstance(arguments, list):
         return [arguments_shape(arguments=item, names=names) for item in arguments[:_MAX_ITEMS]]
     if isinstance(arguments, str):
-        if name in _CODES and _CODES[name].match(arguments):
+        if name in _CODES and _CODES[name].fullmatch(arguments):
             return arguments
         return "<email>" if "@" in arguments else f"<text, {len(arguments)} chars>"
     if arguments is None or isinstance(arguments, bool):

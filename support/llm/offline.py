@@ -88,6 +88,10 @@ ORDER_NOT_FOUND_REPLY = (
     "I couldn't find an order that matches that order number together with that email address. Could you "
     "check both and send them again?"
 )
+# Too many order/email checks failed: no more guesses, a person offered (a yes hands over).
+CHECKS_SPENT_REPLY = (
+    "I'm sorry, I can't check any more order numbers or email addresses right now. " + OFFER_PERSON
+)
 # A question about the store that no FAQ topic answers: said honestly, with a person offered.
 INVALID_ORDER_NUMBER_REPLY = (
     "That order number doesn't look quite right."
@@ -1817,6 +1821,8 @@ def _error_reply(result: dict) -> str:
     match code:
         case ToolError.ORDER_NOT_FOUND:
             return ORDER_NOT_FOUND_REPLY
+        case ToolError.TOO_MANY_FAILED_CHECKS:
+            return CHECKS_SPENT_REPLY
         case ToolError.INVALID_ARGUMENTS if "order_id" in fields:
             return INVALID_ORDER_NUMBER_REPLY
         case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:

@@ -127,6 +127,10 @@ class ToolError(StrEnum):
     INVALID_ADDRESS = "invalid_address"
     # list_recent_orders for a customer the store did not sign in.
     NOT_SIGNED_IN = "not_signed_in"
+    # A call past the calls one model response may make: not run.
+    TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
+    # Too many order/email checks failed lately (for this order, conversation or client): none is made.
+    TOO_MANY_FAILED_CHECKS = "too_many_failed_checks"
 
 
 # The FAQ topics, as the system prompt lists them between <faq_topics> tags: one line each with the

@@ -136,16 +136,51 @@ _TOOL_SUMMARIES = {
 }
 
 
-def _tool_summary(name: str, arguments, result, is_error: bool) -> str:
+# How much of what a model sent staff read: enough to recognise it, never a page of it.
+SHOWN_NAME_CHARS = 80
+SHOWN_VALUE_CHARS = 80
+SHOWN_JSON_CHARS = 4_000
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}\u2026 ({len(text) - limit:,} more characters)"
+
+
+def tool_name_shown(name) -> str:
+    """A tool name from a stored tool call as staff read it: ours as it is; anything else a model sent
+    (a name we have no tool for, null, a number, an object) said to be unknown, cut short. Only ever
+    text for autoescaping, never a format string."""
+    if isinstance(name, str) and name in _TOOL_SUMMARIES:
+        return name
+    if isinstance(name, str):
+        return f"an unknown tool (name \u201c{_shortened(name, SHOWN_NAME_CHARS)}\u201d)"
+    if name is None:
+        return "an unknown tool (no name)"
+    return f"an unknown tool (a name that is not text: {type(name).__name__})"
+
+
+def _value_shown(value, fallback: str) -> str:
+    """An argument as a summary line shows it: text cut short; anything else as JSON, cut short."""
+    if value is None or value == "":
+        return fallback
+    text = value if isinstance(value, str) else _pretty(value)
+    return _shortened(text, SHOWN_VALUE_CHARS)
+
+
+def _tool_summary(name, arguments, result, is_error: bool) -> str:
     arguments = arguments if isinstance(arguments, dict) else {}
-    order = arguments.get("order_id") or arguments.get("rma_number") or "an order"
-    topic = arguments.get("topic") or "a topic"
-    line = _TOOL_SUMMARIES.get(name, "Called " + name).format(order=order, topic=topic)
+    if isinstance(name, str) and name in _TOOL_SUMMARIES:
+        order = _value_shown(arguments.get("order_id") or arguments.get("rma_number"), "an order")
+        topic = _value_shown(arguments.get("topic"), "a topic")
+        # The template is ours; the model's values are only substituted into it, never read as one.
+        line = _TOOL_SUMMARIES[name].format(order=order, topic=topic)
+    else:
+        line = "Called " + tool_name_shown(name)
     if result is None:
         return f"{line}: no result stored"
     if is_error:
         code = result.get("error") if isinstance(result, dict) else None
-        return f"{line}: refused ({code})" if code else f"{line}: refused"
+        return f"{line}: refused ({_value_shown(code, '')})" if code else f"{line}: refused"
     return line
 
 
@@ -204,15 +239,16 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
         for block in message.content:
             kind = block.get("type")
             if kind == "tool_use":
-                turn["tools"][block.get("id", len(turn["tools"]))] = {
-                    "name": block.get("name", ""),
+                turn["tools"][_call_key(block.get("id"), len(turn["tools"]))] = {
+                    "name": block.get("name"),
+                    "shown_name": tool_name_shown(block.get("name")),
                     "arguments": block.get("input"),
-                    "input": _pretty(block.get("input")),
+                    "input": _shortened(_pretty(block.get("input")), SHOWN_JSON_CHARS),
                     "result": None,
                     "is_error": False,
                 }
             elif kind == "tool_result":
-                tool = turn["tools"].get(block.get("tool_use_id"))
+                tool = turn["tools"].get(_call_key(block.get("tool_use_id"), None))
                 if tool is not None:
                     tool["result"] = _parsed(block.get("content"))
                     tool["is_error"] = bool(block.get("is_error"))
@@ -241,6 +277,7 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
             tool["summary"] = _tool_summary(
                 tool["name"], tool.pop("arguments"), tool["result"], tool["is_error"]
             )
+            # Results are our tools' own words, built from codes and the store's data: shown whole.
             tool["result"] = "" if tool["result"] is None else _pretty(tool["result"])
     return list(heapq.merge(entries, _desk_entries(conversation), key=lambda entry: entry["at"]))
 
@@ -268,6 +305,11 @@ def _desk_entries(conversation: Conversation) -> list[dict]:
         )
     ]
     return sorted(notes + assignments, key=lambda entry: entry["at"])
+
+
+def _call_key(call_id, otherwise):
+    """A tool call's id as a key: the model's id if it is text (anything else cannot key a dict)."""
+    return call_id if isinstance(call_id, str) else otherwise
 
 
 def _parsed(content):

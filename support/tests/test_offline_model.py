@@ -20,6 +20,7 @@ from support.llm.offline import (
     ASK_EMAIL,
     ASK_ORDER_NUMBER,
     ASK_WHICH_TASK,
+    CHECKS_SPENT_REPLY,
     CONFIRM_QUESTION,
     DECLINED_REPLY,
     GENERIC_ERROR_REPLY,
@@ -567,6 +568,8 @@ ERROR_REPLIES = {
         GENERIC_ERROR_REPLY,
     ),
     ToolError.CALL_LIMIT_REACHED: ("lookup_order", {}, GENERIC_ERROR_REPLY),
+    ToolError.TOO_MANY_TOOL_CALLS: ("lookup_order", {}, GENERIC_ERROR_REPLY),
+    ToolError.TOO_MANY_FAILED_CHECKS: ("lookup_order", {}, CHECKS_SPENT_REPLY),
     ToolError.ORDER_NOT_FOUND: ("lookup_order", {}, ORDER_NOT_FOUND_REPLY),
     ToolError.ELIGIBILITY_NOT_VERIFIED: (
         "initiate_return",

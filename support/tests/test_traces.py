@@ -98,6 +98,9 @@ def test_a_handover_is_traced_with_its_reason(claude, customer):
         ),  # only the tools' own names
         ({"reason": {"note": "x@y.org"}}, {"reason": {"<name>": "<email>"}}),
         ({"item_titles": ["x"] * 30}, {"item_titles": ["<text, 1 chars>"] * 20}),
+        # A code is kept only when it is all code: what a model wrote after one is not.
+        ({"order_id": "BK-10042<script>" + "x" * 500}, {"order_id": "<text, 516 chars>"}),
+        ({"order_id": "BK-10042\n"}, {"order_id": "<text, 9 chars>"}),
     ],
 )
 def test_tool_arguments_keep_only_their_shape(arguments, shape):

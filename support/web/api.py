@@ -21,7 +21,12 @@ from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.feedback import FEEDBACK_JSON, InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
-from support.web.ratelimits import chat_action_wait_seconds, chat_send_wait_seconds, rate_limited_detail
+from support.web.ratelimits import (
+    chat_action_wait_seconds,
+    chat_send_wait_seconds,
+    client_ip,
+    rate_limited_detail,
+)
 from support.web.stream import turn_events
 
 SEND_JSON = 'Send JSON like {"message": "Where is my order?"}.'
@@ -77,7 +82,9 @@ def chat(request):
             return api_error(refusal.status, refusal.code, refusal.detail)
         return _streamed_turn(request, message)
     try:
-        result = conversation_take_turn(session=request.session, text=message)
+        result = conversation_take_turn(
+            session=request.session, text=message, client_address=client_ip(request)
+        )
     except Exception as error:
         refusal = turn_refusal(error)
         return api_error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
@@ -118,9 +125,10 @@ def _streamed_turn(request, message) -> StreamingHttpResponse:
         "status": 500,
         "body": {"error": "internal_error", "detail": _LOST, "offline": get_model().offline},
     }
+    address = client_ip(request)
     events = turn_events(
         take_turn=lambda progress: conversation_take_turn(
-            session=request.session, text=message, progress=progress
+            session=request.session, text=message, progress=progress, client_address=address
         ),
         answer=answer,
         lost=lost,

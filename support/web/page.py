@@ -27,7 +27,12 @@ from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.feedback import InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
-from support.web.ratelimits import chat_action_wait_seconds, chat_send_wait_seconds, rate_limited_detail
+from support.web.ratelimits import (
+    chat_action_wait_seconds,
+    chat_send_wait_seconds,
+    client_ip,
+    rate_limited_detail,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -156,7 +161,7 @@ def chat_send(request):
         return _rate_limited_page(request, wait, draft=unsent)
 
     try:
-        conversation_take_turn(session=request.session, text=text)
+        conversation_take_turn(session=request.session, text=text, client_address=client_ip(request))
     except Exception as error:
         refusal = turn_refusal(error)
         messages.error(request, refusal.detail)

@@ -1,0 +1,148 @@
+"""The budget for identity checks (finding 4 of issue 33): a model response runs a few tool calls at most,
+and failed order/email checks are capped per order number, per conversation and per client address,
+across turns, in the shared cache."""
+
+import hashlib
+import json
+
+import pytest
+from django.core.cache import caches
+
+from support.assistant.budget import CheckLimit, CheckScope, identity_check_failed, identity_checks_spent
+from support.llm.offline import CHECKS_SPENT_REPLY
+from support.llm.protocol import OFFER_PERSON, ToolError
+from support.models import Conversation, TurnTrace
+from support.testing.chat_client import ChatClient
+from support.testing.messages_stub import message, text, tool_use
+from support.testing.metric_counts import Counts
+
+RIGHT = "sarah.chen@example.com"  # the email on BK-10042
+NOT_FOUND, SPENT = ToolError.ORDER_NOT_FOUND, ToolError.TOO_MANY_FAILED_CHECKS
+PLENTY = 10_000
+
+
+@pytest.fixture
+def limits(settings):
+    """Every limit out of the way; a test sets the one it is about."""
+    settings.BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE = PLENTY
+    settings.BOOKLY_FAILED_CHECKS_PER_ORDER = PLENTY
+    settings.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = PLENTY
+    settings.BOOKLY_FAILED_CHECKS_PER_IP = PLENTY
+    return settings
+
+
+def _lookup(order_id: str, email: str) -> dict:
+    return tool_use("lookup_order", {"order_id": order_id, "customer_email": email})
+
+
+def _results(request: dict) -> list[dict]:
+    """The tool results a request carried in its last message, parsed, in call order."""
+    blocks = request["messages"][-1]["content"]
+    return [json.loads(block["content"]) for block in blocks if block.get("type") == "tool_result"]
+
+
+def _codes(results: list[dict]) -> list[str]:
+    return [result.get("error", "ok") for result in results]
+
+
+def _turn(stub, customer, *calls) -> list[dict]:
+    """One turn in which the model makes `calls` in one response: the results it was sent back."""
+    stub.reset(message(*calls), message(text("Let me know if there is anything else.")))
+    assert customer.send("Here are my details.").status_code == 200
+    return _results(stub.sent[1])
+
+
+def test_one_response_runs_only_the_first_calls_of_160_guesses(model_api, demo_data, customer, limits):
+    limits.BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE = 8
+    guesses = [f"reader{n}@example.com" for n in range(160)]
+    guesses[100] = RIGHT
+    counts = Counts()
+
+    results = _turn(model_api, customer, *[_lookup("BK-10042", email) for email in guesses])
+
+    assert _codes(results) == [NOT_FOUND] * 8 + [ToolError.TOO_MANY_TOOL_CALLS] * 152
+    assert "Goldfinch" not in json.dumps(results)  # the order's details never reached the model
+    assert not Conversation.objects.get().orders.exists()
+    assert counts.moved("bookly_identity_check_limits_total", limit=CheckLimit.CALLS_PER_RESPONSE) == 152
+    traced = TurnTrace.objects.get().tool_calls
+    assert [call["result"] for call in traced] == [NOT_FOUND] * 8 + [ToolError.TOO_MANY_TOOL_CALLS] * 152
+
+
+def test_failed_checks_are_capped_per_conversation_across_turns(claude, demo_data, customer, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = 3
+    counts = Counts()
+    # Other order numbers: only the conversation's count can stop the right pair below.
+    first = _turn(claude, customer, *[_lookup(f"BK-2000{n}", RIGHT) for n in range(5)])
+
+    later = _turn(claude, customer, _lookup("BK-10042", RIGHT))
+
+    assert _codes(first) == [NOT_FOUND] * 3 + [SPENT] * 2
+    assert _codes(later) == [SPENT]  # the right pair, past the limit, finds nothing
+    assert not Conversation.objects.get().orders.exists()
+    assert counts.moved("bookly_identity_check_limits_total", limit=CheckLimit.CONVERSATION) == 3
+
+
+def test_failed_checks_are_capped_per_order_number_whoever_guesses(claude, demo_data, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 3
+    for n in range(3):
+        guesser = ChatClient()
+        guesser.http.defaults["REMOTE_ADDR"] = f"198.51.100.{n + 1}"
+        assert _codes(_turn(claude, guesser, _lookup("BK-10042", f"guess{n}@example.com"))) == [NOT_FOUND]
+    owner = ChatClient()
+    owner.http.defaults["REMOTE_ADDR"] = "203.0.113.50"
+
+    assert _codes(_turn(claude, owner, _lookup("BK-10042", RIGHT))) == [SPENT]
+    assert _codes(_turn(claude, owner, _lookup("BK-10103", RIGHT))) == ["ok"]  # another order is not held
+
+
+def test_failed_checks_are_capped_per_client_address_across_conversations(claude, demo_data, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_IP = 3
+    guesser = ChatClient()
+    guesser.http.defaults["REMOTE_ADDR"] = "2001:db8:1:2::7"
+    _turn(claude, guesser, *[_lookup(f"BK-2000{n}", RIGHT) for n in range(3)])
+    # A new conversation, from another address in the same /64 (one customer's IPv6 network).
+    again = ChatClient()
+    again.http.defaults["REMOTE_ADDR"] = "2001:db8:1:2::99"
+    elsewhere = ChatClient()
+    elsewhere.http.defaults["REMOTE_ADDR"] = "2001:db8:1:3::7"
+
+    assert _codes(_turn(claude, again, _lookup("BK-10042", RIGHT))) == [SPENT]
+    assert _codes(_turn(claude, elsewhere, _lookup("BK-10042", RIGHT))) == ["ok"]
+    assert Conversation.objects.filter(orders__isnull=False).count() == 1
+
+
+def test_an_rma_number_with_the_wrong_email_counts_too(claude, demo_data, customer, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = 2
+    calls = [
+        tool_use("lookup_order", {"rma_number": f"RMA-AAAA000{n}", "customer_email": RIGHT}) for n in range(3)
+    ]
+
+    assert _codes(_turn(claude, customer, *calls)) == [NOT_FOUND, NOT_FOUND, SPENT]
+
+
+def test_the_count_is_read_from_the_shared_cache_not_this_connection(db, limits):
+    """What one worker counted, another reads: the count lives in the cache (local memory here, Redis
+    with REDIS_URL on CI's PostgreSQL leg), not in a connection or process of its own."""
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 2
+    scope = CheckScope(number="BK-10042", conversation_id=1, client_address="192.0.2.1")
+    for _ in range(2):
+        identity_check_failed(scope=scope)
+    other_worker = caches.create_connection("default")  # a new client of the same cache
+    key = f"bookly:failed-checks:order:{hashlib.sha256(b'BK-10042').hexdigest()[:32]}"
+
+    assert other_worker.get(key) == 2
+    assert identity_checks_spent(scope=CheckScope(number="bk-10042", conversation_id=2)) == CheckLimit.ORDER
+    assert identity_checks_spent(scope=CheckScope(number="BK-10089", conversation_id=2)) is None
+
+
+def test_the_built_in_model_says_it_cannot_check_more_and_offers_a_person(
+    offline, demo_data, customer, limits
+):
+    limits.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = 1
+    customer.send("Where is order BK-10042? My email is wrong@example.com")
+
+    reply = customer.send("Where is order BK-10042? My email is sarah.chen@example.com").json()["reply"]
+
+    assert reply == CHECKS_SPENT_REPLY
+    assert customer.send("yes please").json()["status"] == "waiting"
+    assert OFFER_PERSON in CHECKS_SPENT_REPLY
