@@ -1,10 +1,12 @@
 """The task queue's worker (`manage.py qcluster`, a real process in a process group of its own, on this
 test database) stops on SIGTERM or SIGINT, sent to it or to its whole group as systemd, `docker stop`,
 Kubernetes and `timeout` do: the task it holds finishes, and one that outlasts the grace time is killed
-and stays on the queue. Nothing of the cluster is left running."""
+and stays on the queue. Nothing of the cluster is left running. And `scripts/serve` (what `scripts/run`
+ends with: the site and the worker side by side) stops both on a signal, or when either ends."""
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -38,6 +40,18 @@ def _database_url() -> str:
     return f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
 
 
+def _environment(*, grace_seconds: float) -> dict[str, str]:
+    return {
+        **{key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "BOOKLY_"))},
+        "DJANGO_SETTINGS_MODULE": "bookly.settings",
+        "DJANGO_SECRET_KEY": settings.SECRET_KEY,  # the queue signs its tasks with it
+        "DJANGO_DEBUG": "false",
+        "DATABASE_URL": _database_url(),
+        "BOOKLY_TASK_WORKERS": "2",
+        "BOOKLY_TASK_STOP_GRACE_SECONDS": str(grace_seconds),
+    }
+
+
 def _living_in_group(group: int) -> list[int]:
     """The processes of a process group that still run (a zombie awaiting its reaper does not)."""
     living = []
@@ -68,20 +82,11 @@ def cluster(monkeypatch):
     started = []
 
     def start(*, grace_seconds: float) -> subprocess.Popen:
-        environment = {
-            **{key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "BOOKLY_"))},
-            "DJANGO_SETTINGS_MODULE": "bookly.settings",
-            "DJANGO_SECRET_KEY": settings.SECRET_KEY,  # the queue signs its tasks with it
-            "DJANGO_DEBUG": "false",
-            "DATABASE_URL": _database_url(),
-            "BOOKLY_TASK_WORKERS": "2",
-            "BOOKLY_TASK_STOP_GRACE_SECONDS": str(grace_seconds),
-        }
         started.append(
             subprocess.Popen(
                 [sys.executable, "manage.py", "qcluster"],
                 cwd=settings.BASE_DIR,
-                env=environment,
+                env=_environment(grace_seconds=grace_seconds),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
@@ -142,3 +147,71 @@ def test_a_task_outlasting_the_grace_time_is_killed_at_the_deadline_and_stays_qu
     assert not (tmp_path / "finished").exists()
     assert not Task.objects.exists()  # neither a success nor a failure recorded
     assert OrmQ.objects.filter(pk=queued).exists()  # handed out again after Q_CLUSTER["retry"]
+
+
+def _children(pid: int) -> dict[int, str]:
+    """The processes directly below `pid`, with their command lines."""
+    found = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found[int(stat.parent.name)] = command
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        return listener.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+    except OSError:
+        return False
+    return True
+
+
+@pytest.fixture
+def served(cluster):
+    """`scripts/serve` in a process group of its own, once the site answers."""
+    port = _free_port()
+    environment = {
+        **_environment(grace_seconds=30),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "GUNICORN_BIND": f"127.0.0.1:{port}",
+        "WEB_CONCURRENCY": "1",
+    }
+    process = subprocess.Popen(
+        ["scripts/serve"],
+        cwd=settings.BASE_DIR,
+        env=environment,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        assert _wait_for(lambda: _answers(port), 60), "the site did not answer"
+        yield process
+    finally:
+        for pid in _living_in_group(process.pid):
+            os.kill(pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def test_serve_stops_the_site_and_the_worker_on_sigterm_to_its_group(served):
+    os.killpg(served.pid, signal.SIGTERM)
+
+    assert _stopped_within(served, 30 + MARGIN_SECONDS) == 0
+
+
+def test_serve_stops_the_site_and_fails_when_the_worker_dies(served):
+    (worker,) = [pid for pid, command in _children(served.pid).items() if "qcluster" in command]
+    os.kill(worker, signal.SIGKILL)  # as out of memory would
+
+    assert _stopped_within(served, MARGIN_SECONDS + 30) not in (None, 0)  # a supervisor restarts it
