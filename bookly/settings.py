@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework_api_key",
     "drf_spectacular",
+    "bookly.taskqueue",  # before django_q: its `qcluster` (one that stops on a signal) is the one run
     "django_q",
     "orders",
     "policies",
@@ -481,6 +482,13 @@ Q_CLUSTER = {
     "label": "Task queue",
     **({"redis": REDIS_URL} if BOOKLY_TASK_BROKER == "redis" else {"orm": "default"}),
 }
+# SIGTERM or SIGINT to `manage.py qcluster` (or its process group) stops it: the tasks its workers hold
+# may finish for this long (by default long enough for a webhook attempt's four network waits), then
+# whatever still runs is killed and handed out again after `retry`. A supervisor's stop timeout must be
+# longer (systemd TimeoutStopSec, docker stop -t, Kubernetes terminationGracePeriodSeconds).
+BOOKLY_TASK_STOP_GRACE_SECONDS = env.float(
+    "BOOKLY_TASK_STOP_GRACE_SECONDS", default=4 * BOOKLY_WEBHOOK_TIMEOUT_SECONDS + 10
+)
 
 # Admin's messages live in the session, on the server: a secret shown once (an API key, a webhook
 # signing secret) must never travel in a cookie, even a signed one.
