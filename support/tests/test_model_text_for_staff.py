@@ -1,5 +1,6 @@
 """A tool call as a model sent it is data on the staff pages: never a format string, never markup, never
-a page of text (finding 3 of issue 33)."""
+a page of text (finding 3 of issue 33), whichever provider sent it: an OpenAI-compatible server can send
+a `null` name."""
 
 import pytest
 
@@ -12,9 +13,9 @@ LONG_NAME = "lookup_order" + "y" * 10_000
 LONG_ARGUMENT = "<b>" + "z" * 20_000
 
 
-def _staff_page(claude, customer, staff_client, name, arguments):
+def _staff_page(model_api, customer, staff_client, name, arguments):
     """The staff conversation page after a real turn in which the model called `name` with `arguments`."""
-    claude.reset(
+    model_api.reset(
         message(tool_use(name, arguments)),
         message(text("Could you give me your order number and email?")),
     )
@@ -42,8 +43,10 @@ def _staff_page(claude, customer, staff_client, name, arguments):
         ),
     ],
 )
-def test_a_models_tool_name_is_shown_to_staff_as_text(claude, customer, staff_client, name, shown):
-    body = _staff_page(claude, customer, staff_client, name, {"order_id": "BK-10042", "note": LONG_ARGUMENT})
+def test_a_models_tool_name_is_shown_to_staff_as_text(model_api, customer, staff_client, name, shown):
+    body = _staff_page(
+        model_api, customer, staff_client, name, {"order_id": "BK-10042", "note": LONG_ARGUMENT}
+    )
 
     assert "Called " + shown in body
     assert "<script>alert" not in body and "<b>zzz" not in body
