@@ -8,6 +8,7 @@ from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessio
 from django.core.exceptions import MiddlewareNotUsed
 from django.db import connections
 
+from support.conversations.models import ConversationEnd
 from support.conversations.services import conversation_end_for_session
 
 
@@ -110,7 +111,7 @@ class SessionLifetimeMiddleware:
             if now - started > settings.BOOKLY_SESSION_MAX_AGE_SECONDS:
                 # Its chat ends with it: the new session cannot reach it, and staff must see the
                 # customer has left rather than answer into a page nobody has any more.
-                conversation_end_for_session(session=session)
+                conversation_end_for_session(session=session, reason=ConversationEnd.SESSION_EXPIRED)
                 session.flush()
             elif now - session.get(self.SEEN_KEY, 0) >= self.RENEW_AFTER_SECONDS:
                 session[self.SEEN_KEY] = now
