@@ -172,6 +172,19 @@ def test_staff_see_when_the_store_signed_the_customer_out(
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("then", SIGNED_OUT_WAYS[:2], ids=SIGNED_OUT_IDS[:2])
+def test_a_sign_out_ends_the_conversation_at_once_and_tells_the_page(
+    signing, offline, demo_data, customer, settings, then
+):
+    """The widget's frame was drawn with the transcript before the store's page spoke: the answer
+    tells it to draw a fresh one, and staff see the sign-out when it happened."""
+    customer.sign_in(signed())
+    customer.send("Where is my order?")
+    assert then(customer, settings).json() == {"signed_in": False, "conversation_ended": True}
+    assert Conversation.objects.get().end_reason == ConversationEnd.SIGNED_OUT
+
+
+@pytest.mark.django_db
 def test_another_signed_in_customer_does_not_inherit_the_conversation(
     signing, offline, demo_data, customer, staff_client
 ):
