@@ -129,11 +129,12 @@ def session_sign_in(*, session, email, timestamp, signature, now: float) -> Sign
     if session_signed_in_email(session=session) != email:
         with transaction.atomic():
             open_conversation = Conversation.objects.filter(session_handle=handle, ended_at__isnull=True)
-            # Signed in as someone, whoever it was (a secret since changed included): not this customer's.
+            # Another signed-in customer's (the session may have lost the sign-in to a changed secret,
+            # the conversation remembers it): not this customer's.
             ended = bool(
-                open_conversation.exclude(signed_in_email="").update(
-                    ended_at=timezone.now(), end_reason=ConversationEnd.CUSTOMER_CHANGED
-                )
+                open_conversation.exclude(signed_in_email="")
+                .exclude(signed_in_email=email)
+                .update(ended_at=timezone.now(), end_reason=ConversationEnd.CUSTOMER_CHANGED)
             )
             session.cycle_key()
             new_handle = session_handle(session_key=session.session_key)
