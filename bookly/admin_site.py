@@ -6,13 +6,15 @@ conversations") is one bit about a value staff may not see, so a binary search
 reads a hidden field in a few hundred requests, and a crafted `__regex` can
 hold a worker for minutes. Here a changelist takes only the parameters its
 sidebar's filters and date hierarchy produce; anything else is refused with
-400, on every model registered, ours and the libraries' alike.
+400, on every model registered, ours and the libraries' alike. A search takes at most
+MAX_SEARCH_TERMS words.
 """
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.apps import AdminConfig
 from django.contrib.admin.filters import SimpleListFilter
 from django.db.models.constants import LOOKUP_SEP
+from django.utils.text import smart_split
 
 # What Django's own list filters and date hierarchy append to a field's path: a related filter
 # reads `<fk>__id__exact`, a date filter `<field>__gte` and `__lt`, the date hierarchy `__year`,
@@ -47,14 +49,43 @@ class FilterLookupsOnly:
         return False
 
 
+# Each word of an admin search ANDs one more OR over the search fields: 1,001 words exceed SQLite's
+# expression depth (a 500), and thousands make any database work hard for nothing. Staff never need
+# this many; the words past it are left out, and the page says so.
+MAX_SEARCH_TERMS = 20
+
+
+class SearchTermsCapped:
+    """A ModelAdmin mixin: a search uses its first MAX_SEARCH_TERMS words (as Django splits them,
+    quoted phrases whole), and tells staff when it left the others out."""
+
+    def get_search_results(self, request, queryset, search_term):
+        terms = list(smart_split(search_term))
+        if len(terms) > MAX_SEARCH_TERMS:
+            search_term = " ".join(terms[:MAX_SEARCH_TERMS])
+            match = getattr(request, "resolver_match", None)
+            if match is None or match.url_name != "autocomplete":  # a JSON answer shows no message
+                messages.warning(
+                    request,
+                    f"A search takes at most {MAX_SEARCH_TERMS} words: these results are for the first "
+                    f"{MAX_SEARCH_TERMS} of your {len(terms)}.",
+                    fail_silently=True,
+                )
+        return super().get_search_results(request, queryset, search_term)
+
+
 class BooklyAdminSite(admin.AdminSite):
-    """Every ModelAdmin registered here filters only through its own filters (FilterLookupsOnly),
-    including those of Django's auth app and django-axes, which Bookly does not write."""
+    """Every ModelAdmin registered here filters only through its own filters (FilterLookupsOnly) and
+    searches for at most MAX_SEARCH_TERMS words (SearchTermsCapped), including those of Django's auth
+    app and django-axes, which Bookly does not write."""
 
     def register(self, model_or_iterable, admin_class=None, **options):
         admin_class = admin_class or admin.ModelAdmin
-        if not issubclass(admin_class, FilterLookupsOnly):
-            admin_class = type(admin_class.__name__, (FilterLookupsOnly, admin_class), {})
+        mixins = tuple(
+            mixin for mixin in (FilterLookupsOnly, SearchTermsCapped) if not issubclass(admin_class, mixin)
+        )
+        if mixins:
+            admin_class = type(admin_class.__name__, (*mixins, admin_class), {})
         super().register(model_or_iterable, admin_class, **options)
 
 

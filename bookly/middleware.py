@@ -8,6 +8,7 @@ from django.contrib.sessions.middleware import SessionMiddleware as DjangoSessio
 from django.core.exceptions import MiddlewareNotUsed
 from django.db import connections
 
+from support.conversations.models import ConversationEnd
 from support.conversations.services import conversation_end_for_session
 
 
@@ -58,7 +59,8 @@ class WidgetCookiesMiddleware:
     third party there: its session and CSRF cookies must be sent to it (SameSite=None, which browsers
     take only with Secure) and are kept apart per store site (Partitioned, CHIPS: current Chrome,
     Edge and Firefox keep them; without it, browsers that block third-party cookies would drop them).
-    The CSRF check still holds: the frame's own requests carry the token and the chat's own Origin."""
+    The CSRF check still holds: the frame's own requests carry the token and the chat's own Origin.
+    Staff's cookies (anyone logged in) are left SameSite=Lax."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -67,16 +69,29 @@ class WidgetCookiesMiddleware:
         response = self.get_response(request)
         if not settings.BOOKLY_WIDGET_ORIGINS:
             return response
-        for name in (settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME):
-            cookie = response.cookies.get(name)
-            if cookie is None:
-                continue
+        names = [
+            name
+            for name in (settings.SESSION_COOKIE_NAME, settings.CSRF_COOKIE_NAME)
+            if name in response.cookies
+        ]
+        if not names or _is_logged_in(request):
+            return response
+        for name in names:
+            cookie = response.cookies[name]
             partitioned = _PartitionedMorsel()
             partitioned.set(cookie.key, cookie.value, cookie.coded_value)
             partitioned.update({key: value for key, value in cookie.items() if value})
             partitioned["samesite"], partitioned["secure"] = "None", True
             dict.__setitem__(response.cookies, name, partitioned)
         return response
+
+
+def _is_logged_in(request) -> bool:
+    """Someone logged in (staff, on admin or anywhere; the admin login's own answer included, as
+    login() sets request.user): their cookies keep SameSite=Lax. Only the customer's chat runs in a
+    store's frame; a staff session sent along with other sites' requests would let them ride on it."""
+    user = getattr(request, "user", None)
+    return bool(user is not None and user.is_authenticated)
 
 
 class SessionLifetimeMiddleware:
@@ -110,7 +125,7 @@ class SessionLifetimeMiddleware:
             if now - started > settings.BOOKLY_SESSION_MAX_AGE_SECONDS:
                 # Its chat ends with it: the new session cannot reach it, and staff must see the
                 # customer has left rather than answer into a page nobody has any more.
-                conversation_end_for_session(session=session)
+                conversation_end_for_session(session=session, reason=ConversationEnd.SESSION_EXPIRED)
                 session.flush()
             elif now - session.get(self.SEEN_KEY, 0) >= self.RENEW_AFTER_SECONDS:
                 session[self.SEEN_KEY] = now

@@ -60,6 +60,23 @@ def test_csrf_cookie_is_readable_by_the_page_script_and_same_site_lax(client):
     assert cookie["samesite"] == "Lax"
 
 
+def test_with_the_widget_on_only_the_customer_s_cookies_are_same_site_none(client, staff_user, settings):
+    """The chat's frame needs SameSite=None; a staff session must never go along with other sites'
+    requests: not from the admin login, nor when logged-in staff use the chat."""
+    settings.BOOKLY_WIDGET_ORIGINS = ["https://shop.example.com"]
+    customer = Client()
+    customer.post("/chat/send", {"message": QUESTION})
+    assert customer.cookies["sessionid"]["samesite"] == "None"
+
+    login = client.post("/admin/login/?next=/admin/", {"username": "agent", "password": "agent-pass-1234"})
+    assert login.status_code == 302
+    for name in ("sessionid", "csrftoken"):
+        assert login.cookies[name]["samesite"] == "Lax"
+        assert "Partitioned" not in login.cookies[name].OutputString()
+    chatting = client.post("/chat/send", {"message": QUESTION})
+    assert chatting.cookies["sessionid"]["samesite"] == "Lax"
+
+
 # --- session lifetime ------------------------------------------------------------------------------
 
 

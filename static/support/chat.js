@@ -750,7 +750,18 @@
         return;
       }
       storeOrigin = event.origin;
-      var answer = function () {
+      var answer = function (outcome) {
+        if (outcome && outcome.payload && outcome.payload.conversation_ended) {
+          // The customer shown was signed out, or is another one now: their conversation is not
+          // this person's to read. The page was drawn with it before the store said so.
+          transcript.replaceChildren();
+          shownCount = 0;
+          clearRating();
+          setConversation(null);
+          clearError();
+          notices.replaceChildren();
+          refresh();
+        }
         settle();
         event.source.postMessage({ type: "bookly:ready" }, event.origin);
       };

@@ -26,6 +26,7 @@ from support.conversations.models import (
     PERSON_ANSWERS,
     Conversation,
     ConversationAssignment,
+    ConversationEnd,
     ConversationMessage,
     ConversationStatus,
     HandoffReason,
@@ -179,8 +180,10 @@ def conversation_customer_message_keep(*, conversation: Conversation, text: str)
 
 
 def conversation_end(*, conversation: Conversation) -> None:
-    """The customer starts afresh: this conversation is no longer theirs to write in."""
-    Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True).update(ended_at=timezone.now())
+    """The customer writes after staff closed it: this conversation is no longer theirs to write in."""
+    Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True).update(
+        ended_at=timezone.now(), end_reason=ConversationEnd.AFTER_CLOSE
+    )
 
 
 def staff_reply_clean(*, text: str) -> str:

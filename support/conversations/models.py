@@ -29,6 +29,18 @@ class HandoffReason(models.TextChoices):
     ASSISTANT_STUCK = "assistant_stuck", "The assistant failed twice in a row"
 
 
+class ConversationEnd(models.TextChoices):
+    """Why a conversation ended (its ended_at): after it, the customer's next message starts another."""
+
+    IDLE = "idle", "Nothing was written for a while"
+    NEW_CONVERSATION = "new_conversation", "The customer started a new conversation"
+    SESSION_EXPIRED = "session_expired", "The customer's session reached its maximum age"
+    AFTER_CLOSE = "after_close", "Staff had closed it; the customer wrote again"
+    # The person at the browser may be someone else now: nothing of this conversation may reach them.
+    SIGNED_OUT = "signed_out", "The store signed the customer out"
+    CUSTOMER_CHANGED = "customer_changed", "The store signed in another customer"
+
+
 class Conversation(models.Model):
     """One customer's chat with the assistant, found only through their session."""
 
@@ -43,6 +55,7 @@ class Conversation(models.Model):
     # session expires SESSION_COOKIE_AGE after that, and with it their view of any reply.
     customer_seen_at = models.DateTimeField(default=timezone.now)
     ended_at = models.DateTimeField(null=True, blank=True)
+    end_reason = models.CharField(max_length=20, choices=ConversationEnd.choices, blank=True)
     turn_count = models.PositiveIntegerField(default=0)
     # Guard state: order numbers whose return eligibility check passed in this
     # conversation. initiate_return refuses any other order.

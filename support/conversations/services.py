@@ -33,6 +33,7 @@ from support.conversations.models import (
     PERSON_ANSWERS,
     Conversation,
     ConversationDeliveryCase,
+    ConversationEnd,
     ConversationMessage,
     ConversationOrderChange,
     ConversationReturn,
@@ -115,7 +116,14 @@ def conversation_get_for_session(*, session) -> Conversation | None:
         return None
     now = timezone.now()
     if conversation.status not in PERSON_ANSWERS and _is_idle(conversation, now):
-        Conversation.objects.filter(pk=conversation.pk, ended_at__isnull=True).update(ended_at=now)
+        _conversation_end(conversation.pk, ConversationEnd.IDLE, now)
+        return None
+    if conversation.signed_in_email and conversation.signed_in_email != session_signed_in_email(
+        session=session
+    ):
+        # The store's sign-in no longer holds (its secret changed or was removed, or the session lost
+        # it): whoever is at the browser now may not be the customer this conversation was with.
+        _conversation_end(conversation.pk, ConversationEnd.SIGNED_OUT, now)
         return None
     if conversation.customer_seen_at <= now - SEEN_EVERY:
         Conversation.objects.filter(pk=conversation.pk).update(customer_seen_at=now)
@@ -123,14 +131,27 @@ def conversation_get_for_session(*, session) -> Conversation | None:
     return conversation
 
 
-def conversation_end_for_session(*, session) -> None:
+def _conversation_end(pk: int, reason: ConversationEnd, now) -> bool:
+    """End the conversation unless it already ended; whether this ended it."""
+    return bool(
+        Conversation.objects.filter(pk=pk, ended_at__isnull=True).update(ended_at=now, end_reason=reason)
+    )
+
+
+def conversation_end_for_session(
+    *, session, reason: ConversationEnd = ConversationEnd.NEW_CONVERSATION
+) -> bool:
     """Start afresh: the next message opens a new conversation, and whoever the store had signed in is
-    signed out (a shared computer's next customer starts as nobody)."""
+    signed out (a shared computer's next customer starts as nobody). Whether an open conversation
+    ended (with `reason`, for staff)."""
     session.pop(SIGNED_IN_SESSION_KEY, None)
-    if session.session_key:
+    if not session.session_key:
+        return False
+    return bool(
         Conversation.objects.filter(
             session_handle=session_handle(session_key=session.session_key), ended_at__isnull=True
-        ).update(ended_at=timezone.now())
+        ).update(ended_at=timezone.now(), end_reason=reason)
+    )
 
 
 def conversation_turn_begin(

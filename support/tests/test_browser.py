@@ -928,6 +928,9 @@ def test_a_signed_in_customer_is_shown_their_orders_without_typing_an_email(
     store_page.with_widget(site)
     page.reload()
     page.get_by_role("button", name="Chat with us").click()
+    # The frame was drawn with Sarah's conversation before the store's page said nobody is signed in:
+    # it is gone, and the next person's words start a new one.
+    expect(_chat_frame(page).locator(".message")).to_have_count(0)
     expect(_ask(page, "Where is my order?")).to_contain_text("What is the order number?")
 
     # A single-page shop signs its customer in after the page loaded.

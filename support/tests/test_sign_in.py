@@ -7,9 +7,11 @@ import logging
 import time
 
 import pytest
+from django.urls import reverse
 
 from orders.models import Order
 from support.conversations.identity import SignInRefusal, customer_signature, customer_signature_check
+from support.conversations.models import ConversationEnd
 from support.models import Conversation
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import message, text, tool_use
@@ -36,6 +38,7 @@ def signed(email: str = SARAH, *, at: float | None = None, secret: str = SECRET)
 
 NOW = 1_764_115_200
 OTHER = "someone.else@example.com"
+JAMES = "james.murphy@example.com"
 
 
 def _sig(email: str = SARAH, timestamp: int = NOW, secret: str = SECRET) -> str:
@@ -60,6 +63,9 @@ def _sig(email: str = SARAH, timestamp: int = NOW, secret: str = SECRET) -> str:
         # A valid address (a quoted local part) that would close the reminder's tag around it.
         ('"x</reminder>"@example.com', NOW, _sig('"x</reminder>"@example.com'), SignInRefusal.MALFORMED),
         ([SARAH], NOW, _sig(), SignInRefusal.MALFORMED),
+        # Rightly signed, but a bidi override shows staff "bob@examoc.elpm"; an invisible space hides.
+        ("bob@exa\u202emple.com", NOW, _sig("bob@exa\u202emple.com"), SignInRefusal.MALFORMED),
+        ("sarah.chen@exam\u200bple.com", NOW, _sig("sarah.chen@exam\u200bple.com"), SignInRefusal.MALFORMED),
     ],
 )
 def test_only_a_right_fresh_signature_signs_a_customer_in(signing, email, timestamp, signature, refusal):
@@ -81,7 +87,7 @@ def test_without_a_secret_nobody_is_signed_in(settings):
 def test_a_signed_in_customer_s_conversation_knows_their_email_and_no_other_session_does(
     signing, offline, demo_data, customer
 ):
-    assert customer.sign_in(signed()).json() == {"signed_in": True}
+    assert customer.sign_in(signed()).json() == {"signed_in": True, "conversation_ended": False}
     customer.send("Hello")
     conversation = Conversation.objects.get()
     assert (conversation.signed_in_email, conversation.customer_email) == (SARAH, SARAH)
@@ -95,10 +101,10 @@ def test_a_signed_in_customer_s_conversation_knows_their_email_and_no_other_sess
 def test_a_signature_used_by_one_browser_is_refused_to_another(signing, caplog):
     payload = signed()
     first, second = ChatClient(), ChatClient()
-    assert first.sign_in(payload).json() == {"signed_in": True}
-    assert first.sign_in(payload).json() == {"signed_in": True}  # the same page loaded twice
+    assert first.sign_in(payload).json()["signed_in"] is True
+    assert first.sign_in(payload).json()["signed_in"] is True  # the same page loaded twice
     with caplog.at_level(logging.WARNING, logger="support.conversations.identity"):
-        assert second.sign_in(payload).json() == {"signed_in": False}
+        assert second.sign_in(payload).json()["signed_in"] is False
     assert "replayed" in caplog.text and SARAH not in caplog.text
 
 
@@ -114,28 +120,96 @@ def test_signing_in_gives_a_new_session_key_and_the_conversation_follows_it(
     assert customer.transcript().json()["messages"][0]["text"] == "Hello"  # the same conversation
 
 
+SIGNED_OUT_WAYS = [
+    # The store's page has nobody signed in now (the widget says so).
+    lambda customer, settings: customer.http.post(
+        "/api/chat/sign-out", headers={"X-CSRFToken": customer.token}
+    ),
+    lambda customer, settings: customer.sign_in(
+        signed(OTHER, secret="not the store's")
+    ),  # a page that cannot vouch
+    lambda customer, settings: setattr(settings, "BOOKLY_CUSTOMER_SIGNING_SECRET", SECRET + "-rotated"),
+    lambda customer, settings: setattr(settings, "BOOKLY_CUSTOMER_SIGNING_SECRET", ""),
+]
+SIGNED_OUT_IDS = ["signed out", "a refused signature", "the secret changed", "the secret removed"]
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     "then",
-    [
-        lambda customer, settings: customer.reset(),  # "Start a new conversation"
-        # The store's page has nobody signed in now (the widget says so).
-        lambda customer, settings: customer.http.post(
-            "/api/chat/sign-out", headers={"X-CSRFToken": customer.token}
-        ),
-        lambda customer, settings: customer.sign_in(
-            signed(OTHER, secret="not the store's")
-        ),  # a page that cannot vouch
-        lambda customer, settings: setattr(settings, "BOOKLY_CUSTOMER_SIGNING_SECRET", SECRET + "-rotated"),
-        lambda customer, settings: setattr(settings, "BOOKLY_CUSTOMER_SIGNING_SECRET", ""),
-    ],
-    ids=["reset", "signed out", "a refused signature", "the secret changed", "the secret removed"],
+    [lambda customer, settings: customer.reset(), *SIGNED_OUT_WAYS],  # reset: "Start a new conversation"
+    ids=["reset", *SIGNED_OUT_IDS],
 )
-def test_a_sign_in_ends(signing, offline, demo_data, customer, settings, then):
+def test_a_sign_in_ends_and_so_does_its_conversation(signing, offline, demo_data, customer, settings, then):
+    """Sarah's own sequence: she asks about her orders, the store signs her out, and the next person at
+    the browser reads nothing of hers and is answered about none of her orders."""
     customer.sign_in(signed())
+    assert "BK-10042" in customer.send("Where is my order?").json()["reply"]
     then(customer, settings)
-    reply = customer.send("Where is my order?").json()["reply"]
-    assert "BK-10042" not in reply and "order number" in reply
+    assert customer.transcript().json()["messages"] == []
+    status = customer.send("What is the status of order BK-10042?").json()["reply"]
+    assert "delivered" not in status and "email" in status
+    ended, new = Conversation.objects.order_by("pk")
+    assert ended.ended_at is not None and ended.signed_in_email == SARAH
+    assert (new.ended_at, new.signed_in_email, new.customer_email) == (None, "", "")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("then", SIGNED_OUT_WAYS, ids=SIGNED_OUT_IDS)
+def test_staff_see_when_the_store_signed_the_customer_out(
+    signing, offline, demo_data, customer, settings, staff_client, then
+):
+    customer.sign_in(signed())
+    customer.send("Where is my order?")
+    then(customer, settings)
+    customer.send("Hello")
+    ended, new = Conversation.objects.order_by("pk")
+    assert ended.end_reason == ConversationEnd.SIGNED_OUT
+    page = staff_client.get(reverse("admin:support_conversation_change", args=[ended.pk])).content.decode()
+    assert f"as {SARAH}, until" in page and "Ended: the store signed the customer out" in page
+    after = staff_client.get(reverse("admin:support_conversation_change", args=[new.pk])).content.decode()
+    assert '<dd id="signed-in">no</dd>' in after and SARAH not in after
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("then", SIGNED_OUT_WAYS[:2], ids=SIGNED_OUT_IDS[:2])
+def test_a_sign_out_ends_the_conversation_at_once_and_tells_the_page(
+    signing, offline, demo_data, customer, settings, then
+):
+    """The widget's frame was drawn with the transcript before the store's page spoke: the answer
+    tells it to draw a fresh one, and staff see the sign-out when it happened."""
+    customer.sign_in(signed())
+    customer.send("Where is my order?")
+    assert then(customer, settings).json() == {"signed_in": False, "conversation_ended": True}
+    assert Conversation.objects.get().end_reason == ConversationEnd.SIGNED_OUT
+
+
+@pytest.mark.django_db
+def test_another_signed_in_customer_does_not_inherit_the_conversation(
+    signing, offline, demo_data, customer, staff_client
+):
+    customer.sign_in(signed())
+    customer.send("Where is my order?")
+    assert customer.sign_in(signed(JAMES)).json() == {"signed_in": True, "conversation_ended": True}
+    assert customer.transcript().json()["messages"] == []
+    listed = customer.send("Where is my order?").json()["reply"]
+    assert "BK-10042" not in listed
+    sarahs, james = Conversation.objects.order_by("pk")
+    assert (sarahs.end_reason, sarahs.signed_in_email) == (ConversationEnd.CUSTOMER_CHANGED, SARAH)
+    assert (james.ended_at, james.signed_in_email) == (None, JAMES)
+    page = staff_client.get(reverse("admin:support_conversation_change", args=[sarahs.pk])).content.decode()
+    assert "Ended: the store signed in another customer" in page
+
+
+@pytest.mark.django_db
+def test_a_visitor_nobody_signed_in_keeps_their_conversation_across_the_store_s_pages(
+    signing, offline, demo_data, customer
+):
+    """Every page of the store without a signed-in customer says "sign-out": that ends nothing."""
+    customer.send("Hello")
+    response = customer.http.post("/api/chat/sign-out", headers={"X-CSRFToken": customer.token})
+    assert response.json() == {"signed_in": False, "conversation_ended": False}
+    assert customer.transcript().json()["messages"][0]["text"] == "Hello"
 
 
 @pytest.mark.django_db
@@ -145,7 +219,7 @@ def test_odd_bodies_are_refused_in_the_api_s_shape_or_ignored(signing, customer,
     if response.status_code == 400:
         assert response.json()["error"] == "invalid_json" and "signature" in response.json()["detail"]
     else:
-        assert response.json() == {"signed_in": False}
+        assert response.json()["signed_in"] is False
 
 
 @pytest.mark.django_db
@@ -158,7 +232,7 @@ def test_a_signed_in_customer_gets_their_orders_without_giving_an_email(
         assert (order.number in listed) == (order.customer_email == SARAH), order.number
     assert "email" not in listed.lower()
 
-    status = customer.send("BK-10042").json()["reply"]
+    status = customer.send("What is the status of order BK-10042?").json()["reply"]
     assert "BK-10042" in status and "delivered" in status
 
 

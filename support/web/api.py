@@ -220,8 +220,9 @@ SIGN_IN_JSON = 'Send JSON like {"email": "...", "time": 1764115200, "signature":
 
 def chat_sign_in(request):
     """The store's word for who its signed-in customer is: {"email", "time", "signature"} (README,
-    "Signed-in customers"). Answers {"signed_in": true|false} either way: the page learns nothing
-    about why a signature was not taken (the server's log says)."""
+    "Signed-in customers"). Answers {"signed_in": true|false, "conversation_ended": true|false} either
+    way: the page learns nothing about why a signature was not taken (the server's log says), only
+    whether the conversation it shows ended (another customer's, or one signed out)."""
     if request.method != "POST":
         return _method_not_allowed(["POST"])
     if (wait := chat_action_wait_seconds(request)) is not None:
@@ -229,25 +230,27 @@ def chat_sign_in(request):
     payload = _json_body(request)
     if not isinstance(payload, dict):
         return api_error(400, "invalid_json", SIGN_IN_JSON)
-    refusal = session_sign_in(
+    sign_in = session_sign_in(
         session=request.session,
         email=payload.get("email"),
         timestamp=payload.get("time"),
         signature=payload.get("signature"),
         now=time.time(),
     )
-    return JsonResponse({"signed_in": refusal is None})
+    return JsonResponse(
+        {"signed_in": sign_in.refusal is None, "conversation_ended": sign_in.conversation_ended}
+    )
 
 
 def chat_sign_out(request):
     """The store's page has nobody signed in (a customer signed out of the store, or another one uses
-    the computer): the chat forgets whom the store had signed in."""
+    the computer): the chat forgets whom the store had signed in and ends their conversation."""
     if request.method != "POST":
         return _method_not_allowed(["POST"])
     if (wait := chat_action_wait_seconds(request)) is not None:
         return _rate_limited(wait, action=True)
-    session_sign_out(session=request.session)
-    return JsonResponse({"signed_in": False})
+    ended = session_sign_out(session=request.session)
+    return JsonResponse({"signed_in": False, "conversation_ended": ended})
 
 
 def chat_reset(request):
