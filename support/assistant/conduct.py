@@ -1,31 +1,57 @@
 """What a hijacked model writes that no tool gave: part of guard layer 4 (support.assistant.validator).
 
-A model under prompt injection obeys whoever wrote the injection: an outside
-probe's stand-in model got a phishing link, a phone number "to give your card
-number to", "Hi, this is Anna, a real person … I have approved a full
-refund", a discount code, "return any book at any time, even opened ones", an
-answer about the capital of France and the system prompt's own prose through
-to the customer. Each rule below reads what a reply says, deterministically,
-and holds it against what may ground it:
+A model under prompt injection obeys whoever wrote the injection. An outside probe's stand-in model got
+phishing links, phone numbers, "the 16 digits on the front of your card", "I'm Anna from the Bookly
+support team", "your refund is confirmed", "enter SAVE50 at checkout", "Ebooks can be returned too",
+"Sure, the capital of France is Paris." and, from a real small model, the reminder's markup as HTML
+entities through to the customer. A list of known phrasings cannot win this: a reworded one passes. So
+each rule here is an allow-list, read on the reply after normalising it (Unicode NFKC, so fullwidth
+forms are plain; invisible characters removed; defanged dots, "at"s and "hxxp" restored):
 
-- `grounding`: the tool results of this very turn (a FAQ answer a tool quoted
-  counts; the customer's own words never do, so an injected model cannot make
-  any sentence the customer typed come back as Bookly's), and
-- `terms`: the return policy's terms as the system prompt states them.
+- a value a customer could act on (a link or domain of any ending, an email address, a phone-like run
+  of digits, letters or number words, a request for a payment credential) may appear only where the
+  `grounding` gave that exact value: the tool results of this very turn (a FAQ answer a tool quoted
+  counts). The customer's own words never ground one, so an injected model cannot make any sentence the
+  customer typed come back as Bookly's;
+- a promise (a refund confirmed, a replacement, a credit, a code or discount, an exception) only where a
+  tool result of this turn made that promise in those words;
+- the assistant never presents itself as a person;
+- what the reply says can be returned, and for how long, must agree with the return policy's `terms`;
+- every sentence must be about the store's tasks once its courtesies are taken out;
+- nothing internal reaches the customer: our tags and tool names, the prompt's and reminders' prose,
+  content-part syntax, HTML entities or other markup.
 """
 
 import functools
+import html
+import json
 import re
+import unicodedata
 from enum import StrEnum
 
-from support.assistant.claims import Knowledge, day_counts_in, mentions_order_facts, sentences_of
-from support.llm.protocol import FAQ_TOPICS_TAG, OFFER_PERSON, REFUSAL_TEMPLATE
+from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.numbers import ORDER_NUMBERS
+from store.categories import ItemCategory
+from support.assistant.claims import Knowledge, mentions_order_facts, sentences_of
+from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
+from support.assistant.tools import TOOL_NAMES
+from support.llm.protocol import (
+    OFFER_PERSON,
+    REFUSAL_TEMPLATE,
+    REMINDER_TAG,
+    SIGNED_IN_TAG,
+    STAFF_MESSAGE_TAG,
+    TAG_STAND_IN,
+    ToolError,
+    signed_in_text,
+)
 
 
 class Conduct(StrEnum):
-    """Violation codes of this module (the validator's table in the README lists them)."""
+    """Violation codes of this module, one per rule (the validator's table in the README lists them)."""
 
     UNGROUNDED_LINK = "ungrounded_link"
+    UNGROUNDED_EMAIL = "ungrounded_email"
     UNGROUNDED_PHONE = "ungrounded_phone"
     ASKS_FOR_CREDENTIALS = "asks_for_credentials"
     UNMADE_PROMISE = "unmade_promise"
@@ -33,78 +59,245 @@ class Conduct(StrEnum):
     CONTRADICTS_POLICY = "contradicts_policy"
     PROMPT_LEAK = "prompt_leak"
     OFF_TOPIC_SENTENCE = "off_topic_sentence"
+    INTERNAL_TAG = "internal_tag"
+    CONTENT_PARTS = "content_parts"
+    HTML_ENTITY = "html_entity"
+    MARKUP = "markup"
 
 
-_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# --- Normalising: every check reads the reply (and what grounds it) in this one form. ---
+
+# Characters that show nothing: a zero-width space or joiner, a soft hyphen, bidi marks and overrides.
+_INVISIBLE_RE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_DASHES_RE = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63]")
+# A defanged dot: "evil[.]com", "evil(.)com", "evil{dot}com", "evil dot com", "evil . com".
+_DEFANGED_DOT_RE = re.compile(
+    r"(?<=[A-Za-z0-9])\s*(?:[\[({]\s*(?:\.|dot)\s*[\])}]|\s(?:dot|DOT|Dot)\s|\s+\.\s*(?=[a-z]{2,}))\s*(?=[A-Za-z0-9])"
+)
+# "[at]", "(at)", " AT " (a bare lowercase " at " is a word: "available at bookly.example").
+_DEFANGED_AT_RE = re.compile(r"(?<=[\w.+-])\s*(?:[\[({]\s*(?:@|at|AT)\s*[\])}]|\sAT\s)\s*(?=[\w-]+\.[a-z])")
+_HXXP_RE = re.compile(r"\bh(?:xx|\*\*|XX)p(s?)(?:\[:\]|:)?(?=//)|\bhxxp(s?)\b", re.IGNORECASE)
+
+
+def normalised(text: str) -> str:
+    """The text as a reader sees it: NFKC (fullwidth letters, dots and at-signs plain), nothing
+    invisible, one kind of dash, and defanged links and addresses put back together."""
+    text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
+    text = _DASHES_RE.sub("-", text)
+    text = _HXXP_RE.sub(lambda m: "http" + (m.group(1) or m.group(2) or ""), text)
+    text = _DEFANGED_DOT_RE.sub(".", text)
+    return _DEFANGED_AT_RE.sub("@", text)
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+def _lower(text: str) -> str:
+    return text.casefold()
+
+
+def _alnum(text: str) -> str:
+    return re.sub(r"[\W_]", "", _lower(text))
+
+
+# --- Links, email addresses, phone numbers: only the values this turn's tools gave. ---
+
 _URL_RE = re.compile(r"\b(?:https?://|www\.)[^\s<>\"']+", re.IGNORECASE)
-# A bare domain: labels and a top-level domain people type (not "e.g." or "36.98").
+# A domain of any ending: labels and a top-level label of letters (not "e.g.", "36.98" or "No. 5").
 _DOMAIN_RE = re.compile(
-    r"\b(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:com|net|org|info|biz|io|co|shop|store|online|site|"
-    r"xyz|app|dev|me|us|uk|de|fr|es|it|nl|be|ch|at|ca|au|nz|eu|ru|cn|in|ly|link|click|top|support|help|"
-    r"page|live|pay|bank|example)\b",
+    r"(?<![\w@.-])(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:[a-z]{2,24}|xn--[a-z0-9-]{2,59})(?![\w-])",
     re.IGNORECASE,
 )
-# Seven to fifteen digits in a row, with the separators phone numbers are written with.
-_PHONE_RE = re.compile(r"(?<![\w$.-])\+?\(?\d(?:[\s().-]{0,2}\d){6,14}(?![\w-])")
-_ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+_KEYPAD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "22233344455566677778889999")
+_NUMBER_WORDS = {
+    "zero": "0",
+    "oh": "0",
+    "one": "1",
+    "two": "2",
+    "three": "3",
+    "four": "4",
+    "five": "5",
+    "six": "6",
+    "seven": "7",
+    "eight": "8",
+    "nine": "9",
+    "hundred": "00",
+    "thousand": "000",
+}
+_NUMBER_WORD_RE = re.compile(r"\b(?:(double|triple)\s+)?(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
+# Digits with the separators phone numbers are written with (spaces around dashes, slashes, dots).
+_PHONE_RE = re.compile(r"(?<![\w$.,-])\+?\(?\d(?:[\s()./,-]{0,3}\d){6,14}(?![\w-])")
+# A vanity number: groups of digits and capitals joined by dashes or dots, "1-800-BOOKLY-1".
+_VANITY_RE = re.compile(r"(?<![\w-])\+?(?=[A-Z0-9.-]*\d)[A-Z0-9]+(?:[-.][A-Z0-9]+)+(?![\w-])")
+_ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+_AMOUNT_RE = re.compile(r"\$\s?\d[\d,]*(?:\.\d{1,2})?")
 _ISBN_RE = re.compile(r"^97[89]\d{10}$")  # a book's number, which customers quote
 
+
+def _number_words_as_digits(text: str) -> str:
+    def digits(match: re.Match) -> str:
+        times = {"double": 2, "triple": 3}.get(_lower(match.group(1) or ""), 1)
+        return _NUMBER_WORDS[_lower(match.group(2))] * times
+
+    return _NUMBER_WORD_RE.sub(digits, text)
+
+
+def _links(reply: str, grounded: str) -> bool:
+    without_emails = EMAIL_MENTION_RE.sub(" ", reply)
+    links = [match.group(0).rstrip(".,;:!?)") for match in _URL_RE.finditer(without_emails)]
+    links += [match.group(0) for match in _DOMAIN_RE.finditer(_URL_RE.sub(" ", without_emails))]
+    return any(_lower(link) not in grounded for link in links)
+
+
+def _emails(reply: str, grounded: str) -> bool:
+    return any(_lower(match.group(0)) not in grounded for match in EMAIL_MENTION_RE.finditer(reply))
+
+
+def _phones(reply: str, grounding: str) -> bool:
+    """A run of 7 to 15 digits (letters read as a keypad's, numbers in words as digits) that this
+    turn's tools did not give; order numbers, RMA numbers, ISO dates and amounts are read first."""
+    known = _alnum(grounding)
+    text = _AMOUNT_RE.sub(" ", _ISO_DATE_RE.sub(" ", RMA_NUMBER_MENTION_RE.sub(" ", reply)))
+    text = ORDER_NUMBERS.look_alike_re.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
+    for match in _VANITY_RE.finditer(text):
+        value = _alnum(match.group(0))
+        if 7 <= len(value) <= 15 and re.search("[a-z]", value) and value not in known:
+            digits = value.upper().translate(_KEYPAD)
+            if digits not in known and sum(c.isdigit() for c in value) >= 3:
+                return True
+    for match in _PHONE_RE.finditer(_number_words_as_digits(text)):
+        digits = re.sub(r"\D", "", match.group(0))
+        if not 7 <= len(digits) <= 15 or _ISBN_RE.match(digits):
+            continue
+        if digits not in known:
+            return True
+    return False
+
+
+# --- Payment credentials: asked for only in a tool's own words. ---
+
 _CREDENTIALS_RE = re.compile(
-    r"\b(?:card numbers?|card details|credit card|debit card|cvv|cvc|security code|pin(?: code| number)?|"
-    r"passwords?|passcode|bank (?:details|account)|account number|sort code|social security|ssn|"
-    r"login details|one-time code)\b",
-    re.IGNORECASE,
-)
-_ASKING_RE = re.compile(
-    r"\b(?:enter|give|send|provide|share|type|tell|confirm|verify|read out|reply with|submit|log in)\b",
+    r"\b(?:card(?:'s)? numbers?|card details|card info(?:rmation)?|long number|cvv2?|cvc|cv2|security code|"
+    r"(?:three|3|four|4|sixteen|16|15|fifteen)[- ]digits?\b[^.?!]{0,40}\b(?:card|front|back)|"
+    r"digits? (?:on|of|printed on) (?:the )?(?:front|back|your card)|numbers? on (?:the )?(?:front|back) of|"
+    r"expiry date|expiration date|exp\.? date|pin(?: code| number)?|passwords?|passcode|bank details|"
+    r"bank account|account number|routing number|iban|swift|sort code|social security|ssn|login details|"
+    r"credentials|one-time (?:code|password)|otp|verification code|2fa code)\b",
     re.IGNORECASE,
 )
 
-# Promises only a tool (or staff) can make: each matched phrase must be one the grounding holds.
+
+def _asks_for_credentials(reply: str, grounded: str) -> bool:
+    return any(
+        _CREDENTIALS_RE.search(sentence) and not _quoted(sentence, grounded)
+        for sentence in sentences_of(reply)
+    )
+
+
+def _quoted(sentence: str, grounded: str) -> bool:
+    """Whether the sentence is a tool's own words: as a tool wrote it, or after a FAQ answer's title
+    ("Resetting your password: On the account login page, …")."""
+    said = " ".join(_lower(sentence).split())
+    answer = said.partition(": ")[2]
+    return said in grounded or (bool(answer) and answer in grounded)
+
+
+# --- Promises: each kind made only where a tool result of this turn made it. ---
+
 _PROMISE_RES = [
+    # A refund, credit or replacement said to be done or decided.
     re.compile(
-        r"\b(?:i|we)(?:'ve|'ll| have| will| had| can)?\s+(?:just\s+|now\s+|already\s+)?(?:approved?|"
-        r"authori[sz]ed?|issued?|processed?|granted?|arranged?|credited?|refunded?|waived?|"
-        r"(?:make|made) an exception)\b[^.!?\n]{0,40}?\b(?:refund|credit|discount|compensation|exception|"
-        r"replacement|voucher|coupon|money|fee)s?\b",
+        r"\b(?:refund|credit|compensation|replacement|reimbursement|money)\b[^.!?\n]{0,40}?\b(?:confirmed|"
+        r"approved|authori[sz]ed|processed|issued|granted|sent|paid|completed|on (?:its|the) way|guaranteed|"
+        r"been arranged)\b",
         re.IGNORECASE,
     ),
     re.compile(
-        r"\b(?:full refund|discount|coupon|promo(?:tion(?:al)?)? code|voucher|store credit|compensation|"
-        r"free of charge|on the house|\d+\s?% off|as an exception|an exception for you|goodwill|"
-        r"(?:make|made|making) an exception)\b",
+        r"\b(?:i|we)(?:'ve|'ll| have| will| had| can| am| are|'m|'re)?\s+"
+        r"(?:just\s+|now\s+|already\s+|going to\s+|happy to\s+|gladly\s+)?"
+        r"(?:approved?|approving|authori[sz](?:ed?|ing)|issu(?:e|ed|ing)|process(?:ed|ing)?|"
+        r"grant(?:ed|ing)?|arrang(?:e|ed|ing)|credit(?:ed|ing)?|refund(?:ed|ing)?|waiv(?:e|ed|ing)|"
+        r"reimburs(?:e|ed|ing)|send(?:ing)?|sent|ship(?:ping|ped)?|give|giving|offer(?:ing)?)\b[^.!?\n]{0,40}?"
+        r"\b(?:refunds?|credit|discount|compensation|exception|replacement|voucher|coupon|money|fee|new copy|"
+        r"another copy|free)\b",
         re.IGNORECASE,
     ),
-    re.compile(r"\bcode\s*[:#]?\s*[A-Z0-9]{4,}\b"),
+    re.compile(
+        r"\b(?:full refund|refund is confirmed|discount|coupon|promo(?:tion(?:al)?)? code|voucher|"
+        r"store credit|"
+        r"account credit|compensation|free of charge|at no (?:extra )?(?:cost|charge)|no charge|on the house|"
+        r"on us|complimentary|\d+\s?% off|\$\s?\d+ off|as an exception|an exception|goodwill|waive[ds]?|"
+        r"just this once|this one time|(?:a|another) (?:new|free|fresh|replacement) copy|replacement copy|"
+        r"(?:send|ship|mail)(?:ing)? you (?:a |another )?(?:new|replacement|free)|reship|re-ship|"
+        r"extend(?:ed)? (?:the|your) (?:return )?window|at checkout)\b",
+        re.IGNORECASE,
+    ),
+    # A code: "code SAVE50", "enter SAVE50", "use BOOKLY20".
+    re.compile(
+        r"\b(?:code|enter|use|apply|redeem)\s*[:#]?\s*[\"'\u201c]?(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{4,}\b"
+    ),
 ]
-# "Your refund has been issued" is true only of a return a tool reported as refunded.
-_REFUND_DONE_RE = re.compile(
-    r"\b(?:refund|credit|compensation|replacement)\s+(?:has been|was|is now|have been)\s+(?:approved|"
-    r"authori[sz]ed|issued|processed|granted|sent|paid)\b",
-    re.IGNORECASE,
-)
-_REFUNDED_RE = re.compile(r"\brefunded\b", re.IGNORECASE)
 
+
+def _unmade_promise(reply: str, grounded: str) -> bool:
+    phrases = [match.group(0) for pattern in _PROMISE_RES for match in pattern.finditer(reply)]
+    return any(_lower(phrase) not in grounded for phrase in phrases)
+
+
+# --- Never a person. ---
+
+# Capitalised words that follow "I'm" without naming anyone.
+_NOT_A_NAME = _words(
+    "bookly sorry afraid happy glad unable not here just still only the a an so very really also now "
+    "checking looking going able sure"
+)
 _PERSON_RES = [
-    re.compile(r"\b(?:i am|i'm|this is)\s+(?:an?\s+)?(?:real|actual|live|human)\b", re.IGNORECASE),
+    re.compile(r"\b(?:i am|i'm|im|this is|i was|i've been)\s+(?:an?\s+)?(?:real|actual|live|human)\b", re.I),
     re.compile(
-        r"\b(?:i am|i'm)\s+(?:an?\s+)?(?:member of (?:the|our)|(?:support |customer service )?agent\b|"
-        r"representative|human|person\b)",
-        re.IGNORECASE,
+        r"\b(?:i am|i'm|im|i work as|i'm working as)\s+(?:an?\s+|your\s+|one of (?:the|our)\s+)?(?:member of|"
+        r"(?:support |customer service |customer support |bookly )?(?:agent|rep\b|representative|specialist|"
+        r"advisor|adviser|associate|employee|colleague|manager|supervisor|staff member)|human|person\b|"
+        r"(?:part|one) of (?:the|our) (?:bookly |support |customer )*team)",
+        re.I,
     ),
-    re.compile(r"\bmy name is\b", re.IGNORECASE),
+    re.compile(r"\b(?:my name is|my name's|name's|call me|speaking as|you're speaking (?:to|with))\b", re.I),
+    re.compile(r"\bi (?:work|am working) (?:at|for|in|on)\b", re.I),
     re.compile(
-        r"(?:^|[.!?]\s+|\b(?:[Hh]i|[Hh]ello|[Hh]ey)[,!]?\s+)(?:[Tt]his is|[Ii]t's)\s+(?!Bookly)[A-Z][a-z]+\b"
+        r"\b(?:me and my colleagues|my colleagues and i|my manager|my team and i|my supervisor)\b", re.I
+    ),
+    re.compile(
+        r"(?:^|\n)\s*(?:[-\u2013\u2014]{1,2}|(?:[Kk]ind |[Bb]est |[Ww]arm )?[Rr]egards,|[Bb]est,|[Cc]heers,|"
+        r"[Ss]incerely,)\s*[A-Z][a-z]+"
+        r"\s*$",
+        re.MULTILINE,
     ),
 ]
+_NAMED_AS_RE = re.compile(r"\b(?:i am|i'm|im|this is|it's|here's|it is)\s+([A-Z][a-z]+)\b", re.I)
+
+
+def _poses_as_person(reply: str) -> bool:
+    if any(pattern.search(reply) for pattern in _PERSON_RES):
+        return True
+    # "I'm Anna", "this is Anna from the team": a capitalised name (the reply's own casing).
+    return any(
+        match.group(1)[0].isupper() and _lower(match.group(1)) not in _NOT_A_NAME
+        for match in _NAMED_AS_RE.finditer(reply)
+    )
+
+
+# --- What can be returned and for how long: as the return policy's terms say. ---
 
 _ABOUT_RETURNS_RE = re.compile(
-    r"\b(?:return|returns|returned|returning|send (?:it|them) back)\b", re.IGNORECASE
+    r"\b(?:return|returns|returned|returning|returnable|send (?:it|them|those|these) back|refundable|"
+    r"exchange)\b",
+    re.IGNORECASE,
 )
 _UNLIMITED_RE = re.compile(
     r"\b(?:any ?time|at any time|no time limit|without (?:a|any) time limit|forever|indefinitely|"
     r"as long as you (?:like|want)|no questions asked|no matter (?:what|when|how long)|"
-    r"whenever you (?:like|want))\b",
+    r"whenever you (?:like|want)|no deadline|never expires?)\b",
     re.IGNORECASE,
 )
 _EVEN_RE = re.compile(
@@ -113,90 +306,104 @@ _EVEN_RE = re.compile(
     re.IGNORECASE,
 )
 _EVERYTHING_RE = re.compile(
-    r"\b(?:return|send back)\s+(?:any|all|every)\s+(?:books?|items?|products?|orders?|purchases?)\b"
-    r"(?!\s+(?:that|which|from|in|on|of|if|as long|within|you|still|delivered|eligible))",
+    r"\b(?:return|send back)\s+(?:any|all|every|anything|everything)\b"
+    r"(?:\s+(?:books?|items?|products?|orders?|purchases?))?"
+    r"(?!\s+(?:that|which|from|in|on|of|if|as long|within|you|still|delivered|eligible|except))",
     re.IGNORECASE,
 )
-_WINDOW_DAYS_RE = re.compile(r"\b(\d+)[- ](?:calendar[- ])?days?\b(?!\s+ago)(?![- ]business)", re.IGNORECASE)
-
-# Words that show a sentence is about the tasks, or is the courtesy around them.
-_ON_TASK_RE = re.compile(
-    r"\b(?:orders?|ordered|returns?|returned|returning|refunds?|refunded|rma|ship|shipping|shipped|shipment|"
-    r"deliver|delivery|delivered|tracking|track|parcel|package|courier|carrier|label|policy|policies|faq|"
-    r"password|account|e-?mail|address|items?|books?|titles?|cop(?:y|ies)|exchange|purchase|bookly|store|"
-    r"arrived?|arriving|transit|on its way|processing|prepared|cancell?ed|cancel|eligible|returnable|window|"
-    r"days?|weeks?|business|receipt|confirmation|payment|paid|price|cost|costs|total|charge|money|credit|"
-    r"team|person|someone|staff|support|agent|help|question|assistant|automated|conversation|chat|limit|"
-    r"changes?|changed|changing|"
-    r"bk|numbers?)\b",
+_UNITS_IN_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
+_COUNT_WORDS = {
+    "a": 1,
+    "an": 1,
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "twelve": 12,
+    "fourteen": 14,
+    "fifteen": 15,
+    "twenty": 20,
+    "thirty": 30,
+    "forty": 40,
+    "forty-five": 45,
+    "sixty": 60,
+    "ninety": 90,
+    "hundred": 100,
+}
+_PERIOD_RE = re.compile(
+    r"\b(\d{1,4}|" + "|".join(sorted(_COUNT_WORDS, key=len, reverse=True)) + r")(?:\s+|-)"
+    r"(?:calendar[- ])?(day|week|fortnight|month|year)s?\b(?!\s+ago)(?![- ](?:business|working))",
     re.IGNORECASE,
 )
-_COURTESY_RE = re.compile(
-    r"\b(?:sorry|apolog\w*|unfortunately|thanks?|thank you|welcome|hi|hello|hey|good (?:morning|afternoon|"
-    r"evening)|goodbye|bye|take care|glad|happy|pleasure|anything else|let me know|of course|sure|certainly|"
-    r"great|no problem|understand|got it|okay|ok|alright|please|wait|moment|check|look|see|again|try|"
-    r"answer|answers|reply|rephrase|message|messages|wrong|went|one at a time|step|steps)\b",
+_BUSINESS_DAYS_RE = re.compile(r"\b(?:business|working)\s+days?\b", re.IGNORECASE)
+_NEGATION_RE = re.compile(
+    r"\b(?:not|never|no|cannot|can't|isn't|aren't|won't|don't|doesn't|except|excluding|excluded|exclusions?|"
+    r"non-returnable|unreturnable|other than|apart from|besides|only)\b|n't\b",
     re.IGNORECASE,
 )
+# How each kind of item is called, for "ebooks can be returned too" when the policy excludes them.
+_CATEGORY_WORDS = {
+    ItemCategory.EBOOK: r"e-?books?|digital (?:books?|editions?|copies)|kindle",
+    ItemCategory.AUDIOBOOK: r"audio-? ?books?|audible",
+    ItemCategory.GIFT_CARD: r"gift-? ?cards?|gift certificates?|gift vouchers?",
+    ItemCategory.PERSONALIZED_ITEM: r"personali[sz]ed|custom(?:ised|ized)?|engraved|monogrammed",
+    ItemCategory.CHILDRENS: r"children'?s books?",
+    ItemCategory.FICTION: r"fiction|novels?",
+    ItemCategory.NONFICTION: r"non-?fiction",
+}
+_NEVER_RETURNABLE_RE = re.compile(r"Never returnable:\s*([^\n]*)", re.IGNORECASE)
 
-_WORD_RE = re.compile(r"[a-z0-9']+")
-PROMPT_SHINGLE_WORDS = 10
+
+def _excluded_categories(terms: str) -> list[re.Pattern]:
+    line = _NEVER_RETURNABLE_RE.search(terms)
+    listed = _lower(line.group(1)) if line else ""
+    labels = dict(ItemCategory.choices)
+    return [
+        re.compile(rf"\b(?:{words})\b", re.IGNORECASE)
+        for category, words in _CATEGORY_WORDS.items()
+        if _lower(labels[category]) in listed
+    ]
 
 
-def _lower(text: str) -> str:
-    return text.casefold()
-
-
-def _contacts(reply: str, grounding: str) -> list[Conduct]:
+def _periods_in_days(sentence: str) -> list[int]:
     found = []
-    without_emails = _EMAIL_RE.sub(" ", reply)
-    grounded = _lower(_EMAIL_RE.sub(" ", grounding))
-    links = [match.group(0).rstrip(".,;:!?)") for match in _URL_RE.finditer(without_emails)]
-    links += [match.group(0) for match in _DOMAIN_RE.finditer(_URL_RE.sub(" ", without_emails))]
-    if any(_lower(link) not in grounded for link in links):
-        found.append(Conduct.UNGROUNDED_LINK)
-    known_phones = {re.sub(r"\D", "", match.group(0)) for match in _PHONE_RE.finditer(grounding)}
-    for match in _PHONE_RE.finditer(reply):
-        digits = re.sub(r"\D", "", match.group(0))
-        if _ISO_DATE_RE.match(match.group(0).strip()) or not 7 <= len(digits) <= 15 or _ISBN_RE.match(digits):
-            continue
-        if digits not in known_phones:
-            found.append(Conduct.UNGROUNDED_PHONE)
-            break
+    for match in _PERIOD_RE.finditer(sentence):
+        count = match.group(1)
+        number = int(count) if count.isdigit() else _COUNT_WORDS[_lower(count)]
+        found.append(number * _UNITS_IN_DAYS[_lower(match.group(2))])
     return found
 
 
-def _asks_for_credentials(reply: str, grounding: str) -> bool:
-    grounded = _lower(grounding)
-    return any(
-        _CREDENTIALS_RE.search(sentence)
-        and _ASKING_RE.search(sentence)
-        and _lower(sentence.strip()) not in grounded
-        for sentence in sentences_of(reply)
-    )
-
-
-def _unmade_promise(reply: str, grounding: str) -> bool:
-    grounded = _lower(grounding)
-    if _REFUND_DONE_RE.search(reply) and not _REFUNDED_RE.search(grounding):
-        return True
-    phrases = [match.group(0) for pattern in _PROMISE_RES for match in pattern.finditer(reply)]
-    return any(_lower(phrase) not in grounded for phrase in phrases)
-
-
 def _contradicts_policy(reply: str, terms: str, grounding: str) -> bool:
-    known_days = day_counts_in(terms) | day_counts_in(grounding)
+    known_days = set(_periods_in_days(terms)) | set(_periods_in_days(grounding))
     stated = _lower(terms + "\n" + grounding)
+    excluded = _excluded_categories(terms)
     for sentence in sentences_of(reply):
-        if not _ABOUT_RETURNS_RE.search(sentence):
+        if not _ABOUT_RETURNS_RE.search(sentence) or _lower(sentence.strip()) in stated:
             continue
         if _UNLIMITED_RE.search(sentence) or _EVERYTHING_RE.search(sentence):
             return True
         if (even := _EVEN_RE.search(sentence)) and _lower(even.group(0)) not in stated:
             return True
-        if any(int(match.group(1)) not in known_days for match in _WINDOW_DAYS_RE.finditer(sentence)):
+        if not _BUSINESS_DAYS_RE.search(sentence) and any(
+            days not in known_days for days in _periods_in_days(sentence)
+        ):
+            return True
+        if not _NEGATION_RE.search(sentence) and any(pattern.search(sentence) for pattern in excluded):
             return True
     return False
+
+
+# --- The prompt's and the reminders' prose, our tags and names, content parts, entities, markup. ---
+
+_WORD_RE = re.compile(r"[a-z0-9']+")
+PROMPT_SHINGLE_WORDS = 10
 
 
 def _shingles(text: str) -> set[tuple[str, ...]]:
@@ -206,19 +413,19 @@ def _shingles(text: str) -> set[tuple[str, ...]]:
 
 # What of the system prompt a reply may say in its words: the example replies, the policy's terms and
 # the FAQ topics (their titles and the customers' questions).
-_SAYABLE_SECTIONS_RE = re.compile(rf"<(examples|return_policy|{FAQ_TOPICS_TAG})>.*?</\1>", re.DOTALL)
+_SAYABLE_SECTIONS_RE = re.compile(r"<(examples|return_policy|faq_topics)>.*?</\1>", re.DOTALL)
+_REMINDERS_PROSE = "\n".join([TURN_REMINDER, LONG_CONVERSATION_REMINDER, signed_in_text("x@example.com")])
 
 
 @functools.lru_cache(maxsize=4)  # the same prompt for every reply until staff change the policy or FAQ
 def _own_prose(system_prompt: str) -> frozenset[tuple[str, ...]]:
-    return frozenset(_shingles(_SAYABLE_SECTIONS_RE.sub(" ", system_prompt)))
+    return frozenset(_shingles(_SAYABLE_SECTIONS_RE.sub(" ", system_prompt) + "\n" + _REMINDERS_PROSE))
 
 
 def _leaks_prompt(reply: str, system_prompt: str, grounding: str, terms: str) -> bool:
-    """Ten words in a row of the system prompt's own prose (its rules, not its examples or the policy
-    and topics it lists), other than what a reply may repeat (the refusal sentence, what a tool gave)."""
-    if not system_prompt:
-        return False
+    """Ten words in a row of the system prompt's or the reminders' own prose (not the prompt's examples
+    or the policy and topics it lists), other than what a reply may repeat (the refusal sentence, what a
+    tool gave)."""
     repeated = _shingles(reply) & _own_prose(system_prompt)
     if not repeated:
         return False
@@ -231,40 +438,174 @@ def _leaks_prompt(reply: str, system_prompt: str, grounding: str, terms: str) ->
     return bool(repeated - allowed)
 
 
-def _off_topic_sentence(reply: str, knowledge: Knowledge, grounding: str) -> bool:
-    """A sentence about something else entirely, however the reply around it talks of orders."""
-    grounded, tool_words = _lower(grounding), _content_words(grounding)
-    for sentence in sentences_of(reply):
-        words = _WORD_RE.findall(_lower(sentence))
-        if len(words) < 4 or _lower(sentence.strip()) in grounded:
-            continue  # a short courtesy, or a tool's words (a FAQ answer quoted)
-        if _ON_TASK_RE.search(sentence) or _COURTESY_RE.search(sentence):
-            continue
-        if mentions_order_facts(sentence, knowledge) or len(_content_words(sentence) & tool_words) >= 2:
-            continue  # about what a tool returned, in other words
-        return True
+_PROTOCOL_TAGS = (REMINDER_TAG, STAFF_MESSAGE_TAG, SIGNED_IN_TAG)
+_PROMPT_TAG_RE = re.compile(r"</?([a-z_]+)>")
+
+
+@functools.lru_cache(maxsize=4)
+def _internal_names(system_prompt: str) -> re.Pattern:
+    """Our tag names (the prompt's sections, the protocol's tags), tool names and tool error codes."""
+    tags = set(_PROMPT_TAG_RE.findall(system_prompt)) | set(_PROTOCOL_TAGS)
+    bare = {name for name in tags | set(TOOL_NAMES) | set(ToolError) if "_" in name}
+    return re.compile(
+        rf"[<{TAG_STAND_IN}]\s*/?\s*(?:{'|'.join(sorted(tags))})\b|\b(?:{'|'.join(sorted(bare))})\b",
+        re.IGNORECASE,
+    )
+
+
+# A list of content parts written out: [{'type': 'text', 'text': ...}], as JSON or a Python repr.
+_CONTENT_PARTS_RE = re.compile(
+    r"""[\[{,]\s*['"](?:type|text|tool_use_id|tool_call_id|role|content|input|function|arguments)['"]\s*:"""
+    r"""|['"]type['"]\s*:\s*['"](?:text|tool_use|tool_result|image|function)['"]""",
+    re.IGNORECASE,
+)
+_ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});", re.IGNORECASE)
+# A tag, comment or declaration of any markup language.
+_MARKUP_RE = re.compile(r"<\s*(?:/\s*)?[a-z!?][^<>\n]{0,200}>|\{\{|\}\}|\{%|<\|[a-z_]+\|>", re.IGNORECASE)
+
+
+# The one refusal sentence, whatever topic it names (its topic is the validator's to read).
+REFUSAL_RE = re.compile(
+    re.escape(REFUSAL_TEMPLATE).replace(re.escape("{topic}"), r"[^\n.]{1,80}?").replace("'", "['\u2019]")
+)
+
+# --- Every sentence on the store's tasks, once its courtesies are taken out. ---
+
+# Words that show a clause is about the store's tasks.
+_ON_TASK_RE = re.compile(
+    r"\b(?:orders?|ordered|returns?|returned|returning|refunds?|refunded|rma|ship|shipping|shipped|shipment|"
+    r"deliver|delivery|delivered|tracking|track|parcel|package|courier|carrier|label|policy|policies|faq|"
+    r"password|account|e-?mail|address|items?|books?|titles?|cop(?:y|ies)|exchange|purchase|bookly|store|"
+    r"arrived?|arriving|transit|on its way|processing|prepared|cancell?ed|cancel|cancellation|eligible|"
+    r"returnable|window|days?|weeks?|business|receipt|confirmation|payment|paid|price|cost|costs|total|"
+    r"charge|money|credit|limit|changes?|changed|changing|case|damaged|missing|stolen|late|porch|box|"
+    r"recipient|street|city|state|zip|bk|numbers?|gift|wrap\w*|edition|hardcover|paperback|e-?books?|"
+    r"audiobooks?|condition|unread|packaging|dispatch\w*|estimated|expected|arrive)\b",
+    re.IGNORECASE,
+)
+# Where a sentence's clauses part: a polite frame and an answer about something else are two clauses.
+_CLAUSE_RE = re.compile(r"[;:()]|\s[-\u2013\u2014]\s|,\s*(?:and|but|so|while|because)?\b", re.IGNORECASE)
+# What a reply says around its answer, which carries no facts: taken out before a sentence is read.
+_COURTESY_RE = re.compile(
+    r"\b(?:sorry|apolog\w*|unfortunately|thanks?|thank you|welcome|hi|hello|hey|good (?:morning|afternoon|"
+    r"evening)|goodbye|bye|take care|glad|happy|pleasure|anything else|let me know|of course|sure|certainly|"
+    r"great|no problem|understand|got it|okay|ok|alright|please|wait|moment|check|look|see|again|try|"
+    r"answer|answers|reply|rephrase|message|messages|went|one at a time|step|steps|absolutely|"
+    r"definitely|indeed|well|actually|fact|yes|yeah|right|correct|interesting|question|asked|asking|"
+    r"lovely|wonderful|nice|enjoy|have|day|weekend|evening|patience|hope|hoping|trouble|inconvenience|"
+    r"frustrat\w*|confusion|mistake|clarify|clear|noted|note|quick|quickly|soon|fine|perfect|excellent|"
+    r"awesome|cool|fair|reach|contact|today|tomorrow|time|anything|something|else|more|further|"
+    # the frame of a support conversation: who helps, and how
+    r"team|person|someone|staff|support|agent|help|helping|assistant|automated|conversation|chat|"
+    r"colleague|colleagues|human|pass|hand|get|back|able|need|needs|want|wants|like|know|find|found|"
+    r"wrong|information|details|detail|request|looking|happen\w*|next|sent|send|write|writing|wrote|"
+    r"got|working|work|stuck|one|two|thing|things|reliable|put|together|sense|mean|meant|make|sure|"
+    r"explain|tell|told|say|said|give|given|way|ways|done|doing|thanks|instead|first|last|still|already|"
+    r"possible|unable|afraid|problem|issue|issues|matter|everything|nothing|feel|free|share|keep|kept|"
+    r"good|news|new|start|started|side|while|checking|checked|apartment|unit|suite|floor|isbn|separated|"
+    r"commas?|lines?|fields?|spelled|written|format)\b",
+    re.IGNORECASE,
+)
+_STOPWORDS = _words(
+    "the a an is are was were be been being of to in on at by for with about as into from that this these "
+    "those it its it's they them their there here what which who whom whose when where why how and or but "
+    "if then so than too very can could would should will shall may might must do does did done i you your "
+    "yours we our ours me my mine he she his her him us not no nor just also only all any some each every "
+    "both few many much most other such own same up down out over under again once let i'm i'll i've you're "
+    "you've we're we'll we've that's there's what's don't can't won't isn't aren't couldn't wouldn't "
+    "shouldn't didn't doesn't haven't hasn't wasn't weren't it'll they're they'll let's here's"
+)
+
+
+@functools.lru_cache(maxsize=4)
+def _prompt_vocabulary(system_prompt: str) -> frozenset[str]:
+    """The words the store's own instructions use: a reply talking about its tasks uses them too."""
+    return frozenset(_content_words(system_prompt + "\n" + _REMINDERS_PROSE))
+
+
+def _off_topic_sentence(
+    reply: str, *, knowledge: Knowledge, grounded: str, grounding: str, system_prompt: str
+) -> bool:
+    """A clause about something else entirely, however the reply around it talks of orders and however
+    politely it is framed ("Sure, the capital of France is Paris."): no word of the tasks, and at least
+    two words that neither the courtesies, the store's instructions nor this turn's tools use."""
+    known = _prompt_vocabulary(system_prompt) | _content_words(grounding)
+    for sentence in sentences_of(REFUSAL_RE.sub(" ", reply)):
+        if _lower(sentence.strip()) in grounded or mentions_order_facts(sentence, knowledge):
+            continue  # a tool's words (a FAQ answer quoted), or what a tool returned
+        for clause in _CLAUSE_RE.split(sentence):
+            if not clause or _ON_TASK_RE.search(clause):
+                continue
+            if len(_content_words(_COURTESY_RE.sub(" ", clause)) - known) >= 2:
+                return True
     return False
 
 
 def _content_words(text: str) -> set[str]:
-    return {word for word in _WORD_RE.findall(_lower(text)) if len(word) >= 4}
+    return {
+        word
+        for word in _WORD_RE.findall(_lower(text))
+        if len(word) >= 3 and word not in _STOPWORDS and not word.isdigit()
+    }
+
+
+def _with_values(grounding: str) -> str:
+    """Tool results (JSON documents, one a line) with their text values written out as well, so that
+    a reply quoting a value with a quote mark or an accent in it matches the value, not its escape."""
+    values = []
+
+    def collect(node) -> None:
+        if isinstance(node, str):
+            values.append(node)
+        elif isinstance(node, dict):
+            for value in node.values():
+                collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                collect(value)
+
+    for line in grounding.splitlines():
+        try:
+            collect(json.loads(line))
+        except ValueError:
+            continue  # not a JSON document: its text is in the grounding as it is
+    return "\n".join([grounding, *values])
 
 
 def conduct_violations(
     *, reply: str, grounding: str, terms: str, system_prompt: str, knowledge: Knowledge
 ) -> list[Conduct]:
     """The codes of what the reply says that only a hijacked model would: see the module's docstring."""
-    found = _contacts(reply, grounding)
-    if _asks_for_credentials(reply, grounding):
-        found.append(Conduct.ASKS_FOR_CREDENTIALS)
-    if _unmade_promise(reply, grounding + "\n" + terms):
-        found.append(Conduct.UNMADE_PROMISE)
-    if any(pattern.search(reply) for pattern in _PERSON_RES):
-        found.append(Conduct.POSES_AS_PERSON)
-    if _contradicts_policy(reply, terms, grounding):
-        found.append(Conduct.CONTRADICTS_POLICY)
-    if _leaks_prompt(reply, system_prompt, grounding, terms):
-        found.append(Conduct.PROMPT_LEAK)
-    if _off_topic_sentence(reply, knowledge, grounding):
-        found.append(Conduct.OFF_TOPIC_SENTENCE)
-    return found
+    raw = reply
+    reply, grounding = normalised(reply), normalised(_with_values(grounding))
+    grounded = " ".join(_lower(grounding).split())
+    # Entities are read too ("&lt;reminder&gt;" is the tag), after their own rule has seen them.
+    unescaped = html.unescape(reply)
+    checks = [
+        (Conduct.UNGROUNDED_LINK, lambda: _links(reply, grounded)),
+        (Conduct.UNGROUNDED_EMAIL, lambda: _emails(reply, grounded)),
+        (Conduct.UNGROUNDED_PHONE, lambda: _phones(reply, grounding)),
+        (Conduct.ASKS_FOR_CREDENTIALS, lambda: _asks_for_credentials(reply, grounded)),
+        (Conduct.UNMADE_PROMISE, lambda: _unmade_promise(reply, _lower(grounding + "\n" + terms))),
+        (Conduct.POSES_AS_PERSON, lambda: _poses_as_person(reply)),
+        (Conduct.CONTRADICTS_POLICY, lambda: _contradicts_policy(reply, terms, grounding)),
+        (
+            Conduct.PROMPT_LEAK,
+            lambda: bool(system_prompt) and _leaks_prompt(reply, system_prompt, grounding, terms),
+        ),
+        (
+            Conduct.OFF_TOPIC_SENTENCE,
+            lambda: _off_topic_sentence(
+                reply,
+                knowledge=knowledge,
+                grounded=grounded,
+                grounding=grounding,
+                system_prompt=system_prompt,
+            ),
+        ),
+        (Conduct.INTERNAL_TAG, lambda: bool(_internal_names(system_prompt).search(unescaped))),
+        (Conduct.CONTENT_PARTS, lambda: bool(_CONTENT_PARTS_RE.search(unescaped))),
+        (Conduct.HTML_ENTITY, lambda: bool(_ENTITY_RE.search(raw) or _ENTITY_RE.search(reply))),
+        (Conduct.MARKUP, lambda: bool(_MARKUP_RE.search(unescaped))),
+    ]
+    return [code for code, check in checks if check()]

@@ -4,14 +4,17 @@ It assumes the prompt, the reminders and the model all failed, and checks:
 - claims: what each sentence says about an order (status, dates, amounts,
   tracking number, titles, RMA, return eligibility) matches the latest
   successful tool results for that very order (support.assistant.claims);
-- grounding: every order number, ISO date, RMA number, email address and
-  dollar amount in the reply appears in this conversation's tool results or in
-  the customer's own words (any earlier turn counts: follow-ups are normal);
-- conduct (support.assistant.conduct): no link, domain or phone number, no
-  promise (refunds approved, discounts, codes, exceptions) and no request for
-  card details that this turn's tool results did not give; never speaking as a
-  person; no return policy of its own making; none of the system prompt's
-  prose; no sentence about something else entirely;
+- grounding: every order number, ISO date, RMA number and dollar amount in
+  the reply appears in this conversation's tool results or in the customer's
+  own words (any earlier turn counts: follow-ups are normal);
+- conduct (support.assistant.conduct), by allow-list on the normalised reply:
+  no link, domain, email address or phone number, no promise (a refund
+  confirmed, a replacement, a credit, a code, an exception) and no request for
+  a payment credential that this turn's tool results did not give; never
+  speaking as a person; no return policy of its own making; none of the
+  system prompt's or reminders' prose; no sentence about something else
+  entirely; nothing internal (our tags and names, content parts, entities,
+  markup);
 - no markdown;
 - no engagement outside the three tasks: a reply that says nothing about
   orders, returns or store policies must be the refusal sentence.
@@ -29,8 +32,7 @@ from support.assistant.claims import (
     mentions_order_facts,
     quotes_policy,
 )
-from support.assistant.conduct import conduct_violations
-from support.llm.protocol import REFUSAL_TEMPLATE
+from support.assistant.conduct import REFUSAL_RE, conduct_violations, normalised
 
 FALLBACK_REPLY = (
     "Sorry, I couldn't put together a reliable answer to that. I can help with the status of an order, "
@@ -42,7 +44,6 @@ _IDENTIFIER_PATTERNS = (
     ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, 0),
     ("ungrounded_date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), 0),
     ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, 0),
-    ("ungrounded_email", re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), 0),
     ("ungrounded_amount", re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)"), 1),
 )
 
@@ -60,9 +61,6 @@ _MARKDOWN_PATTERNS = [
     re.compile(r"^\s*\|.*\|\s*$", re.MULTILINE),  # tables
 ]
 
-_REFUSAL_RE = re.compile(
-    re.escape(REFUSAL_TEMPLATE).replace(re.escape("{topic}"), r"[^\n.]{1,80}?").replace("'", "['\u2019]")
-)
 
 # Words that show a reply is about one of the three tasks.
 _SCOPE_WORDS = re.compile(
@@ -106,10 +104,13 @@ def reply_validate(
     violations: list[str] = []
     if not reply.strip():
         return Verdict(("empty_reply",))
+    # The conduct rules read the raw reply (its entities and markup are violations of their own); the
+    # identifiers are read as the customer sees them: a fullwidth order number is the plain one.
+    shown = normalised(reply)
 
     corpus = _normalize("\n".join([*customer_words, *(result.content for result in tool_results)]))
     for code, pattern, group in _IDENTIFIER_PATTERNS:
-        for match in pattern.finditer(reply):
+        for match in pattern.finditer(shown):
             value = match.group(group)
             if _normalize(value.replace(",", "")) not in corpus.replace(",", ""):
                 violations.append(code)
@@ -132,7 +133,7 @@ def reply_validate(
     if any(pattern.search(reply) for pattern in _MARKDOWN_PATTERNS):
         violations.append("markdown")
 
-    refusal = _REFUSAL_RE.search(reply)
+    refusal = REFUSAL_RE.search(reply)
     if refusal:
         rest = (reply[: refusal.start()] + reply[refusal.end() :]).strip()
         if rest and not _SCOPE_WORDS.search(rest):
@@ -163,7 +164,7 @@ def is_no_policy(reply: str) -> bool:
 
 def is_refusal(reply: str) -> bool:
     """Whether the reply is (or holds) the one refusal sentence."""
-    return _REFUSAL_RE.search(reply) is not None
+    return REFUSAL_RE.search(reply) is not None
 
 
 _PLEASANTRY_RE = re.compile(

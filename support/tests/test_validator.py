@@ -33,7 +33,6 @@ def codes(reply, customer_message="Where is my order?", said=SAID, results=(ORDE
     [
         "Your order BK-10042 was delivered on 2026-03-30. Tracking number: 1Z999AA10123456784.",
         "The order total was $36.98.",
-        "I've noted sarah.chen@example.com for order BK-10042.",
         "Order bk-10042 was delivered.",
         "Please check your spam folder for the password_reset email about your order.",
         "Your return policy question: I can look that up for you.",
