@@ -36,6 +36,7 @@ from support.assistant.claims import Knowledge, mentions_order_facts, sentences_
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.tools import TOOL_NAMES
 from support.llm.protocol import (
+    CONTENT_PARTS_RE,
     OFFER_PERSON,
     REFUSAL_TEMPLATE,
     REMINDER_TAG,
@@ -453,12 +454,6 @@ def _internal_names(system_prompt: str) -> re.Pattern:
     )
 
 
-# A list of content parts written out: [{'type': 'text', 'text': ...}], as JSON or a Python repr.
-_CONTENT_PARTS_RE = re.compile(
-    r"""[\[{,]\s*['"](?:type|text|tool_use_id|tool_call_id|role|content|input|function|arguments)['"]\s*:"""
-    r"""|['"]type['"]\s*:\s*['"](?:text|tool_use|tool_result|image|function)['"]""",
-    re.IGNORECASE,
-)
 _ENTITY_RE = re.compile(r"&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});", re.IGNORECASE)
 # A tag, comment or declaration of any markup language.
 _MARKUP_RE = re.compile(r"<\s*(?:/\s*)?[a-z!?][^<>\n]{0,200}>|\{\{|\}\}|\{%|<\|[a-z_]+\|>", re.IGNORECASE)
@@ -604,7 +599,7 @@ def conduct_violations(
             ),
         ),
         (Conduct.INTERNAL_TAG, lambda: bool(_internal_names(system_prompt).search(unescaped))),
-        (Conduct.CONTENT_PARTS, lambda: bool(_CONTENT_PARTS_RE.search(unescaped))),
+        (Conduct.CONTENT_PARTS, lambda: bool(CONTENT_PARTS_RE.search(unescaped))),
         (Conduct.HTML_ENTITY, lambda: bool(_ENTITY_RE.search(raw) or _ENTITY_RE.search(reply))),
         (Conduct.MARKUP, lambda: bool(_MARKUP_RE.search(unescaped))),
     ]

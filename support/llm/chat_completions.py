@@ -22,6 +22,7 @@ Arguments that are not a JSON object reach the tools as they came, which refuse 
 """
 
 import copy
+import html
 import json
 import re
 import time
@@ -31,6 +32,7 @@ from urllib.parse import urlsplit
 
 import openai
 
+from support.llm.protocol import CONTENT_PARTS_RE, content_parts_in
 from support.llm.retries import call_with_retries, pause_before_retry, retry_after_seconds
 from support.llm.types import ContentFormat, ModelFailed, ModelReply
 
@@ -244,12 +246,6 @@ class ChatCompletionsModel:
         )
 
 
-# What a chat template that does not take content-part arrays leaves in the model's prompt, and the model
-# then writes back: the parts' Python repr or JSON ('type': 'text', [{'), or the same HTML-escaped.
-CONTENT_PART_SYNTAX_RE = re.compile(
-    r"""['"]type['"]\s*:\s*['"]text['"]|\[\s*\{\s*['"]|&#0*39;|&#x0*27;|&quot;|&apos;""", re.IGNORECASE
-)
-
 # A message of two text parts, as a turn's (the customer's words, then the reminder), that a model reads
 # back as it saw it: a template that printed the array shows it the syntax, and it repeats that.
 _PROBE_MESSAGE = {
@@ -285,10 +281,11 @@ def content_format_needed(model: ChatCompletionsModel, *, deadline: float) -> Co
         return ContentFormatFinding(
             needed=ContentFormat.STRING, why=f"it refuses content-part arrays ({failed.reason})"
         )
-    syntax = CONTENT_PART_SYNTAX_RE.search(echoed)
+    echoed = html.unescape(echoed)  # a template may have HTML-escaped the parts' quotes
+    syntax = CONTENT_PARTS_RE.search(echoed)
     if not syntax:
         return ContentFormatFinding(needed=ContentFormat.PARTS, why="it takes content-part arrays")
-    if CONTENT_PART_SYNTAX_RE.search(_probe(model, ContentFormat.STRING, deadline=deadline)):
+    if content_parts_in(_probe(model, ContentFormat.STRING, deadline=deadline)):
         return ContentFormatFinding(
             needed=None,
             why=f"the model writes content-part syntax (it wrote back {_quoted(echoed, syntax)}) even for a "

@@ -5,6 +5,7 @@ results; a model reads them there. The offline model reads them from here, so
 the two never drift apart.
 """
 
+import html
 import re
 from dataclasses import dataclass
 from enum import StrEnum
@@ -167,3 +168,19 @@ def faq_topics_in(system_text: str) -> list[FaqTopic]:
         FaqTopic(key=key, title=title, questions=tuple(questions.split(_QUESTIONS_JOIN)))
         for key, title, questions in _FAQ_TOPIC_LINE_RE.findall(section.group(1))
     ]
+
+
+# A list of content parts written out ([{'type': 'text', 'text': ...}], as JSON or a Python repr): what a
+# chat template that does not take content-part arrays shows the model, which it may then write back. One
+# definition for the adapter's check of a server and for the validator (layer 4), which refuses it.
+CONTENT_PARTS_RE = re.compile(
+    r"""[\[{,]\s*['"](?:type|text|tool_use_id|tool_call_id|role|content|input|function|arguments)['"]\s*:"""
+    r"""|['"]type['"]\s*:\s*['"](?:text|tool_use|tool_result|image|function)['"]""",
+    re.IGNORECASE,
+)
+
+
+def content_parts_in(text: str) -> re.Match | None:
+    """Content-part syntax in `text`, HTML-escaped or not (`[{&#39;type&#39;: ...`); the match is in the
+    unescaped text."""
+    return CONTENT_PARTS_RE.search(html.unescape(text))

@@ -147,8 +147,8 @@ CONTENT_FORMAT_ADVICE = [
         Template.PYTHON_REPR,
         "parts",
         False,
-        "its chat template shows content-part arrays to the model as text (it wrote back [{'type': "
-        "'text', 'text': 'Repeat this m…): set OPENAI_CONTENT_FORMAT=string",
+        "its chat template shows content-part arrays to the model as text (it wrote back {'type': "
+        "'text', 'text': 'Repeat this me…): set OPENAI_CONTENT_FORMAT=string",
     ),
     (Template.PYTHON_REPR, "string", True, "OPENAI_CONTENT_FORMAT=string is right: its chat template"),
     (
