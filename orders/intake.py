@@ -48,7 +48,6 @@ from orders.addresses import (
     shipping_address_of,
 )
 from orders.models import (
-    RETURN_STATUSES_RELEASING_ITEMS,
     Order,
     OrderChange,
     OrderChangeKind,
@@ -57,6 +56,7 @@ from orders.models import (
     OrderStatus,
 )
 from orders.numbers import ORDER_NUMBERS
+from orders.selectors import order_open_return_numbers
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
@@ -443,11 +443,7 @@ def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | 
             f"would move the order back from {order.status} to {incoming.status}: {why}",
         )
     if incoming.status == OrderStatus.CANCELLED and order.status != OrderStatus.CANCELLED:
-        open_returns = sorted(
-            order.returns.exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS).values_list(
-                "rma_number", flat=True
-            )
-        )
+        open_returns = order_open_return_numbers(order=order)
         if open_returns:
             return OrderConflict(
                 ConflictCode.OPEN_RETURNS,
