@@ -376,6 +376,21 @@ class TestNeverBackwards:
         upsert(changed(total="1.00", updated_at="2026-04-03T00:00:00Z"))
         assert refusal(changed(total="2.00", updated_at="2026-04-02T12:00:00Z")).code is ConflictCode.STALE
 
+    def test_a_shop_time_far_ahead_of_ours_is_refused_by_field_and_cannot_make_later_versions_stale(self):
+        upsert(changed(updated_at="2026-04-02T10:00:00Z"))
+        assert problems(changed(customer_name="Ada R.", updated_at="9999-12-30T00:00:00Z")) == {
+            "updated_at": "must not be more than 10 minutes ahead of the time now: check the shop's clock "
+            "and time zone"
+        }
+        # Two clocks a little apart are not a bad value.
+        _, outcome = upsert(
+            changed(total="1.00", updated_at=(timezone.now() + timedelta(minutes=9)).isoformat())
+        )
+        assert outcome is UpsertOutcome.UPDATED
+        assert "updated_at" in problems(
+            changed(updated_at=(timezone.now() + timedelta(minutes=11)).isoformat())
+        )
+
     @pytest.mark.parametrize(
         "sent", ["2026-04-02", "2026-04-02T10:00:00", "yesterday", "9999-12-31T23:59:59-23:59", 17]
     )
