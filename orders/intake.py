@@ -12,7 +12,8 @@ The shop's version never moves an order backwards past what Bookly did (order_co
 - open_returns: an order with returns that are not closed (any not rejected or cancelled: a refunded
   one too) is not cancelled, whatever its status says;
 - address_changed_here: an address Bookly changed at the customer's request is not put back to the one
-  it replaced, nor replaced by a version the shop dated before that change.
+  it replaced, nor removed (a version without `shipping_address`: the shop's version replaces the whole
+  order, so it would blank it), nor replaced by a version the shop dated before that change.
 Such a version is refused whole (OrderConflict, 409 on the store API, listed by the import) and recorded
 on the order for staff (an OrderChange of kind update_refused).
 
@@ -477,7 +478,13 @@ def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | 
     sent = incoming.address.as_fields() if incoming.address else dict.fromkeys(ADDRESS_FIELDS, "")
     if moved and sent != current:
         replaced = {name: moved[-1].before.get(name, "") for name in ADDRESS_FIELDS}
-        if sent == replaced or (incoming.updated_at and incoming.updated_at < moved[-1].changed_at):
+        # A version without an address would blank the one the customer asked for (a PUT replaces
+        # the whole order): no newer news from the shop, whatever its date.
+        if (
+            incoming.address is None
+            or sent == replaced
+            or (incoming.updated_at and incoming.updated_at < moved[-1].changed_at)
+        ):
             return OrderConflict(
                 ConflictCode.ADDRESS_CHANGED_HERE,
                 "shipping_address",
