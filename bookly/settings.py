@@ -366,8 +366,8 @@ BOOKLY_RATELIMIT_SESSION = env.str("BOOKLY_RATELIMIT_SESSION", default="20/m")
 BOOKLY_RATELIMIT_ACTIONS = env.str("BOOKLY_RATELIMIT_ACTIONS", default="30/m")
 # Requests to the store API per key (the shop's backend), in the same format.
 BOOKLY_STORE_API_RATE = env.str("BOOKLY_STORE_API_RATE", default="600/m")
-# Wrong, expired or revoked store API keys per client IP; past it, that address gets 429 without its key
-# being looked at (a right key is never counted).
+# Guessed store API keys (no key of ours) per client IP; past it, that address's guesses get 429 (the
+# shop's keys, right, revoked or expired, are never counted nor held up).
 BOOKLY_STORE_API_KEY_FAILURES = env.str("BOOKLY_STORE_API_KEY_FAILURES", default="10/m")
 for _name, _rate in (
     ("BOOKLY_STORE_API_RATE", BOOKLY_STORE_API_RATE),

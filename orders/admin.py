@@ -1,5 +1,5 @@
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
@@ -8,6 +8,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
+from orders.intake import order_shop_time_clear
 from orders.models import (
     CaseStatus,
     CustomerEmail,
@@ -71,6 +72,11 @@ def order_change_summary(change: OrderChange) -> str:
     if change.kind == OrderChangeKind.UPDATE_REFUSED:
         # The shop's version, refused whole: the order stayed as Bookly had it (orders.intake's rule).
         return f"kept {change.before.get('status', '?')}: {change.after.get('message', '')}"
+    if change.kind == OrderChangeKind.SHOP_TIME_CLEARED:
+        return (
+            f"the shop's time {change.before.get('shop_updated_at', '?')} forgotten: its next update is "
+            "taken whatever its updated_at"
+        )
     before, after = (_address_line(fields) for fields in (change.before, change.after))
     return f"from {before} to {after}"
 
@@ -178,15 +184,16 @@ class OrderAdmin(admin.ModelAdmin):
     inlines = [OrderItemInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
     # Where it came from, and when it last changed, are the intake's to record.
-    readonly_fields = ["status", "shipping_address", "source", "updated_at"]
+    readonly_fields = ["status", "shipping_address", "source", "updated_at", "shop_updated_at"]
     fieldsets = [
         (None, {"fields": ["number", "customer_name", "customer_email", "status", "total"]}),
         (
             "Dates and delivery",
             {"fields": ["ordered_on", "delivered_on", "tracking_number", "carrier", "shipping_address"]},
         ),
-        ("Where it came from", {"fields": ["source", "updated_at"]}),
+        ("Where it came from", {"fields": ["source", "updated_at", "shop_updated_at"]}),
     ]
+    actions = ["accept_shop_next_update"]
 
     change_form_template = "admin/orders/order/change_form.html"
 
@@ -254,6 +261,22 @@ class OrderAdmin(admin.ModelAdmin):
             )
             form.add_error(None, f"{refused.message}{hint}")
             return None
+
+    @admin.action(description="Accept the shop's next update", permissions=["change"])
+    def accept_shop_next_update(self, request, queryset):
+        """For an order whose shop time is wrong (ahead of the shop's real versions, which are then
+        refused as stale): forget it, recorded on the order. Staff who may change orders only."""
+        cleared = [order for order in queryset if order_shop_time_clear(order=order, changed_by=request.user)]
+        if cleared:
+            numbers = ", ".join(order.number for order in cleared)
+            self.message_user(request, f"The shop's next update will be taken for {numbers}.")
+        if len(cleared) < len(queryset):
+            self.message_user(
+                request,
+                f"{len(queryset) - len(cleared)} of the orders chosen had no time from the shop: nothing to "
+                "accept.",
+                messages.WARNING,
+            )
 
     @admin.display(description="shipping address")
     def shipping_address(self, obj):

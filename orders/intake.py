@@ -12,9 +12,15 @@ The shop's version never moves an order backwards past what Bookly did (order_co
 - open_returns: an order with returns that are not closed (any not rejected or cancelled: a refunded
   one too) is not cancelled, whatever its status says;
 - address_changed_here: an address Bookly changed at the customer's request is not put back to the one
-  it replaced, nor replaced by a version the shop dated before that change.
+  it replaced, nor removed (a version without `shipping_address`: the shop's version replaces the whole
+  order, so it would blank it), nor replaced by a version the shop dated before that change.
 Such a version is refused whole (OrderConflict, 409 on the store API, listed by the import) and recorded
 on the order for staff (an OrderChange of kind update_refused).
+
+The shop's `updated_at` may run at most SHOP_CLOCK_AHEAD ahead of our clock (a bad value, refused by
+field like any other): a time far ahead would make every later real version stale. An order whose time
+was set so before this check existed is freed by staff (order_shop_time_clear, the admin action "Accept
+the shop's next update").
 
 The shape (the API's body; a JSON Lines import adds "number"):
 
@@ -30,7 +36,7 @@ The shape (the API's body; a JSON Lines import adds "number"):
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from enum import StrEnum
 
@@ -48,7 +54,6 @@ from orders.addresses import (
     shipping_address_of,
 )
 from orders.models import (
-    RETURN_STATUSES_RELEASING_ITEMS,
     Order,
     OrderChange,
     OrderChangeKind,
@@ -57,6 +62,7 @@ from orders.models import (
     OrderStatus,
 )
 from orders.numbers import ORDER_NUMBERS
+from orders.selectors import order_open_return_numbers
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
@@ -81,6 +87,9 @@ SHOP_ADDRESS_FIELDS = {"name": "to", "line1": "line1", "line2": "line2", "city":
                   "postal_code": "zip", "country": None}  # fmt: skip
 SHIPS_TO_COUNTRIES = frozenset({"US"})
 MAX_ITEMS = 200
+# How far ahead of our clock the shop's `updated_at` may be: two clocks a little apart, not a time zone
+# read wrong (an hour or more) or a year mistyped.
+SHOP_CLOCK_AHEAD = timedelta(minutes=10)
 # The shape by example (the store API's schema and the README show it).
 ORDER_EXAMPLE = {
     "customer_name": "Ada Reader",
@@ -299,11 +308,24 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         total=order.money("total", max_digits=Order._meta.get_field("total").max_digits),
         address=_address(data.get("shipping_address"), problems),
         items=_items(data["items"], problems) if data.get("items") is not None else (),
-        updated_at=order.moment("updated_at"),
+        updated_at=_shop_time(order),
     )
     if problems:
         raise OrderRefused(problems)
     return incoming
+
+
+def _shop_time(order: _Reader) -> datetime | None:
+    moment = order.moment("updated_at")
+    if moment and moment > timezone.now() + SHOP_CLOCK_AHEAD:
+        minutes = int(SHOP_CLOCK_AHEAD.total_seconds() // 60)
+        order.problem(
+            "updated_at",
+            f"must not be more than {minutes} minutes ahead of the time now: check the shop's clock and "
+            "time zone",
+        )
+        return None
+    return moment
 
 
 def _address(value: object, problems: list[dict[str, str]]) -> ShippingAddress | None:
@@ -443,11 +465,7 @@ def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | 
             f"would move the order back from {order.status} to {incoming.status}: {why}",
         )
     if incoming.status == OrderStatus.CANCELLED and order.status != OrderStatus.CANCELLED:
-        open_returns = sorted(
-            order.returns.exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS).values_list(
-                "rma_number", flat=True
-            )
-        )
+        open_returns = order_open_return_numbers(order=order)
         if open_returns:
             return OrderConflict(
                 ConflictCode.OPEN_RETURNS,
@@ -460,7 +478,13 @@ def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | 
     sent = incoming.address.as_fields() if incoming.address else dict.fromkeys(ADDRESS_FIELDS, "")
     if moved and sent != current:
         replaced = {name: moved[-1].before.get(name, "") for name in ADDRESS_FIELDS}
-        if sent == replaced or (incoming.updated_at and incoming.updated_at < moved[-1].changed_at):
+        # A version without an address would blank the one the customer asked for (a PUT replaces
+        # the whole order): no newer news from the shop, whatever its date.
+        if (
+            incoming.address is None
+            or sent == replaced
+            or (incoming.updated_at and incoming.updated_at < moved[-1].changed_at)
+        ):
             return OrderConflict(
                 ConflictCode.ADDRESS_CHANGED_HERE,
                 "shipping_address",
@@ -524,6 +548,27 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
         # Raised outside the block above, so that the record of the refusal is kept.
         raise conflict
     return order, outcome
+
+
+def order_shop_time_clear(*, order: Order, changed_by) -> OrderChange | None:
+    """Forget the shop's time of the version Bookly last took, so that the shop's next update is taken
+    whatever its `updated_at` (staff's way out when that time is wrong: set ahead by a shop clock before
+    SHOP_CLOCK_AHEAD was checked). The rest of the rule still holds. Recorded as an OrderChange; None
+    when there was no time to forget."""
+    with transaction.atomic():
+        locked = Order.objects.select_for_update().get(pk=order.pk)
+        if locked.shop_updated_at is None:
+            return None
+        change = OrderChange.objects.create(
+            order=locked,
+            kind=OrderChangeKind.SHOP_TIME_CLEARED,
+            before={"shop_updated_at": _when(locked.shop_updated_at)},
+            after={"shop_updated_at": None},
+            changed_by=changed_by,
+        )
+        locked.shop_updated_at = None
+        locked.save(update_fields=["shop_updated_at"])
+    return change
 
 
 def _replace(order: Order, incoming: IncomingOrder, fields: dict[str, object], source: str) -> UpsertOutcome:

@@ -93,6 +93,9 @@ class OrderChangeKind(models.TextChoices):
     # Not a change but one refused: the shop sent a version that would have undone what Bookly did
     # (orders.intake's rule); `after` holds what it sent and why it was refused.
     UPDATE_REFUSED = "update_refused", "Shop's update refused"
+    # Staff forgot the shop's time of the version last taken (one a clock ahead of the shop's once set),
+    # so that its next update is taken whatever its `updated_at`.
+    SHOP_TIME_CLEARED = "shop_time_cleared", "Shop's next update accepted"
 
 
 class ReturnStatus(models.TextChoices):
@@ -150,7 +153,7 @@ class Order(models.Model):
     updated_at = models.DateTimeField(default=timezone.now, db_index=True)
     # The shop's own time of the version Bookly last took (its optional "updated_at"): an older version
     # is refused as stale. Empty while the shop has not sent one.
-    shop_updated_at = models.DateTimeField(null=True, blank=True)
+    shop_updated_at = models.DateTimeField("shop's time of the version taken", null=True, blank=True)
 
     objects = OrderManager()
 
@@ -252,7 +255,8 @@ class OrderChange(models.Model):
     kind = models.CharField(max_length=20, choices=OrderChangeKind.choices)
     # {"status": …} for a cancellation; the address fields (ship_to … ship_zip) for an address change;
     # for a refused update, the order as Bookly kept it ({"status", "shop_updated_at"}) and what the shop
-    # sent ({"status", "updated_at", "source", "reason", "message"}).
+    # sent ({"status", "updated_at", "source", "reason", "message"}); for the shop's time cleared,
+    # {"shop_updated_at": …} before and after.
     before = models.JSONField()
     after = models.JSONField()
     changed_by = models.ForeignKey(

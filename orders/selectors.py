@@ -254,9 +254,20 @@ _HAS_RETURNS = (
 )
 
 
+def _open_returns(order: Order):
+    # Not closed: any return not rejected or cancelled; a refunded one counts, its books came back.
+    return order.returns.exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS)
+
+
 def order_has_returns(*, order: Order) -> bool:
     """Whether the order has a return that is not closed (rejected or cancelled); refunded counts."""
-    return order.returns.exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS).exists()
+    return _open_returns(order).exists()
+
+
+def order_open_return_numbers(*, order: Order) -> list[str]:
+    """The RMA numbers of the order's returns that are not closed (as order_has_returns counts them),
+    sorted."""
+    return sorted(_open_returns(order).values_list("rma_number", flat=True))
 
 
 def order_change_check(*, order: Order, kind: OrderChangeKind) -> OrderChangeCheck:

@@ -17,13 +17,28 @@ logger = logging.getLogger(__name__)
 
 # How stale a key's "last used" may get before a request moves it on.
 LAST_USED_PRECISION = timedelta(minutes=1)
-# Failed key attempts, counted per client IP (django-ratelimit's "ip" key: the client address behind our
-# trusted proxies) in the cache, which Redis shares between workers.
+# Guessed keys (ones that are no key of ours), counted per client IP (django-ratelimit's "ip" key: the
+# client address behind our trusted proxies) in the cache, which Redis shares between workers.
 FAILED_KEY_GROUP = "connection.store_api.failed_key"
+
+# Why a key is refused (the "invalid_key" error's message). A revoked or expired key is the shop's own,
+# and only its holder can present it, so saying which tells a guesser nothing.
+KEY_NOT_VALID = "That API key is not valid."
+KEY_REVOKED = "That API key was revoked: use the shop's current key."
+KEY_EXPIRED = "That API key has expired: use the shop's current key."
+
+
+class KeyRefused(exceptions.AuthenticationFailed):
+    """A key refused, `message` saying why (one of the KEY_ sentences above)."""
+
+    def __init__(self, message: str):
+        super().__init__(detail=message)
+        self.message = message
 
 
 class KeyAttemptsThrottled(exceptions.Throttled):
-    """Too many wrong keys from one address: no key from it is looked at until the window passes."""
+    """Too many guessed keys from one address: until the window passes, every key from it that is not
+    one of ours is refused with 429."""
 
     default_code = "key_attempts_throttled"
 
@@ -38,6 +53,14 @@ def _failed_key_usage(request, *, increment: bool) -> dict | None:
     )
 
 
+def _stored_key(key: str) -> StoreApiKey | None:
+    """The key of ours this is, revoked and expired ones too; None for any other (a guess). One lookup by
+    its prefix, then its hash compared in constant time (djangorestframework-api-key's)."""
+    prefix, _, _ = key.partition(".")
+    api_key = StoreApiKey.objects.filter(prefix=prefix).first()
+    return api_key if api_key is not None and api_key.is_valid(key) else None
+
+
 class _BearerKeyParser(KeyParser):
     keyword = "Bearer"
 
@@ -49,18 +72,21 @@ class StoreApiKeyAuthentication(authentication.BaseAuthentication):
         key = self.parser.get(request)
         if not key:
             return None  # the permission below answers 401 not_authenticated
-        usage = _failed_key_usage(request, increment=False)
-        if usage and usage["count"] >= usage["limit"]:  # the limit's worth of wrong keys was tried
-            # Refused unread, so guessing keys from one address goes no faster than the limit.
-            raise KeyAttemptsThrottled(wait=max(1, usage["time_left"]))
-        try:
-            api_key = StoreApiKey.objects.get_from_key(key)
-        except StoreApiKey.DoesNotExist:
-            api_key = None
-        if api_key is None or api_key.has_expired:
+        # Read before the limit is looked at: the shop's right key, or its revoked or expired one, is
+        # never held up by guesses from the same address (one worker still on a revoked key during a
+        # rotation would otherwise lock out every worker behind the same egress IP).
+        api_key = _stored_key(key)
+        if api_key is None:
+            usage = _failed_key_usage(request, increment=False)
+            if usage and usage["count"] >= usage["limit"]:  # the limit's worth of guesses was made
+                raise KeyAttemptsThrottled(wait=max(1, usage["time_left"]))
             if (usage := _failed_key_usage(request, increment=True)) and usage["count"] == usage["limit"]:
                 logger.warning("store API: too many wrong keys from one address; refused for a while")
-            raise exceptions.AuthenticationFailed
+            raise KeyRefused(KEY_NOT_VALID)
+        if api_key.revoked:
+            raise KeyRefused(KEY_REVOKED)
+        if api_key.has_expired:
+            raise KeyRefused(KEY_EXPIRED)
         now = timezone.now()
         if api_key.last_used_at is None or now - api_key.last_used_at > LAST_USED_PRECISION:
             StoreApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)

@@ -8,6 +8,8 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from connection.api.auth import KEY_NOT_VALID, KeyRefused
+
 logger = logging.getLogger(__name__)
 
 # DRF's codes, as the shop reads them.
@@ -18,7 +20,7 @@ _CODES = {
         "not_authenticated",
         "Send your store API key as Authorization: Bearer <key>.",
     ),
-    exceptions.AuthenticationFailed: ("invalid_key", "That API key is not valid, or it was revoked."),
+    exceptions.AuthenticationFailed: ("invalid_key", KEY_NOT_VALID),
     exceptions.NotFound: ("not_found", "There is nothing here by that name."),
     exceptions.MethodNotAllowed: ("method_not_allowed", "This address does not take that method."),
     exceptions.NotAcceptable: ("not_acceptable", "The store API answers in application/json only."),
@@ -51,6 +53,9 @@ def api_exception_handler(error, context):
     if isinstance(error, exceptions.NotFound) and "cursor" in str(error.detail).casefold():
         response.data = {"error": {"code": "invalid_parameter", "message": "That cursor is not one we gave."}}
         response.status_code = 400
+        return response
+    if isinstance(error, KeyRefused):
+        response.data = {"error": {"code": "invalid_key", "message": error.message}}
         return response
     for kind, (code, message) in _CODES.items():
         if isinstance(error, kind):

@@ -15,7 +15,7 @@ from rest_framework.pagination import CursorPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from connection.api.auth import HasStoreApiKey, PerKeyThrottle, StoreApiKeyAuthentication
+from connection.api.auth import KEY_REVOKED, HasStoreApiKey, PerKeyThrottle, StoreApiKeyAuthentication
 from connection.api.errors import api_error
 from connection.models import StoreApiKey
 from orders.intake import (
@@ -128,7 +128,7 @@ class OrderView(StoreApiView):
                     .filter(pk=request.auth.pk, revoked=False)
                     .exists()
                 ):
-                    return api_error("invalid_key", "That API key is not valid, or it was revoked.", 401)
+                    return api_error("invalid_key", KEY_REVOKED, 401)
                 try:
                     order, outcome = order_upsert(incoming=incoming, source=OrderSource.API)
                 except OrderConflict as conflict:

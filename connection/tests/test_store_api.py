@@ -237,7 +237,10 @@ class TestKeys:
         assert key not in json.dumps(list(StoreApiKey.objects.values()), default=str)
         call_command("store_api_key", "revoke", api_key.prefix, stdout=StringIO())
         response = put(shop, "BK-20001", ORDER_EXAMPLE)
-        assert (response.status_code, response.json()["error"]["code"]) == (401, "invalid_key")
+        assert (response.status_code, response.json()["error"]) == (
+            401,
+            {"code": "invalid_key", "message": "That API key was revoked: use the shop's current key."},
+        )
 
     def test_a_key_revoked_while_its_request_runs_writes_nothing(self, shop, monkeypatch):
         from connection.api import views
@@ -256,7 +259,10 @@ class TestKeys:
     def test_an_expired_key_is_refused(self, shop):
         StoreApiKey.objects.update(expiry_date=timezone.now() - timedelta(minutes=1))
         response = shop.get("/api/store/v1/orders")
-        assert (response.status_code, response.json()["error"]["code"]) == (401, "invalid_key")
+        assert (response.status_code, response.json()["error"]) == (
+            401,
+            {"code": "invalid_key", "message": "That API key has expired: use the shop's current key."},
+        )
 
     def test_a_keys_last_use_is_recorded(self, shop):
         shop.get("/api/store/v1/orders")
@@ -274,9 +280,35 @@ class TestKeys:
             "message": f"Too many wrong API keys from this address. Try again in {answers[3]['Retry-After']} "
             "seconds.",
         }
-        # Another address is not held up by this one's guesses.
+        # Another address is not held up by this one's guesses, nor is the right key from this one.
         other = guesses[0].get("/api/store/v1/orders", REMOTE_ADDR="198.51.100.7")
         assert other.status_code == 401
+        assert right.get("/api/store/v1/orders").status_code == 200
+
+    def test_a_rotation_never_locks_the_shop_out_the_old_keys_are_refused_by_reason_uncounted(
+        self, key, settings
+    ):
+        """One worker still on the revoked key, one on a key that expired, behind the same address as
+        the rest: each is told why, none counts as a guess, and the new key keeps working."""
+        settings.BOOKLY_STORE_API_KEY_FAILURES = "3/m"
+        call_command("store_api_key", "revoke", StoreApiKey.objects.get().prefix, stdout=StringIO())
+        out = StringIO()
+        call_command("store_api_key", "create", "Expired", stdout=out, stderr=StringIO())
+        StoreApiKey.objects.filter(name="Expired").update(expiry_date=timezone.now() - timedelta(days=1))
+        expired = out.getvalue().strip()
+        call_command(
+            "store_api_key", "create", "Our shop, new key", stdout=(out := StringIO()), stderr=StringIO()
+        )
+        new = Client(headers={"authorization": f"Bearer {out.getvalue().strip()}"})
+        old = [Client(headers={"authorization": f"Bearer {sent}"}) for sent in (key, expired)]
+        answers = [client.get("/api/store/v1/orders") for _ in range(5) for client in old]
+        assert {(answer.status_code, answer.json()["error"]["code"]) for answer in answers} == {
+            (401, "invalid_key")
+        }
+        assert new.get("/api/store/v1/orders").status_code == 200
+        # The limit still holds for guesses from the same address.
+        guesses = [Client(headers={"authorization": f"Bearer guessed{n}.{'x' * 32}"}) for n in range(4)]
+        assert [guess.get("/api/store/v1/orders").status_code for guess in guesses] == [401, 401, 401, 429]
 
     def test_each_key_is_rate_limited_with_a_retry_after(self, shop, monkeypatch):
         monkeypatch.setattr(PerKeyThrottle, "THROTTLE_RATES", {"store_api": "2/m"})

@@ -1,10 +1,19 @@
 import re
-from datetime import date
+from datetime import UTC, date, datetime
 
 import pytest
+from django.utils import timezone
 
-from orders.intake import incoming_order_clean, order_upsert
-from orders.models import CaseStatus, DeliveryCase, DeliveryProblem, Order, OrderSource, ReturnRecord
+from orders.intake import ORDER_EXAMPLE, OrderConflict, UpsertOutcome, incoming_order_clean, order_upsert
+from orders.models import (
+    CaseStatus,
+    DeliveryCase,
+    DeliveryProblem,
+    Order,
+    OrderChangeKind,
+    OrderSource,
+    ReturnRecord,
+)
 from orders.services import delivery_case_open, return_record_create
 
 TODAY = date(2026, 4, 14)
@@ -427,3 +436,45 @@ def test_staff_see_where_an_order_came_from_and_filter_by_it(demo_data, staff_cl
     assert "Store API" in page and "UPS" in page
     listed = staff_client.get("/admin/orders/order/", {"source__exact": "api"}).content.decode()
     assert "BK-20001" in listed and "BK-10042" not in listed
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("login", "may"), [("superuser_client", True), ("staff_client", False)])
+def test_staff_who_may_change_orders_accept_the_shops_next_update_after_a_time_set_far_ahead(
+    request, login, may
+):
+    """An order whose shop time a clock far ahead set (before intake refused such a time): every real
+    version after it is stale until staff who may change orders accept the next one; support staff
+    may not."""
+    order, _ = order_upsert(
+        incoming=incoming_order_clean(number="BK-20001", data=ORDER_EXAMPLE), source=OrderSource.API
+    )
+    Order.objects.filter(pk=order.pk).update(shop_updated_at=datetime(9999, 12, 30, tzinfo=UTC))
+    real = incoming_order_clean(
+        number="BK-20001", data={**ORDER_EXAMPLE, "total": "20.00", "updated_at": timezone.now().isoformat()}
+    )
+    with pytest.raises(OrderConflict):
+        order_upsert(incoming=real, source=OrderSource.API)
+
+    client = request.getfixturevalue(login)
+    page = client.post(
+        "/admin/orders/order/",
+        {"action": "accept_shop_next_update", "_selected_action": [order.pk]},
+        follow=True,
+    )
+    assert page.status_code == 200
+    order.refresh_from_db()
+    if not may:
+        assert order.shop_updated_at.year == 9999
+        assert not order.changes.filter(kind=OrderChangeKind.SHOP_TIME_CLEARED).exists()
+        return
+    assert "The shop&#x27;s next update will be taken for BK-20001." in page.content.decode()
+    change = order.changes.get(kind=OrderChangeKind.SHOP_TIME_CLEARED)
+    assert (change.before, change.changed_by.username) == (
+        {"shop_updated_at": "9999-12-30T00:00:00Z"},
+        "owner",
+    )
+    detail = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "the shop&#x27;s time 9999-12-30T00:00:00Z forgotten" in detail
+    _, outcome = order_upsert(incoming=real, source=OrderSource.API)
+    assert outcome is UpsertOutcome.UPDATED

@@ -355,6 +355,14 @@ class TestNeverBackwards:
         )
         assert (order.ship_line1, outcome) == ("2 Oak Ave", UpsertOutcome.UPDATED)
 
+    def test_a_version_without_an_address_does_not_blank_one_changed_here(self):
+        order, _ = upsert(PROCESSING)
+        order_shipping_address_change(order=order, address=NEW_HOME)
+        without = {name: value for name, value in PROCESSING.items() if name != "shipping_address"}
+        assert refusal(without).code is ConflictCode.ADDRESS_CHANGED_HERE
+        order.refresh_from_db()
+        assert shipping_address_shape(order=order)["line1"] == "9 Lake Shore Drive"
+
     def test_an_address_the_shop_dated_before_the_change_here_is_refused(self):
         order, _ = upsert(PROCESSING)
         order_shipping_address_change(order=order, address=NEW_HOME)
@@ -375,6 +383,21 @@ class TestNeverBackwards:
         # The shop's clock moving on alone is kept: the version between is stale now.
         upsert(changed(total="1.00", updated_at="2026-04-03T00:00:00Z"))
         assert refusal(changed(total="2.00", updated_at="2026-04-02T12:00:00Z")).code is ConflictCode.STALE
+
+    def test_a_shop_time_far_ahead_of_ours_is_refused_by_field_and_cannot_make_later_versions_stale(self):
+        upsert(changed(updated_at="2026-04-02T10:00:00Z"))
+        assert problems(changed(customer_name="Ada R.", updated_at="9999-12-30T00:00:00Z")) == {
+            "updated_at": "must not be more than 10 minutes ahead of the time now: check the shop's clock "
+            "and time zone"
+        }
+        # Two clocks a little apart are not a bad value.
+        _, outcome = upsert(
+            changed(total="1.00", updated_at=(timezone.now() + timedelta(minutes=9)).isoformat())
+        )
+        assert outcome is UpsertOutcome.UPDATED
+        assert "updated_at" in problems(
+            changed(updated_at=(timezone.now() + timedelta(minutes=11)).isoformat())
+        )
 
     @pytest.mark.parametrize(
         "sent", ["2026-04-02", "2026-04-02T10:00:00", "yesterday", "9999-12-31T23:59:59-23:59", 17]
