@@ -4,7 +4,7 @@ import logging
 from dataclasses import dataclass
 
 from support.assistant.turn import InvalidMessage
-from support.conversations.services import TurnInProgress
+from support.conversations.services import ConversationEnded, TurnInProgress
 from support.llm.types import ModelFailed, ModelUnavailable
 
 logger = logging.getLogger(__name__)
@@ -26,6 +26,14 @@ def turn_refusal(error: Exception) -> TurnRefusal:
     match error:
         case InvalidMessage():
             return TurnRefusal(400, "invalid_message", error.detail)
+        case ConversationEnded():
+            # Whoever is at the browser now may not be who asked: no word of the question or its answer.
+            return TurnRefusal(
+                409,
+                "conversation_ended",
+                "This conversation ended while I was answering (the store signed you out, or signed "
+                "someone else in), so that answer is not shown. Please ask again in this new conversation.",
+            )
         case TurnInProgress():
             return TurnRefusal(
                 409,
