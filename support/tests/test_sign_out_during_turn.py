@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import transaction
+from django.urls import reverse
 
 from orders.models import Order, ReturnRecord
 from store.clock import store_today
@@ -29,6 +30,7 @@ from support.conversations.services import (
 from support.models import Conversation, ConversationMessage, MessageRole, TurnTrace
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import message, text, tool_use
+from support.web.page import DRAFT_SESSION_KEY
 
 # The turn runs the model call (and so the sign-out) in other threads, each with its own database
 # connection: they must see committed data. serialized_rollback as in test_stream.py.
@@ -177,3 +179,29 @@ def test_a_write_whose_conversation_ended_before_it_committed_is_not_made(signin
     assert not ReturnRecord.objects.filter(order=order).exists()
     assert ConversationMessage.objects.filter(conversation=conversation).count() == 1
     conversation_turn_abandon(lease=lease, model_calls=[])
+
+
+@pytest.mark.parametrize("path", ["page", "api"])
+def test_a_turn_answered_after_the_sign_out_does_not_sign_the_customer_back_in(
+    claude, sarah, signed_out_meanwhile, path
+):
+    """The turn's request read the session before the sign-out: saving that copy (with the unsent words,
+    or the once-a-minute renewal) would undo it."""
+    session = SessionStore(session_key=sarah.http.cookies["sessionid"].value)
+    # bookly.middleware.SessionLifetimeMiddleware.SEEN_KEY (support may not import bookly): the renewal is
+    # due, so the turn's request changes its copy of the session and would save it.
+    session["_bookly_seen_at"] = 0
+    session.save()
+    claude.reset(signed_out_meanwhile(message(text("Your recent orders: BK-10042."))))
+    if path == "page":
+        response = sarah.http.post(
+            reverse("support:chat_send"),
+            {"message": "Where has my parcel got to?"},
+            headers={"X-CSRFToken": sarah.token},
+        )
+        assert response.status_code == 409 and "This conversation ended" in response.content.decode()
+        assert "Where has my parcel got to?" not in response.content.decode()
+    else:
+        assert sarah.send("Where has my parcel got to?").json()["error"] == "conversation_ended"
+    stored = SessionStore(session_key=sarah.http.cookies["sessionid"].value).load()
+    assert SIGNED_IN_SESSION_KEY not in stored and DRAFT_SESSION_KEY not in stored

@@ -19,6 +19,9 @@ class TurnRefusal:
     code: str
     detail: str
     retry_after: int | None = None
+    # The request's copy of the session is older than the stored one (a sign-out changed it while the
+    # turn ran): saving it would sign the customer back in, so the view must not save it.
+    session_stale: bool = False
 
 
 def turn_refusal(error: Exception) -> TurnRefusal:
@@ -31,8 +34,9 @@ def turn_refusal(error: Exception) -> TurnRefusal:
             return TurnRefusal(
                 409,
                 "conversation_ended",
-                "This conversation ended while I was answering (the store signed you out, or signed "
-                "someone else in), so that answer is not shown. Please ask again in this new conversation.",
+                "This conversation ended while I was answering (you were signed out, or a new "
+                "conversation was started), so that answer is not shown here. Please ask again.",
+                session_stale=True,
             )
         case TurnInProgress():
             return TurnRefusal(
