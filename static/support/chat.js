@@ -55,6 +55,11 @@
   var apiUrl = form.dataset.apiUrl;
   var timeoutMs = parseInt(form.dataset.timeoutMs, 10) || 60000;
   var busy = false;
+  // Which conversation the page shows: bumped when the store says it ended (a sign-out, another
+  // customer signed in). An answer asked for under an older one is dropped, never drawn.
+  var conversationEpoch = 0;
+  // Aborts the turn in flight (its request and its stream), if any.
+  var turnAbort = null;
 
   var TYPING_TEXT = "Bookly assistant is typing\u2026";
   var NETWORK_ERROR = "We couldn't reach Bookly. Check your internet connection, then try again.";
@@ -246,23 +251,32 @@
   // nothing waits.
   var firstAnswered = null;
 
-  function post(url, body, accept, read) {
+  function post(url, body, accept, read, signal) {
     if (firstAnswered === null) {
-      var first = postNow(url, body, accept, read);
+      var first = postNow(url, body, accept, read, signal);
       firstAnswered = first.then(function () {}, function () {});
       return first;
     }
     return firstAnswered.then(function () {
-      return postNow(url, body, accept, read);
+      return postNow(url, body, accept, read, signal);
     });
   }
 
-  // A POST with the CSRF token, given up after timeoutMs; `read(response)` makes it {status, payload}.
-  function postNow(url, body, accept, read) {
+  // A POST with the CSRF token, given up after timeoutMs or when `signal` (optional) aborts;
+  // `read(response)` makes it {status, payload}.
+  function postNow(url, body, accept, read, signal) {
     var controller = new AbortController();
     var timer = window.setTimeout(function () {
       controller.abort();
     }, timeoutMs);
+    if (signal) {
+      if (signal.aborted) {
+        controller.abort();
+      }
+      signal.addEventListener("abort", function () {
+        controller.abort();
+      });
+    }
     return fetch(url, {
       method: "POST",
       credentials: "same-origin",
@@ -320,14 +334,20 @@
 
   // A turn, as server-sent events on the POST itself: the status line follows each step as it starts
   // ("Looking up order BK-10042…"), then the reply (or the error) arrives in the JSON API's shape.
-  function postTurn(text) {
-    return post(apiUrl, { message: text }, "text/event-stream", function (response) {
-      var type = response.headers.get("Content-Type") || "";
-      if (type.indexOf("text/event-stream") !== 0 || !response.body) {
-        return jsonOutcome(response); // refused before the turn began (a bad message, a rate limit)
-      }
-      return readEvents(response.body.getReader());
-    });
+  function postTurn(text, signal) {
+    return post(
+      apiUrl,
+      { message: text },
+      "text/event-stream",
+      function (response) {
+        var type = response.headers.get("Content-Type") || "";
+        if (type.indexOf("text/event-stream") !== 0 || !response.body) {
+          return jsonOutcome(response); // refused before the turn began (a bad message, a rate limit)
+        }
+        return readEvents(response.body.getReader());
+      },
+      signal
+    );
   }
 
   function readEvents(reader) {
@@ -396,6 +416,13 @@
       return;
     }
     var detail = typeof payload.detail === "string" && payload.detail ? payload.detail : GENERIC_ERROR;
+    if (payload.error === "conversation_ended") {
+      // Signed out (or another customer signed in) while it was answered: the words and the
+      // conversation were someone else's, perhaps, so neither is shown or offered to send again.
+      conversationGone();
+      showError(detail, null);
+      return;
+    }
     if (outcome.status === 400 || outcome.status === 403 || outcome.status === 413) {
       // Nothing was stored and resending the same text cannot help: give it back to edit.
       bubble.remove();
@@ -420,6 +447,24 @@
     }
   }
 
+  // The conversation shown ended (the store signed its customer out or another one in): its
+  // transcript goes, and so does the answer on its way, which was written for that customer.
+  function conversationGone() {
+    conversationEpoch += 1;
+    if (turnAbort) {
+      turnAbort.abort();
+      turnAbort = null;
+    }
+    transcript.replaceChildren();
+    shownCount = 0;
+    clearRating();
+    setConversation(null);
+    clearError();
+    notices.replaceChildren();
+    typing.textContent = "";
+    refresh();
+  }
+
   function send(text) {
     if (busy) {
       return;
@@ -429,17 +474,27 @@
     welcome.open = false; // The conversation has started: the introduction folds away (still there).
     var bubble = addMessage("customer", text);
     setBusy(true);
+    var epoch = conversationEpoch;
+    var aborter = new AbortController();
+    turnAbort = aborter;
     signInSettled
       .then(function () {
-        return postTurn(text);
+        return postTurn(text, aborter.signal);
       })
       .then(function (outcome) {
-        handleReply(outcome, text, bubble);
+        if (epoch === conversationEpoch) {
+          handleReply(outcome, text, bubble);
+        }
       })
       .catch(function (error) {
-        showError(error && error.name === "AbortError" ? TIMEOUT_ERROR : NETWORK_ERROR, text);
+        if (epoch === conversationEpoch) {
+          showError(error && error.name === "AbortError" ? TIMEOUT_ERROR : NETWORK_ERROR, text);
+        }
       })
       .finally(function () {
+        if (turnAbort === aborter) {
+          turnAbort = null;
+        }
         setBusy(false);
         box.focus();
       });
@@ -566,11 +621,15 @@
 
   // The transcript and who answers, as the server has them now.
   function refresh() {
+    var epoch = conversationEpoch;
     return fetch(apiUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
       .then(function (response) {
         return response.ok ? response.json() : null;
       })
       .then(function (payload) {
+        if (epoch !== conversationEpoch) {
+          return; // asked before the conversation shown ended: the one after it is asked for anew
+        }
         if (!payload) {
           pollDelay = Math.min(pollDelay * 2, POLL_MAX_MS);
           schedulePoll();
@@ -754,13 +813,7 @@
         if (outcome && outcome.payload && outcome.payload.conversation_ended) {
           // The customer shown was signed out, or is another one now: their conversation is not
           // this person's to read. The page was drawn with it before the store said so.
-          transcript.replaceChildren();
-          shownCount = 0;
-          clearRating();
-          setConversation(null);
-          clearError();
-          notices.replaceChildren();
-          refresh();
+          conversationGone();
         }
         settle();
         event.source.postMessage({ type: "bookly:ready" }, event.origin);

@@ -54,9 +54,11 @@ from support.conversations.models import (
     HandoffReason,
     MessageRole,
 )
-from support.conversations.selectors import session_signed_in_email
+from support.conversations.selectors import conversation_has_ended, session_signed_in_email
 from support.conversations.services import (
+    ConversationEnded,
     NewMessage,
+    TurnInProgress,
     TurnLease,
     conversation_get_for_session,
     conversation_turn_abandon,
@@ -220,7 +222,8 @@ def conversation_take_turn(
     progress: Callable[[str], None] = _silent,
     client_address: str = "",
 ) -> TurnResult:
-    """Answer one customer message. Raises InvalidMessage, TurnInProgress, ModelUnavailable, ModelFailed.
+    """Answer one customer message. Raises InvalidMessage, TurnInProgress (ConversationEnded when a sign-out
+    or a new conversation ended this one while the turn ran), ModelUnavailable, ModelFailed.
     `progress` is called with a line for the customer as each step starts (a tool, writing the answer);
     the reply itself is only ever returned, after the validator passed it. `client_address` is the
     client's IP as the rate limits see it ("" when none): failed order/email checks count by it too."""
@@ -346,7 +349,10 @@ def _poisons_history(error: BaseException) -> bool:
     """Whether the customer's unanswered words must be set aside, so that the next turn can be answered:
     when the model API refused them, and when the turn failed in a way nobody foresaw (a bug, perhaps
     in reading those very words), since every later turn would send them again. Not when the model
-    was merely unavailable or failed (try again later), nor when a worker is being stopped."""
+    was merely unavailable or failed (try again later), nor when a worker is being stopped, nor when
+    the turn lost its conversation (another turn took it, or it ended: its words were not the trouble)."""
+    if isinstance(error, TurnInProgress):
+        return False
     if isinstance(error, ModelFailed):
         return error.request_rejected
     return isinstance(error, Exception) and not isinstance(error, ModelUnavailable)
@@ -480,6 +486,10 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         if not tool_uses:
             return [block for block in content if block["type"] == "text"]
 
+        if conversation_has_ended(conversation_id=turn.conversation.pk):
+            # Signed out (or another customer signed in) while the model thought: no tool runs for
+            # whoever the conversation was with, and the customer's page hears no step of it.
+            raise ConversationEnded
         # One response runs this many calls at most: a message listing 160 emails is no 160 checks.
         runnable = settings.BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE if calls_left else 0
         if len(tool_uses) > runnable and calls_left:

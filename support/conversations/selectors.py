@@ -105,6 +105,11 @@ def staff_is_available(*, user) -> bool:
     return StaffAvailability.objects.filter(user=user, available_until__gt=timezone.now()).exists()
 
 
+def conversation_has_ended(*, conversation_id: int) -> bool:
+    """Whether the conversation ended (a sign-out, another customer signed in, a new one started)."""
+    return Conversation.objects.filter(pk=conversation_id, ended_at__isnull=False).exists()
+
+
 def conversations_waiting_count() -> int:
     return Conversation.objects.filter(status=ConversationStatus.WAITING, ended_at__isnull=True).count()
 

@@ -42,7 +42,11 @@ from support.conversations.models import (
     ModelCall,
     TurnTrace,
 )
-from support.conversations.selectors import SIGNED_IN_SESSION_KEY, session_signed_in_email
+from support.conversations.selectors import (
+    SIGNED_IN_SESSION_KEY,
+    conversation_has_ended,
+    session_signed_in_email,
+)
 from support.conversations.waiting import conversation_waiting_announce, waiting_fields
 from support.insight.metrics import HANDOFFS
 from support.insight.traces import TurnRecord
@@ -51,6 +55,15 @@ from support.llm.types import ModelReply
 
 class TurnInProgress(Exception):
     """Another turn of this conversation is running."""
+
+
+class ConversationEnded(TurnInProgress):
+    """The conversation ended while the turn ran (the store signed the customer out or another one in,
+    a new conversation was started): what the turn produced is for whoever the conversation was with,
+    who may no longer be at the browser, so it is neither stored nor shown.
+
+    A lost lease in every other way: the turn is abandoned as when another turn took it over; only the
+    customer is told something else."""
 
 
 @dataclass(frozen=True)
@@ -258,16 +271,21 @@ def _as_history(position: int, message: NewMessage) -> dict:
 
 def conversation_turn_keep(*, lease: TurnLease, messages: Sequence[NewMessage], first: int) -> None:
     """Store part of a running turn now (a step that wrote to the store), at positions from `first`,
-    only if the lease is still ours (else TurnInProgress).
+    only if the lease is still ours and the conversation open (else TurnInProgress, or
+    ConversationEnded).
 
     Called inside the transaction that made the write: the write and the tool call that asked for it
     commit together or not at all, so a turn that fails afterwards, or a worker killed, never leaves a
     return the conversation does not show.
     """
     with transaction.atomic(savepoint=False):  # part of the write's transaction, never on its own
-        ours = Conversation.objects.filter(pk=lease.conversation.pk, lease_token=lease.token)
+        ours = Conversation.objects.filter(
+            pk=lease.conversation.pk, lease_token=lease.token, ended_at__isnull=True
+        )
         if not ours.update(last_activity_at=timezone.now()):
-            raise TurnInProgress
+            # Raised inside the write's transaction: a return or cancellation asked for before a
+            # sign-out that came first is not made, as it could not be shown.
+            raise _lease_lost(lease)
         _messages_add(lease.conversation, lease.number, first, messages)
 
 
@@ -283,8 +301,8 @@ def conversation_turn_commit(
     handoff: tuple[str, str] | None = None,
     trace: TurnRecord | None = None,
 ) -> ConversationStatus:
-    """Store what the turn produced and end it, only if the lease is still ours (else TurnInProgress).
-    Returns who answers the conversation now.
+    """Store what the turn produced and end it, only if the lease is still ours and the conversation
+    open (else TurnInProgress, or ConversationEnded). Returns who answers the conversation now.
 
     `first` is the position of the first of `messages`: the lease's next position, or later when
     part of the turn was kept already.
@@ -307,7 +325,9 @@ def conversation_turn_commit(
     if orders_found and not conversation.customer_email:
         ending["customer_email"] = next(iter(orders_found.values()))
     handing_over = waiting_fields(reason=handoff[0], note=storable(handoff[1]), now=now) if handoff else {}
-    ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token)
+    # A sign-out during the turn ends the conversation without touching the lease (the sign-out never
+    # waits for a turn): the end is what stops this turn's answer reaching the next person.
+    ours = Conversation.objects.filter(pk=conversation.pk, lease_token=lease.token, ended_at__isnull=True)
     try:
         with transaction.atomic():
             # One statement in the usual case: the lease is ours and the assistant still answers.
@@ -321,7 +341,7 @@ def conversation_turn_commit(
                     Conversation.objects.values_list("status", flat=True).get(pk=conversation.pk)
                 )
             else:
-                raise TurnInProgress
+                raise _lease_lost(lease)
             _messages_add(conversation, lease.number, first, messages)
             _model_calls_add(conversation, lease.number, model_calls)
             _trace_add(conversation, lease.number, trace)
@@ -334,6 +354,13 @@ def conversation_turn_commit(
         # Renewed until now: waiting for the write lock (SQLite) must not let the lease lapse.
         lease_forget(lease.token)
     return status
+
+
+def _lease_lost(lease: TurnLease) -> TurnInProgress:
+    """Why a turn may no longer store what it produced: its conversation ended meanwhile, or another
+    turn took the lease over (it expired)."""
+    ended = conversation_has_ended(conversation_id=lease.conversation.pk)
+    return ConversationEnded() if ended else TurnInProgress()
 
 
 def conversation_turn_abandon(

@@ -87,6 +87,8 @@ def chat(request):
         )
     except Exception as error:
         refusal = turn_refusal(error)
+        if refusal.session_stale:
+            request.session.modified = False
         return api_error(refusal.status, refusal.code, refusal.detail, retry_after=refusal.retry_after)
     request.model_ms = result.model_ms  # for the Server-Timing header, when enabled
     return JsonResponse(_reply_body(result))

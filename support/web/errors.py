@@ -4,7 +4,7 @@ import logging
 from dataclasses import dataclass
 
 from support.assistant.turn import InvalidMessage
-from support.conversations.services import TurnInProgress
+from support.conversations.services import ConversationEnded, TurnInProgress
 from support.llm.types import ModelFailed, ModelUnavailable
 
 logger = logging.getLogger(__name__)
@@ -19,6 +19,9 @@ class TurnRefusal:
     code: str
     detail: str
     retry_after: int | None = None
+    # The request's copy of the session is older than the stored one (a sign-out changed it while the
+    # turn ran): saving it would sign the customer back in, so the view must not save it.
+    session_stale: bool = False
 
 
 def turn_refusal(error: Exception) -> TurnRefusal:
@@ -26,6 +29,15 @@ def turn_refusal(error: Exception) -> TurnRefusal:
     match error:
         case InvalidMessage():
             return TurnRefusal(400, "invalid_message", error.detail)
+        case ConversationEnded():
+            # Whoever is at the browser now may not be who asked: no word of the question or its answer.
+            return TurnRefusal(
+                409,
+                "conversation_ended",
+                "This conversation ended while I was answering (you were signed out, or a new "
+                "conversation was started), so that answer is not shown here. Please ask again.",
+                session_stale=True,
+            )
         case TurnInProgress():
             return TurnRefusal(
                 409,

@@ -164,6 +164,13 @@ def chat_send(request):
         conversation_take_turn(session=request.session, text=text, client_address=client_ip(request))
     except Exception as error:
         refusal = turn_refusal(error)
+        if refusal.session_stale:
+            # Answered with the page itself, not a redirect: the words (the signed-out customer's) and
+            # the request's stale session, which would sign them back in, are not kept.
+            messages.error(request, refusal.detail)
+            response = _chat_page(request, status=refusal.status)
+            request.session.modified = False
+            return response
         messages.error(request, refusal.detail)
         if not request.session.session_key:
             # A visitor whose first message was refused gets no session just to carry their words
