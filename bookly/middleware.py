@@ -101,7 +101,7 @@ class SessionLifetimeMiddleware:
     Saving it on every request (SESSION_SAVE_EVERY_REQUEST) would renew it, but
     writes to the database on every request, and a slow chat turn would save a
     stale copy over changes made meanwhile. This saves it at most once a minute
-    while the visitor is active. Independently, a session older than
+    while the visitor is active, when the request starts. Independently, a session older than
     BOOKLY_SESSION_MAX_AGE_SECONDS is emptied and given a new key, however
     active it is: a stolen or forgotten session does not live forever (its
     chat conversation ends too).
@@ -128,7 +128,12 @@ class SessionLifetimeMiddleware:
                 conversation_end_for_session(session=session, reason=ConversationEnd.SESSION_EXPIRED)
                 session.flush()
             elif now - session.get(self.SEEN_KEY, 0) >= self.RENEW_AFTER_SECONDS:
+                # Saved now, not with the response: a slow request (a chat turn) saving its copy at
+                # the end would write back what another request changed meanwhile (a store's
+                # sign-out: the customer would be signed in again).
                 session[self.SEEN_KEY] = now
+                session.save()
+                session.modified = False
         return self.get_response(request)
 
 

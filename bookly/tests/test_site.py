@@ -4,9 +4,12 @@ import time
 from unittest import mock
 
 import pytest
+from django.contrib.sessions.backends.db import SessionStore
+from django.contrib.sessions.middleware import SessionMiddleware
 from django.contrib.sessions.models import Session
 from django.db import OperationalError, connection
-from django.test import Client
+from django.http import HttpResponse
+from django.test import Client, RequestFactory
 
 from bookly.middleware import SessionLifetimeMiddleware
 from support.models import Conversation
@@ -119,6 +122,30 @@ def test_an_active_session_is_renewed_at_most_once_a_minute(client):
     renewed = expiry_after_a_request_at(now)
     assert expiry_after_a_request_at(now + 30) == renewed
     assert expiry_after_a_request_at(now + 90) > renewed
+
+
+def test_a_renewal_never_writes_back_what_a_request_meanwhile_changed(db, settings):
+    """A slow request (a chat turn) whose renewal is due must not save its copy of the session over a
+    change another request made meanwhile (a store's sign-out would be undone)."""
+    session = SessionStore()
+    session.update({"signed_in": "sarah", SessionLifetimeMiddleware.STARTED_KEY: int(time.time())})
+    session.create()
+    before = Session.objects.get(session_key=session.session_key).expire_date
+
+    def slow_view(request):
+        meanwhile = SessionStore(session_key=session.session_key)
+        meanwhile.pop("signed_in")
+        meanwhile.save()
+        return HttpResponse()
+
+    request = RequestFactory().get("/api/chat")
+    request.COOKIES[settings.SESSION_COOKIE_NAME] = session.session_key
+    with mock.patch("bookly.middleware.time.time", return_value=time.time() + 120):
+        SessionMiddleware(SessionLifetimeMiddleware(slow_view))(request)
+
+    stored = Session.objects.get(session_key=session.session_key)
+    assert "signed_in" not in SessionStore(session_key=session.session_key).load()
+    assert stored.expire_date > before  # renewed all the same
 
 
 # --- error pages -----------------------------------------------------------------------------------
