@@ -1,10 +1,10 @@
 """The site as a whole: security headers, CSP, cookies, session lifetime, error pages, health."""
 
 import time
+from importlib import import_module
 from unittest import mock
 
 import pytest
-from django.contrib.sessions.backends.db import SessionStore
 from django.contrib.sessions.middleware import SessionMiddleware
 from django.contrib.sessions.models import Session
 from django.db import OperationalError, connection
@@ -127,6 +127,7 @@ def test_an_active_session_is_renewed_at_most_once_a_minute(client):
 def test_a_renewal_never_writes_back_what_a_request_meanwhile_changed(db, settings):
     """A slow request (a chat turn) whose renewal is due must not save its copy of the session over a
     change another request made meanwhile (a store's sign-out would be undone)."""
+    SessionStore = import_module(settings.SESSION_ENGINE).SessionStore  # the cached one with Redis
     session = SessionStore()
     session.update({"signed_in": "sarah", SessionLifetimeMiddleware.STARTED_KEY: int(time.time())})
     session.create()
