@@ -302,8 +302,9 @@ _PROMISE_RES = [
         re.IGNORECASE,
     ),
     re.compile(
-        r"\b(?:full refund|refund(?:ed)? in full|refund is confirmed|discount|coupon|promo\w*|voucher|"
-        r"store credit|"
+        r"\b(?:full refund|(?:refund|reimburs)\w*(?: you)? in full|refund is confirmed|discount|coupon|"
+        r"promo\w*|voucher|store credit|"
+        r"(?:we|i)(?:'ll| will| can|'ve| have| are going to)\s+(?:gladly\s+)?replace|"
         r"account credit|compensation|free of charge|for free|at no (?:extra )?(?:cost|charge)|no charge|"
         r"on the house|on us|complimentary|\d+\s?% off|[\w-]+ (?:percent|per cent) off|\$\s?\d+ off|"
         r"half (?:price|off)|as an exception|an exception|goodwill|waive[ds]?|"
@@ -560,7 +561,7 @@ def _contradicts_policy(reply: str, terms: str, grounding: str) -> bool:
     stated = _lower(terms + "\n" + grounding)
     excluded = _excluded_categories(terms)
     ruled_out = _ruled_out_states(terms)
-    condition = _lower(m.group(1)) if (m := _CONDITION_RE.search(terms)) else ""
+    condition = _words(re.sub(r"\W", " ", _lower(m.group(1)))) if (m := _CONDITION_RE.search(terms)) else ()
     for sentence in sentences_of(reply):
         if not _ABOUT_RETURNS_RE.search(sentence) or _lower(sentence.strip()) in stated:
             continue
@@ -668,7 +669,7 @@ _ON_TASK_RE = re.compile(
     r"arrived?|arriving|transit|on its way|processing|prepared|cancell?ed|cancel|cancellation|eligible|"
     r"returnable|window|days?|weeks?|business|receipt|confirmation|payment|paid|price|cost|costs|total|"
     r"charge|money|credit|limit|changes?|changed|changing|case|damaged|missing|stolen|late|porch|box|"
-    r"recipient|street|city|state|zip|gift|wrap\w*|edition|hardcover|paperback|e-?books?|"
+    r"recipient|street|city|state|zip|gift|exceptions?|wrap\w*|edition|hardcover|paperback|e-?books?|"
     r"audiobooks?|condition|unread|packaging|dispatch\w*|estimated|expected|arrive|discounts?|coupons?|"
     r"promo\w*|vouchers?)\b|" + ORDER_NUMBERS.mention_pattern,
     re.IGNORECASE,
