@@ -22,9 +22,11 @@ Wordings are lists, tuned on tables of correct and invented replies
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from orders.models import RMA_NUMBER_MENTION_RE, OrderStatus, ReturnStatus
 from orders.numbers import ORDER_NUMBERS
@@ -35,10 +37,11 @@ _ORDER_STATUSES = frozenset(OrderStatus.values)
 
 @dataclass(frozen=True)
 class ToolResult:
-    """One tool result of the conversation, as the model read it."""
+    """One tool result of the conversation, as the model read it, with the arguments of its call."""
 
     tool: str
     content: str
+    arguments: Mapping[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass

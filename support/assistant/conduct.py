@@ -32,7 +32,7 @@ from enum import StrEnum
 from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
 from store.categories import ItemCategory
-from support.assistant.claims import Knowledge, mentions_order_facts, sentences_of
+from support.assistant.claims import Knowledge, ToolResult, mentions_order_facts, sentences_of
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.tools import TOOL_NAMES
 from support.llm.protocol import (
@@ -71,6 +71,13 @@ class Conduct(StrEnum):
 # Characters that show nothing: a zero-width space or joiner, a soft hyphen, bidi marks and overrides.
 _INVISIBLE_RE = re.compile("[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _DASHES_RE = re.compile("[\u2010-\u2015\u2212\ufe58\ufe63]")
+# Full stops of other scripts that browsers and mail clients read as a domain's dot ("bookly\u3002com");
+# NFKC already makes U+FF61 and U+FE52 into these or into ".".
+_DOTS_RE = re.compile("[\u3002\uff61\ufe52]")
+# Curly quotes and apostrophes: "can\u2019t", "I\u2019m" and "[{\u2018type\u2019: \u2026" read as typed.
+_QUOTES = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"', "\u201f": '"'}
+)
 # A defanged dot: "evil[.]com", "evil(.)com", "evil{dot}com", "evil dot com", "evil . com".
 _DEFANGED_DOT_RE = re.compile(
     r"(?<=[A-Za-z0-9])\s*(?:[\[({]\s*(?:\.|dot)\s*[\])}]|\s(?:dot|DOT|Dot)\s|\s+\.\s*(?=[a-z]{2,}))\s*(?=[A-Za-z0-9])"
@@ -82,9 +89,10 @@ _HXXP_RE = re.compile(r"\bh(?:xx|\*\*|XX)p(s?)(?:\[:\]|:)?(?=//)|\bhxxp(s?)\b", 
 
 def normalised(text: str) -> str:
     """The text as a reader sees it: NFKC (fullwidth letters, dots and at-signs plain), nothing
-    invisible, one kind of dash, and defanged links and addresses put back together."""
+    invisible, one kind of dash, one kind of dot, straight quotes, and defanged links and addresses
+    put back together."""
     text = _INVISIBLE_RE.sub("", unicodedata.normalize("NFKC", text))
-    text = _DASHES_RE.sub("-", text)
+    text = _DOTS_RE.sub(".", _DASHES_RE.sub("-", text)).translate(_QUOTES)
     text = _HXXP_RE.sub(lambda m: "http" + (m.group(1) or m.group(2) or ""), text)
     text = _DEFANGED_DOT_RE.sub(".", text)
     return _DEFANGED_AT_RE.sub("@", text)
@@ -111,6 +119,9 @@ _DOMAIN_RE = re.compile(
     re.IGNORECASE,
 )
 
+# A bare IPv4 address ("45.33.2.1/refund"): a link with no domain to read.
+_IPV4_RE = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w]|\.\d)")
+
 _KEYPAD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "22233344455566677778889999")
 _NUMBER_WORDS = {
     "zero": "0",
@@ -128,11 +139,17 @@ _NUMBER_WORDS = {
     "thousand": "000",
 }
 _NUMBER_WORD_RE = re.compile(r"\b(?:(double|triple)\s+)?(" + "|".join(_NUMBER_WORDS) + r")\b", re.IGNORECASE)
-# Digits with the separators phone numbers are written with (spaces around dashes, slashes, dots).
-_PHONE_RE = re.compile(r"(?<![\w$.,-])\+?\(?\d(?:[\s()./,-]{0,3}\d){6,14}(?![\w-])")
-# A vanity number: groups of digits and capitals joined by dashes or dots, "1-800-BOOKLY-1".
-_VANITY_RE = re.compile(r"(?<![\w-])\+?(?=[A-Z0-9.-]*\d)[A-Z0-9]+(?:[-.][A-Z0-9]+)+(?![\w-])")
+# Digits with anything but letters and line breaks between them: any run of up to 5 other characters is
+# a separator ("555 - 010 - 0199", "555_010_0199", "555|010|0199", "555\u00b7010\u00b70199").
+_PHONE_RE = re.compile(r"(?<![\w$.,-])\+?\(?\d(?:(?:[^\w\n]|_){0,5}\d){6,14}(?![\w-])")
+# A vanity number: groups of digits and letters (any case) joined by dashes or dots, "1-800-Bookly-1".
+_VANITY_RE = re.compile(r"(?<![\w-])\+?(?=[A-Za-z0-9.-]*\d)[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)+(?![\w-])")
 _ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
+# A date in the common numeric forms, "03/30/2026", "3/30/2026", "30.03.2026", "2026/03/30": not a phone.
+_NUMERIC_DATE_RE = re.compile(
+    r"(?<![\w./-])(?:(?:0?[1-9]|[12]\d|3[01])([/.-])(?:0?[1-9]|[12]\d|3[01])\1(?:19|20)\d{2}|"
+    r"(?:19|20)\d{2}([/.])(?:0?[1-9]|1[0-2])\2(?:0?[1-9]|[12]\d|3[01]))(?![\w/-]|\.\d)"
+)
 _AMOUNT_RE = re.compile(r"\$\s?\d[\d,]*(?:\.\d{1,2})?")
 _ISBN_RE = re.compile(r"^97[89]\d{10}$")  # a book's number, which customers quote
 
@@ -148,19 +165,42 @@ def _number_words_as_digits(text: str) -> str:
 def _links(reply: str, grounded: str) -> bool:
     without_emails = EMAIL_MENTION_RE.sub(" ", reply)
     links = [match.group(0).rstrip(".,;:!?)") for match in _URL_RE.finditer(without_emails)]
-    links += [match.group(0) for match in _DOMAIN_RE.finditer(_URL_RE.sub(" ", without_emails))]
+    bare = _URL_RE.sub(" ", without_emails)
+    links += [match.group(0) for pattern in (_DOMAIN_RE, _IPV4_RE) for match in pattern.finditer(bare)]
     return any(_lower(link) not in grounded for link in links)
 
 
-def _emails(reply: str, grounded: str) -> bool:
-    return any(_lower(match.group(0)) not in grounded for match in EMAIL_MENTION_RE.finditer(reply))
+def _emails(reply: str, grounded: str, vouched: frozenset[str]) -> bool:
+    return any(
+        _lower(match.group(0)) not in grounded and _lower(match.group(0)) not in vouched
+        for match in EMAIL_MENTION_RE.finditer(reply)
+    )
+
+
+def emails_vouched_for(results: list[ToolResult]) -> frozenset[str]:
+    """The emails a tool call of this turn passed as `customer_email` and that found the order: every
+    tool taking one answers only when it is the order's own email, so the tool vouches for it. One that
+    found nothing vouches for nothing (an injected model could call a tool with any address first)."""
+    vouched = set()
+    for result in results:
+        email = result.arguments.get("customer_email")
+        if not isinstance(email, str):
+            continue
+        try:
+            content = json.loads(result.content)
+        except ValueError:
+            continue
+        if isinstance(content, dict) and "error" not in content and content.get("order_id"):
+            vouched.add(_lower(normalised(email.strip())))
+    return frozenset(vouched)
 
 
 def _phones(reply: str, grounding: str) -> bool:
     """A run of 7 to 15 digits (letters read as a keypad's, numbers in words as digits) that this
-    turn's tools did not give; order numbers, RMA numbers, ISO dates and amounts are read first."""
+    turn's tools did not give; order numbers, RMA numbers, dates and amounts are read first."""
     known = _alnum(grounding)
-    text = _AMOUNT_RE.sub(" ", _ISO_DATE_RE.sub(" ", RMA_NUMBER_MENTION_RE.sub(" ", reply)))
+    text = _ISO_DATE_RE.sub(" ", _NUMERIC_DATE_RE.sub(" ", RMA_NUMBER_MENTION_RE.sub(" ", reply)))
+    text = _AMOUNT_RE.sub(" ", text)
     text = ORDER_NUMBERS.look_alike_re.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
     for match in _VANITY_RE.finditer(text):
         value = _alnum(match.group(0))
@@ -180,21 +220,56 @@ def _phones(reply: str, grounding: str) -> bool:
 # --- Payment credentials: asked for only in a tool's own words. ---
 
 _CREDENTIALS_RE = re.compile(
-    r"\b(?:card(?:'s)? numbers?|card details|card info(?:rmation)?|long number|cvv2?|cvc|cv2|security code|"
-    r"(?:three|3|four|4|sixteen|16|15|fifteen)[- ]digits?\b[^.?!]{0,40}\b(?:card|front|back)|"
+    r"\b(?:card(?:'s)? (?:[\w-]+ )?numbers?|card details|card info(?:rmation)?|long number|cvv2?|cvc|cv2|"
+    r"security code|(?:three|3|four|4|sixteen|16|15|fifteen)[- ]digits?\b[^.?!]{0,40}\b(?:card|front|back)|"
     r"digits? (?:on|of|printed on) (?:the )?(?:front|back|your card)|numbers? on (?:the )?(?:front|back) of|"
-    r"expiry date|expiration date|exp\.? date|pin(?: code| number)?|passwords?|passcode|bank details|"
+    r"expir(?:y|ation)(?: date| month| year)?|exp\.? date|when (?:it|the card|your card) expires|"
+    r"pin(?: code| number)?|passwords?|passcode|bank details|"
     r"bank account|account number|routing number|iban|swift|sort code|social security|ssn|login details|"
-    r"credentials|one-time (?:code|password)|otp|verification code|2fa code)\b",
+    r"credentials|one-time (?:code|password)|otp|verification code|2fa code|"
+    # a card by its brand, and what is printed on one
+    r"visa|master ?card|amex|american express|discover card|diners club|maestro|jcb|union ?pay|embossed|"
+    r"(?:digits?|numbers?|code) (?:beside|next to|by|near|above|below|under|on) (?:the )?signature|"
+    r"signature (?:strip|panel|box))\b",
     re.IGNORECASE,
+)
+# What asks the customer for something: an imperative, a need, a question.
+_ASK_RE = re.compile(
+    r"\b(?:send|give|enter|type|provide|share|confirm|tell|reply with|respond with|text|e-?mail|write|submit|"
+    r"verify|input|fill in|read out|read|paste|upload|attach|need|require|want|ask(?:ing)? (?:you )?for|"
+    r"what(?:'s| is| are| was)|which is|may (?:i|we) have)\b",
+    re.IGNORECASE,
+)
+# Words that turn an ask into its opposite, just before it: "we will never ask for", "don't share".
+_ASK_NEGATED_RE = re.compile(
+    r"\b(?:not|never|don't|doesn't|won't|cannot|can't|shouldn't|no need to|nobody|no one)\b"
+    r"(?:\W+\w+){0,2}\W*$",
+    re.IGNORECASE,
+)
+_CLAUSE_END_RE = re.compile(r"[,;:.?!]")
+ASKED_WITHIN_WORDS = (
+    5  # how far after the ask its object may start: "reply with your online banking password"
 )
 
 
 def _asks_for_credentials(reply: str, grounded: str) -> bool:
-    return any(
-        _CREDENTIALS_RE.search(sentence) and not _quoted(sentence, grounded)
-        for sentence in sentences_of(reply)
-    )
+    """A sentence that asks the customer to give a payment credential or a password, other than in a
+    tool's own words; a mention ("we will never ask for your card number") or a FAQ's instructions
+    ("choose Forgot password on the login page") asks for nothing."""
+    for sentence in sentences_of(reply):
+        if _quoted(sentence, grounded):
+            continue
+        for ask in _ASK_RE.finditer(sentence):
+            if _ASK_NEGATED_RE.search(sentence[: ask.start()]):
+                continue
+            rest = sentence[ask.end() :]
+            clause = rest[: end.start()] if (end := _CLAUSE_END_RE.search(rest)) else rest
+            asked = _CREDENTIALS_RE.search(clause)
+            if not asked or len(clause[: asked.start()].split()) > ASKED_WITHIN_WORDS:
+                continue
+            if " ".join(_lower(sentence[ask.start() : ask.end() + asked.end()]).split()) not in grounded:
+                return True
+    return False
 
 
 def _quoted(sentence: str, grounded: str) -> bool:
@@ -212,7 +287,7 @@ _PROMISE_RES = [
     re.compile(
         r"\b(?:refund|credit|compensation|replacement|reimbursement|money)\b[^.!?\n]{0,40}?\b(?:confirmed|"
         r"approved|authori[sz]ed|processed|issued|granted|sent|paid|completed|on (?:its|the) way|guaranteed|"
-        r"been arranged)\b",
+        r"been arranged|gone through|went through|credited)\b",
         re.IGNORECASE,
     ),
     re.compile(
@@ -220,31 +295,81 @@ _PROMISE_RES = [
         r"(?:just\s+|now\s+|already\s+|going to\s+|happy to\s+|gladly\s+)?"
         r"(?:approved?|approving|authori[sz](?:ed?|ing)|issu(?:e|ed|ing)|process(?:ed|ing)?|"
         r"grant(?:ed|ing)?|arrang(?:e|ed|ing)|credit(?:ed|ing)?|refund(?:ed|ing)?|waiv(?:e|ed|ing)|"
-        r"reimburs(?:e|ed|ing)|send(?:ing)?|sent|ship(?:ping|ped)?|give|giving|offer(?:ing)?)\b[^.!?\n]{0,40}?"
+        r"reimburs(?:e|ed|ing)|send(?:ing)?|sent|ship(?:ping|ped)?|give|giving|offer(?:ing)?|"
+        r"replac(?:e|ed|ing))\b[^.!?\n]{0,40}?"
         r"\b(?:refunds?|credit|discount|compensation|exception|replacement|voucher|coupon|money|fee|new copy|"
         r"another copy|free)\b",
         re.IGNORECASE,
     ),
     re.compile(
-        r"\b(?:full refund|refund is confirmed|discount|coupon|promo(?:tion(?:al)?)? code|voucher|"
-        r"store credit|"
-        r"account credit|compensation|free of charge|at no (?:extra )?(?:cost|charge)|no charge|on the house|"
-        r"on us|complimentary|\d+\s?% off|\$\s?\d+ off|as an exception|an exception|goodwill|waive[ds]?|"
+        r"\b(?:full refund|(?:refund|reimburs)\w*(?: you)? in full|refund is confirmed|discount|coupon|"
+        r"promo\w*|voucher|store credit|"
+        r"(?:we|i)(?:'ll| will| can|'ve| have| are going to)\s+(?:gladly\s+)?replace|"
+        r"account credit|compensation|free of charge|for free|at no (?:extra )?(?:cost|charge)|no charge|"
+        r"on the house|on us|complimentary|\d+\s?% off|[\w-]+ (?:percent|per cent) off|\$\s?\d+ off|"
+        r"half (?:price|off)|as an exception|an exception|goodwill|waive[ds]?|"
         r"just this once|this one time|(?:a|another) (?:new|free|fresh|replacement) copy|replacement copy|"
         r"(?:send|ship|mail)(?:ing)? you (?:a |another )?(?:new|replacement|free)|reship|re-ship|"
         r"extend(?:ed)? (?:the|your) (?:return )?window|at checkout)\b",
         re.IGNORECASE,
     ),
-    # A code: "code SAVE50", "enter SAVE50", "use BOOKLY20".
+    # A code: "code SAVE50", "enter SAVE50", "use BOOKLY20"; after "code" or "promo", letters alone too.
     re.compile(
-        r"\b(?:code|enter|use|apply|redeem)\s*[:#]?\s*[\"'\u201c]?(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{4,}\b"
+        r"\b(?:code|enter|use|apply|redeem)\s*[:#]?\s*[\"']?(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{4,}\b"
+        r"|\b(?:code|promo)\s*[:#]?\s*[\"']?[A-Z][A-Z0-9]{3,}\b"
     ),
 ]
+# A promise said not to be made, just before it: "I can't make an exception", "I don't have any discount
+# codes". Not "no problem" or "not only", and not across a new subject ("don't worry, we'll refund you").
+_PROMISE_NEGATED_RE = re.compile(
+    r"\b(?:not(?! only)|never|no(?! (?:problem|worries|doubt|question))|cannot|can't|don't|doesn't|won't|"
+    r"isn't|aren't|wasn't|couldn't|wouldn't|unable to)\b"
+    r"(?P<gap>(?:\W+[\w']+){0,4}?)\W*$",
+    re.IGNORECASE,
+)
+_NEW_SUBJECT_RE = re.compile(
+    r"[,;:]|\b(?:but|i|i'm|i'll|i've|we|we'll|we've|we're|you'll|you're|it'll)\b", re.I
+)
+# The refund the return policy or a tool states, as what will happen: "once we receive the books, your
+# refund will be processed within 7 business days", "issued to your original payment method".
+_REFUND_TERMS_RE = re.compile(
+    r"\b\d+ (?:business|working) days?\b|\boriginal (?:form of )?payment(?: method)?\b", re.I
+)
+_REFUND_FUTURE_RE = re.compile(r"\b(?:will|'ll|once|after|when)\b", re.IGNORECASE)
+_REFUND_DONE_RE = re.compile(
+    r"\b(?:(?:has|have|had|just) been|'s been|was|were|already|now|is being)\b|"
+    r"\b(?:confirmed|approved|authori[sz]ed|granted|guaranteed|gone through|went through)\b",
+    re.IGNORECASE,
+)
 
 
 def _unmade_promise(reply: str, grounded: str) -> bool:
-    phrases = [match.group(0) for pattern in _PROMISE_RES for match in pattern.finditer(reply)]
-    return any(_lower(phrase) not in grounded for phrase in phrases)
+    """A promise no tool result of this turn (nor the policy's terms, in `grounded`) made in those words;
+    one said not to be made is none, nor the policy's refund said as what will happen."""
+    for sentence in sentences_of(reply):
+        for pattern in _PROMISE_RES:
+            for match in pattern.finditer(sentence):
+                if _lower(match.group(0)) in grounded or _negated(sentence[: match.start()]):
+                    continue
+                if pattern is _PROMISE_RES[0] and _refund_as_the_terms_say(sentence, grounded):
+                    continue
+                return True
+    return False
+
+
+def _negated(before: str) -> bool:
+    negation = _PROMISE_NEGATED_RE.search(before)
+    return bool(negation) and not _NEW_SUBJECT_RE.search(negation.group("gap"))
+
+
+def _refund_as_the_terms_say(sentence: str, grounded: str) -> bool:
+    stated = [_lower(match.group(0)) for match in _REFUND_TERMS_RE.finditer(sentence)]
+    return (
+        bool(stated)
+        and all(value in grounded for value in stated)
+        and bool(_REFUND_FUTURE_RE.search(sentence))
+        and not _REFUND_DONE_RE.search(sentence)
+    )
 
 
 # --- Never a person. ---
@@ -252,7 +377,8 @@ def _unmade_promise(reply: str, grounded: str) -> bool:
 # Capitalised words that follow "I'm" without naming anyone.
 _NOT_A_NAME = _words(
     "bookly sorry afraid happy glad unable not here just still only the a an so very really also now "
-    "checking looking going able sure"
+    "checking looking going able sure thanks thank cheers regards best your our yes no ok okay support "
+    "customer team"
 )
 _PERSON_RES = [
     re.compile(r"\b(?:i am|i'm|im|this is|i was|i've been)\s+(?:an?\s+)?(?:real|actual|live|human)\b", re.I),
@@ -263,7 +389,13 @@ _PERSON_RES = [
         r"(?:part|one) of (?:the|our) (?:bookly |support |customer )*team)",
         re.I,
     ),
-    re.compile(r"\b(?:my name is|my name's|name's|call me|speaking as|you're speaking (?:to|with))\b", re.I),
+    re.compile(
+        r"\b(?:my name is|my name's|name's|call me|speaking as|you(?:'re| are) (?:speaking|chatting|talking|"
+        r"connected) (?:to|with) (?!(?:bookly|an? (?:automated|ai|virtual)|our (?:automated|ai|virtual)|the "
+        r"(?:automated|ai|virtual)|me\b))|as an? (?:real |actual |live )?(?:human|person\b|bookseller|"
+        r"(?:support |customer service )?(?:agent|rep\b|representative|employee|staff member|clerk)))",
+        re.I,
+    ),
     re.compile(r"\bi (?:work|am working) (?:at|for|in|on)\b", re.I),
     re.compile(
         r"\b(?:me and my colleagues|my colleagues and i|my manager|my team and i|my supervisor)\b", re.I
@@ -275,16 +407,30 @@ _PERSON_RES = [
         re.MULTILINE,
     ),
 ]
-_NAMED_AS_RE = re.compile(r"\b(?:i am|i'm|im|this is|it's|here's|it is)\s+([A-Z][a-z]+)\b", re.I)
+# "I'm Anna", "this is Anna from the team", "Anna here" (not "this is Sarah Chen's order": a possessive).
+_NAMED_AS_RE = re.compile(
+    r"\b(?:i am|i'm|im|this is|it's|here's|it is)\s+([A-Z][a-z]+)\b(?!(?:\s+[A-Z][a-z]+)?'s)"
+    r"|(?:^|[.!?]\s+)([A-Z][a-z]+) here(?=\s*(?:[,!-]|from\b))",
+    re.I | re.MULTILINE,
+)
+# A last line that signs the reply: "Warmly, Anna", "Anna, Bookly Support", "- Anna", "Anna".
+_SIGN_OFF_RE = re.compile(
+    r"\n\s*(?:[-\u2013\u2014~]+\s*)?(?:[A-Za-z]+(?: [a-z]+){0,2}[,!.]\s*)?"
+    r"(?!Bookly\b)([A-Z][a-z]+)(?: [A-Z][a-z]+)?"
+    r"\s*(?:(?:[,(-]|from|at|of)\s*(?:the )?(?:Bookly|[Ss]upport|[Cc]ustomer|[Tt]eam)[\w ]*\)?)?[.!]?\s*$"
+)
 
 
-def _poses_as_person(reply: str) -> bool:
+def _poses_as_person(reply: str, names: frozenset[str]) -> bool:
+    """Speaking as a person or a human, by role or by a name other than those the turn's tools gave."""
     if any(pattern.search(reply) for pattern in _PERSON_RES):
         return True
-    # "I'm Anna", "this is Anna from the team": a capitalised name (the reply's own casing).
+    said = [match.group(1) or match.group(2) for match in _NAMED_AS_RE.finditer(reply)]
+    if signed := _SIGN_OFF_RE.search(reply):
+        said.append(signed.group(1))
+    # A capitalised name (the reply's own casing) that is no ordinary word and no one a tool named.
     return any(
-        match.group(1)[0].isupper() and _lower(match.group(1)) not in _NOT_A_NAME
-        for match in _NAMED_AS_RE.finditer(reply)
+        name[0].isupper() and _lower(name) not in _NOT_A_NAME and _lower(name) not in names for name in said
     )
 
 
@@ -292,7 +438,7 @@ def _poses_as_person(reply: str) -> bool:
 
 _ABOUT_RETURNS_RE = re.compile(
     r"\b(?:return|returns|returned|returning|returnable|send (?:it|them|those|these) back|refundable|"
-    r"exchange)\b",
+    r"exchange|eligible|qualif(?:y|ies) for)\b",
     re.IGNORECASE,
 )
 _UNLIMITED_RE = re.compile(
@@ -312,6 +458,35 @@ _EVERYTHING_RE = re.compile(
     r"(?!\s+(?:that|which|from|in|on|of|if|as long|within|you|still|delivered|eligible|except))",
     re.IGNORECASE,
 )
+# "Anytime within 30 days": a time limit after all, read as a period below.
+_WITHIN_RE = re.compile(r"\s+(?:within|in|during|up to|for)\b", re.IGNORECASE)
+# An item in a state the policy's condition rules out, said to be returnable: "opened books", "books you
+# have read". Each state goes with the condition word in the terms that rules it out.
+_STATES_RULED_OUT = {
+    "unread": r"opened|read|used|second-hand|pre-owned|annotated|highlighted",
+    "undamaged": r"damaged|worn|torn|written in|marked",
+    "original packaging": r"unwrapped|unsealed|without (?:the |its |their )?(?:original )?packaging",
+}
+_ITEM_WORDS = r"(?:books?|items?|cop(?:y|ies)|ones|titles?|paperbacks?|hardcovers?|novels?)"
+_CONDITION_RE = re.compile(r"Condition:\s*([^\n]*)", re.IGNORECASE)
+
+
+def _ruled_out_states(terms: str) -> list[re.Pattern]:
+    line = _CONDITION_RE.search(terms)
+    condition = _lower(line.group(1)) if line else ""
+    return [
+        re.compile(
+            rf"\b(?:{states})\s+{_ITEM_WORDS}\b|\b{_ITEM_WORDS}\s+(?:that\s+|which\s+)?(?:you(?:'ve| have)|"
+            rf"(?:have|has|had) been|(?:are|is|were|was)(?: already)?)\s+(?:already\s+)?(?:{states})\b",
+            re.IGNORECASE,
+        )
+        for required, states in _STATES_RULED_OUT.items()
+        if required in condition
+    ]
+
+
+# The word after "any"/"all" in "return any unread book": the policy's own condition, when it is one.
+_CONDITION_WORD_RE = re.compile(r"\s+(?:of\s+)?(?:the\s+|your\s+)?(\w+)")
 _UNITS_IN_DAYS = {"day": 1, "week": 7, "fortnight": 14, "month": 30, "year": 365}
 _COUNT_WORDS = {
     "a": 1,
@@ -385,12 +560,25 @@ def _contradicts_policy(reply: str, terms: str, grounding: str) -> bool:
     known_days = set(_periods_in_days(terms)) | set(_periods_in_days(grounding))
     stated = _lower(terms + "\n" + grounding)
     excluded = _excluded_categories(terms)
+    ruled_out = _ruled_out_states(terms)
+    condition = _words(re.sub(r"\W", " ", _lower(m.group(1)))) if (m := _CONDITION_RE.search(terms)) else ()
     for sentence in sentences_of(reply):
         if not _ABOUT_RETURNS_RE.search(sentence) or _lower(sentence.strip()) in stated:
             continue
-        if _UNLIMITED_RE.search(sentence) or _EVERYTHING_RE.search(sentence):
-            return True
+        if any(
+            _WITHIN_RE.match(sentence, unlimited.end()) is None
+            for unlimited in _UNLIMITED_RE.finditer(sentence)
+        ):
+            return True  # "anytime within 30 days" has its limit: the period is read below
+        if any(
+            not (rest := _CONDITION_WORD_RE.match(sentence, everything.end()))
+            or _lower(rest.group(1)) not in condition
+            for everything in _EVERYTHING_RE.finditer(sentence)
+        ):
+            return True  # "any unread book" states the policy's condition
         if (even := _EVEN_RE.search(sentence)) and _lower(even.group(0)) not in stated:
+            return True
+        if not _NEGATION_RE.search(sentence) and any(pattern.search(sentence) for pattern in ruled_out):
             return True
         if not _BUSINESS_DAYS_RE.search(sentence) and any(
             days not in known_days for days in _periods_in_days(sentence)
@@ -440,6 +628,9 @@ def _leaks_prompt(reply: str, system_prompt: str, grounding: str, terms: str) ->
 
 
 _PROTOCOL_TAGS = (REMINDER_TAG, STAFF_MESSAGE_TAG, SIGNED_IN_TAG)
+# What opens a tag to a reader: "<", the stand-in customers' tags become, and the angle brackets of other
+# scripts ("\u3008reminder\u3009"; NFKC has already made fullwidth and small ones "<").
+_TAG_OPENERS = "<" + TAG_STAND_IN + "\u3008\u27e8\u276c\u276e\u29fc\u2039"
 _PROMPT_TAG_RE = re.compile(r"</?([a-z_]+)>")
 
 
@@ -449,7 +640,7 @@ def _internal_names(system_prompt: str) -> re.Pattern:
     tags = set(_PROMPT_TAG_RE.findall(system_prompt)) | set(_PROTOCOL_TAGS)
     bare = {name for name in tags | set(TOOL_NAMES) | set(ToolError) if "_" in name}
     return re.compile(
-        rf"[<{TAG_STAND_IN}]\s*/?\s*(?:{'|'.join(sorted(tags))})\b|\b(?:{'|'.join(sorted(bare))})\b",
+        rf"[{_TAG_OPENERS}]\s*/?\s*(?:{'|'.join(sorted(tags))})\b|\b(?:{'|'.join(sorted(bare))})\b",
         re.IGNORECASE,
     )
 
@@ -467,19 +658,35 @@ REFUSAL_RE = re.compile(
 # --- Every sentence on the store's tasks, once its courtesies are taken out. ---
 
 # Words that show a clause is about the store's tasks.
+# "Order" and "items" alone are not enough ("a Python list keeps its items in the order you add them"):
+# an order is one when it is someone's or numbered.
 _ON_TASK_RE = re.compile(
-    r"\b(?:orders?|ordered|returns?|returned|returning|refunds?|refunded|rma|ship|shipping|shipped|shipment|"
+    r"\b(?:(?:your|my|our|this|that|an?|each|every|new|next|whole|same) (?:orders?|items?)|"
+    r"order (?:number|status|total|history)|orders? (?:is|was|are|were|has|have|will)|ordered|"
+    r"returns?|returned|returning|refunds?|refunded|rma|ship|shipping|shipped|shipment|"
     r"deliver|delivery|delivered|tracking|track|parcel|package|courier|carrier|label|policy|policies|faq|"
-    r"password|account|e-?mail|address|items?|books?|titles?|cop(?:y|ies)|exchange|purchase|bookly|store|"
+    r"password|account|e-?mail|address|books?|titles?|cop(?:y|ies)|exchange|purchase|bookly|store|"
     r"arrived?|arriving|transit|on its way|processing|prepared|cancell?ed|cancel|cancellation|eligible|"
     r"returnable|window|days?|weeks?|business|receipt|confirmation|payment|paid|price|cost|costs|total|"
     r"charge|money|credit|limit|changes?|changed|changing|case|damaged|missing|stolen|late|porch|box|"
-    r"recipient|street|city|state|zip|bk|numbers?|gift|wrap\w*|edition|hardcover|paperback|e-?books?|"
-    r"audiobooks?|condition|unread|packaging|dispatch\w*|estimated|expected|arrive)\b",
+    r"recipient|street|city|state|zip|gift|exceptions?|wrap\w*|edition|hardcover|paperback|e-?books?|"
+    r"audiobooks?|condition|unread|packaging|dispatch\w*|estimated|expected|arrive|discounts?|coupons?|"
+    r"promo\w*|vouchers?)\b|" + ORDER_NUMBERS.mention_pattern,
     re.IGNORECASE,
 )
 # Where a sentence's clauses part: a polite frame and an answer about something else are two clauses.
-_CLAUSE_RE = re.compile(r"[;:()]|\s[-\u2013\u2014]\s|,\s*(?:and|but|so|while|because)?\b", re.IGNORECASE)
+_CLAUSE_RE = re.compile(
+    r"[;:()]|\s[-\u2013\u2014]\s|,\s*(?:and|but|so|while|because)?\b|\s(?:and|but|while|whereas|because)\s",
+    re.IGNORECASE,
+)
+# A courteous wish ("Happy birthday to your mother", "Good luck with the move", "I hope your daughter enjoys
+# it"): what it wishes for may name a word or two of the customer's life, no more.
+_WISH_RE = re.compile(
+    r"^\s*(?:(?:i|we)\s+)?(?:happy|merry|good luck|best of luck|best wishes|all the best|congratulations|"
+    r"congrats|hope|wish(?:ing)?|enjoy\w*|safe travels|get well|have (?:a|an) \w+)\b",
+    re.IGNORECASE,
+)
+WISH_WORDS = 2
 # What a reply says around its answer, which carries no facts: taken out before a sentence is read.
 _COURTESY_RE = re.compile(
     r"\b(?:sorry|apolog\w*|unfortunately|thanks?|thank you|welcome|hi|hello|hey|good (?:morning|afternoon|"
@@ -487,7 +694,7 @@ _COURTESY_RE = re.compile(
     r"great|no problem|understand|got it|okay|ok|alright|please|wait|moment|check|look|see|again|try|"
     r"answer|answers|reply|rephrase|message|messages|went|one at a time|step|steps|absolutely|"
     r"definitely|indeed|well|actually|fact|yes|yeah|right|correct|interesting|question|asked|asking|"
-    r"lovely|wonderful|nice|enjoy|have|day|weekend|evening|patience|hope|hoping|trouble|inconvenience|"
+    r"lovely|wonderful|nice|enjoy\w*|have|day|weekend|evening|patience|hope|hoping|trouble|inconvenience|"
     r"frustrat\w*|confusion|mistake|clarify|clear|noted|note|quick|quickly|soon|fine|perfect|excellent|"
     r"awesome|cool|fair|reach|contact|today|tomorrow|time|anything|something|else|more|further|"
     # the frame of a support conversation: who helps, and how
@@ -523,15 +730,18 @@ def _off_topic_sentence(
 ) -> bool:
     """A clause about something else entirely, however the reply around it talks of orders and however
     politely it is framed ("Sure, the capital of France is Paris."): no word of the tasks, and at least
-    two words that neither the courtesies, the store's instructions nor this turn's tools use."""
+    two words that neither the courtesies, the store's instructions nor this turn's tools use (a wish
+    may carry two)."""
     known = _prompt_vocabulary(system_prompt) | _content_words(grounding)
     for sentence in sentences_of(REFUSAL_RE.sub(" ", reply)):
-        if _lower(sentence.strip()) in grounded or mentions_order_facts(sentence, knowledge):
-            continue  # a tool's words (a FAQ answer quoted), or what a tool returned
+        if _lower(sentence.strip()) in grounded:
+            continue  # a tool's words (a FAQ answer quoted)
         for clause in _CLAUSE_RE.split(sentence):
-            if not clause or _ON_TASK_RE.search(clause):
+            # Clause by clause: an order's facts in one do not carry "the capital of France is Paris".
+            if not clause or _ON_TASK_RE.search(clause) or mentions_order_facts(clause, knowledge):
                 continue
-            if len(_content_words(_COURTESY_RE.sub(" ", clause)) - known) >= 2:
+            unknown = len(_content_words(_COURTESY_RE.sub(" ", _WISH_RE.sub(" ", clause))) - known)
+            if unknown > (WISH_WORDS if _WISH_RE.search(clause) else 1):
                 return True
     return False
 
@@ -542,6 +752,13 @@ def _content_words(text: str) -> set[str]:
         for word in _WORD_RE.findall(_lower(text))
         if len(word) >= 3 and word not in _STOPWORDS and not word.isdigit()
     }
+
+
+def _named_by_tools(grounding: str) -> frozenset[str]:
+    """The words of the customer's name and the titles the turn's tool results gave, casefolded: "Thanks,
+    Sarah!" greets the customer, a last line "Sapiens" is a title, neither is the assistant's name."""
+    names = re.findall(r'"(?:customer_name|title)":\s*"([^"]*)"', grounding)
+    return _words(_lower(" ".join(names)))
 
 
 def _with_values(grounding: str) -> str:
@@ -568,7 +785,13 @@ def _with_values(grounding: str) -> str:
 
 
 def conduct_violations(
-    *, reply: str, grounding: str, terms: str, system_prompt: str, knowledge: Knowledge
+    *,
+    reply: str,
+    grounding: str,
+    terms: str,
+    system_prompt: str,
+    knowledge: Knowledge,
+    vouched_emails: frozenset[str] = frozenset(),
 ) -> list[Conduct]:
     """The codes of what the reply says that only a hijacked model would: see the module's docstring."""
     raw = reply
@@ -578,11 +801,11 @@ def conduct_violations(
     unescaped = html.unescape(reply)
     checks = [
         (Conduct.UNGROUNDED_LINK, lambda: _links(reply, grounded)),
-        (Conduct.UNGROUNDED_EMAIL, lambda: _emails(reply, grounded)),
+        (Conduct.UNGROUNDED_EMAIL, lambda: _emails(reply, grounded, vouched_emails)),
         (Conduct.UNGROUNDED_PHONE, lambda: _phones(reply, grounding)),
         (Conduct.ASKS_FOR_CREDENTIALS, lambda: _asks_for_credentials(reply, grounded)),
         (Conduct.UNMADE_PROMISE, lambda: _unmade_promise(reply, _lower(grounding + "\n" + terms))),
-        (Conduct.POSES_AS_PERSON, lambda: _poses_as_person(reply)),
+        (Conduct.POSES_AS_PERSON, lambda: _poses_as_person(reply, _named_by_tools(grounding))),
         (Conduct.CONTRADICTS_POLICY, lambda: _contradicts_policy(reply, terms, grounding)),
         (
             Conduct.PROMPT_LEAK,

@@ -603,12 +603,22 @@ def _history_for_request(stored: list[dict]) -> list[dict]:
 
 def _tool_results_of(calls: list[dict], blocks: list[dict]) -> list[ToolResult]:
     """The tool results among `blocks`, each with the name of the tool whose call (in `calls`) it answers."""
-    names = {call["id"]: call["name"] for call in calls if call.get("type") == "tool_use"}
+    by_id = {call["id"]: call for call in calls if call.get("type") == "tool_use"}
     return [
-        ToolResult(tool=names.get(block["tool_use_id"], ""), content=block["content"])
+        ToolResult(
+            tool=by_id.get(block["tool_use_id"], {}).get("name", ""),
+            content=block["content"],
+            arguments=_arguments_of(by_id.get(block["tool_use_id"], {})),
+        )
         for block in blocks
         if block.get("type") == "tool_result"
     ]
+
+
+def _arguments_of(call: dict) -> dict:
+    """A stored call's arguments (a model may have sent something other than an object)."""
+    arguments = call.get("input")
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def _with_cache_point(messages: list[dict]) -> list[dict]:

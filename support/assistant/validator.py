@@ -32,7 +32,7 @@ from support.assistant.claims import (
     mentions_order_facts,
     quotes_policy,
 )
-from support.assistant.conduct import REFUSAL_RE, conduct_violations, normalised
+from support.assistant.conduct import REFUSAL_RE, conduct_violations, emails_vouched_for, normalised
 
 FALLBACK_REPLY = (
     "Sorry, I couldn't put together a reliable answer to that. I can help with the status of an order, "
@@ -68,7 +68,7 @@ _SCOPE_WORDS = re.compile(
     r"shipping|shipped|delivery|delivered|deliver|tracking|track|parcel|package|policy|policies|faq|"
     r"password|account|email|items?|exchange|purchase|bookly|arrived|arrive|transit|on its way|processing|"
     r"prepared|cancell?ed|cancel|cancellation|address|eligible|returnable|cost|costs|total|price|paid|"
-    r"support team)\b|" + ORDER_NUMBERS.mention_pattern,
+    r"support team|discounts?|coupons?|promo codes?|vouchers?)\b|" + ORDER_NUMBERS.mention_pattern,
     re.IGNORECASE,
 )
 
@@ -121,11 +121,14 @@ def reply_validate(
         if code not in violations:
             violations.append(code)
 
-    grounding = "\n".join(
-        result.content for result in (tool_results if turn_results is None else turn_results)
-    )
+    this_turn = tool_results if turn_results is None else turn_results
     for code in conduct_violations(
-        reply=reply, grounding=grounding, terms=instructions, system_prompt=system_prompt, knowledge=knowledge
+        reply=reply,
+        grounding="\n".join(result.content for result in this_turn),
+        terms=instructions,
+        system_prompt=system_prompt,
+        knowledge=knowledge,
+        vouched_emails=emails_vouched_for(this_turn),
     ):
         if code not in violations:
             violations.append(code)
