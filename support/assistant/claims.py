@@ -385,6 +385,13 @@ _WRITTEN_DATE_RES = (
     (re.compile(rf"\b{_MONTH}\s+{_DAY}\b{_YEAR}", re.I), ("month", "day", "year")),
     (re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}{_YEAR}\b", re.I), ("day", "month", "year")),
 )
+# Dates in figures as people write them: 3/30/2026 (the US store's month first; a first number over 12
+# can only be the day), 30.03.2026 (day first) and 2026/03/30. As ISO dates, they are read as claims.
+_NUMERIC_DATE_RES = (
+    (re.compile(r"(?<![\w/.])(\d{1,2})/(\d{1,2})/(\d{4})(?![\w/])"), ("month", "day", "year")),
+    (re.compile(r"(?<![\w/.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w.]\d)"), ("day", "month", "year")),
+    (re.compile(r"(?<![\w/.])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])"), ("year", "month", "day")),
+)
 _AMOUNT_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)")
 # A tracking number: a long run of capitals and digits with at least one digit (not an order or RMA number).
 _TRACKING_RE = re.compile(r"\b(?!RMA)(?=[A-Z0-9]*\d)[A-Z0-9]{10,34}\b")
@@ -406,7 +413,7 @@ def sentences_of(text: str) -> list[str]:
 
 
 def written_dates(text: str) -> list[tuple[int, int, int | None]]:
-    """(month, day, year or None) of every date in the text, ISO or written out."""
+    """(month, day, year or None) of every date in the text: ISO, written out, or in figures (3/30/2026)."""
     return [found for found, _ in _dates_with_roles(text)]
 
 
@@ -440,6 +447,13 @@ def _dates_with_roles(text: str) -> list[tuple[tuple[int, int, int | None], str 
             if 1 <= day <= 31:
                 month = _MONTHS[parts["month"].casefold().rstrip(".")]
                 found.append(((month, day, int(parts["year"] or 0) or None), match.start()))
+    for pattern, order in _NUMERIC_DATE_RES:
+        for match in pattern.finditer(text):
+            parts = {name: int(value) for name, value in zip(order, match.groups(), strict=True)}
+            if parts["month"] > 12 and order[0] == "month":
+                parts["month"], parts["day"] = parts["day"], parts["month"]
+            if 1 <= parts["month"] <= 12 and 1 <= parts["day"] <= 31:
+                found.append(((parts["month"], parts["day"], parts["year"]), match.start()))
     return [
         (
             when,

@@ -103,6 +103,10 @@ CORRECT = [
         "Your order was delivered on March 30. If it hasn't arrived, please check with a neighbour.",
     ),
     ("one_delivered", "Order #10042 was delivered on 2026-03-30."),
+    ("one_delivered", "Your order BK-10042 was delivered on 03/30/2026."),
+    ("one_delivered", "Your order BK-10042 was delivered on 3/30/2026."),
+    ("one_delivered", "Your order BK-10042 was delivered on 30.03.2026."),
+    ("one_delivered", "Your order BK-10042 was delivered on 2026/03/30."),
     ("one_delivered", "It arrived on 2026-03-30."),
     ("one_delivered", "Your package was delivered on March 30 2026."),
     ("one_delivered", "Your order BK-10042 has been delivered, and its total was $36.98."),
@@ -251,6 +255,9 @@ WRONG = [
     ("not_delivered", "Order BK-10089 is eligible for a return.", "eligibility_not_in_result"),
     ("eligible", "The last day to return BK-10042 is May 15.", "date_not_for_order"),
     ("one_delivered", "Your order BK-10042 was delivered on March 31.", "date_not_for_order"),
+    ("one_delivered", "Your order BK-10042 was delivered on 03/31/2026.", "date_not_for_order"),
+    ("one_delivered", "Your order BK-10042 was delivered on 31.03.2026.", "date_not_for_order"),
+    ("one_delivered", "Your order BK-10042 was delivered on 2026/03/31.", "date_not_for_order"),
     ("one_delivered", "Your total was $39.98.", "amount_not_for_order"),
     # Refund terms, return progress, and wordings first seen on the held-out sets.
     (
