@@ -6,10 +6,23 @@ from django.test.utils import override_settings
 from orders.models import ReturnRecord
 from store.clock import DEMO_TODAY
 from support.assistant.prompts import system_prompt, system_prompt_forget
+from support.evals.fallbacks import fallback_evaluate
 from support.evals.routing import resolution_evaluate, resolution_sets, routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
 from support.llm.configured import configured_model
+
+# Evaluations replay wrong emails in worlds rolled back after each (conversation ids come round again)
+# while the cache keeps counting: no run may spend the next one's budget for identity checks, which
+# tests check on their own.
+_UNLIMITED_CHECKS = dict.fromkeys(
+    (
+        "BOOKLY_FAILED_CHECKS_PER_ORDER",
+        "BOOKLY_FAILED_CHECKS_PER_CONVERSATION",
+        "BOOKLY_FAILED_CHECKS_PER_IP",
+    ),
+    10**9,
+)
 
 
 class Command(BaseCommand):
@@ -31,11 +44,22 @@ class Command(BaseCommand):
             "in support/evals/resolution/ left at a dead end (--only resolution: those alone). With "
             "Claude that is one to four calls a message, several thousand in all. -v 2 lists each miss.",
         )
+        parser.add_argument(
+            "--fallbacks",
+            action="store_true",
+            help="Instead, take every first message of the routing and resolution sets (--only picks sets "
+            "by name) through the real turn as a new conversation, then a second turn giving BK-10042 and "
+            "its email, and report the share of replies the validator replaced with the fallback (its "
+            "false positives, on honest replies). Two turns a message, several thousand in all, in a "
+            "transaction rolled back after. -v 2 lists each replaced reply's words and codes.",
+        )
 
-    def handle(self, *args, repeat, only, routing, **options):
+    def handle(self, *args, repeat, only, routing, fallbacks, **options):
         if repeat < 1:
             raise CommandError("--repeat must be at least 1.")
         model = configured_model()
+        if fallbacks:
+            return self._fallbacks(model, only=only, verbose=options["verbosity"] > 1)
         if routing:
             if repeat != 1:
                 raise CommandError("--repeat is for the scenarios; a routing set is measured once.")
@@ -84,21 +108,29 @@ class Command(BaseCommand):
             for text, intent, said in report.dead_ends if verbose else ():
                 self.stdout.write(f"    {intent}: {text!r} -> {said!r}")
 
+    def _fallbacks(self, model, *, only: str, verbose: bool) -> None:
+        sets = {
+            **routing_sets(),
+            **{f"resolution/{name}": cases for name, cases in resolution_sets().items()},
+        }
+        texts = [case["text"] for name, cases in sets.items() if only in name for case in cases]
+        self.stdout.write(f"Model: {model.name} ({model.provider})")
+        with override_settings(BOOKLY_TODAY=DEMO_TODAY, **_UNLIMITED_CHECKS), transaction.atomic():
+            call_command("loaddata", "demo", verbosity=0)
+            ReturnRecord.objects.all().delete()
+            system_prompt_forget()
+            report = fallback_evaluate(model=model, texts=texts)
+            transaction.set_rollback(True)
+        self.stdout.write(
+            f"{len(texts)} messages, {report.turns} turns: the validator replaced {len(report.replaced)} "
+            f"replies ({report.share():.2%}); codes: {dict(report.codes.most_common()) or 'none'}"
+        )
+        for words, codes in report.replaced if verbose else ():
+            self.stdout.write(f"    {', '.join(codes)}: {words!r}")
+
     def _run_once(self, scenario, model) -> list[str]:
         # The scenarios are written against the demo data, whose dates hold on DEMO_TODAY.
-        # Each run replays a scenario's wrong emails in a world rolled back after it (conversation ids
-        # come round again) while the cache keeps counting: no run may spend the next one's budget for
-        # identity checks, which tests check on their own.
-        unlimited = 10**9
-        with (
-            override_settings(
-                BOOKLY_TODAY=DEMO_TODAY,
-                BOOKLY_FAILED_CHECKS_PER_ORDER=unlimited,
-                BOOKLY_FAILED_CHECKS_PER_CONVERSATION=unlimited,
-                BOOKLY_FAILED_CHECKS_PER_IP=unlimited,
-            ),
-            transaction.atomic(),
-        ):
+        with override_settings(BOOKLY_TODAY=DEMO_TODAY, **_UNLIMITED_CHECKS), transaction.atomic():
             call_command("loaddata", "demo", verbosity=0)
             ReturnRecord.objects.all().delete()
             try:

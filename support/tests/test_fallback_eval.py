@@ -1,0 +1,20 @@
+"""run_evals --fallbacks counts what the customer would read in place of the model's words."""
+
+from support.evals.fallbacks import FOLLOW_UP, fallback_evaluate
+from support.llm.configured import configured_model
+from support.testing.messages_stub import message, text
+
+
+def test_a_replaced_reply_is_counted_with_its_words_and_codes(claude, demo_data):
+    claude.reset(
+        message(text("Call our refund desk on 555 010 0199 and we will sort it out.")),
+        message(text("Thanks. What is the email address on the order?")),
+    )
+
+    report = fallback_evaluate(model=configured_model(), texts=["I want my money back"])
+
+    assert report.turns == 2
+    assert report.replaced == [("I want my money back", ("ungrounded_phone",))]
+    assert report.codes == {"ungrounded_phone": 1}
+    assert report.share() == 0.5
+    assert FOLLOW_UP in str(claude.sent[1]["messages"])  # the second turn gave the order
