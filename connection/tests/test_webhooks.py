@@ -207,7 +207,9 @@ def test_after_about_a_day_of_failures_the_delivery_fails_and_staff_can_send_it_
     # Each wait is counted from the end of its attempt: the attempt's own time (a slow POST on a loaded
     # machine) comes on top of the delay.
     assert len(waits) == len(RETRY_DELAYS)
-    assert all(delay <= wait < delay + timedelta(seconds=30) for wait, delay in zip(waits, RETRY_DELAYS))
+    assert all(
+        delay <= wait < delay + timedelta(seconds=30) for wait, delay in zip(waits, RETRY_DELAYS, strict=True)
+    )
     assert timedelta(hours=24) < sum(waits, timedelta()) < timedelta(hours=30)
     deliveries_sweep_task()
     assert len(receiver.received) == MAX_ATTEMPTS  # failed: not tried again by itself
