@@ -9,19 +9,46 @@ from django.core.exceptions import MiddlewareNotUsed
 from django.db import connections
 
 from support.conversations.models import ConversationEnd
+from support.conversations.selectors import SIGNED_IN_SESSION_KEY
 from support.conversations.services import conversation_end_for_session
 
 
 class SessionMiddleware(DjangoSessionMiddleware):
-    """Django's session middleware, which also saves the session on a deliberate 5xx answer.
+    """Django's session middleware, which also saves the session on a deliberate 5xx answer, and never
+    writes back a sign-in another request changed meanwhile.
 
     Django skips saving on any 5xx, assuming the request broke halfway. When the
     chat API answers 502/503 because the model is unavailable, the customer's
     message is already stored in their new conversation, and the session must
     keep pointing at it. Such responses carry `session_is_consistent = True`.
+
+    A request saves its whole copy of the session, read when it started. A slow
+    one (a chat turn) that saves it (a message for the next page, unsent words)
+    after the store signed its customer out on another request would sign them
+    back in: unless this request itself signed someone in or out, the sign-in
+    saved is the one stored now.
     """
 
+    def process_request(self, request):
+        super().process_request(request)
+        if request.COOKIES.get(settings.SESSION_COOKIE_NAME):
+            request.signed_in_as_read = request.session.get(SIGNED_IN_SESSION_KEY)
+
     def process_response(self, request, response):
+        session = getattr(request, "session", None)
+        if (
+            session is not None
+            and session.modified
+            and session.session_key
+            and hasattr(request, "signed_in_as_read")
+            and session.get(SIGNED_IN_SESSION_KEY) == request.signed_in_as_read
+        ):
+            # A separate store: loading a session that is gone must not change this one's key.
+            stored = type(session)(session_key=session.session_key).load().get(SIGNED_IN_SESSION_KEY)
+            if stored != request.signed_in_as_read:
+                session.pop(SIGNED_IN_SESSION_KEY, None)
+                if stored is not None:
+                    session[SIGNED_IN_SESSION_KEY] = stored
         if response.status_code >= 500 and getattr(response, "session_is_consistent", False):
             status, response.status_code = response.status_code, 200
             try:

@@ -29,7 +29,7 @@ from support.conversations.services import (
 )
 from support.models import Conversation, ConversationMessage, MessageRole, TurnTrace
 from support.testing.chat_client import ChatClient
-from support.testing.messages_stub import message, text, tool_use
+from support.testing.messages_stub import ErrorReply, message, text, tool_use
 from support.web.page import DRAFT_SESSION_KEY
 
 # The turn runs the model call (and so the sign-out) in other threads, each with its own database
@@ -203,5 +203,21 @@ def test_a_turn_answered_after_the_sign_out_does_not_sign_the_customer_back_in(
         assert "Where has my parcel got to?" not in response.content.decode()
     else:
         assert sarah.send("Where has my parcel got to?").json()["error"] == "conversation_ended"
+    stored = SessionStore(session_key=sarah.http.cookies["sessionid"].value).load()
+    assert SIGNED_IN_SESSION_KEY not in stored and DRAFT_SESSION_KEY not in stored
+
+
+def test_a_turn_that_fails_after_the_sign_out_does_not_sign_the_customer_back_in(
+    claude, sarah, signed_out_meanwhile
+):
+    """The model fails (overloaded) after the store signed Sarah out: the page keeps unsent words in the
+    session, which must not write back the request's copy, sign-in included, nor keep her words."""
+    claude.reset(signed_out_meanwhile(ErrorReply(529, "overloaded_error")))
+    response = sarah.http.post(
+        reverse("support:chat_send"),
+        {"message": "Where has my parcel got to?"},
+        headers={"X-CSRFToken": sarah.token},
+    )
+    assert response.status_code == 302
     stored = SessionStore(session_key=sarah.http.cookies["sessionid"].value).load()
     assert SIGNED_IN_SESSION_KEY not in stored and DRAFT_SESSION_KEY not in stored

@@ -21,7 +21,11 @@ from support.assistant.turn import conversation_take_turn
 from support.conversations.feedback import RATING_COMMENT_MAX_CHARS
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.models import ConversationStatus, HandoffReason
-from support.conversations.selectors import conversation_reference, conversation_transcript
+from support.conversations.selectors import (
+    SIGNED_IN_SESSION_KEY,
+    conversation_reference,
+    conversation_transcript,
+)
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.llm.configured import get_model
 from support.web.errors import turn_refusal
@@ -48,8 +52,16 @@ DRAFT_SESSION_KEY = "chat_draft"
 
 
 def _draft_keep(request, text: str) -> None:
+    """Keep the unsent words for the page's next view, unless the store signed its customer out (or
+    another in) while the turn ran: they were the earlier customer's words, not for whoever is at the
+    browser now. (The session middleware keeps such a sign-out from being undone.)"""
+    session = request.session
+    if session.session_key:
+        stored = type(session)(session_key=session.session_key).load()
+        if stored.get(SIGNED_IN_SESSION_KEY) != session.get(SIGNED_IN_SESSION_KEY):
+            return
     # Bounded: the session is no place for megabytes a client chose to post.
-    request.session[DRAFT_SESSION_KEY] = text[: settings.BOOKLY_MAX_MESSAGE_CHARS * 4]
+    session[DRAFT_SESSION_KEY] = text[: settings.BOOKLY_MAX_MESSAGE_CHARS * 4]
 
 
 RATING_SCALE = ((1, "1 (poor)"), (2, "2"), (3, "3"), (4, "4"), (5, "5 (excellent)"))
