@@ -478,12 +478,9 @@ def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | 
     sent = incoming.address.as_fields() if incoming.address else dict.fromkeys(ADDRESS_FIELDS, "")
     if moved and sent != current:
         replaced = {name: moved[-1].before.get(name, "") for name in ADDRESS_FIELDS}
-        # A version without an address would blank the one the customer asked for (a PUT replaces
-        # the whole order): no newer news from the shop, whatever its date.
-        if (
-            incoming.address is None
-            or sent == replaced
-            or (incoming.updated_at and incoming.updated_at < moved[-1].changed_at)
+        # A version without an address keeps the one changed here (order_upsert): not a conflict.
+        if incoming.address is not None and (
+            sent == replaced or (incoming.updated_at and incoming.updated_at < moved[-1].changed_at)
         ):
             return OrderConflict(
                 ConflictCode.ADDRESS_CHANGED_HERE,
@@ -543,6 +540,16 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
         if conflict is not None:
             _conflict_record(order=order, incoming=incoming, conflict=conflict, source=source)
         else:
+            if (
+                incoming.address is None
+                and order.changes.filter(kind=OrderChangeKind.ADDRESS_CHANGED).exists()
+            ):
+                # A version without an address (a shop that sends none) keeps the one the customer asked
+                # for here: the rest of the version (shipped, delivered) still applies.
+                fields = {
+                    **fields,
+                    **{f"ship_{name}": getattr(order, f"ship_{name}") for name in ADDRESS_FIELDS},
+                }
             outcome = _replace(order, incoming, fields, source)
     if conflict is not None:
         # Raised outside the block above, so that the record of the refusal is kept.

@@ -355,12 +355,13 @@ class TestNeverBackwards:
         )
         assert (order.ship_line1, outcome) == ("2 Oak Ave", UpsertOutcome.UPDATED)
 
-    def test_a_version_without_an_address_does_not_blank_one_changed_here(self):
+    def test_a_version_without_an_address_keeps_the_one_changed_here_and_applies_the_rest(self):
         order, _ = upsert(PROCESSING)
         order_shipping_address_change(order=order, address=NEW_HOME)
-        without = {name: value for name, value in PROCESSING.items() if name != "shipping_address"}
-        assert refusal(without).code is ConflictCode.ADDRESS_CHANGED_HERE
+        without = {name: value for name, value in DELIVERED.items() if name != "shipping_address"}
+        _, outcome = upsert(without)
         order.refresh_from_db()
+        assert (outcome, order.status) == (UpsertOutcome.UPDATED, "delivered")
         assert shipping_address_shape(order=order)["line1"] == "9 Lake Shore Drive"
 
     def test_an_address_the_shop_dated_before_the_change_here_is_refused(self):
