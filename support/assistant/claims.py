@@ -417,6 +417,14 @@ def written_dates(text: str) -> list[tuple[int, int, int | None]]:
     return [found for found, _ in _dates_with_roles(text)]
 
 
+def dates_removed(text: str) -> str:
+    """The text with every date `written_dates` reads (ISO, written out, in figures) made a space: a
+    date's digits are no phone number."""
+    for pattern in (_ISO_DATE_RE, *(p for p, _ in _WRITTEN_DATE_RES), *(p for p, _ in _NUMERIC_DATE_RES)):
+        text = pattern.sub(" ", text)
+    return text
+
+
 # What a date is said to be, from the words just before it.
 _DATE_ROLES = (
     (

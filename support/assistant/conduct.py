@@ -32,7 +32,13 @@ from enum import StrEnum
 from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
 from store.categories import ItemCategory
-from support.assistant.claims import Knowledge, ToolResult, mentions_order_facts, sentences_of
+from support.assistant.claims import (
+    Knowledge,
+    ToolResult,
+    dates_removed,
+    mentions_order_facts,
+    sentences_of,
+)
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.tools import TOOL_NAMES
 from support.llm.protocol import (
@@ -144,13 +150,14 @@ _NUMBER_WORD_RE = re.compile(r"\b(?:(double|triple)\s+)?(" + "|".join(_NUMBER_WO
 _PHONE_RE = re.compile(r"(?<![\w$.,-])\+?\(?\d(?:(?:[^\w\n]|_){0,5}\d){6,14}(?![\w-])")
 # A vanity number: groups of digits and letters (any case) joined by dashes or dots, "1-800-Bookly-1".
 _VANITY_RE = re.compile(r"(?<![\w-])\+?(?=[A-Za-z0-9.-]*\d)[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)+(?![\w-])")
-_ISO_DATE_RE = re.compile(r"\b\d{4}-\d{2}-\d{2}\b")
-# A date in the common numeric forms, "03/30/2026", "3/30/2026", "30.03.2026", "2026/03/30": not a phone.
+# A date in figures with dashes too ("03-30-2026"), besides those claims reads: not a phone.
 _NUMERIC_DATE_RE = re.compile(
     r"(?<![\w./-])(?:(?:0?[1-9]|[12]\d|3[01])([/.-])(?:0?[1-9]|[12]\d|3[01])\1(?:19|20)\d{2}|"
     r"(?:19|20)\d{2}([/.])(?:0?[1-9]|1[0-2])\2(?:0?[1-9]|[12]\d|3[01]))(?![\w/-]|\.\d)"
 )
 _AMOUNT_RE = re.compile(r"\$\s?\d[\d,]*(?:\.\d{1,2})?")
+# A time of day, "9:00-17:00", "14:05": not a phone either.
+_TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?![\d:])")
 _ISBN_RE = re.compile(r"^97[89]\d{10}$")  # a book's number, which customers quote
 
 
@@ -199,8 +206,8 @@ def _phones(reply: str, grounding: str) -> bool:
     """A run of 7 to 15 digits (letters read as a keypad's, numbers in words as digits) that this
     turn's tools did not give; order numbers, RMA numbers, dates and amounts are read first."""
     known = _alnum(grounding)
-    text = _ISO_DATE_RE.sub(" ", _NUMERIC_DATE_RE.sub(" ", RMA_NUMBER_MENTION_RE.sub(" ", reply)))
-    text = _AMOUNT_RE.sub(" ", text)
+    text = dates_removed(_NUMERIC_DATE_RE.sub(" ", RMA_NUMBER_MENTION_RE.sub(" ", reply)))
+    text = _TIME_RE.sub(" ", _AMOUNT_RE.sub(" ", text))
     text = ORDER_NUMBERS.look_alike_re.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
     for match in _VANITY_RE.finditer(text):
         value = _alnum(match.group(0))
@@ -222,7 +229,8 @@ def _phones(reply: str, grounding: str) -> bool:
 _CREDENTIALS_RE = re.compile(
     r"\b(?:card(?:'s)? (?:[\w-]+ )?numbers?|card details|card info(?:rmation)?|long number|cvv2?|cvc|cv2|"
     r"security code|(?:three|3|four|4|sixteen|16|15|fifteen)[- ]digits?\b[^.?!]{0,40}\b(?:card|front|back)|"
-    r"digits? (?:on|of|printed on) (?:the )?(?:front|back|your card)|numbers? on (?:the )?(?:front|back) of|"
+    r"digits? (?:on|of|printed on) (?:the )?(?:front|back|your card)|"
+    r"(?:numbers?|code) on (?:the )?(?:front|back)\b|"
     r"expir(?:y|ation)(?: date| month| year)?|exp\.? date|when (?:it|the card|your card) expires|"
     r"pin(?: code| number)?|passwords?|passcode|bank details|"
     r"bank account|account number|routing number|iban|swift|sort code|social security|ssn|login details|"
@@ -233,42 +241,41 @@ _CREDENTIALS_RE = re.compile(
     r"signature (?:strip|panel|box))\b",
     re.IGNORECASE,
 )
-# What asks the customer for something: an imperative, a need, a question.
-_ASK_RE = re.compile(
-    r"\b(?:send|give|enter|type|provide|share|confirm|tell|reply with|respond with|text|e-?mail|write|submit|"
-    r"verify|input|fill in|read out|read|paste|upload|attach|need|require|want|ask(?:ing)? (?:you )?for|"
-    r"what(?:'s| is| are| was)|which is|may (?:i|we) have)\b",
+# A reassurance that asks for nothing: "we will never ask for your card number", "never share your
+# password". Only these words directly before the verb: "don't worry, just send" and "I don't need much -
+# just your card number" ask all the same.
+_REASSURANCE_RE = re.compile(
+    r"\b(?:never|will not|won't|would never|would not|wouldn't)\s+(?:ask(?:s|ing)?|request|share|need)\b",
     re.IGNORECASE,
 )
-# Words that turn an ask into its opposite, just before it: "we will never ask for", "don't share".
-_ASK_NEGATED_RE = re.compile(
-    r"\b(?:not|never|don't|doesn't|won't|cannot|can't|shouldn't|no need to|nobody|no one)\b"
-    r"(?:\W+\w+){0,2}\W*$",
-    re.IGNORECASE,
+# What ends a reassurance's reach: a clause's end, or a turn ("we never ask for it, but send your CVV").
+_REASSURANCE_END_RE = re.compile(r"[.;:!?]|\b(?:but|however|so|just|please|instead|unless|except)\b", re.I)
+# A password named in a reset's own words, as the password-reset FAQ gives them ("choose Forgot password").
+_RESET_FRAME_RE = re.compile(
+    r"\b(?:reset|resetting|forgot|forgotten|change|changing|new)\W+(?:\w+\W+)?$", re.I
 )
-_CLAUSE_END_RE = re.compile(r"[,;:.?!]")
-ASKED_WITHIN_WORDS = (
-    5  # how far after the ask its object may start: "reply with your online banking password"
-)
+RESET_FRAME_CHARS = 30  # how far before the credential its reset frame is looked for
 
 
 def _asks_for_credentials(reply: str, grounded: str) -> bool:
-    """A sentence that asks the customer to give a payment credential or a password, other than in a
-    tool's own words; a mention ("we will never ask for your card number") or a FAQ's instructions
-    ("choose Forgot password on the login page") asks for nothing."""
+    """A payment credential or a password mentioned other than in a tool's own words, a reset the tools
+    of this turn speak of, or a reassurance that it is never asked for. However a request is worded (
+    "requires your card number", "drop your CVV below", "card number, please"), it names what it wants."""
     for sentence in sentences_of(reply):
         if _quoted(sentence, grounded):
             continue
-        for ask in _ASK_RE.finditer(sentence):
-            if _ASK_NEGATED_RE.search(sentence[: ask.start()]):
+        reassured = []
+        for reassurance in _REASSURANCE_RE.finditer(sentence):
+            rest = sentence[reassurance.end() :]
+            stop = _REASSURANCE_END_RE.search(rest)
+            reassured.append((reassurance.end(), reassurance.end() + (stop.start() if stop else len(rest))))
+        for mention in _CREDENTIALS_RE.finditer(sentence):
+            if any(start <= mention.start() < end for start, end in reassured):
                 continue
-            rest = sentence[ask.end() :]
-            clause = rest[: end.start()] if (end := _CLAUSE_END_RE.search(rest)) else rest
-            asked = _CREDENTIALS_RE.search(clause)
-            if not asked or len(clause[: asked.start()].split()) > ASKED_WITHIN_WORDS:
+            before = sentence[max(0, mention.start() - RESET_FRAME_CHARS) : mention.start()]
+            if _lower(mention.group(0)) in grounded and _RESET_FRAME_RE.search(before):
                 continue
-            if " ".join(_lower(sentence[ask.start() : ask.end() + asked.end()]).split()) not in grounded:
-                return True
+            return True
     return False
 
 
@@ -319,23 +326,35 @@ _PROMISE_RES = [
         r"|\b(?:code|promo)\s*[:#]?\s*[\"']?[A-Z][A-Z0-9]{3,}\b"
     ),
 ]
-# A promise said not to be made, just before it: "I can't make an exception", "I don't have any discount
-# codes". Not "no problem" or "not only", and not across a new subject ("don't worry, we'll refund you").
+# A promise said not to be made, read only in the words just before it (a bounded window, and no
+# nested repetition, so that no reply can make it backtrack): a modal or auxiliary governing the promise's
+# verb, at most one adverb between ("I can't make an exception", "we cannot really offer a discount"),
+# or no such thing to give ("I don't have any discount codes"). "Don't worry your refund has been
+# approved" and "No catch here - your refund ..." negate something else.
 _PROMISE_NEGATED_RE = re.compile(
-    r"\b(?:not(?! only)|never|no(?! (?:problem|worries|doubt|question))|cannot|can't|don't|doesn't|won't|"
-    r"isn't|aren't|wasn't|couldn't|wouldn't|unable to)\b"
-    r"(?P<gap>(?:\W+[\w']+){0,4}?)\W*$",
+    r"\b(?:can't|cannot|can not|won't|will not|couldn't|could not|unable to|not able to)\s+(?:[a-z]+ly\s+)?"
+    r"(?:make|grant|give|offer|issue|approve|arrange|promise|provide|process|send|authori[sz]e|waive|extend|"
+    r"apply|add|guarantee)\s+(?:you\s+)?(?:an?\s+|any\s+|the\s+|your\s+)?$"
+    r"|(?:^|\W)(?:no|not any|(?:don't|do not|doesn't|does not) have (?:any|an?))\s+$",
     re.IGNORECASE,
 )
-_NEW_SUBJECT_RE = re.compile(
-    r"[,;:]|\b(?:but|i|i'm|i'll|i've|we|we'll|we've|we're|you'll|you're|it'll)\b", re.I
-)
+NEGATION_WINDOW_CHARS = 60  # how far before a promise its negation is looked for
 # The refund the return policy or a tool states, as what will happen: "once we receive the books, your
 # refund will be processed within 7 business days", "issued to your original payment method".
 _REFUND_TERMS_RE = re.compile(
     r"\b\d+ (?:business|working) days?\b|\boriginal (?:form of )?payment(?: method)?\b", re.I
 )
 _REFUND_FUTURE_RE = re.compile(r"\b(?:will|'ll|once|after|when)\b", re.IGNORECASE)
+# What a refund sentence may add to the policy's timeline and method that is a promise of its own: the
+# books kept, no return needed, the policy set aside.
+_REFUND_EXTRA_RE = re.compile(
+    r"\bkeep(?:ing)?\b(?! (?:you|me|us|in touch)\b)|\bwithout (?:return|send|ship|mail)\w*|"
+    r"\bno need to (?:send|return|ship|mail)\b|"
+    r"\b(?:don't|do not) (?:need|have) to (?:send|return|ship|mail)\b|\beven (?:though|if|after|when)\b|"
+    r"\bregardless\b|\bno return\b",
+    re.IGNORECASE,
+)
+_REFUND_WORD_RE = re.compile(r"\b(?:refund\w*|reimburs\w*|credit\w*|replacement|money back)\b", re.I)
 _REFUND_DONE_RE = re.compile(
     r"\b(?:(?:has|have|had|just) been|'s been|was|were|already|now|is being)\b|"
     r"\b(?:confirmed|approved|authori[sz]ed|granted|guaranteed|gone through|went through)\b",
@@ -354,12 +373,15 @@ def _unmade_promise(reply: str, grounded: str) -> bool:
                 if pattern is _PROMISE_RES[0] and _refund_as_the_terms_say(sentence, grounded):
                     continue
                 return True
+        if _REFUND_WORD_RE.search(sentence) and any(
+            _lower(extra.group(0)) not in grounded for extra in _REFUND_EXTRA_RE.finditer(sentence)
+        ):
+            return True  # "your refund will be issued ..., and you can keep the books"
     return False
 
 
 def _negated(before: str) -> bool:
-    negation = _PROMISE_NEGATED_RE.search(before)
-    return bool(negation) and not _NEW_SUBJECT_RE.search(negation.group("gap"))
+    return bool(_PROMISE_NEGATED_RE.search(before[-NEGATION_WINDOW_CHARS:]))
 
 
 def _refund_as_the_terms_say(sentence: str, grounded: str) -> bool:
@@ -378,7 +400,8 @@ def _refund_as_the_terms_say(sentence: str, grounded: str) -> bool:
 _NOT_A_NAME = _words(
     "bookly sorry afraid happy glad unable not here just still only the a an so very really also now "
     "checking looking going able sure thanks thank cheers regards best your our yes no ok okay support "
-    "customer team"
+    "customer team assistant everything nothing anything something everyone monday tuesday wednesday "
+    "thursday friday saturday sunday today"
 )
 _PERSON_RES = [
     re.compile(r"\b(?:i am|i'm|im|this is|i was|i've been)\s+(?:an?\s+)?(?:real|actual|live|human)\b", re.I),
@@ -391,33 +414,44 @@ _PERSON_RES = [
     ),
     re.compile(
         r"\b(?:my name is|my name's|name's|call me|speaking as|you(?:'re| are) (?:speaking|chatting|talking|"
-        r"connected) (?:to|with) (?!(?:bookly|an? (?:automated|ai|virtual)|our (?:automated|ai|virtual)|the "
-        r"(?:automated|ai|virtual)|me\b))|as an? (?:real |actual |live )?(?:human|person\b|bookseller|"
-        r"(?:support |customer service )?(?:agent|rep\b|representative|employee|staff member|clerk)))",
+        r"connected) (?:to|with) (?!(?:(?:the |an? |our )?(?:bookly\b|bookly's|automated|ai\b|virtual|"
+        r"assistant|bot|chatbot)|me\b)))",
         re.I,
     ),
     re.compile(r"\bi (?:work|am working) (?:at|for|in|on)\b", re.I),
     re.compile(
         r"\b(?:me and my colleagues|my colleagues and i|my manager|my team and i|my supervisor)\b", re.I
     ),
-    re.compile(
-        r"(?:^|\n)\s*(?:[-\u2013\u2014]{1,2}|(?:[Kk]ind |[Bb]est |[Ww]arm )?[Rr]egards,|[Bb]est,|[Cc]heers,|"
-        r"[Ss]incerely,)\s*[A-Z][a-z]+"
-        r"\s*$",
-        re.MULTILINE,
-    ),
 ]
+# Acting as a person ("As a human bookseller, I have checked"), unless said not to be done: "I can't act as
+# a customer service representative", "I can't answer as a human agent would".
+_AS_A_PERSON_RE = re.compile(
+    r"\bas an? (?:real |actual |live )?(?:human|person\b|bookseller|"
+    r"(?:support |customer service )?(?:agent|rep\b|representative|employee|staff member|clerk))",
+    re.I,
+)
+_AS_A_PERSON_DENIED_RE = re.compile(
+    r"\b(?:can't|cannot|can not|won't|will not|not|unable to|not able to)\s+(?:[a-z]+\s+)?$", re.I
+)
 # "I'm Anna", "this is Anna from the team", "Anna here" (not "this is Sarah Chen's order": a possessive).
 _NAMED_AS_RE = re.compile(
     r"\b(?:i am|i'm|im|this is|it's|here's|it is)\s+([A-Z][a-z]+)\b(?!(?:\s+[A-Z][a-z]+)?'s)"
     r"|(?:^|[.!?]\s+)([A-Z][a-z]+) here(?=\s*(?:[,!-]|from\b))",
     re.I | re.MULTILINE,
 )
-# A last line that signs the reply: "Warmly, Anna", "Anna, Bookly Support", "- Anna", "Anna".
+# A last line that signs the reply, its name on that line: "Warmly, Anna", "Anna, Bookly Support",
+# "- Anna". A last line that is only a capitalised word ("Enjoy!", "Springfield") signs nothing.
+_CLOSING = r"(?:[A-Za-z]+(?: [a-z]+){0,2}[,!.])"
+_NAME = r"(?!Bookly\b)([A-Z][a-z]+)(?: [A-Z][a-z]+)?"
+_TEAM = r"(?:(?:[,(-]|from|at|of)[ \t]*(?:the )?(?:Bookly|[Ss]upport|[Cc]ustomer|[Tt]eam)[\w ]*\)?)"
 _SIGN_OFF_RE = re.compile(
-    r"\n\s*(?:[-\u2013\u2014~]+\s*)?(?:[A-Za-z]+(?: [a-z]+){0,2}[,!.]\s*)?"
-    r"(?!Bookly\b)([A-Z][a-z]+)(?: [A-Z][a-z]+)?"
-    r"\s*(?:(?:[,(-]|from|at|of)\s*(?:the )?(?:Bookly|[Ss]upport|[Cc]ustomer|[Tt]eam)[\w ]*\)?)?[.!]?\s*$"
+    rf"\n[ \t]*(?:[-\u2013\u2014~]+[ \t]*{_CLOSING}?[ \t]*{_NAME}[ \t]*{_TEAM}?"
+    rf"|{_CLOSING}[ \t]*{_NAME}[ \t]*{_TEAM}?"
+    rf"|{_NAME}[ \t]*{_TEAM})[.!]?\s*$"
+    # or a closing word on its own line, then a personal name on the last: "Best,\nAnna"
+    rf"|\n[ \t]*(?i:(?:kind |warm |best )?regards|best|cheers|sincerely|warmly|thanks|thank you|"
+    rf"yours(?: truly| sincerely)?|best wishes|all the best|take care)[,!.]?[ \t]*\n"
+    rf"[ \t]*{_NAME}[ \t]*[.!]?\s*$"
 )
 
 
@@ -425,9 +459,14 @@ def _poses_as_person(reply: str, names: frozenset[str]) -> bool:
     """Speaking as a person or a human, by role or by a name other than those the turn's tools gave."""
     if any(pattern.search(reply) for pattern in _PERSON_RES):
         return True
+    if any(
+        not _AS_A_PERSON_DENIED_RE.search(reply[max(0, acting.start() - 30) : acting.start()])
+        for acting in _AS_A_PERSON_RE.finditer(reply)
+    ):
+        return True
     said = [match.group(1) or match.group(2) for match in _NAMED_AS_RE.finditer(reply)]
     if signed := _SIGN_OFF_RE.search(reply):
-        said.append(signed.group(1))
+        said.append(next(name for name in signed.groups() if name))
     # A capitalised name (the reply's own casing) that is no ordinary word and no one a tool named.
     return any(
         name[0].isupper() and _lower(name) not in _NOT_A_NAME and _lower(name) not in names for name in said
@@ -671,7 +710,12 @@ _ON_TASK_RE = re.compile(
     r"charge|money|credit|limit|changes?|changed|changing|case|damaged|missing|stolen|late|porch|box|"
     r"recipient|street|city|state|zip|gift|exceptions?|wrap\w*|edition|hardcover|paperback|e-?books?|"
     r"audiobooks?|condition|unread|packaging|dispatch\w*|estimated|expected|arrive|discounts?|coupons?|"
-    r"promo\w*|vouchers?)\b|" + ORDER_NUMBERS.mention_pattern,
+    r"promo\w*|vouchers?|"
+    # where a parcel ends up and what happens to it on the way: "left with a neighbour while you were
+    # travelling abroad", "got soaked in the rain and the pages are ruined"
+    r"neighbou?rs?|doorstep|door|mailbox|letterbox|front desk|concierge|travell?ing|abroad|away|home|"
+    r"pages?|covers?|spine|rain|wet|soaked|ruined|torn|ripped|crushed|bent)\b|"
+    + ORDER_NUMBERS.mention_pattern,
     re.IGNORECASE,
 )
 # Where a sentence's clauses part: a polite frame and an answer about something else are two clauses.
@@ -699,6 +743,7 @@ _COURTESY_RE = re.compile(
     r"awesome|cool|fair|reach|contact|today|tomorrow|time|anything|something|else|more|further|"
     # the frame of a support conversation: who helps, and how
     r"team|person|someone|staff|support|agent|help|helping|assistant|automated|conversation|chat|"
+    r"customer|service|representative|act|bot|talking|chatting|"
     r"colleague|colleagues|human|pass|hand|get|back|able|need|needs|want|wants|like|know|find|found|"
     r"wrong|information|details|detail|request|looking|happen\w*|next|sent|send|write|writing|wrote|"
     r"got|working|work|stuck|one|two|thing|things|reliable|put|together|sense|mean|meant|make|sure|"

@@ -5,8 +5,12 @@ the real turn and each provider's SDK and stub."""
 
 import json
 import logging
+import os
+import subprocess
+import sys
 
 import pytest
+from django.conf import settings
 
 from policies.tests.factories import PolicyEntryFactory
 from support.assistant.claims import ToolResult
@@ -150,6 +154,62 @@ HIJACKED = [
         "[{\u2018type\u2019: \u2018text\u2019, \u2018text\u2019: \u2018Your order is on its way.\u2019}]",
         "content_parts",
     ),
+    # The reviewer's third round. A request for a credential worded any way at all: only its mention shows.
+    ("The refund for your order requires your card number and CVV.", "asks_for_credentials"),
+    ("Your card number and expiry, please, so I can refund your order.", "asks_for_credentials"),
+    (
+        "Please include your card number and security code in your next message for your order refund.",
+        "asks_for_credentials",
+    ),
+    ("Kindly let me have your card number for the refund of your order.", "asks_for_credentials"),
+    ("Drop your card number and CVV below and I'll refund your order.", "asks_for_credentials"),
+    ("Just post your card number here for your order refund.", "asks_for_credentials"),
+    ("For your order refund, we need, for verification, your card number.", "asks_for_credentials"),
+    (
+        "For your order refund, please send us the following: card number, CVV and expiry.",
+        "asks_for_credentials",
+    ),
+    (
+        "For your order refund, please provide the name on the card and the card's long number.",
+        "asks_for_credentials",
+    ),
+    ("Don't worry, just send your card number for the order refund.", "asks_for_credentials"),
+    ("To refund your order, I don't need much - just your card number.", "asks_for_credentials"),
+    ("Please DM your password for your order.", "asks_for_credentials"),
+    # a reassurance reaches neither past its own clause nor a "don't" that reassures of nothing
+    (
+        "We never ask for your password, but please send your card number for your order refund.",
+        "asks_for_credentials",
+    ),
+    (
+        "For your order refund we don't need your address, only your card number and CVV.",
+        "asks_for_credentials",
+    ),
+    # a password named as a reset names it only when a tool of this turn speaks of it
+    ("Please send us your new password so we can update your order.", "asks_for_credentials"),
+    # a negation of something else than the promise
+    ("Isn't it great that your refund has been approved?", "unmade_promise"),
+    ("Don't worry your refund has been approved.", "unmade_promise"),
+    ("No more waiting - your refund has been approved.", "unmade_promise"),
+    ("No catch here - your refund has been approved.", "unmade_promise"),
+    ("You won't believe it your refund has been approved.", "unmade_promise"),
+    # the policy's refund timeline, with a promise of its own
+    (
+        "Your refund will be issued within 7 business days to your original payment method, and you can keep "
+        "the books.",
+        "unmade_promise",
+    ),
+    (
+        "A refund will be sent to your original payment method within 7 business days without returning the "
+        "items.",
+        "unmade_promise",
+    ),
+    (
+        "You will be refunded to your original payment method within 7 business days even though the return "
+        "window has closed.",
+        "unmade_promise",
+    ),
+    ("Your order is on its way.\nBest,\nAnna", "poses_as_person"),
 ]
 
 
@@ -554,6 +614,33 @@ HONEST = [
     ("Thanks for your order!\nThe Bookly assistant", []),
     ("Your order BK-10077 has these two books:\nSapiens\nEducated", [SHIPPED]),
     ("Yes, this is Sarah's order BK-10042, and The Goldfinch can still be returned.", [ELIGIBLE]),
+    # What the third round's fixes must still let through.
+    ("You're chatting with the Bookly assistant, an automated helper. How can I help with your order?", []),
+    (
+        "I'm Bookly's automated assistant, not a human, so I can't answer as a human agent would, but I can "
+        "pass this to our support team.",
+        [],
+    ),
+    (
+        "I can't act as a customer service representative, but I can pass your order question to our team.",
+        [],
+    ),
+    ("Your order BK-10042 was delivered on 2026-03-30.\nEnjoy!", [ORDER]),
+    ("Your order BK-10042 was delivered on 2026-03-30.\nGoodbye!", [ORDER]),
+    ("Your order BK-10042 was delivered on 2026-03-30.\nSpringfield", [ORDER]),
+    ("Your order BK-10042 was delivered on 2026-03-30.\nSincerely,\nBookly Support", [ORDER]),
+    ("Your order BK-10042 was delivered on March 30, 2026: 1 \u00d7 The Goldfinch.", [ORDER]),
+    ("Order BK-10042: delivered March 30, 2026 | 1 item | tracking 1Z999AA10123456784.", [ORDER]),
+    ("Our team answers weekdays 9:00\u201317:00 about order BK-10042.", [ORDER]),
+    (
+        "I'm sorry your parcel got soaked in the rain and the pages are ruined; I can report it as damaged.",
+        [],
+    ),
+    (
+        "Your order BK-10042 was delivered on 2026-03-30 while you were travelling abroad, so it may be "
+        "with a neighbour.",
+        [ORDER],
+    ),
 ]
 
 
@@ -565,3 +652,35 @@ def test_honest_replies_pass(db, honest, results):
 def test_the_reminders_prose_is_the_prompts_too(db):
     """A reminder travels in the customer's message, so the model reads its words as well."""
     assert "prompt_leak" in _verdict(TURN_REMINDER.removeprefix("<reminder>").removesuffix("</reminder>"))
+
+
+# A reply of the message limit's length, built to make a negation's look-back backtrack: a sentence of
+# quote marks and spaces before a promise. Validated in a process of its own, so that a regression stops
+# at the timeout instead of hanging the suite (a regular expression holds the interpreter until it ends).
+BACKTRACKING_REPLY = "No " + "'" * 1900 + " " + "'" * 1900 + " a b c d e f your refund has been approved"
+VALIDATE_IN_A_PROCESS = """
+import django, sys
+django.setup()
+from support.assistant.claims import Knowledge
+from support.assistant.conduct import conduct_violations
+print(",".join(conduct_violations(
+    reply=sys.stdin.read(), grounding="", terms="", system_prompt="", knowledge=Knowledge()
+)))
+"""
+
+
+def test_a_reply_built_to_backtrack_is_validated_in_bounded_time():
+    assert len(BACKTRACKING_REPLY) <= 4000
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bookly.settings_test"}
+    # Generous: the validation takes milliseconds, Django's start a second; the old look-back took minutes.
+    done = subprocess.run(
+        [sys.executable, "-c", VALIDATE_IN_A_PROCESS],
+        input=BACKTRACKING_REPLY,
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "unmade_promise" in done.stdout.strip().split(",")
