@@ -334,7 +334,8 @@ _PROMISE_RES = [
 _PROMISE_NEGATED_RE = re.compile(
     r"\b(?:can't|cannot|can not|won't|will not|couldn't|could not|unable to|not able to)\s+(?:[a-z]+ly\s+)?"
     r"(?:make|grant|give|offer|issue|approve|arrange|promise|provide|process|send|authori[sz]e|waive|extend|"
-    r"apply|add|guarantee)\s+(?:you\s+)?(?:an?\s+|any\s+|the\s+|your\s+)?$"
+    r"apply|add|guarantee|help(?: you)? with)\s+(?:you\s+)?(?:an?\s+|any\s+|the\s+|your\s+)?"
+    r"(?:[a-z]+s?\s+(?:or|and)\s+)?$"
     r"|(?:^|\W)(?:no|not any|(?:don't|do not|doesn't|does not) have (?:any|an?))\s+$",
     re.IGNORECASE,
 )

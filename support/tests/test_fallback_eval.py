@@ -1,6 +1,9 @@
 """run_evals --fallbacks counts what the customer would read in place of the model's words."""
 
+from django.core.cache import cache
+
 from support.evals.fallbacks import FOLLOW_UP, fallback_evaluate
+from support.evals.routing import resolution_sets, routing_sets
 from support.llm.configured import configured_model
 from support.testing.messages_stub import message, text
 
@@ -18,3 +21,21 @@ def test_a_replaced_reply_is_counted_with_its_words_and_codes(claude, demo_data)
     assert report.codes == {"ungrounded_phone": 1}
     assert report.share() == 0.5
     assert FOLLOW_UP in str(claude.sent[1]["messages"])  # the second turn gave the order
+
+
+def test_the_built_in_models_replies_to_real_wording_are_never_replaced(demo_data, settings):
+    """The validator's false positives, held at none for the built-in model over every message of the
+    routing and resolution sets (two turns each): a rule that refuses honest replies fails here."""
+    settings.BOOKLY_LLM = "offline"
+    texts = [
+        case["text"]
+        for sets in (routing_sets(), resolution_sets())
+        for cases in sets.values()
+        for case in cases
+    ]
+    try:
+        report = fallback_evaluate(model=configured_model(), texts=texts)
+    finally:
+        cache.clear()  # the failed checks its wrong emails counted are no other test's
+    assert report.turns == 2 * len(texts) > 4000
+    assert report.replaced == []
