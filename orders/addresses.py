@@ -71,6 +71,23 @@ def shipping_address_of(*, order: Order) -> ShippingAddress | None:
     return address if address.line1 else None
 
 
+def shipping_address_fields_kept(
+    *, current: ShippingAddress | None, fields: Mapping[str, object]
+) -> dict[str, object]:
+    """The fields of a new address with what the customer did not change kept from the current one, as
+    a real shop keeps the recipient on the order unless told otherwise: a field not given (None) keeps
+    its value, but a new street (line1) without a unit (line2) has none, as the old unit was the old
+    street's. An empty string clears a field."""
+    if current is None:
+        return dict(fields)
+    kept = {name: value for name, value in fields.items() if value is not None}
+    for name, value in current.as_fields().items():
+        if name == "line2" and "line1" in kept:
+            continue
+        kept.setdefault(name, value)
+    return kept
+
+
 def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
     """The address from raw fields (to, line1, line2, city, state, zip), or AddressInvalid listing
     every problem. Unknown field names are the caller's to refuse."""

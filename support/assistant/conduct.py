@@ -32,6 +32,7 @@ from enum import StrEnum
 from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
 from store.categories import ItemCategory
+from support.assistant.capabilities.registry import TOOL_NAMES
 from support.assistant.claims import (
     Knowledge,
     ToolResult,
@@ -40,7 +41,6 @@ from support.assistant.claims import (
     sentences_of,
 )
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
-from support.assistant.tools import TOOL_NAMES
 from support.llm.protocol import (
     CONTENT_PARTS_RE,
     OFFER_PERSON,

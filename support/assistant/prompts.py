@@ -21,6 +21,7 @@ from django.dispatch import receiver
 from orders.numbers import ORDER_NUMBERS
 from policies.models import PolicyEntry, ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
+from support.assistant.capabilities.registry import tool_rules
 from support.llm.protocol import (
     FAQ_TOPICS_TAG,
     OFFER_PERSON,
@@ -127,14 +128,18 @@ def _system_prompt_render() -> str:
         )
         for entry in policy_entry_list_published()
     )
+    placeholders = {
+        "order_number_example": ORDER_NUMBERS.example,
+        "order_number_starts": ORDER_NUMBERS.starts_with(" and starts with {prefix}", ""),
+    }
     return _SYSTEM_PROMPT.format(
+        tool_rules=tool_rules().format(**placeholders),
         refusal=REFUSAL_TEMPLATE.format(topic="<the topic>"),
         offer=OFFER_PERSON,
         return_policy=_render_policy(return_policy_get()),
         faq_topics=topics or "- (none published)",
         faq_tag=FAQ_TOPICS_TAG,
-        order_number_example=ORDER_NUMBERS.example,
-        order_number_starts=ORDER_NUMBERS.starts_with(" and starts with {prefix}", ""),
+        **placeholders,
     )
 
 
@@ -184,19 +189,7 @@ needs_staff).
 </{faq_tag}>
 
 <tool_rules>
-- lookup_order: on order_not_found, say no order matches that number and email together and ask the \
-customer to check both; you cannot know which one is wrong. On too_many_failed_checks, say you \
-cannot check more now and offer a person; ask for no more guesses.
-- check_return_eligibility: when the customer wants to return something; give its result and reason. \
-Its returns stand, one our team granted as an exception too: report them, never refuse them.
-- check_cancellation, check_address_change: give the result and reason; if the order can no longer \
-change, offer what the reason offers. Get the whole new address before checking it.
-- report_delivery_problem: not when a return or refund is asked for.
-- initiate_return: as rule 2; pass item_titles (exact titles from the eligibility result) when only some \
-items go back; then give the RMA number and next steps.
-- No tool lists a customer's orders or finds one by email alone, on purpose: an email address proves \
-nothing. Without an order number, say it is in the order confirmation email{order_number_starts}. \
-The exception: a customer the store signed in (their turns say so); list_recent_orders lists theirs.
+{tool_rules}
 - invalid_arguments names the fields to fix: ask the customer for them instead of guessing.
 </tool_rules>
 

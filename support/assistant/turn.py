@@ -31,20 +31,19 @@ from django.db import connections, transaction
 
 from store.text import text_multi_line
 from support.assistant.budget import tool_calls_refused
-from support.assistant.claims import ToolResult
-from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
-from support.assistant.tools import (
+from support.assistant.capabilities.base import ToolContext, ToolOutcome
+from support.assistant.capabilities.policies import policy_answer
+from support.assistant.capabilities.registry import (
     PROGRESS_WRITING,
     TOOL_ARGUMENT_NAMES,
     TOOL_NAMES,
     TOOLS,
     WRITE_TOOLS,
-    ToolContext,
-    ToolOutcome,
-    policy_answer,
     tool_execute,
     tool_progress,
 )
+from support.assistant.claims import ToolResult
+from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
 from support.assistant.validator import FALLBACK_REPLY, is_no_policy, is_refusal, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (

@@ -27,8 +27,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import TURN_REMINDER
-from support.assistant.tools import TOOLS
 from support.assistant.turn import reply_leaves_dead_end
 from support.llm.offline import (
     ASK_ADDRESS,

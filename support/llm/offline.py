@@ -53,8 +53,8 @@ ASK_WHICH_ITEM = "Which would you like to return?"
 ASK_WHICH_BOOKS = "Which of the books does this concern?"
 ASK_WHICH_TASK = "Would you like me to check the status of that order, or start a return?"
 ASK_ADDRESS = (
-    "What is the new shipping address? Please send the recipient's name, street, apartment or unit if any, "
-    "city, state and ZIP code, separated by commas."
+    "What is the new shipping address? Please send the street, apartment or unit if any, city, state and "
+    "ZIP code, separated by commas, and the recipient's name first if it changes."
 )
 CANCEL_CONFIRM_QUESTION = "Would you like me to cancel this order? Please reply yes or no."
 ADDRESS_CONFIRM_QUESTION = "Shall I send the order to this new address? Please reply yes or no."
@@ -1420,7 +1420,10 @@ def _address_in(text: str) -> dict | None:
         return None
     city = parts.pop()
     name = parts.pop(0) if len(parts) > 1 and not re.match(r"\d", parts[0]) else ""
-    address = {"to": name, "line1": parts[0], "city": city, "state": state, "zip": zip_code.group(1)}
+    # No name given: the recipient on the order stays (the tool keeps what is left out).
+    address = {"line1": parts[0], "city": city, "state": state, "zip": zip_code.group(1)}
+    if name:
+        address["to"] = name
     if len(parts) > 1:
         address["line2"] = ", ".join(parts[1:])
     return address

@@ -8,9 +8,10 @@ import json
 
 import pytest
 
+from support.assistant.capabilities.base import ToolContext
+from support.assistant.capabilities.registry import tool_execute
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import system_prompt
-from support.assistant.tools import ToolContext, tool_execute
 from support.assistant.validator import reply_validate
 from support.models import Conversation
 

@@ -53,6 +53,7 @@ def test_request_carries_tools_system_and_three_cache_breakpoints(claude, custom
     assert request["model"] == settings.ANTHROPIC_MODEL
     assert [tool["name"] for tool in request["tools"]] == [
         "lookup_order",
+        "list_recent_orders",
         "check_return_eligibility",
         "initiate_return",
         "check_cancellation",
@@ -60,7 +61,6 @@ def test_request_carries_tools_system_and_three_cache_breakpoints(claude, custom
         "check_address_change",
         "change_shipping_address",
         "report_delivery_problem",
-        "list_recent_orders",
         "lookup_policy",
         "hand_off_to_person",
     ]

@@ -12,9 +12,9 @@ import pytest
 
 from orders.selectors import ChangeCode, ProblemCode
 from orders.services import ITEMS_NEEDED, ReturnRefusal
+from support.assistant.capabilities.registry import TOOLS
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
-from support.assistant.tools import TOOLS
 from support.assistant.validator import reply_validate
 from support.llm.offline import (
     ASK_EMAIL,

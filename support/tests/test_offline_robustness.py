@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import TURN_REMINDER
-from support.assistant.tools import TOOLS
 from support.llm.offline import OfflineModel
 from support.models import Conversation, ConversationMessage, ConversationStatus
 from support.testing.chat_client import ChatClient

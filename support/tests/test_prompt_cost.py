@@ -8,7 +8,7 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 
 from orders.models import ReturnRecord
-from support.assistant.tools import TOOLS
+from support.assistant.capabilities.registry import TOOLS
 from support.assistant.turn import conversation_take_turn
 from support.llm.offline import OfflineModel
 from support.testing.prompt_cache import PromptCache, cost_index, estimate_tokens

@@ -7,7 +7,7 @@ import pytest
 
 import support.assistant.turn as turn_module
 from orders.models import ReturnRecord
-from support.assistant.tools import TOOL_ARGUMENT_NAMES
+from support.assistant.capabilities.registry import TOOL_ARGUMENT_NAMES
 from support.conversations.services import TurnInProgress
 from support.insight.traces import arguments_shape
 from support.models import Conversation, ModelCall, TurnTrace

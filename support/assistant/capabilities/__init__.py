@@ -1,0 +1,1 @@
+"""One module per thing the assistant can do; registry.py lists them."""

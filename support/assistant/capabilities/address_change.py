@@ -1,0 +1,158 @@
+"""Sending an unshipped order to a new address: a check that reads the whole new address back, then
+the customer's yes. What the customer does not change (the recipient, the unit on the same street)
+stays as on the order."""
+
+from typing import Annotated, Any
+
+from pydantic import Field, WithJsonSchema
+
+from orders.addresses import (
+    AddressInvalid,
+    shipping_address_clean,
+    shipping_address_fields_kept,
+    shipping_address_of,
+)
+from orders.models import OrderChangeKind
+from orders.selectors import order_change_check
+from orders.services import ADDRESS_UNCHANGED, OrderChangeNotAllowed
+from support.assistant.capabilities.base import (
+    Capability,
+    CustomerEmail,
+    OrderArguments,
+    OrderNumber,
+    Tool,
+    ToolArguments,
+    ToolContext,
+    ToolOutcome,
+    address_line,
+    error,
+    unconfirmed,
+    verified_order,
+)
+from support.conversations.services import conversation_order_address_change
+from support.llm.protocol import ToolError
+
+CHANGE = "address"  # its key in ToolContext.change_checks
+
+# Each field as sent: the store checks what it holds (shipping_address_clean, by field, as invalid_address).
+_Field = Annotated[Any, WithJsonSchema({"type": "string"})]
+
+
+class AddressFields(ToolArguments):
+    model_config = {"strict": False}  # values are the store's to check, whatever they hold
+
+    to: _Field = None
+    line1: _Field = None
+    line2: _Field = None
+    city: _Field = None
+    state: _Field = None
+    zip: _Field = None
+
+
+class CheckAddressChangeArguments(ToolArguments):
+    order_id: OrderNumber
+    customer_email: CustomerEmail
+    new_address: Annotated[
+        AddressFields,
+        Field(
+            description=(
+                "The fields that change, as the customer gave them: to is the recipient, line2 an "
+                "apartment or unit. Left out: kept as on the order (a new line1 without line2 has none)."
+            )
+        ),
+    ]
+
+
+def check_address_change(args: CheckAddressChangeArguments, context: ToolContext) -> ToolOutcome:
+    order = verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    pending = context.checks(CHANGE)
+    pending.pop(order.number, None)
+    check = order_change_check(order=order, kind=OrderChangeKind.ADDRESS_CHANGED)
+    result = {"order_id": order.number, "order_status": order.status, "changeable": check.allowed}
+    if not check.allowed:
+        return ToolOutcome({**result, "reason": check.reason})
+    current = shipping_address_of(order=order)
+    fields = shipping_address_fields_kept(current=current, fields=args.new_address.model_dump())
+    try:
+        address = shipping_address_clean(fields=fields)
+    except AddressInvalid as invalid:
+        return error(
+            ToolError.INVALID_ADDRESS,
+            "Some fields of the new address are missing or malformed. Ask the customer for them.",
+            problems=[
+                {**problem, "field": f"new_address.{problem['field']}"} for problem in invalid.problems
+            ],
+        )
+    if address == current:
+        return ToolOutcome(
+            {**result, "reason": "This order already ships to that address.", "unchanged": True}
+        )
+    pending[order.number] = {"turn": context.turn, "address": address.as_fields()}
+    return ToolOutcome(
+        {
+            **result,
+            "reason": check.reason,
+            "current_address": address_line(current),
+            "new_address": address.one_line(),
+        }
+    )
+
+
+def change_shipping_address(args: OrderArguments, context: ToolContext) -> ToolOutcome:
+    order = verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    if refusal := unconfirmed(context, change=CHANGE, check_tool="check_address_change", order=order):
+        return refusal
+    checked = context.checks(CHANGE).pop(order.number)
+    try:
+        address = shipping_address_clean(fields=checked.get("address") or {})
+    except AddressInvalid:
+        # Only our own check writes this state; anything else in it is not an address the customer read.
+        return error(ToolError.CHECK_NOT_DONE, "Call check_address_change for this order again.")
+    try:
+        conversation_order_address_change(conversation=context.conversation, order=order, address=address)
+    except OrderChangeNotAllowed as refused:
+        if refused.code != ADDRESS_UNCHANGED:
+            return error(refused.code, refused.message)
+    result = {"order_id": order.number, "status": order.status, "shipping_address": address.one_line()}
+    receipt = f"Order {order.number} will now ship to {address.one_line()}."
+    return ToolOutcome(result, receipt=receipt)
+
+
+CAPABILITY = Capability(
+    name="address_change",
+    tools=(
+        Tool(
+            name="check_address_change",
+            description=(
+                "Whether an order can go to a new US address (only until it ships), the whole address "
+                "checked. Read new_address back, ask yes or no. Must pass before change_shipping_address."
+            ),
+            arguments=CheckAddressChangeArguments,
+            handler=check_address_change,
+            progress=(
+                "Checking whether order {order} can go to a new address…",
+                "Checking whether your order can go to a new address…",
+            ),
+        ),
+        Tool(
+            name="change_shipping_address",
+            description=(
+                "Send the order to the address check_address_change read back: only after the customer "
+                "then said yes."
+            ),
+            arguments=OrderArguments,
+            handler=change_shipping_address,
+            progress=("Changing the address of order {order}…", "Changing your order's address…"),
+            writes=True,
+        ),
+    ),
+    prompt=(
+        "- check_address_change: give the result and reason, with the whole new_address read back; if the "
+        "order can no longer change, offer what the reason offers. Pass only what the customer changes: "
+        "the recipient and the rest stay as on the order."
+    ),
+)

@@ -1,0 +1,472 @@
+"""What every capability is made of, and the parts several of them share.
+
+A capability is one thing the assistant can do for a customer (see registry.py for the list). It owns
+its tools, each with its arguments as a pydantic model (the JSON schema both providers read is
+generated from it, and the same model refuses invalid arguments field by field), its handler, the
+status line the page shows while it runs, and its paragraph of the system prompt.
+
+Handlers are thin: they call the orders and policies services and turn the outcome into a JSON tool
+result. Privacy and protocol rules are enforced here, whatever the model was told:
+- no order detail, not even its status, without the email on the order (verified_order);
+- no write without its check passing for that order earlier, as each capability states;
+- nothing raises to the customer: every failure is a tool result the model can recover from, built
+  from field names and codes, never from the raw input.
+"""
+
+import json
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Annotated, Any, ClassVar
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+)
+from pydantic_core import PydanticCustomError
+
+from orders.addresses import ShippingAddress, shipping_address_of
+from orders.models import Order, OrderItem
+from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
+from orders.numbers import ORDER_NUMBERS
+from orders.selectors import order_get_for_customer
+from orders.services import RETURN_STATUSES_NEEDING_A_REASON, ReturnRefusal
+from support.assistant.budget import CheckScope, identity_check_failed, identity_checks_spent
+from support.conversations.models import Conversation
+from support.llm.consent import reads_as_yes
+from support.llm.protocol import HandoffAsk, ToolError
+
+MAX_EMAIL_LENGTH = 254
+MAX_REASON_LENGTH = 500
+MAX_TITLE_LENGTH = 300
+MAX_ITEM_TITLES = 20
+MAX_SUMMARY_LENGTH = 300
+
+
+# --- Arguments: pydantic models, one per tool ---
+
+
+def clean_text(value: Any) -> Any:
+    """Turn line breaks and tabs into spaces, drop other control and format characters, trim."""
+    if not isinstance(value, str):
+        return value  # the type check that follows names it
+    kept = []
+    for char in value:
+        if char in "\t\n\r":
+            kept.append(" ")
+        elif unicodedata.category(char) not in ("Cc", "Cf"):
+            kept.append(char)
+    return "".join(kept).strip()
+
+
+def Text(max_length: int, description: str | None = None):
+    """One line of text, cleaned, not empty, at most max_length characters."""
+    return Annotated[
+        str,
+        BeforeValidator(clean_text),
+        Field(min_length=1, max_length=max_length, description=description),
+    ]
+
+
+def shaped(check: Callable[[str], str | None], shape: str):
+    def validate(value: str) -> str:
+        canonical = check(value)
+        if canonical is None:
+            raise PydanticCustomError("shape", "must look like {shape}", {"shape": shape})
+        return canonical
+
+    return AfterValidator(validate)
+
+
+def _email(value: str) -> str | None:
+    """Django's own check, as the order's EmailField makes it: one owner of what an email is."""
+    value = value.lower()
+    try:
+        validate_email(value)
+    except DjangoValidationError:
+        return None
+    return value
+
+
+OrderNumber = Annotated[
+    str,
+    BeforeValidator(clean_text),
+    # Room for the spaces people type inside a number ("BK 10042").
+    Field(min_length=1, max_length=ORDER_NUMBER_MAX_LENGTH + 8),
+    shaped(ORDER_NUMBERS.canonical, ORDER_NUMBERS.example),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "description": f"As the customer gave it, like {ORDER_NUMBERS.example}.",
+            "pattern": ORDER_NUMBERS.json_schema_pattern,
+        }
+    ),
+]
+CustomerEmail = Annotated[
+    str,
+    BeforeValidator(clean_text),
+    Field(min_length=1, max_length=MAX_EMAIL_LENGTH),
+    shaped(_email, "name@example.com"),
+    WithJsonSchema({"type": "string", "description": "The email the customer gave for the order."}),
+]
+
+
+def _titles(value: list[str]) -> list[str] | None:
+    titles = [clean_text(title)[:MAX_TITLE_LENGTH] for title in value]
+    return [title for title in titles if title] or None
+
+
+def Titles(description: str | None = None):
+    """Book titles as the customer or a tool result named them: at most MAX_ITEM_TITLES, each cut to
+    MAX_TITLE_LENGTH, empty ones dropped (None when none is left)."""
+    return Annotated[
+        list[str], Field(max_length=MAX_ITEM_TITLES, description=description), AfterValidator(_titles)
+    ]
+
+
+class ToolArguments(BaseModel):
+    """A tool's arguments. Strict: a number is not an order number, an unknown name is refused."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    # Names of which at least one must be given (the first is named when none is).
+    one_of_required: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def json_schema(cls) -> dict[str, Any]:
+        """The input schema both providers read: inlined, without pydantic's titles."""
+        schema = cls.model_json_schema()
+        # Docstrings are for developers, and lengths are checked here: neither is worth the model's tokens.
+        definitions = {
+            name: {key: value for key, value in definition.items() if key != "description"}
+            for name, definition in schema.pop("$defs", {}).items()
+        }
+
+        def inline(node):
+            if isinstance(node, dict):
+                if "$ref" in node:
+                    return inline(definitions[node["$ref"].rsplit("/", 1)[1]])
+                return {key: inline(value) for key, value in node.items() if key not in _NOT_SENT}
+            if isinstance(node, list):
+                return [inline(value) for value in node]
+            return node
+
+        schema = inline(schema)
+        schema.pop("description", None)  # the class's docstring is for developers
+        properties = schema.setdefault("properties", {})
+        for name, prop in properties.items():
+            # An optional field is written X | None for Python; the model sends it or leaves it out.
+            if "anyOf" in prop and {"type": "null"} in prop["anyOf"]:
+                [kept] = [option for option in prop["anyOf"] if option != {"type": "null"}]
+                prop = {**kept, **{key: value for key, value in prop.items() if key != "anyOf"}}
+            properties[name] = _without_defaults(prop)
+        schema["additionalProperties"] = False
+        return schema
+
+    @classmethod
+    def parsed(cls, raw: Any) -> "ToolArguments":
+        """The arguments, or InvalidArguments naming each problem by field, never echoing a value."""
+        problems = []
+        if (
+            isinstance(raw, dict)
+            and cls.one_of_required
+            and all(raw.get(name) is None for name in cls.one_of_required)
+        ):
+            problems.append({"field": cls.one_of_required[0], "problem": "is required"})
+        try:
+            arguments = cls.model_validate(raw)
+        except ValidationError as invalid:
+            raise InvalidArguments(problems + _problems(invalid, cls)) from None
+        if problems:
+            raise InvalidArguments(problems)
+        return arguments
+
+
+_NOT_SENT = frozenset({"title", "minLength", "maxLength", "maxItems"})
+
+
+def _without_defaults(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {key: _without_defaults(value) for key, value in node.items() if key != "default"}
+    return node
+
+
+class InvalidArguments(Exception):
+    def __init__(self, problems: list[dict[str, str]]):
+        self.problems = problems
+
+
+def _problems(invalid: ValidationError, model: type[BaseModel]) -> list[dict[str, str]]:
+    """Each error in our words: the field's name (dotted inside an object) and what to fix."""
+    problems, other = [], False
+    for error in invalid.errors(include_url=False, include_input=False):
+        kind, loc, context = error["type"], error["loc"], error.get("ctx") or {}
+        if kind in ("model_type", "model_attributes_type", "dict_type") and not loc:
+            return [{"field": "(arguments)", "problem": "must be a JSON object"}]
+        name = ".".join(str(part) for part in loc if not isinstance(part, int))
+        if kind == "extra_forbidden":
+            # The unknown names are the model's input: name only what is accepted.
+            if len(loc) == 1:
+                other = True
+            elif not any(existing["field"] == name.rpartition(".")[0] for existing in problems):
+                inner = _model_at(model, loc[:-1])
+                problems.append(
+                    {
+                        "field": name.rpartition(".")[0],
+                        "problem": "only these fields exist: " + ", ".join(inner.model_fields),
+                    }
+                )
+            continue
+        problem = {
+            "missing": "is required",
+            "string_type": "must be a string",
+            "string_too_short": "must not be empty",
+            "string_too_long": f"must be at most {context.get('max_length')} characters",
+            "list_type": "must be a list of strings",
+            "model_type": "must be an object",
+            "too_long": f"must list at most {context.get('max_length')} items",
+            "enum": f"must be one of {context.get('expected', '').replace(' or ', ', ')}",
+            "literal_error": f"must be one of {context.get('expected', '').replace(' or ', ', ')}",
+        }.get(kind, error["msg"])
+        if not any(existing["field"] == name for existing in problems):
+            problems.append({"field": name, "problem": problem})
+    if other:
+        accepted = ", ".join(sorted(model.model_fields))
+        problems.append({"field": "(other)", "problem": "only these parameters exist: " + accepted})
+    return problems
+
+
+def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
+    for part in loc:
+        model = model.model_fields[part].annotation
+    return model
+
+
+class OrderArguments(ToolArguments):
+    """An order, named by the customer with the email on it."""
+
+    order_id: OrderNumber
+    customer_email: CustomerEmail
+
+
+# --- Tools and capabilities ---
+
+
+@dataclass(frozen=True)
+class HandoffAsked:
+    """The model handed the conversation over: why, a line for staff, and what the customer is told."""
+
+    reason: HandoffAsk
+    summary: str
+    reply: str
+
+
+@dataclass
+class ToolContext:
+    """What a tool may know about the conversation it runs in."""
+
+    conversation: Conversation
+    eligibility_verified: set[str] = field(default_factory=set)
+    # Orders a tool found with the right email, by primary key, with that email (for staff).
+    orders_found: dict[int, str] = field(default_factory=dict)
+    # Checks of order changes that passed: {"cancel" | "address": {order number: {"turn": N, ...}}}.
+    change_checks: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # The turn the tools run in, and what the customer wrote in it: a write needs their yes here.
+    turn: int = 0
+    customer_said: str = ""
+    # Set by hand_off_to_person.
+    handoff: "HandoffAsked | None" = None
+    # The email the store signed the customer in with, or "": only then are their orders listed.
+    signed_in_email: str = ""
+    # The client's address as the rate limits see it ("" when there is none): failed checks count by it.
+    client_address: str = ""
+
+    def check_scope(self, number: str) -> CheckScope:
+        """What a check of this order or RMA number counts against (support/assistant/budget.py)."""
+        return CheckScope(
+            number=number, conversation_id=self.conversation.pk, client_address=self.client_address
+        )
+
+    def checks(self, change: str) -> dict[str, dict]:
+        return self.change_checks.setdefault(change, {})
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    result: dict[str, Any]
+    is_error: bool = False
+    # A write's outcome in fixed words, for when the model cannot word it (its next call failed):
+    # what was done is told, never lost.
+    receipt: str | None = None
+
+    def as_block(self, tool_use_id: str) -> dict[str, Any]:
+        block = {
+            "type": "tool_result",
+            "tool_use_id": tool_use_id,
+            "content": json.dumps(self.result, ensure_ascii=False),
+        }
+        if self.is_error:
+            block["is_error"] = True
+        return block
+
+
+def error(code: str, message: str, **extra) -> ToolOutcome:
+    return ToolOutcome({"error": code, "message": message, **extra}, is_error=True)
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool the model may call."""
+
+    name: str
+    description: str
+    arguments: type[ToolArguments]
+    handler: Callable[[Any, ToolContext], ToolOutcome]
+    # The page's status line while it runs: with the order number the customer typed, and without.
+    progress: tuple[str, str]
+    # It changes the store: the step that calls it is stored in the same transaction as the change.
+    writes: bool = False
+
+    def schema(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.arguments.json_schema(),
+        }
+
+
+@dataclass(frozen=True)
+class Capability:
+    """One thing the assistant can do: its tools and its paragraph of the system prompt's tool rules."""
+
+    name: str
+    tools: tuple[Tool, ...]
+    prompt: str
+
+
+# --- Shared by the capabilities that act on one order ---
+
+ORDER_NOT_FOUND = (
+    ToolError.ORDER_NOT_FOUND,
+    "No order matches that order number together with that email address. Ask the customer to check both.",
+)
+CHECKS_SPENT = (
+    ToolError.TOO_MANY_FAILED_CHECKS,
+    "Too many order number and email checks failed lately; no more can be made now. Tell the customer "
+    "you cannot check more and offer a person; do not ask for more guesses.",
+)
+
+
+def verified_order(args: OrderArguments, context: ToolContext) -> Order | ToolOutcome:
+    """The order, only with the email on it: a failed check counts against the budget."""
+    return order_checked(
+        context,
+        number=args.order_id,
+        find=lambda: order_get_for_customer(order_number=args.order_id, email=args.customer_email),
+        not_found=ORDER_NOT_FOUND,
+    )
+
+
+def order_checked(
+    context: ToolContext, *, number: str, find: Callable[[], Order | None], not_found: tuple[str, str]
+) -> Order | ToolOutcome:
+    """What `find` finds by a number (an order's or a return's) and an email, within the budget of
+    failed checks for that number, this conversation and this client."""
+    scope = context.check_scope(number)
+    # Before the lookup: past the budget a right guess finds nothing either, or guessing would go on.
+    if identity_checks_spent(scope=scope):
+        return error(*CHECKS_SPENT)
+    order = find()
+    if order is None:
+        identity_check_failed(scope=scope)
+        return error(*not_found)
+    context.orders_found[order.pk] = order.customer_email
+    return order
+
+
+# Said of a return staff granted outside the policy (the note itself is for staff).
+GRANTED_AS_EXCEPTION = "Our team granted this return as an exception to the return policy."
+
+
+def returns_of(order: Order) -> list[dict[str, Any]]:
+    """The order's returns as the tools report them: one staff granted outside the policy says so, and
+    a rejected or cancelled one gives staff's reason."""
+    returns = []
+    for record in order.returns.prefetch_related("lines__order_item", "status_changes"):
+        entry = {
+            "rma_number": record.rma_number,
+            "status": record.status,
+            "items": [line.order_item.title for line in record.lines.all()],
+        }
+        if record.exception_note:
+            entry["exception"] = GRANTED_AS_EXCEPTION
+        moves = list(record.status_changes.all())
+        if moves and moves[-1].note and record.status in RETURN_STATUSES_NEEDING_A_REASON:
+            # What staff wrote to the customer when rejecting or cancelling it (the email said it too).
+            entry["our_reason"] = moves[-1].note
+        returns.append(entry)
+    return returns
+
+
+def items_titled(order: Order, titles: list[str] | None) -> list[OrderItem] | ToolOutcome | None:
+    """The order's items with these titles (None for none named), or the error naming the order's titles."""
+    if not titles:
+        return None
+    by_title = {item.title.casefold(): item for item in order.items.all()}
+    if any(title.casefold() not in by_title for title in titles):
+        return error(
+            ReturnRefusal.ITEM_NOT_IN_ORDER,
+            "Some titles are not items of this order. Use the exact titles listed here.",
+            order_titles=[item.title for item in order.items.all()],
+        )
+    return [by_title[title.casefold()] for title in titles]
+
+
+def titles_joined(titles: list[str]) -> str:
+    return titles[0] if len(titles) == 1 else ", ".join(titles[:-1]) + " and " + titles[-1]
+
+
+def address_line(address: ShippingAddress | None) -> str | None:
+    return address.one_line() if address else None
+
+
+def current_address_line(order: Order) -> str | None:
+    return address_line(shipping_address_of(order=order))
+
+
+def unconfirmed(context: ToolContext, *, change: str, check_tool: str, order: Order) -> ToolOutcome | None:
+    """Why an order change must not happen yet, or None: its check passed for this order in the turn
+    just before (the customer has read it, and this message answers it) and the customer's words in this
+    turn say yes. A check from further back is no question this message answers."""
+    check = context.checks(change).get(order.number)
+    if check is None:
+        return error(
+            ToolError.CHECK_NOT_DONE,
+            f"Call {check_tool} for this order first; it must pass, and the customer must then say yes.",
+        )
+    if check.get("turn", 0) >= context.turn:
+        return error(
+            ToolError.NOT_CONFIRMED,
+            "The customer has not answered yet. Tell them the check's result, ask yes or no, and wait for "
+            "their reply.",
+        )
+    if check.get("turn", 0) != context.turn - 1:
+        return error(
+            ToolError.NOT_CONFIRMED,
+            f"That check was several messages ago. Call {check_tool} again, tell the customer its "
+            "result and ask yes or no.",
+        )
+    if not reads_as_yes(context.customer_said, to_cancel=change == "cancel"):
+        return error(
+            ToolError.NOT_CONFIRMED,
+            "The customer's latest message is not a plain yes. Nothing was changed: ask them again, yes or "
+            "no.",
+        )
+    return None

@@ -1,0 +1,100 @@
+"""Cancelling an order before it ships: a check the customer reads, then their yes."""
+
+from orders.models import Order, OrderChangeKind, OrderStatus
+from orders.selectors import ChangeCode, order_change_check
+from orders.services import OrderChangeNotAllowed
+from support.assistant.capabilities.base import (
+    Capability,
+    OrderArguments,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    error,
+    unconfirmed,
+    verified_order,
+)
+from support.conversations.services import conversation_order_cancel
+
+CHANGE = "cancel"  # its key in ToolContext.change_checks
+CANCELLED_NEXT_STEPS = "The order will not ship. Nothing more is needed from you."
+
+
+def check_cancellation(args: OrderArguments, context: ToolContext) -> ToolOutcome:
+    order = verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    check = order_change_check(order=order, kind=OrderChangeKind.CANCELLED)
+    if check.allowed:
+        context.checks(CHANGE)[order.number] = {"turn": context.turn}
+    else:
+        context.checks(CHANGE).pop(order.number, None)
+    return ToolOutcome(
+        {
+            "order_id": order.number,
+            "order_status": order.status,
+            "cancellable": check.allowed,
+            "reason": check.reason,
+            "items": [{"title": item.title, "quantity": item.quantity} for item in order.items.all()],
+        }
+    )
+
+
+def cancel_order(args: OrderArguments, context: ToolContext) -> ToolOutcome:
+    order = verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    if order.status == OrderStatus.CANCELLED:
+        return _order_cancelled(order, already=True)  # asked again: done already, and said so
+    if refusal := unconfirmed(context, change=CHANGE, check_tool="check_cancellation", order=order):
+        return refusal
+    context.checks(CHANGE).pop(order.number, None)
+    try:
+        conversation_order_cancel(conversation=context.conversation, order=order)
+    except OrderChangeNotAllowed as refused:
+        if refused.code == ChangeCode.CANCELLED:
+            return _order_cancelled(order, already=True)
+        # Shipped since the check: the store's reason, and what to do instead.
+        return error(refused.code, refused.message)
+    return _order_cancelled(order)
+
+
+def _order_cancelled(order: Order, *, already: bool = False) -> ToolOutcome:
+    result = {"order_id": order.number, "status": OrderStatus.CANCELLED, "next_steps": CANCELLED_NEXT_STEPS}
+    if already:
+        result["already_cancelled"] = True
+    receipt = f"Order {order.number} is cancelled. {CANCELLED_NEXT_STEPS}"
+    return ToolOutcome(result, receipt=receipt)
+
+
+CAPABILITY = Capability(
+    name="cancellation",
+    tools=(
+        Tool(
+            name="check_cancellation",
+            description=(
+                "Whether an order can be cancelled (only until it ships), and if not, why and what "
+                "instead. Must pass before cancel_order."
+            ),
+            arguments=OrderArguments,
+            handler=check_cancellation,
+            progress=(
+                "Checking whether order {order} can be cancelled…",
+                "Checking whether your order can be cancelled…",
+            ),
+        ),
+        Tool(
+            name="cancel_order",
+            description=(
+                "Cancel an order: only after check_cancellation passed and the customer then said yes."
+            ),
+            arguments=OrderArguments,
+            handler=cancel_order,
+            progress=("Cancelling order {order}…", "Cancelling your order…"),
+            writes=True,
+        ),
+    ),
+    prompt=(
+        "- check_cancellation: give the result and reason; if the order can no longer change, offer what "
+        "the reason offers."
+    ),
+)

@@ -1,0 +1,99 @@
+"""Delivery problems (never came, late, a damaged, wrong or missing book): a case for staff, who take
+the conversation."""
+
+from typing import Annotated
+
+from pydantic import Field
+
+from orders.emails import DELIVERY_CASE_NEXT_STEPS
+from orders.models import ITEM_PROBLEMS, DeliveryProblem
+from orders.services import ITEMS_NEEDED, DeliveryCaseRefused
+from support.assistant.capabilities.base import (
+    MAX_REASON_LENGTH,
+    MAX_SUMMARY_LENGTH,
+    Capability,
+    HandoffAsked,
+    OrderArguments,
+    Text,
+    Titles,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    error,
+    items_titled,
+    titles_joined,
+    verified_order,
+)
+from support.assistant.capabilities.person import HANDED_OVER_REPLY
+from support.conversations.services import conversation_delivery_case_open
+from support.llm.protocol import HandoffAsk
+
+
+class ReportDeliveryProblemArguments(OrderArguments):
+    problem: Annotated[DeliveryProblem, Field(strict=False)]
+    item_titles: Titles() | None = None
+    details: Text(MAX_REASON_LENGTH, "In the customer's words.")
+
+
+def report_delivery_problem(args: ReportDeliveryProblemArguments, context: ToolContext) -> ToolOutcome:
+    order = verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    items = items_titled(order, args.item_titles)
+    if isinstance(items, ToolOutcome):
+        return items
+    problem = args.problem
+    try:
+        case, created = conversation_delivery_case_open(
+            conversation=context.conversation, order=order, problem=problem, items=items, details=args.details
+        )
+    except DeliveryCaseRefused as refused:
+        if refused.code == ITEMS_NEEDED:
+            return error(
+                ITEMS_NEEDED,
+                "Ask the customer which of these books it concerns, then call again with item_titles.",
+                order_titles=[item.title for item in order.items.all()],
+            )
+        return error(refused.code, refused.message)  # no delivery to look into yet: the store's reason
+    concerned = [item.title for item in case.items.all()] if problem in ITEM_PROBLEMS else []
+    what = DeliveryProblem(problem).label.lower() + (f" ({titles_joined(concerned)})" if concerned else "")
+    next_steps = DELIVERY_CASE_NEXT_STEPS[problem]
+    receipt = f"I've reported this as case {case.pk} for order {order.number}: {what}. {next_steps}"
+    summary = f"Case {case.pk}, order {order.number}: {what}. The customer says: {args.details}"
+    # The case goes to staff with the conversation: they are told what they need in one line.
+    context.handoff = HandoffAsked(
+        reason=HandoffAsk.NEEDS_STAFF, summary=summary[:MAX_SUMMARY_LENGTH], reply=HANDED_OVER_REPLY
+    )
+    result = {
+        "case_number": case.pk,
+        "order_id": order.number,
+        "problem": problem.value,
+        "items": concerned,
+        "next_steps": next_steps,
+        "tell_the_customer": f"{receipt} {HANDED_OVER_REPLY}",
+    }
+    if not created:
+        result["already_reported"] = True
+    return ToolOutcome(result, receipt=receipt)
+
+
+CAPABILITY = Capability(
+    name="delivery_problems",
+    tools=(
+        Tool(
+            name="report_delivery_problem",
+            description=(
+                "A delivery gone wrong (never came, late, a damaged, wrong or missing book) becomes a case "
+                "for staff, who take the chat. Then say only tell_the_customer."
+            ),
+            arguments=ReportDeliveryProblemArguments,
+            handler=report_delivery_problem,
+            progress=(
+                "Reporting the problem with order {order}…",
+                "Reporting the problem with your order…",
+            ),
+            writes=True,
+        ),
+    ),
+    prompt="- report_delivery_problem: not when a return or refund is asked for.",
+)

@@ -1,0 +1,166 @@
+"""Order status: one order by its number (or a return's RMA number) and the email on it, or a signed-in
+customer's recent orders."""
+
+import re
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, Field, WithJsonSchema
+
+from orders.models import RMA_NUMBER_PATTERN, Order
+from orders.selectors import order_get_for_customer_by_rma, order_list_for_customer
+from support.assistant.capabilities.base import (
+    Capability,
+    CustomerEmail,
+    OrderNumber,
+    Tool,
+    ToolArguments,
+    ToolContext,
+    ToolOutcome,
+    clean_text,
+    current_address_line,
+    error,
+    order_checked,
+    returns_of,
+    shaped,
+    verified_order,
+)
+from support.llm.protocol import ToolError
+
+_RMA_RE = re.compile(RMA_NUMBER_PATTERN)
+
+
+def _rma(value: str) -> str | None:
+    value = value.upper()
+    return value if _RMA_RE.fullmatch(value) else None
+
+
+RmaNumber = Annotated[
+    str,
+    BeforeValidator(clean_text),
+    Field(min_length=1, max_length=12),
+    shaped(_rma, "RMA-AB12CD34"),
+    WithJsonSchema({"type": "string", "pattern": RMA_NUMBER_PATTERN}),
+]
+
+
+class LookupOrderArguments(ToolArguments):
+    one_of_required = ("order_id", "rma_number")
+
+    order_id: OrderNumber | None = None
+    rma_number: RmaNumber | None = None
+    customer_email: CustomerEmail
+
+
+class NoArguments(ToolArguments):
+    pass
+
+
+def order_summary(order: Order) -> dict[str, Any]:
+    return {
+        "order_id": order.number,
+        "customer_name": order.customer_name,
+        "status": order.status,
+        "ordered_on": order.ordered_on.isoformat(),
+        "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,
+        "tracking_number": order.tracking_number or None,
+        "items": [
+            {
+                "title": item.title,
+                "author": item.author,
+                "quantity": item.quantity,
+                "unit_price": str(item.unit_price),
+                "category": item.category,
+            }
+            for item in order.items.all()
+        ],
+        "total": str(order.total),
+        "shipping_address": current_address_line(order),
+        "returns": returns_of(order),
+    }
+
+
+_RETURN_NOT_FOUND = (
+    ToolError.ORDER_NOT_FOUND,
+    "No return matches that RMA number together with that email address. Ask the customer to check "
+    "both, or for the order number.",
+)
+
+
+def lookup_order(args: LookupOrderArguments, context: ToolContext) -> ToolOutcome:
+    if args.order_id is None:
+        # A return's status by its RMA number: found with the email on its order.
+        order = order_checked(
+            context,
+            number=args.rma_number,
+            find=lambda: order_get_for_customer_by_rma(rma_number=args.rma_number, email=args.customer_email),
+            not_found=_RETURN_NOT_FOUND,
+        )
+        return order if isinstance(order, ToolOutcome) else ToolOutcome(order_summary(order))
+    order = verified_order(args, context)
+    if isinstance(order, ToolOutcome):
+        return order
+    return ToolOutcome(order_summary(order))
+
+
+def list_recent_orders(args: NoArguments, context: ToolContext) -> ToolOutcome:
+    if not context.signed_in_email:
+        return error(
+            ToolError.NOT_SIGNED_IN,
+            "Only a customer the store signed in has their orders listed. Ask for the order number and "
+            "the email on the order.",
+        )
+    orders = list(order_list_for_customer(email=context.signed_in_email))
+    for order in orders:
+        context.orders_found[order.pk] = order.customer_email
+    return ToolOutcome(
+        {
+            "customer_email": context.signed_in_email,
+            "orders": [
+                {
+                    "order_id": order.number,
+                    "status": order.status,
+                    "ordered_on": order.ordered_on.isoformat(),
+                    "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,
+                    "titles": [item.title for item in order.items.all()],
+                }
+                for order in orders
+            ],
+        }
+    )
+
+
+CAPABILITY = Capability(
+    name="order_status",
+    tools=(
+        Tool(
+            name="lookup_order",
+            description=(
+                "An order's status, dates, tracking, items and returns. Needs the order number (or a "
+                "return's rma_number) and the email on the order, from the customer. order_not_found if "
+                "either is wrong, never saying which."
+            ),
+            arguments=LookupOrderArguments,
+            handler=lookup_order,
+            progress=("Looking up order {order}…", "Looking up your order…"),
+        ),
+        Tool(
+            name="list_recent_orders",
+            description=(
+                "The signed-in customer's recent orders, newest first: number, status, dates, titles. Only "
+                "for a customer the store signed in (their reminder says so); not_signed_in otherwise."
+            ),
+            arguments=NoArguments,
+            handler=list_recent_orders,
+            progress=("Looking up your recent orders…", "Looking up your recent orders…"),
+        ),
+    ),
+    prompt=(
+        "- lookup_order: on order_not_found, say no order matches that number and email together and ask "
+        "the customer to check both; you cannot know which one is wrong. On too_many_failed_checks, say "
+        "you cannot check more now and offer a person; ask for no more guesses.\n"
+        "- No tool lists a customer's orders or finds one by email alone, on purpose: an email address "
+        "proves nothing. Without an order number, say it is in the order confirmation "
+        "email{order_number_starts}. The exception: a customer the store signed in (their turns say so); "
+        "list_recent_orders lists theirs."
+    ),
+)

@@ -1,0 +1,63 @@
+"""A person: the conversation is handed to support staff when the customer asks, or needs what only
+staff can do."""
+
+from typing import Annotated
+
+from pydantic import Field
+
+from support.assistant.capabilities.base import (
+    MAX_SUMMARY_LENGTH,
+    Capability,
+    HandoffAsked,
+    Text,
+    Tool,
+    ToolArguments,
+    ToolContext,
+    ToolOutcome,
+)
+from support.conversations.selectors import staff_available_now
+from support.conversations.waiting import waiting_notice
+from support.llm.protocol import HANDOFF_TOOL, HandoffAsk
+
+HANDED_OVER_REPLY = "I've passed this conversation to our support team."
+
+
+class HandOffArguments(ToolArguments):
+    reason: Annotated[HandoffAsk, Field(strict=False)]
+    summary: Text(MAX_SUMMARY_LENGTH, "For staff, one line: what they need.")
+
+
+def hand_off_to_person(args: HandOffArguments, context: ToolContext) -> ToolOutcome:
+    available = staff_available_now()
+    # What happens next (who joins, when, where else we answer) is the page's notice under the reply,
+    # kept up to date as staff come and go: said once, there, not in the reply as well.
+    next_steps = waiting_notice(staff_available=available, email=context.conversation.customer_email)
+    # Stored with the turn: the conversation waits for a person once the reply is kept.
+    context.handoff = HandoffAsked(reason=args.reason, summary=args.summary, reply=HANDED_OVER_REPLY)
+    return ToolOutcome(
+        {
+            "handed_off": True,
+            "staff_available_now": available,
+            "tell_the_customer": HANDED_OVER_REPLY,
+            "shown_to_the_customer_below": next_steps,
+        }
+    )
+
+
+CAPABILITY = Capability(
+    name="person",
+    tools=(
+        Tool(
+            name=HANDOFF_TOOL,
+            description=(
+                "Hand the chat to support staff: the customer asks for a person (customer_asked), or needs "
+                "what only staff can do, like a complaint (needs_staff). Then say only the "
+                "result's tell_the_customer."
+            ),
+            arguments=HandOffArguments,
+            handler=hand_off_to_person,
+            progress=("Asking a member of our team to join…", "Asking a member of our team to join…"),
+        ),
+    ),
+    prompt="",  # its rule is critical rule 6
+)

@@ -1,0 +1,82 @@
+"""The capabilities the assistant has: the tool list both providers read, the tool rules of the system
+prompt, and the one place a tool call is run. A new capability is one module and one line here."""
+
+from typing import Any
+
+from orders.numbers import ORDER_NUMBERS
+from support.assistant.capabilities import (
+    address_change,
+    cancellation,
+    delivery_problems,
+    order_status,
+    person,
+    policies,
+    returns,
+)
+from support.assistant.capabilities.base import (
+    Capability,
+    InvalidArguments,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    error,
+)
+from support.llm.protocol import ToolError
+
+CAPABILITIES: tuple[Capability, ...] = (
+    order_status.CAPABILITY,
+    returns.CAPABILITY,
+    cancellation.CAPABILITY,
+    address_change.CAPABILITY,
+    delivery_problems.CAPABILITY,
+    policies.CAPABILITY,
+    person.CAPABILITY,
+)
+
+_TOOLS: dict[str, Tool] = {tool.name: tool for capability in CAPABILITIES for tool in capability.tools}
+TOOLS: list[dict[str, Any]] = [tool.schema() for tool in _TOOLS.values()]
+TOOL_NAMES = tuple(_TOOLS)
+TOOL_ARGUMENT_NAMES = frozenset(name for tool in TOOLS for name in tool["input_schema"]["properties"])
+# Tools that change the store: the step that calls one is stored in the same transaction as the change.
+WRITE_TOOLS = frozenset(name for name, tool in _TOOLS.items() if tool.writes)
+
+
+def tool_rules() -> str:
+    """The capabilities' paragraphs of the system prompt's tool rules, in the registry's order."""
+    return "\n".join(capability.prompt for capability in CAPABILITIES if capability.prompt)
+
+
+def tool_execute(*, name: str, arguments: Any, context: ToolContext) -> ToolOutcome:
+    """Run one tool call; never raises for anything the model sent (a name that is not text included)."""
+    tool = _TOOLS.get(name) if isinstance(name, str) else None
+    if tool is None:
+        return error(
+            ToolError.UNKNOWN_TOOL, "There is no tool by that name.", available_tools=list(TOOL_NAMES)
+        )
+    try:
+        parsed = tool.arguments.parsed(arguments)
+    except InvalidArguments as invalid:
+        return error(
+            ToolError.INVALID_ARGUMENTS,
+            "Some arguments are missing or malformed; fix them and call again.",
+            problems=invalid.problems,
+        )
+    return tool.handler(parsed, context)
+
+
+PROGRESS_WRITING = "Writing the answer…"
+_PROGRESS_WORKING = "Working on it…"
+
+
+def tool_progress(*, name: str, arguments: Any, customer_words: list[str]) -> str:
+    """The status line while the tool `name` runs: fixed words, with the order number only when the
+    customer typed it (a model's guess is never shown)."""
+    tool = _TOOLS.get(name) if isinstance(name, str) else None
+    with_order, without = tool.progress if tool else (_PROGRESS_WORKING, _PROGRESS_WORKING)
+    order = arguments.get("order_id") if isinstance(arguments, dict) else None
+    typed = (
+        isinstance(order, str)
+        and ORDER_NUMBERS.exact.fullmatch(order)
+        and any(order in ORDER_NUMBERS.mentions(words) for words in customer_words)
+    )
+    return with_order.format(order=order) if typed else without
