@@ -81,8 +81,9 @@ def shipping_address_fields_kept(
     if current is None:
         return dict(fields)
     kept = {name: value for name, value in fields.items() if value is not None}
+    new_street = "line1" in kept
     for name, value in current.as_fields().items():
-        if name == "line2" and "line1" in kept:
+        if name == "line2" and new_street:
             continue
         kept.setdefault(name, value)
     return kept

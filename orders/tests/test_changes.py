@@ -4,7 +4,13 @@ import pytest
 from django.db import IntegrityError
 
 from orders import services
-from orders.addresses import AddressInvalid, ShippingAddress, shipping_address_clean, shipping_address_of
+from orders.addresses import (
+    AddressInvalid,
+    ShippingAddress,
+    shipping_address_clean,
+    shipping_address_fields_kept,
+    shipping_address_of,
+)
 from orders.models import OrderChange, OrderChangeKind, OrderStatus, ReturnStatus
 from orders.selectors import ChangeCode, order_change_check
 from orders.services import OrderChangeNotAllowed, order_cancel, order_shipping_address_change
@@ -24,6 +30,36 @@ def _problems(fields) -> dict[str, str]:
     with pytest.raises(AddressInvalid) as invalid:
         shipping_address_clean(fields=fields)
     return {problem["field"]: problem["problem"] for problem in invalid.value.problems}
+
+
+CURRENT = ShippingAddress(
+    to="Ana Diaz", line1="12 Elm St", line2="Apt 3", city="Springfield", state="IL", zip="62701"
+)
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        # a new street: the recipient stays, the old street's unit goes with it
+        (
+            {"line1": "9 Oak Rd", "city": "Peoria", "state": "IL", "zip": "61602"},
+            "Ana Diaz, 9 Oak Rd, Peoria, IL 61602",
+        ),
+        ({"line1": "9 Oak Rd", "line2": "Unit 4"}, "Ana Diaz, 9 Oak Rd, Unit 4, Springfield, IL 62701"),
+        # only the unit, or only the recipient: the rest stays
+        ({"line2": "Apt 5"}, "Ana Diaz, 12 Elm St, Apt 5, Springfield, IL 62701"),
+        ({"to": "Luis Diaz", "line2": None}, "Luis Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"),
+        # an empty value clears the field
+        ({"line2": ""}, "Ana Diaz, 12 Elm St, Springfield, IL 62701"),
+    ],
+)
+def test_a_new_address_keeps_what_the_customer_did_not_change(given, kept):
+    fields = shipping_address_fields_kept(current=CURRENT, fields=given)
+    assert shipping_address_clean(fields=fields).one_line() == kept
+
+
+def test_without_an_address_on_file_nothing_is_kept():
+    assert shipping_address_fields_kept(current=None, fields={"line1": "9 Oak Rd"}) == {"line1": "9 Oak Rd"}
 
 
 class TestShippingAddressClean:

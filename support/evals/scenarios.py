@@ -834,6 +834,28 @@ SCENARIOS: tuple[Scenario, ...] = (
         tools=(check_address("BK-10103", SARAH, **NEW_HOME),),
     ),
     Scenario(
+        # A real shop keeps the recipient on the order unless told otherwise; the whole address is read
+        # back before the yes.
+        "address_change_without_a_name_keeps_the_recipient",
+        turns=(
+            Turn(
+                f"I need BK-10103 to go to a new address. {SARAH}", reply_contains=("new shipping address",)
+            ),
+            Turn(
+                "The new address is 42 Elm Street, Springfield, IL 62704",
+                reply_contains=("Sarah Chen, 42 Elm Street, Springfield, IL 62704", "yes or no"),
+            ),
+            Turn("yes", reply_contains=("will now ship to Sarah Chen, 42 Elm Street",)),
+        ),
+        tools=(
+            check_address(
+                "BK-10103", SARAH, line1="42 Elm Street", city="Springfield", state="IL", zip="62704"
+            ),
+            change_address("BK-10103", SARAH),
+        ),
+        changes={"BK-10103": ("address_changed",)},
+    ),
+    Scenario(
         "address_change_with_a_bad_zip_asks_again",
         turns=(
             Turn(
