@@ -1583,6 +1583,14 @@ def _answer_change(history: _History, intents: list[_Intent]) -> str | _ToolCall
     return None
 
 
+# A signed-in customer asking for their orders as a list: "what are my recent orders?", "what did I buy?".
+_ASKS_FOR_ORDERS_RE = re.compile(
+    r"\b(?:(?:my|our) (?:recent |last |latest |past |previous |other |current |open )?orders\b(?! number)|"
+    r"order history|what (?:have|did) (?:i|we) (?:order(?:ed)?|bought|buy|purchased?|get)\b|"
+    r"(?:any|all) (?:of )?(?:my )?orders\b|orders? (?:i|we) (?:have )?(?:placed|made)\b)"
+)
+
+
 def _respond(history: _History) -> str | _ToolCall:
     """The next step for the customer's latest message."""
     units = history.units
@@ -1605,6 +1613,11 @@ def _respond(history: _History) -> str | _ToolCall:
     if pending == "offer_person" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to a person offered for a request we cannot serve: staff get that request in its words.
         return _handoff(HandoffAsk.NEEDS_STAFF, _request_before(units, intents))
+    if _ASKS_FOR_ORDERS_RE.search(_plain(units[-1])) and not _order_id_in(units[-1]):
+        if history.signed_in:
+            return _ToolCall("list_recent_orders", {})  # asked for in so many words: listed again
+        if intent.kind in ("order_unclear", "unknown", "offtopic"):
+            return NO_NUMBER_REPLY  # no list without the store's word for who this is: the number, then
     start = _task_start(intents)
     if (
         pending == "address"

@@ -281,3 +281,23 @@ def test_staff_see_that_the_store_signed_the_customer_in(
     client.force_login(staff_user)
     page = client.get(f"/admin/support/conversation/{Conversation.objects.get().pk}/change/").content.decode()
     assert f"yes, by the store, as {SARAH}" in page
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "words",
+    ["What are my recent orders?", "list my orders", "what did I buy last month?", "Do I have any orders?"],
+)
+def test_a_signed_in_customer_asking_for_their_orders_gets_them_listed(
+    signing, offline, demo_data, customer, words
+):
+    customer.sign_in(signed())
+    listed = customer.send(words).json()["reply"]
+    for order in Order.objects.all():
+        assert (order.number in listed) == (order.customer_email == SARAH), order.number
+
+
+@pytest.mark.django_db
+def test_a_visitor_asking_for_their_orders_is_asked_for_an_order_number(offline, demo_data, customer):
+    reply = customer.send("What are my recent orders?").json()["reply"]
+    assert "order number" in reply and not any(order.number in reply for order in Order.objects.all())
