@@ -153,6 +153,8 @@ class Turn:
     reply_source: ReplySource = ReplySource.MODEL
     # How many of tool_results earlier turns gave: links, phone numbers and promises need this turn's.
     earlier_results: int = 0
+    # What the built-in model recorded with its text reply: kept only with that reply as written.
+    model_state: dict | None = None
 
     @property
     def conversation(self) -> Conversation:
@@ -280,10 +282,19 @@ def conversation_take_turn(
         if not handoff and reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
             reply, handoff = STUCK_HANDOFF_REPLY, (HandoffReason.ASSISTANT_STUCK, f"Last message: {text}")
             turn.reply_source = ReplySource.FIXED
+        # The state belongs to the reply the model wrote: any other words the customer reads instead
+        # (the fallback, a receipt, a handover) ask nothing it could be waiting for.
+        as_written = reply == _text_of(reply_blocks) and turn.reply_source == ReplySource.MODEL
         if reply != _text_of(reply_blocks):
             reply_blocks = [{"type": "text", "text": reply}]
         turn.produced.append(
-            NewMessage(MessageRole.ASSISTANT, reply_blocks, visible_text=reply, violations=violations)
+            NewMessage(
+                MessageRole.ASSISTANT,
+                reply_blocks,
+                visible_text=reply,
+                violations=violations,
+                model_state=turn.model_state if as_written and not handoff else None,
+            )
         )
         outcome = _outcome(reply, violations, handed_off=bool(handoff))
         record = turn.record(
@@ -445,7 +456,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             response = model.create(
                 system=system,
                 tools=_TOOLS_FOR_REQUEST,
-                messages=_with_cache_point(turn.messages),
+                messages=_with_cache_point(turn.messages, keeps_state=getattr(model, "keeps_state", False)),
                 deadline=turn.lease.deadline,
             )
         except (ModelUnavailable, ModelFailed) as error:
@@ -483,6 +494,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
                 turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FIXED
             return [{"type": "text", "text": text or " ".join(turn.receipts) or TOO_LONG_REPLY}]
         if not tool_uses:
+            turn.model_state = response.state
             return [block for block in content if block["type"] == "text"]
 
         if conversation_has_ended(conversation_id=turn.conversation.pk):
@@ -597,6 +609,9 @@ def _history_for_request(stored: list[dict]) -> list[dict]:
             merged[-1] = {"role": role, "content": merged[-1]["content"] + message["content"]}
         else:
             merged.append({"role": role, "content": list(message["content"])})
+        # The state of the words said last on our side (none when staff spoke after the model).
+        if role == MessageRole.ASSISTANT and message.get("model_state"):
+            merged[-1]["state"] = message["model_state"]
     return merged
 
 
@@ -620,9 +635,13 @@ def _arguments_of(call: dict) -> dict:
     return arguments if isinstance(arguments, dict) else {}
 
 
-def _with_cache_point(messages: list[dict]) -> list[dict]:
-    """A copy of the messages with a cache breakpoint on the last block (never stored)."""
-    request = list(messages)
+def _with_cache_point(messages: list[dict], *, keeps_state: bool = False) -> list[dict]:
+    """A copy of the messages with a cache breakpoint on the last block (never stored); the built-in
+    model's state only for a model that keeps one (a provider would refuse the unknown field)."""
+    request = [
+        message if keeps_state else {"role": message["role"], "content": message["content"]}
+        for message in messages
+    ]
     last = request[-1]
     blocks = [dict(block) for block in last["content"]]
     blocks[-1]["cache_control"] = _CACHE_POINT

@@ -160,6 +160,8 @@ class ConversationMessage(models.Model):
     set_aside = models.BooleanField(default=False)
     # The validator's codes when it replaced the model's reply with the fallback (staff see them).
     violations = models.JSONField(default=list, blank=True)
+    # What the built-in model recorded with this reply (what it waits for next), sent back only to it.
+    model_state = models.JSONField(null=True, blank=True)
     # The member of staff who wrote a staff message.
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

@@ -86,6 +86,7 @@ class NewMessage:
     content: list[dict]
     visible_text: str = ""
     violations: tuple[str, ...] = ()  # the validator's codes, on a fallback reply
+    model_state: dict | None = None  # what the built-in model recorded with its reply
 
 
 def session_ensure(*, session) -> None:
@@ -172,7 +173,7 @@ def conversation_turn_begin(
 ) -> tuple[TurnLease, list[dict]]:
     """Take the session's conversation for one turn (opening one if it has none), count the turn,
     store the customer's words, and read the stored history (theirs last) as dicts with
-    position, role, content, visible_text and set_aside.
+    position, role, content, visible_text, set_aside and model_state.
 
     All of it commits together: either the turn has begun with their message
     kept, or nothing happened (TurnInProgress when another turn holds the
@@ -212,7 +213,7 @@ def conversation_turn_begin(
             history = list(
                 ConversationMessage.objects.filter(conversation=conversation)
                 .order_by("position")
-                .values("position", "role", "content", "visible_text", "set_aside")
+                .values("position", "role", "content", "visible_text", "set_aside", "model_state")
             )
             position = history[-1]["position"] + 1 if history else 0
             _message(conversation, conversation.turn_count, position, customer_message).save(
@@ -266,6 +267,7 @@ def _as_history(position: int, message: NewMessage) -> dict:
         "content": message.content,
         "visible_text": message.visible_text,
         "set_aside": False,
+        "model_state": message.model_state,
     }
 
 
@@ -423,6 +425,7 @@ def _message(
         content=storable(message.content),
         visible_text=storable(message.visible_text),
         violations=list(message.violations),
+        model_state=storable(message.model_state),
     )
 
 

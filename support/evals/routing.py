@@ -124,7 +124,10 @@ def _first_answer(*, model: Model, text: str, system: list[dict]) -> tuple[str, 
         answer = next((answer for asked, answer in _ANSWERS if asked in said), None)
         if answer is None:
             return f"said: {said[:60]}", said
-        messages += [{"role": "assistant", "content": [{"type": "text", "text": said}]}, _customer(answer)]
+        ours = {"role": "assistant", "content": [{"type": "text", "text": said}]}
+        if reply.state is not None and getattr(model, "keeps_state", False):
+            ours["state"] = reply.state  # as the turn sends it back
+        messages += [ours, _customer(answer)]
     return "kept asking", said
 
 

@@ -63,6 +63,7 @@ class RecordingModel:
         self.model = model
         self.offline = model.offline
         self.name = model.name
+        self.keeps_state = model.keeps_state
         self.requests: list[dict] = []
 
     def create(self, *, system, tools, messages, deadline) -> ModelReply:

@@ -186,6 +186,8 @@ class ChatCompletionsModel:
         self.max_tokens_field = "max_completion_tokens" if openai_itself else "max_tokens"
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
+    keeps_state = False
+
     def create(self, *, system, tools, messages, deadline) -> ModelReply:
         completion, started = call_with_retries(
             lambda remaining: self.client.chat.completions.create(

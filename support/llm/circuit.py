@@ -110,6 +110,7 @@ class CircuitRecorded:
         self.offline = model.offline
         self.name = model.name
         self.provider = model.provider
+        self.keeps_state = model.keeps_state
 
     def __getattr__(self, name):
         return getattr(self.inner, name)

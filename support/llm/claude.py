@@ -47,6 +47,8 @@ class AnthropicModel:
         self.max_retries = max_retries
         self.client = anthropic.Anthropic(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
+    keeps_state = False
+
     def create(self, *, system, tools, messages, deadline) -> ModelReply:
         message, started = call_with_retries(
             lambda remaining: self.client.messages.create(

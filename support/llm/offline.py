@@ -16,7 +16,9 @@ import functools
 import json
 import math
 import re
+from contextvars import ContextVar
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 from orders.addresses import state_code
@@ -40,8 +42,8 @@ from support.llm.protocol import (
 )
 from support.llm.types import ModelReply
 
-# The questions this model asks. The next turn recognises them in the history
-# to know which answer it is waiting for.
+# The questions this model asks. Asking one records what the model then waits for (Waiting), as data
+# stored with the reply: the next turn reads that, never these words.
 ASK_ORDER_NUMBER = ORDER_NUMBERS.starts_with(
     "What is the order number? It starts with {prefix} and is in your order confirmation email.",
     "What is the order number? It is in your order confirmation email.",
@@ -114,6 +116,45 @@ GENERIC_ERROR_REPLY = (
 
 
 # Intent vocabulary, matched against lower-cased text with straight apostrophes.
+class Waiting(StrEnum):
+    """What the model waits for after its reply: recorded when it asks (_ask), read back next turn."""
+
+    ORDER_NUMBER = "order_number"
+    EMAIL = "email"
+    DETAILS_AGAIN = "details_again"  # the number and email found nothing, or one was malformed
+    WHICH_ORDER = "which_order"  # the signed-in customer's orders were listed
+    CONFIRM_RETURN = "confirm_return"
+    WHICH_ITEM = "which_item"
+    WHICH_BOOKS = "which_books"
+    CONFIRM_CANCEL = "confirm_cancel"
+    CONFIRM_ADDRESS = "confirm_address"
+    ADDRESS = "address"
+    PASS_ON = "pass_on"  # noqa: S105 (no password) a store question no policy answers, offered to staff
+    OFFER_PERSON = "offer_person"
+
+
+# What a reply asks, in the order it asks it: set for each reply the model writes (OfflineModel.create),
+# so that any part of it that asks a question records so, without the question passed back up.
+_ASKED: ContextVar[list[Waiting] | None] = ContextVar("asked", default=None)
+# Messages that answer a question for an order's details (read as such, however worded).
+_ASKS_FOR_DETAILS = frozenset(
+    {Waiting.ORDER_NUMBER, Waiting.EMAIL, Waiting.DETAILS_AGAIN, Waiting.WHICH_ORDER}
+)
+
+
+def _ask(waiting: Waiting, sentence: str) -> str:
+    """The sentence that asks, with what the model then waits for recorded."""
+    asked = _ASKED.get()
+    if asked is not None:
+        asked.append(waiting)
+    return sentence
+
+
+def _last_asked() -> Waiting | None:
+    asked = _ASKED.get()
+    return asked[-1] if asked else None
+
+
 _MY_ORDER_RE = re.compile(
     r"\b(?:my|our) (?:\w+ ){0,2}(?:orders?|package|parcel|delivery|shipment|purchase|books?|items?)\b"
     r"|\bi (?:ordered|bought|purchased|received|got)\b"
@@ -581,7 +622,8 @@ class _History:
     units: list[str] = field(default_factory=list)  # one entry per customer message, oldest first
     # Per message: whether it answers the model's question for an order number or email.
     answering: list[bool] = field(default_factory=list)
-    last_assistant_text: str = ""
+    # What the model's last reply waits for, as it recorded it (None after anyone else's words).
+    waiting: Waiting | None = None
     calls: list[tuple[dict, dict]] = field(default_factory=list)  # (tool_use block, parsed result)
     new_calls: list[tuple[dict, dict]] = field(default_factory=list)  # results in the last message
     tool_use_count: int = 0
@@ -603,6 +645,13 @@ def _result_of(block: dict) -> dict:
     return result if isinstance(result, dict) else {}
 
 
+def _waiting_in(state) -> Waiting | None:
+    """What a stored state says the model waits for; None for anything else (a state is data we wrote,
+    but a history is input all the same)."""
+    waiting = state.get("waiting_for") if isinstance(state, dict) else None
+    return Waiting(waiting) if waiting in Waiting.__members__.values() else None
+
+
 def _read_history(system: list[dict], messages: list[dict]) -> _History:
     history = _History(topics=faq_topics_in("".join(block.get("text", "") for block in system)))
     tool_uses: dict[str, dict] = {}
@@ -612,8 +661,7 @@ def _read_history(system: list[dict], messages: list[dict]) -> _History:
             blocks = [{"type": "text", "text": blocks}]
         last = position == len(messages) - 1
         if message.get("role") == "assistant":
-            texts = [block["text"] for block in blocks if block.get("type") == "text"]
-            history.last_assistant_text = " ".join(texts) or history.last_assistant_text
+            history.waiting = _waiting_in(message.get("state"))
             for block in blocks:
                 if block.get("type") == "tool_use":
                     tool_uses[block.get("id", "")] = block
@@ -632,7 +680,7 @@ def _read_history(system: list[dict], messages: list[dict]) -> _History:
         ]
         if any(text for text in texts):
             history.units.append("\n".join(text for text in texts if text))
-            history.answering.append(any(ask in history.last_assistant_text for ask in _ASKS_FOR_DETAILS))
+            history.answering.append(history.waiting in _ASKS_FOR_DETAILS)
         for block in blocks:
             if block.get("type") == "tool_result" and block.get("tool_use_id") in tool_uses:
                 call = (tool_uses[block["tool_use_id"]], _result_of(block))
@@ -1229,35 +1277,6 @@ def _intents(units: list[str], topics: list[FaqTopic], answering: list[bool]) ->
     ]
 
 
-# The model's words that ask for an order's number or email (again): the next message answers them.
-_ASKS_FOR_DETAILS = (
-    ASK_ORDER_NUMBER,
-    WHICH_ORDER,
-    ASK_EMAIL,
-    ORDER_NOT_FOUND_REPLY,
-    INVALID_ORDER_NUMBER_REPLY,
-    INVALID_EMAIL_REPLY,
-)
-
-
-def _pending_question(assistant_text: str) -> str | None:
-    """Which of its own questions the model asked last, recognised by its exact wording."""
-    markers = {
-        CONFIRM_QUESTION: "confirm",
-        ASK_WHICH_ITEM: "which_item",
-        ASK_WHICH_BOOKS: "which_books",
-        CANCEL_CONFIRM_QUESTION: "confirm_cancel",
-        ADDRESS_CONFIRM_QUESTION: "confirm_address",
-        ASK_ORDER_NUMBER: "order_number",
-        WHICH_ORDER: "order_number",
-        ASK_EMAIL: "email",
-        ASK_ADDRESS: "address",
-        NO_POLICY_REPLY: "pass_on",
-        OFFER_PERSON: "offer_person",
-    }
-    return next((pending for marker, pending in markers.items() if marker in assistant_text), None)
-
-
 # --- flow state ----------------------------------------------------------------------------------
 
 
@@ -1305,7 +1324,7 @@ def _listed(history: _History) -> bool:
     """Whether the assistant's last words listed the signed-in customer's orders: then the customer is
     answering "which one?", and an order number is asked for rather than a second list. Any later
     request lists them afresh."""
-    return WHICH_ORDER in history.last_assistant_text
+    return history.waiting == Waiting.WHICH_ORDER
 
 
 def _verified_orders(history: _History) -> tuple[str, ...]:
@@ -1329,19 +1348,19 @@ def _task_step(units: list[str], intents: list[_Intent], start: int, history: _H
     if rma_number:
         # A return's status by its RMA number: found with the email on its order, no order number needed.
         if not email:
-            return f"I can check that return for you. {ASK_EMAIL}"
+            return f"I can check that return for you. {_ask(Waiting.EMAIL, ASK_EMAIL)}"
         return _ToolCall("lookup_order", {"rma_number": rma_number, "customer_email": email})
     if not order_id and history.signed_in and not _listed(history):
         return _ToolCall("list_recent_orders", {})
     if not order_id:
-        return f"{_TASK_LEADS[task]} {ASK_ORDER_NUMBER}"
+        return f"{_TASK_LEADS[task]} {_ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
     if not email:
-        return f"Thanks. {ASK_EMAIL}"
+        return f"Thanks. {_ask(Waiting.EMAIL, ASK_EMAIL)}"
     arguments = {"order_id": order_id, "customer_email": email}
     if task == "address":
         address = _latest(_address_in, units[start:])
         if address is None:
-            return f"Thanks. {ASK_ADDRESS}"
+            return f"Thanks. {_ask(Waiting.ADDRESS, ASK_ADDRESS)}"
         return _ToolCall("check_address_change", {**arguments, "new_address": address})
     if task == "problem":
         return _problem_report(units, start, arguments, problem=intents[start].topic)
@@ -1598,19 +1617,21 @@ def _respond(history: _History) -> str | _ToolCall:
         return GREETING_REPLY
     intents = _intents(units, history.topics, history.answering)
     intent = intents[-1]
-    pending = _pending_question(history.last_assistant_text)
-    if pending == "confirm" and (answer := _answer_confirmation(history, intents)) is not None:
+    pending = history.waiting
+    if pending == Waiting.CONFIRM_RETURN and (answer := _answer_confirmation(history, intents)) is not None:
         return answer
-    if pending in ("confirm_cancel", "confirm_address") and (answer := _answer_change(history, intents)):
+    if pending in (Waiting.CONFIRM_CANCEL, Waiting.CONFIRM_ADDRESS) and (
+        answer := _answer_change(history, intents)
+    ):
         return answer
-    if pending == "which_item" and (answer := _answer_which_item(history)):
+    if pending == Waiting.WHICH_ITEM and (answer := _answer_which_item(history)):
         return answer
-    if pending == "which_books" and (answer := _answer_which_books(history)):
+    if pending == Waiting.WHICH_BOOKS and (answer := _answer_which_books(history)):
         return answer
-    if pending == "pass_on" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
+    if pending == Waiting.PASS_ON and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
-    if pending == "offer_person" and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
+    if pending == Waiting.OFFER_PERSON and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to a person offered for a request we cannot serve: staff get that request in its words.
         return _handoff(HandoffAsk.NEEDS_STAFF, _request_before(units, intents))
     if _ASKS_FOR_ORDERS_RE.search(_plain(units[-1])) and not _order_id_in(units[-1]):
@@ -1620,15 +1641,15 @@ def _respond(history: _History) -> str | _ToolCall:
             return NO_NUMBER_REPLY  # no list without the store's word for who this is: the number, then
     start = _task_start(intents)
     if (
-        pending == "address"
+        pending == Waiting.ADDRESS
         and start is not None
         and intents[start].kind == "address"
         and start < len(units) - 1
     ):
         # The new address asked for: read it, or ask again.
         step = _task_step(units, intents, start, history)
-        if isinstance(step, str) and step.endswith(ASK_ADDRESS):
-            return f"Sorry, I couldn't read that as an address. {ASK_ADDRESS}"
+        if isinstance(step, str) and _last_asked() == Waiting.ADDRESS:
+            return f"Sorry, I couldn't read that as an address. {_ask(Waiting.ADDRESS, ASK_ADDRESS)}"
         return step
     if intent.kind in ("status", "unknown", "order_unclear") and (
         looked_up := _delivered_not_received(history)
@@ -1642,7 +1663,7 @@ def _respond(history: _History) -> str | _ToolCall:
     start = _task_start(intents)
     if intent.kind == "info" and start is not None:
         return _task_step(units, intents, start, history)
-    waiting = pending in ("order_number", "email") and start is not None
+    waiting = pending in (Waiting.ORDER_NUMBER, Waiting.WHICH_ORDER, Waiting.EMAIL) and start is not None
     if intent.kind in ("ack", "unknown", "order_unclear") and waiting:
         # Still waiting for an order detail: ask again rather than refuse or change the subject.
         step = _task_step(units, intents, start, history)
@@ -1652,7 +1673,7 @@ def _respond(history: _History) -> str | _ToolCall:
     if intent.kind == "person":
         return _handoff(HandoffAsk.CUSTOMER_ASKED, units[-1])
     if intent.kind == "no_policy":
-        return NO_POLICY_REPLY
+        return _ask(Waiting.PASS_ON, NO_POLICY_REPLY)
     if intent.kind == "complaint":
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-1])
     if intent.kind == "offtopic":
@@ -1679,13 +1700,13 @@ def _refusal(topic: str, words: str) -> str:
     text = _plain(words)
     store = _STORE_WORDS_RE.search(text) or _order_id_in(words) or _email_in(words)
     if topic in _STORE_TOPICS:
-        return f"{refusal} {OFFER_PERSON}"
+        return f"{refusal} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
     if topic != "that request":
         about_store = _STORE_CONTEXT_RE.search(text) or _order_id_in(words)
-        return f"{refusal} {OFFER_PERSON}" if about_store else refusal
+        return f"{refusal} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if about_store else refusal
     if not store and (_WORLD_QUESTION_RE.search(text) or len(text.split()) <= 4):
         return refusal  # a question about the world, or a few words that say nothing of the store
-    return f"{refusal} {OFFER_PERSON}"
+    return f"{refusal} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
 
 
 def _request_before(units: list[str], intents: list[_Intent]) -> str:
@@ -1778,7 +1799,7 @@ def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     sentences.append(
         _refund_sentence(policy.get("refund_method"), policy.get("refund_timeline_business_days"))
     )
-    sentences.append(CONFIRM_QUESTION)
+    sentences.append(_ask(Waiting.CONFIRM_RETURN, CONFIRM_QUESTION))
     return " ".join(sentences)
 
 
@@ -1789,7 +1810,7 @@ def _which_item_reply(result: dict, returnable: list[str]) -> str:
     titles = ", ".join(returnable[:-1]) + " or " + returnable[-1]
     return (
         f"Order {result.get('order_id')} can be returned. {result.get('reason', '')} "
-        f"You can return {titles}. {ASK_WHICH_ITEM}"
+        f"You can return {titles}. {_ask(Waiting.WHICH_ITEM, ASK_WHICH_ITEM)}"
     )
 
 
@@ -1818,13 +1839,13 @@ def _recent_orders_reply(result: dict) -> str:
     """The signed-in customer's recent orders, one sentence each, then which one they mean."""
     orders = [order for order in result.get("orders", []) if isinstance(order, dict)]
     if not orders:
-        return f"I found no recent orders for you. {ASK_ORDER_NUMBER}"
+        return f"I found no recent orders for you. {_ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
     lines = [
         f"Order {order.get('order_id')}, ordered on {order.get('ordered_on')}, is "
         f"{str(order.get('status', '')).replace('_', ' ')}: {_join(order.get('titles') or [])}."
         for order in orders
     ]
-    return " ".join(["Here are your recent orders.", *lines, WHICH_ORDER])
+    return " ".join(["Here are your recent orders.", *lines, _ask(Waiting.WHICH_ORDER, WHICH_ORDER)])
 
 
 def _error_reply(result: dict) -> str:
@@ -1833,18 +1854,19 @@ def _error_reply(result: dict) -> str:
     fields = {problem.get("field") for problem in result.get("problems", []) if isinstance(problem, dict)}
     if code == ITEMS_NEEDED:
         titles = result.get("order_titles") or []
-        return f"{ASK_WHICH_BOOKS} The order has {_join(titles)}." if titles else ASK_WHICH_BOOKS
+        asked = _ask(Waiting.WHICH_BOOKS, ASK_WHICH_BOOKS)
+        return f"{asked} The order has {_join(titles)}." if titles else asked
     match code:
         case ToolError.ORDER_NOT_FOUND:
-            return ORDER_NOT_FOUND_REPLY
+            return _ask(Waiting.DETAILS_AGAIN, ORDER_NOT_FOUND_REPLY)
         case ToolError.TOO_MANY_FAILED_CHECKS:
-            return CHECKS_SPENT_REPLY
+            return _ask(Waiting.OFFER_PERSON, CHECKS_SPENT_REPLY)
         case ToolError.INVALID_ARGUMENTS if "order_id" in fields:
-            return INVALID_ORDER_NUMBER_REPLY
+            return _ask(Waiting.DETAILS_AGAIN, INVALID_ORDER_NUMBER_REPLY)
         case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:
-            return INVALID_EMAIL_REPLY
+            return _ask(Waiting.DETAILS_AGAIN, INVALID_EMAIL_REPLY)
         case ToolError.NOT_SIGNED_IN:
-            return ASK_ORDER_NUMBER
+            return _ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)
         case ToolError.TOPIC_NOT_SUPPORTED:
             return (
                 "I'm sorry, but I don't have a published policy answer for that. I can help with an order, "
@@ -1876,11 +1898,12 @@ def _error_reply(result: dict) -> str:
             ]
             verb = "are" if len(named) > 1 else "is"
             missing = _join(named) or "address"
-            return f"I couldn't use that address: the {missing} {verb} missing or not right. {ASK_ADDRESS}"
+            asked = _ask(Waiting.ADDRESS, ASK_ADDRESS)
+            return f"I couldn't use that address: the {missing} {verb} missing or not right. {asked}"
         case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED | ChangeCode.HAS_RETURNS:
             return f"I couldn't make that change. {message}".strip()
         case ProblemCode.NOT_SHIPPED | ProblemCode.NOT_DELIVERED | ProblemCode.CANCELLED:
-            return f"{message} {OFFER_PERSON}".strip()
+            return f"{message} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}".strip()
         case ReturnRefusal.REASON_REQUIRED:
             return "Could you tell me briefly why you are returning the items? Then I can start the return."
     return GENERIC_ERROR_REPLY
@@ -1890,7 +1913,7 @@ def _cannot_change_reply(result: dict) -> str:
     """An order that can no longer change: the store's reason, and a person offered when it is on its way
     (staff may still reach the carrier)."""
     reason = result.get("reason", "")
-    offer = f" {OFFER_PERSON}" if result.get("order_status") == "shipped" else ""
+    offer = f" {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if result.get("order_status") == "shipped" else ""
     return f"I checked order {result.get('order_id')}. {reason}{offer}".strip()
 
 
@@ -1906,7 +1929,7 @@ def _cancellation_check_reply(result: dict) -> str:
     contents = f" It contains {_join(items)}." if items else ""
     return (
         f"Order {result.get('order_id')} has not shipped yet, so it can still be cancelled.{contents} "
-        f"{CANCEL_CONFIRM_QUESTION}"
+        f"{_ask(Waiting.CONFIRM_CANCEL, CANCEL_CONFIRM_QUESTION)}"
     )
 
 
@@ -1916,9 +1939,10 @@ def _address_check_reply(result: dict) -> str:
     if result.get("unchanged"):
         return f"Order {result.get('order_id')} already ships to that address, so there is nothing to change."
     current = f" instead of {result['current_address']}" if result.get("current_address") else ""
+    asked = _ask(Waiting.CONFIRM_ADDRESS, ADDRESS_CONFIRM_QUESTION)
     return (
         f"Order {result.get('order_id')} has not shipped yet, so it can still go to a new address. It would "
-        f"go to {result.get('new_address')}{current}. {ADDRESS_CONFIRM_QUESTION}"
+        f"go to {result.get('new_address')}{current}. {asked}"
     )
 
 
@@ -1978,6 +2002,7 @@ class OfflineModel:
     """Rule-based answers in the Messages API's shapes, for running Bookly without an API key."""
 
     offline = True
+    keeps_state = True
     provider = "built-in offline model"
     name = "bookly-offline"
 
@@ -1988,11 +2013,17 @@ class OfflineModel:
         self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
     ) -> ModelReply:
         history = _read_history(system, messages)
-        if history.new_calls:
-            text = " ".join(_reply_to_result(history, use, result) for use, result in history.new_calls)
-            step: str | _ToolCall = text
-        else:
-            step = _respond(history)
+        asked: list[Waiting] = []
+        recording = _ASKED.set(asked)
+        try:
+            if history.new_calls:
+                text = " ".join(_reply_to_result(history, use, result) for use, result in history.new_calls)
+                step: str | _ToolCall = text
+            else:
+                step = _respond(history)
+        finally:
+            _ASKED.reset(recording)
+        state = None
         if isinstance(step, _ToolCall):
             # Unique within the conversation: stored tool calls only ever accumulate.
             tool_id = f"toolu_offline_{history.tool_use_count + 1:04d}"
@@ -2001,6 +2032,7 @@ class OfflineModel:
         else:
             content = [{"type": "text", "text": step}]
             stop_reason = "end_turn"
+            state = {"waiting_for": asked[-1].value if asked else None}
         return ModelReply(
             content=content,
             stop_reason=stop_reason,
@@ -2014,4 +2046,5 @@ class OfflineModel:
                 "cache_creation_input_tokens": 0,
             },
             duration_ms=0,
+            state=state,
         )

@@ -21,6 +21,9 @@ class ModelReply:
     request_id: str = ""
     usage: dict[str, int] = field(default_factory=dict)
     duration_ms: int = 0
+    # What a model that keeps its own state (keeps_state) recorded with a text reply: what it waits for
+    # next, as data. Stored with the reply only when the customer reads the reply as written.
+    state: dict[str, Any] | None = None
 
 
 class ModelUnavailable(Exception):
@@ -51,6 +54,9 @@ class Model(Protocol):
     name: str
     # Who answers, for operators ("Claude", "OpenAI-compatible", "built-in offline model").
     provider: str
+    # Whether it is sent back the state it recorded with its replies, as "state" beside an assistant
+    # message's "content" (only the built-in model: no provider is ever sent it).
+    keeps_state: bool
 
     def create(
         self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float

@@ -162,15 +162,37 @@ class MessagesStub:
 
 def answered_by(model) -> Callable[[dict], dict]:
     """A responder for `otherwise`: another model behind Bookly's boundary (the offline model, say)
-    answers each request as it reads after the round trip through the SDK and the stub's API."""
+    answers each request as it reads after the round trip through the SDK and the stub's API.
+
+    A model that keeps its own state (the built-in one) is sent it back beside its words, as the turn
+    does; a provider's API has no such field, so the stub, standing in for a provider that remembers,
+    keeps each reply's state by its words and puts it back (test plumbing: the model reads only the
+    state)."""
+    states: dict[str, dict] = {}
 
     def answer(request: dict) -> dict:
+        messages = request["messages"]
+        if getattr(model, "keeps_state", False):
+            messages = [_with_state(message, states) for message in messages]
         reply = model.create(
             system=request["system"],
             tools=request["tools"],
-            messages=request["messages"],
+            messages=messages,
             deadline=time.monotonic() + 60,
         )
+        if reply.state is not None:
+            states[_words(reply.content)] = reply.state
         return message(*reply.content, stop_reason=reply.stop_reason)
 
     return answer
+
+
+def _words(content) -> str:
+    if isinstance(content, str):
+        return content.strip()
+    return " ".join(block.get("text", "") for block in content if block.get("type") == "text").strip()
+
+
+def _with_state(sent: dict, states: dict[str, dict]) -> dict:
+    state = states.get(_words(sent.get("content") or [])) if sent.get("role") == "assistant" else None
+    return {**sent, "state": state} if state else sent

@@ -113,7 +113,7 @@ def test_turns_that_were_already_waiting_when_it_opened_do_not_lengthen_it(thres
 
 def test_a_turn_that_ran_out_of_its_own_time_is_no_outage(threshold):
     class OutOfTime:
-        offline, name, provider = False, "slow", "test"
+        offline, name, provider, keeps_state = False, "slow", "test", False
 
         def create(self, **kwargs):
             raise ModelUnavailable("turn deadline reached", retry_after=5, outage=False)

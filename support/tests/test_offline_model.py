@@ -30,6 +30,7 @@ from support.llm.offline import (
     ORDER_NOT_FOUND_REPLY,
     THANKS_REPLY,
     OfflineModel,
+    Waiting,
 )
 from support.llm.protocol import (
     FAQ_TOPICS_TAG,
@@ -129,8 +130,15 @@ def customer(*texts: str, reminder: str = TURN_REMINDER) -> dict:
     return {"role": "user", "content": [*blocks, {"type": "text", "text": reminder}]}
 
 
-def assistant(text: str) -> dict:
-    return {"role": "assistant", "content": [{"type": "text", "text": text}]}
+def assistant(text: str, waiting: Waiting | None = None) -> dict:
+    """Our words as the turn sends them back: with the state the model recorded, what it waits for."""
+    said = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+    return {**said, "state": {"waiting_for": waiting}} if waiting else said
+
+
+def replied(reply) -> dict:
+    """The model's own reply as the next request carries it: its words and its state."""
+    return {"role": "assistant", "content": reply.content, "state": reply.state}
 
 
 def tool_round(
@@ -196,12 +204,12 @@ def at_the_question(*said: str, answer: str, result: dict = ELIGIBLE_BK_10042) -
     """A return conversation up to the customer's answer to the yes-or-no question."""
     messages = []
     for text in said:
-        messages += [customer(text), assistant(ASK_EMAIL)]
+        messages += [customer(text), assistant(ASK_EMAIL, Waiting.EMAIL)]
     arguments = {"order_id": result["order_id"], "customer_email": SARAH}
     messages[-1:] = tool_round("check_return_eligibility", arguments, result)
     return [
         *messages,
-        assistant(f"Order {result['order_id']} can be returned. {CONFIRM_QUESTION}"),
+        assistant(f"Order {result['order_id']} can be returned. {CONFIRM_QUESTION}", Waiting.CONFIRM_RETURN),
         customer(answer),
     ]
 
@@ -247,7 +255,7 @@ def test_tool_use_ids_are_unique_within_a_conversation():
         ids.append(call["id"])
         messages += tool_round(call["name"], call["input"], result, tool_id=call["id"])
         if next_request:
-            messages += [assistant(text_of(ask(messages))), customer(next_request)]
+            messages += [replied(ask(messages)), customer(next_request)]
 
     assert len(ids) == 3 and len(set(ids)) == 3
 
@@ -319,7 +327,7 @@ def test_a_store_request_no_tool_serves_gets_the_refusal_and_a_person_offered(me
 
 def test_yes_to_the_offer_hands_the_request_itself_to_staff():
     refused = "Can I get an invoice for my order?"
-    reply = ask([customer(refused), assistant(text_of(ask([customer(refused)]))), customer("yes please")])
+    reply = ask([customer(refused), replied(ask([customer(refused)])), customer("yes please")])
     assert tool_call_of(reply) == ("hand_off_to_person", {"reason": "needs_staff", "summary": refused})
 
 
@@ -482,10 +490,11 @@ def test_no_starts_nothing():
 
 def test_naming_other_titles_at_the_question_summarises_again():
     messages = at_the_question(f"I want to return BK-10042, {SARAH}", answer="Only Sapiens")
-    summary = text_of(ask(messages))
+    summarised = ask(messages)
+    summary = text_of(summarised)
     assert "I can start a return for Sapiens." in summary and summary.endswith(CONFIRM_QUESTION)
 
-    reply = ask([*messages, assistant(summary), customer("go ahead")])
+    reply = ask([*messages, replied(summarised), customer("go ahead")])
     assert tool_call_of(reply) == (
         "initiate_return",
         {"order_id": "BK-10042", "customer_email": SARAH, "reason": "Not given", "item_titles": ["Sapiens"]},
@@ -731,7 +740,7 @@ def test_a_store_question_no_topic_answers_gets_an_honest_answer_and_a_person_of
 def test_yes_to_the_offer_passes_the_question_to_staff():
     messages = [
         customer("Do you offer student discounts?"),
-        assistant(NO_POLICY_REPLY),
+        assistant(NO_POLICY_REPLY, Waiting.PASS_ON),
         customer("Yes please"),
     ]
     reply = ask(messages, system=prompt_with_topics(*DEMO_TOPICS))
@@ -892,7 +901,7 @@ def test_a_built_in_topic_staff_took_down_is_not_looked_up_nor_another_given(tak
 def test_an_answer_worded_as_a_sentence_answers_the_question_and_keeps_the_task(answer):
     messages = [
         customer("I want to return a book"),
-        assistant(f"I can help with a return. {ASK_ORDER_NUMBER}"),
+        assistant(f"I can help with a return. {ASK_ORDER_NUMBER}", Waiting.ORDER_NUMBER),
         customer(answer),
     ]
     assert tool_call_of(ask(messages, system=prompt_with_topics(*DEMO_TOPICS))) == (

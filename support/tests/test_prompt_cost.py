@@ -42,6 +42,7 @@ class CachedModel:
 
     offline = False
     name = "cached-offline"
+    keeps_state = True  # the built-in model's flow, measured as a provider's would be billed
 
     def __init__(self, cache: PromptCache):
         self.cache = cache
