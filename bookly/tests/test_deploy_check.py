@@ -6,6 +6,7 @@ import secrets
 import subprocess
 import sys
 
+import pytest
 from django.conf import settings
 
 # Production as README's "Security" section describes it. Every security
@@ -47,12 +48,14 @@ def check_deploy(overrides: dict[str, str]) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.multiprocess
 def test_check_deploy_reports_nothing_in_production():
     result = check_deploy(PRODUCTION_ENV)
     assert result.returncode == 0, result.stderr
     assert "System check identified no issues" in result.stdout
 
 
+@pytest.mark.multiprocess
 def test_check_deploy_flags_the_local_http_settings():
     # The same check does see what production must not have.
     result = check_deploy(LOCAL_HTTP_ENV)
@@ -62,6 +65,7 @@ def test_check_deploy_flags_the_local_http_settings():
         assert check_id in result.stderr
 
 
+@pytest.mark.multiprocess
 def test_check_deploy_fails_when_rate_limits_would_count_per_process():
     without_redis = {**PRODUCTION_ENV, "REDIS_URL": ""}  # empty, so a developer's .env cannot fill it in
     result = check_deploy(without_redis)
@@ -78,6 +82,7 @@ def test_gunicorn_runs_one_worker_unless_a_shared_cache_is_configured(monkeypatc
     assert runpy.run_path(str(config))["workers"] == 2 * (os.cpu_count() or 1)
 
 
+@pytest.mark.multiprocess
 def test_check_deploy_refuses_a_customer_signing_secret_that_can_be_guessed():
     weak = check_deploy({**PRODUCTION_ENV, "BOOKLY_CUSTOMER_SIGNING_SECRET": "store-secret"})
     assert weak.returncode != 0 and "bookly.E002" in weak.stderr + weak.stdout
@@ -85,6 +90,7 @@ def test_check_deploy_refuses_a_customer_signing_secret_that_can_be_guessed():
     assert strong.returncode == 0, strong.stderr
 
 
+@pytest.mark.multiprocess
 def test_check_deploy_warns_of_a_widget_origin_that_is_not_https():
     plain = check_deploy(
         {**PRODUCTION_ENV, "BOOKLY_WIDGET_ORIGINS": "https://shop.example.com,http://shop.example.com"}

@@ -28,6 +28,7 @@ def run_manage(*args, **env_overrides):
     )
 
 
+@pytest.mark.multiprocess
 def test_missing_secret_key_outside_debug_is_one_clear_line(tmp_path):
     # An empty .env-free environment: point the settings at a key-less world.
     result = run_manage("check", DJANGO_DEBUG="false", DJANGO_SECRET_KEY="")
@@ -37,11 +38,13 @@ def test_missing_secret_key_outside_debug_is_one_clear_line(tmp_path):
     )
 
 
+@pytest.mark.multiprocess
 def test_debug_runs_without_a_secret_key():
     result = run_manage("check", DJANGO_DEBUG="true", DJANGO_SECRET_KEY="")
     assert result.returncode == 0, result.stderr
 
 
+@pytest.mark.multiprocess
 def test_invalid_store_date_is_one_clear_line():
     result = run_manage("check", DJANGO_SECRET_KEY="x" * 50, BOOKLY_TODAY="14/04/2026")
     assert result.returncode == 1
@@ -51,6 +54,7 @@ def test_invalid_store_date_is_one_clear_line():
 
 
 @pytest.mark.parametrize("name", ["BOOKLY_TRUSTED_PROXIES", "BOOKLY_METRICS_ALLOWED_IPS"])
+@pytest.mark.multiprocess
 def test_an_address_list_that_is_not_addresses_is_one_clear_line(name):
     result = run_manage("check", DJANGO_SECRET_KEY="x" * 50, **{name: "10.0.0.1,proxy.internal"})
     assert result.returncode == 1
@@ -87,6 +91,7 @@ def test_env_example_documents_every_variable_the_settings_read():
 @pytest.mark.parametrize(
     "origin", ["shop.example.com", "https://shop.example.com/", "https://shop.example.com/x"]
 )
+@pytest.mark.multiprocess
 def test_a_widget_origin_that_is_not_one_is_one_clear_line(origin):
     result = run_manage(
         "check", DJANGO_DEBUG="true", BOOKLY_WIDGET_ORIGINS=f"https://ok.example.com,{origin}"
@@ -97,6 +102,7 @@ def test_a_widget_origin_that_is_not_one_is_one_clear_line(origin):
     )
 
 
+@pytest.mark.multiprocess
 def test_a_content_format_that_is_not_one_is_one_clear_line():
     result = run_manage("check", DJANGO_DEBUG="true", OPENAI_CONTENT_FORMAT="array")
     assert result.returncode == 1

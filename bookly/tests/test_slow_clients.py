@@ -19,6 +19,9 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
+# Real gunicorn and nginx processes.
+pytestmark = pytest.mark.multiprocess
+
 THREADS = 4
 SLOW_CLIENTS = 3 * THREADS
 READ_TIMEOUT = 2

@@ -19,7 +19,7 @@ from django_q.models import OrmQ, Success, Task
 from django_q.tasks import async_task
 
 # Committed data, so that the worker process sees it; the migrations' rows put back afterwards.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = [pytest.mark.multiprocess, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 # Room for the cluster's own steps once its workers are done (the pusher's poll, the monitor, the
 # sentinel's guard cycle) on a busy machine.

@@ -359,7 +359,7 @@ def test_the_openapi_schema_describes_every_path(client):
 
 
 def test_the_readmes_example_order_is_the_one_the_api_documents_and_takes():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    body = readme.split("--data @- <<'JSON'\n", 1)[1].split("\n    JSON\n", 1)[0]
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "store-developers.md").read_text()
+    body = readme.split("--data @- <<'JSON'\n", 1)[1].split("\nJSON\n", 1)[0]
     assert json.loads(body) == ORDER_EXAMPLE
     assert incoming_order_clean(number="BK-20001", data=json.loads(body))

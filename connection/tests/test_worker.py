@@ -24,7 +24,7 @@ from orders.services import order_cancel
 from orders.tests.factories import OrderFactory
 
 # Committed data, so that the worker process sees it; the migrations' rows put back afterwards.
-pytestmark = pytest.mark.django_db(transaction=True, serialized_rollback=True)
+pytestmark = [pytest.mark.multiprocess, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
 def _database_url() -> str:

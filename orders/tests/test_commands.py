@@ -27,6 +27,8 @@ class TestLoadDemoIfEmpty:
         assert "was not loaded" in capsys.readouterr().out
 
 
+@pytest.mark.multiprocess
+@pytest.mark.slow
 def test_a_fresh_database_always_gets_the_demo_on_first_set_up(tmp_path):
     """scripts/run's set-up (migrate, then load_demo_if_empty) on new databases, with unbuffered
     output as many machines set it: the old output-parsing check skipped the demo 2 times in 15."""

@@ -88,6 +88,7 @@ def _manage(*arguments: str, overrides: dict[str, str], database: str) -> subpro
         ("WEB-[0-9]{5}", "BK-10042", "must match its example"),
     ],
 )
+@pytest.mark.multiprocess
 def test_a_shape_that_cannot_work_stops_the_settings_from_loading(tmp_path, pattern, example, problem):
     overrides = {"BOOKLY_ORDER_NUMBER_PATTERN": pattern, "BOOKLY_ORDER_NUMBER_EXAMPLE": example}
     result = _manage("check", overrides=overrides, database=str(tmp_path / "db.sqlite3"))
@@ -115,6 +116,7 @@ for text in ["hi, where is my order web88812?", "ada@example.com"]:
 """
 
 
+@pytest.mark.multiprocess
 def test_a_store_s_own_numbers_work_from_intake_to_the_assistant_s_reply(tmp_path):
     database = str(tmp_path / "db.sqlite3")
     overrides = {"BOOKLY_ORDER_NUMBER_PATTERN": "WEB-[0-9]{5}", "BOOKLY_ORDER_NUMBER_EXAMPLE": "WEB-88812"}

@@ -59,6 +59,7 @@ document.addEventListener("securitypolicyviolation", (event) => {
 # live_server serves from other threads: committed data. serialized_rollback
 # restores what migrations created (the support staff group) after each flush.
 pytestmark = [
+    pytest.mark.browser,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.usefixtures("demo_data"),
 ]
@@ -210,6 +211,7 @@ def test_whole_conversation_with_javascript(tab, open_tab, staff_user):
     assert staff.errors == []
 
 
+@pytest.mark.slow
 def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, staff_user):
     staff_user.first_name = "Ana"
     staff_user.save()
@@ -986,6 +988,7 @@ def test_our_team_s_reply_to_a_closed_widget_shows_on_its_launcher(
     expect(page.get_by_role("button", name="Close chat")).to_be_visible()  # opened: the badge is gone
 
 
+@pytest.mark.slow  # waits out the widget's ten seconds
 def test_a_chat_that_does_not_answer_is_said_so_instead_of_an_empty_panel(open_tab, store_page):
     # The script is there, but where it expects the chat, nothing that answers as the chat does (the
     # store's own server, here): as when the chat's server is down behind a cached script.

@@ -685,6 +685,7 @@ print(",".join(conduct_violations(
 """
 
 
+@pytest.mark.multiprocess
 def test_a_reply_built_to_backtrack_is_validated_in_bounded_time():
     assert len(BACKTRACKING_REPLY) <= 4000
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "bookly.settings_test"}

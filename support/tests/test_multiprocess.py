@@ -28,6 +28,7 @@ from support.testing.protocol import messages_problems
 
 ON_SERVICES = os.environ.get("DATABASE_URL", "").startswith("postgres") and bool(os.environ.get("REDIS_URL"))
 pytestmark = [
+    pytest.mark.multiprocess,
     pytest.mark.skipif(
         not ON_SERVICES,
         reason="needs PostgreSQL and Redis: set DATABASE_URL=postgres://… and REDIS_URL=redis://…",

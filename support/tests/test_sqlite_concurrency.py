@@ -12,7 +12,11 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from http.cookiejar import CookieJar
 
+import pytest
 from django.conf import settings
+
+# A real gunicorn, and manage.py in processes of its own.
+pytestmark = pytest.mark.multiprocess
 
 CUSTOMERS = 50
 # Reads followed by writes in one transaction (the return) are what trips SQLite's default mode.
@@ -51,6 +55,7 @@ def _chat(base_url: str) -> list[int]:
     return statuses
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_customers_on_the_default_sqlite_setup(tmp_path):
     database = tmp_path / "bookly.sqlite3"
     port = _free_port()
