@@ -65,6 +65,6 @@ def on_exit(server):
 def post_worker_init(worker):
     """Each worker makes its model before its first customer arrives: the offline model learns its
     phrasings then (about a second), rather than while someone waits for a reply."""
-    from support.llm.configured import get_model
+    from support.assistant.configured import get_model
 
     get_model()

@@ -3,7 +3,7 @@
     .venv/bin/python -m bench.stub_model --port 8801 --latency-ms 1000
 
 `POST /v1/messages` waits `--latency-ms` (asyncio.sleep, so hundreds of calls wait
-at once on one thread), then answers with `support.llm.offline.OfflineModel`,
+at once on one thread), then answers with `support.assistant.builtin.model.OfflineModel`,
 the project's deterministic rule-based model. Usage is what a process-wide
 `support.testing.prompt_cache.PromptCache` bills for the request (prefix match at
 each breakpoint, 5-minute lifetime, 1,024-token minimum), plus output tokens
@@ -63,7 +63,7 @@ def load_brain():
     import django
 
     django.setup()
-    from support.llm.offline import OfflineModel
+    from support.assistant.builtin.model import OfflineModel
     from support.testing.prompt_cache import PromptCache
 
     return OfflineModel(), PromptCache()

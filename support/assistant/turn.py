@@ -43,6 +43,7 @@ from support.assistant.capabilities.registry import (
     tool_progress,
 )
 from support.assistant.claims import ToolResult
+from support.assistant.configured import model_for_turn
 from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
 from support.assistant.validator import FALLBACK_REPLY, is_no_policy, is_refusal, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
@@ -76,7 +77,6 @@ from support.insight.traces import (
     TurnRecord,
     arguments_shape,
 )
-from support.llm.configured import model_for_turn
 from support.llm.protocol import OFFERS_PERSON_RE, ToolError, protocol_tags_neutralised
 from support.llm.types import Model, ModelFailed, ModelReply, ModelUnavailable
 

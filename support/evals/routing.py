@@ -11,7 +11,7 @@ An out_of_scope message is served by the refusal, or by the honest "no policy on
 offered; everything in scope must reach its own route.
 
 The sets (support/evals/routing/), each written by a different author to one brief of what Bookly
-does, none of them among the offline model's phrasings (support/llm/offline_phrasings.json):
+does, none of them among the offline model's phrasings (support/assistant/builtin/phrasings.json):
 - project.json (340): the rules were written against it;
 - letters.json (451): the whole range of customers, from formal letters to phone fragments; held
   out while the classifier was built (measured without its misses read), then read;
@@ -27,10 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from support.assistant.capabilities.registry import TOOLS
-from support.assistant.prompts import TURN_REMINDER
-from support.assistant.turn import reply_leaves_dead_end
-from support.llm.offline import (
+from support.assistant.builtin.wording import (
     ASK_ADDRESS,
     ASK_EMAIL,
     ASK_ORDER_NUMBER,
@@ -41,6 +38,9 @@ from support.llm.offline import (
     NO_POLICY_REPLY,
     THANKS_REPLY,
 )
+from support.assistant.capabilities.registry import TOOLS
+from support.assistant.prompts import TURN_REMINDER
+from support.assistant.turn import reply_leaves_dead_end
 from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
 from support.llm.types import Model
 

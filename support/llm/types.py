@@ -2,7 +2,7 @@
 
 Claude (support.llm.claude), any OpenAI-compatible provider
 (support.llm.chat_completions, which translates) and the offline model
-(support.llm.offline) all speak the Messages API's shapes (content blocks `text`
+(support.assistant.builtin) all speak the Messages API's shapes (content blocks `text`
 and `tool_use`, the same stop reasons and usage fields), so everything behind
 this boundary runs unchanged whichever answers.
 """

@@ -2,8 +2,8 @@ from django import template
 from django.conf import settings
 
 from orders.selectors import delivery_cases_open_count
+from support.assistant.configured import configured_model, get_model
 from support.conversations.selectors import conversations_waiting_count, replies_unhelpful_count
-from support.llm.configured import configured_model, get_model
 
 register = template.Library()
 

@@ -21,11 +21,11 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
+from support.assistant.builtin.wording import NO_POLICY_REPLY
 from support.assistant.prompts import REFUSAL_TEMPLATE
 from support.conversations.handoff import conversation_assign, conversation_staff_reply
 from support.conversations.identity import customer_signature
 from support.conversations.models import Conversation
-from support.llm.offline import NO_POLICY_REPLY
 from support.staff.models import SavedReply
 
 CHROMIUM = Path("/usr/bin/chromium")

@@ -3,9 +3,9 @@
 import pytest
 from django.core.cache import cache
 
+from support.assistant.configured import configured_model
 from support.evals.fallbacks import FOLLOW_UP, fallback_evaluate
 from support.evals.routing import resolution_sets, routing_sets
-from support.llm.configured import configured_model
 from support.testing.messages_stub import message, text
 
 

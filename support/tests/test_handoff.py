@@ -10,6 +10,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
 from orders.models import Event, EventType
+from support.assistant.builtin.model import OfflineModel
 from support.assistant.turn import STUCK_HANDOFF_REPLY, conversation_take_turn
 from support.conversations.handoff import (
     ConversationActionRefused,
@@ -27,7 +28,6 @@ from support.conversations.services import (
     conversation_turn_begin,
     conversation_turn_commit,
 )
-from support.llm.offline import OfflineModel
 from support.llm.protocol import TAG_STAND_IN
 from support.models import Conversation, ConversationMessage, ConversationStatus, HandoffReason, MessageRole
 from support.testing.messages_stub import message, text, tool_use

@@ -12,8 +12,8 @@ from anthropic.types.model_param import ModelParam
 
 from policies.models import PolicyEntry, ReturnPolicy
 from support.assistant import prompts
+from support.assistant.configured import get_model
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
-from support.llm.configured import get_model
 from support.models import ModelCall
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use

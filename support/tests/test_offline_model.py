@@ -12,11 +12,8 @@ import pytest
 
 from orders.selectors import ChangeCode, ProblemCode
 from orders.services import ITEMS_NEEDED, ReturnRefusal
-from support.assistant.capabilities.registry import TOOLS
-from support.assistant.claims import ToolResult
-from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
-from support.assistant.validator import reply_validate
-from support.llm.offline import (
+from support.assistant.builtin.model import OfflineModel
+from support.assistant.builtin.wording import (
     ASK_EMAIL,
     ASK_ORDER_NUMBER,
     ASK_WHICH_TASK,
@@ -29,9 +26,12 @@ from support.llm.offline import (
     NO_POLICY_REPLY,
     ORDER_NOT_FOUND_REPLY,
     THANKS_REPLY,
-    OfflineModel,
     Waiting,
 )
+from support.assistant.capabilities.registry import TOOLS
+from support.assistant.claims import ToolResult
+from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
+from support.assistant.validator import reply_validate
 from support.llm.protocol import (
     FAQ_TOPICS_TAG,
     OFFER_PERSON,

@@ -13,9 +13,9 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
+from support.assistant.builtin.model import OfflineModel
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import TURN_REMINDER
-from support.llm.offline import OfflineModel
 from support.models import Conversation, ConversationMessage, ConversationStatus
 from support.testing.chat_client import ChatClient
 

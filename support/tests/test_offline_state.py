@@ -6,11 +6,12 @@ import re
 
 import pytest
 
+from support.assistant.builtin.model import OfflineModel
+from support.assistant.builtin.wording import Waiting
 from support.assistant.turn import _history_for_request, _with_cache_point
 from support.conversations.models import ConversationMessage, MessageRole
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
-from support.llm.offline import OfflineModel, Waiting
 from support.llm.protocol import OFFER_PERSON
 from support.llm.types import ModelReply
 from support.testing.chat_client import ChatClient

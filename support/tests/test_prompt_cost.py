@@ -8,9 +8,9 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 
 from orders.models import ReturnRecord
+from support.assistant.builtin.model import OfflineModel
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.turn import conversation_take_turn
-from support.llm.offline import OfflineModel
 from support.testing.prompt_cache import PromptCache, cost_index, estimate_tokens
 
 CONVERSATION = (

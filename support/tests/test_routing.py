@@ -6,6 +6,8 @@ from io import StringIO
 import pytest
 from django.core.management import call_command
 
+from support.assistant.builtin.model import OfflineModel
+from support.assistant.builtin.wording import NO_POLICY_REPLY
 from support.assistant.prompts import system_prompt
 from support.evals.routing import (
     reply_is_dead_end,
@@ -14,7 +16,6 @@ from support.evals.routing import (
     routing_evaluate,
     routing_sets,
 )
-from support.llm.offline import NO_POLICY_REPLY, OfflineModel
 from support.llm.protocol import OFFER_PERSON, REFUSAL_TEMPLATE
 
 pytestmark = pytest.mark.usefixtures("demo_data")

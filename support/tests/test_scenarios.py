@@ -5,11 +5,11 @@ local server), so that the provider changes nothing."""
 
 import pytest
 
+from support.assistant.builtin.model import OfflineModel
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
 from support.llm.chat_completions import ChatCompletionsModel
 from support.llm.claude import AnthropicModel
-from support.llm.offline import OfflineModel
 from support.testing.chat_completions_stub import ChatCompletionsStub
 from support.testing.messages_stub import MessagesStub, answered_by
 

@@ -7,6 +7,7 @@ from django.http import JsonResponse, StreamingHttpResponse
 from django.http.request import RawPostDataException
 from django.views.decorators.csrf import ensure_csrf_cookie
 
+from support.assistant.configured import get_model
 from support.assistant.turn import InvalidMessage, TurnResult, conversation_take_turn, message_clean
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.identity import session_sign_in, session_sign_out
@@ -17,7 +18,6 @@ from support.conversations.services import (
     conversation_get_for_session,
     session_ensure,
 )
-from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.feedback import FEEDBACK_JSON, InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers

@@ -17,6 +17,7 @@ from django.views.decorators.http import require_POST, require_safe
 
 from orders.models import RMA_NUMBER_PATTERN
 from orders.numbers import ORDER_NUMBERS
+from support.assistant.configured import get_model
 from support.assistant.turn import conversation_take_turn
 from support.conversations.feedback import RATING_COMMENT_MAX_CHARS
 from support.conversations.handoff import conversation_handoff_request
@@ -27,7 +28,6 @@ from support.conversations.selectors import (
     conversation_transcript,
 )
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
-from support.llm.configured import get_model
 from support.web.errors import turn_refusal
 from support.web.feedback import InvalidFeedback, feedback_give
 from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers

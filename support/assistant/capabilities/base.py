@@ -14,6 +14,7 @@ result. Privacy and protocol rules are enforced here, whatever the model was tol
 """
 
 import json
+import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -343,12 +344,29 @@ class Tool:
 
 
 @dataclass(frozen=True)
+class OrderTask:
+    """How the built-in model serves a request about one order that one tool answers: the words that
+    ask for it, what it says before asking for the order's number, the tool it then calls with the
+    order number and email, and its reply to a result that is no error (errors have the built-in
+    model's own replies)."""
+
+    kind: str  # the task's name in the built-in model's flow
+    asks: re.Pattern  # a message that asks for it, as the built-in model reads it (lower case)
+    unless: re.Pattern | None  # what makes such a message something else (a question for staff)
+    lead: str
+    tool: str
+    reply: Callable[[dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
 class Capability:
-    """One thing the assistant can do: its tools and its paragraph of the system prompt's tool rules."""
+    """One thing the assistant can do: its tools, its paragraph of the system prompt's tool rules, and
+    the built-in model's steps for it where they are its own."""
 
     name: str
     tools: tuple[Tool, ...]
     prompt: str
+    order_tasks: tuple[OrderTask, ...] = ()
 
 
 # --- Shared by the capabilities that act on one order ---

@@ -16,6 +16,7 @@ from support.assistant.capabilities import (
 from support.assistant.capabilities.base import (
     Capability,
     InvalidArguments,
+    OrderTask,
     Tool,
     ToolContext,
     ToolOutcome,
@@ -39,6 +40,10 @@ TOOL_NAMES = tuple(_TOOLS)
 TOOL_ARGUMENT_NAMES = frozenset(name for tool in TOOLS for name in tool["input_schema"]["properties"])
 # Tools that change the store: the step that calls one is stored in the same transaction as the change.
 WRITE_TOOLS = frozenset(name for name, tool in _TOOLS.items() if tool.writes)
+# The built-in model's order tasks the capabilities bring, by kind.
+ORDER_TASKS: dict[str, OrderTask] = {
+    task.kind: task for capability in CAPABILITIES for task in capability.order_tasks
+}
 
 
 def tool_rules() -> str:

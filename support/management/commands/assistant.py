@@ -3,8 +3,8 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from support.assistant.configured import configured_model
 from support.llm.chat_completions import ChatCompletionsModel, content_format_needed
-from support.llm.configured import configured_model
 from support.llm.types import ContentFormat, ModelFailed, ModelUnavailable
 
 OFFLINE_HINT = (

@@ -5,12 +5,12 @@ from django.test.utils import override_settings
 
 from orders.models import ReturnRecord
 from store.clock import DEMO_TODAY
+from support.assistant.configured import configured_model
 from support.assistant.prompts import system_prompt, system_prompt_forget
 from support.evals.fallbacks import fallback_evaluate
 from support.evals.routing import resolution_evaluate, resolution_sets, routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
-from support.llm.configured import configured_model
 
 # Evaluations replay wrong emails in worlds rolled back after each (conversation ids come round again)
 # while the cache keeps counting: no run may spend the next one's budget for identity checks, which

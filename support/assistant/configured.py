@@ -5,11 +5,11 @@ from functools import lru_cache, partial
 
 from django.conf import settings
 
+from support.assistant.builtin.model import OfflineModel
 from support.insight.metrics import TURNS_ON_FALLBACK
 from support.llm.chat_completions import ChatCompletionsModel
 from support.llm.circuit import CircuitRecorded, circuit_lets_turn_through, circuit_open
 from support.llm.claude import AnthropicModel
-from support.llm.offline import OfflineModel
 from support.llm.types import Model
 
 # The built-in model's configuration: it needs none of the providers' settings.

@@ -1,0 +1,137 @@
+"""The built-in model: rule-based answers in the Messages API's shapes, for running Bookly without a
+provider.
+"""
+
+import json
+import math
+
+from support.assistant.builtin.flow import (
+    _respond,
+    _task_start,
+)
+from support.assistant.builtin.history import (
+    _History,
+    _read_history,
+    _ToolCall,
+)
+from support.assistant.builtin.intents import (
+    _classifier,
+    _intents,
+)
+from support.assistant.builtin.reading import (
+    _named_titles,
+    _plain,
+)
+from support.assistant.builtin.replies import (
+    _CHANGE_REPLIES,
+    _eligibility_reply,
+    _error_reply,
+    _order_reply,
+    _recent_orders_reply,
+    _return_started_reply,
+    _returnable,
+    _which_item_reply,
+)
+from support.assistant.builtin.vocabulary import (
+    _ONE_OF_RE,
+)
+from support.assistant.builtin.wording import (
+    _ASKED,
+    GENERIC_ERROR_REPLY,
+    Waiting,
+)
+from support.assistant.capabilities.registry import ORDER_TASKS
+from support.llm.protocol import (
+    HANDOFF_TOOL,
+    policy_quote,
+)
+from support.llm.types import ModelReply
+
+
+def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
+    name = tool_use.get("name")
+    if "error" in result or not result:
+        return _error_reply(result)
+    if task := next((task for task in ORDER_TASKS.values() if task.tool == name), None):
+        return task.reply(result)
+    if name == "lookup_order":
+        return _order_reply(result)
+    if name == "check_return_eligibility":
+        intents = _intents(history.units, history.topics, history.answering)
+        start = _task_start(intents) or 0
+        returnable = _returnable(result)
+        chosen = _named_titles(history.units[start:], returnable)
+        asked_for_one = any(_ONE_OF_RE.search(_plain(unit)) for unit in history.units[start:])
+        if result.get("eligible") and not chosen and len(returnable) > 1 and asked_for_one:
+            return _which_item_reply(result, returnable)
+        return _eligibility_reply(result, chosen)
+    if name == "initiate_return":
+        return _return_started_reply(result)
+    if name in _CHANGE_REPLIES:
+        return _CHANGE_REPLIES[name](result)
+    if name == "lookup_policy":
+        return policy_quote(title=result.get("title", ""), text=result.get("text", ""))
+    if name == "list_recent_orders":
+        return _recent_orders_reply(result)
+    if name in (HANDOFF_TOOL, "report_delivery_problem"):
+        return result.get("tell_the_customer") or GENERIC_ERROR_REPLY
+    return GENERIC_ERROR_REPLY
+
+
+# --- the model -----------------------------------------------------------------------------------
+
+
+def _tokens(payload) -> int:
+    return math.ceil(len(json.dumps(payload, ensure_ascii=False, default=str)) / 4)
+
+
+class OfflineModel:
+    """Rule-based answers in the Messages API's shapes, for running Bookly without an API key."""
+
+    offline = True
+    keeps_state = True
+    provider = "built-in offline model"
+    name = "bookly-offline"
+
+    def __init__(self) -> None:
+        _classifier()  # trained once per process, so that no customer waits for it
+
+    def create(
+        self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
+    ) -> ModelReply:
+        history = _read_history(system, messages)
+        asked: list[Waiting] = []
+        recording = _ASKED.set(asked)
+        try:
+            if history.new_calls:
+                text = " ".join(_reply_to_result(history, use, result) for use, result in history.new_calls)
+                step: str | _ToolCall = text
+            else:
+                step = _respond(history)
+        finally:
+            _ASKED.reset(recording)
+        state = None
+        if isinstance(step, _ToolCall):
+            # Unique within the conversation: stored tool calls only ever accumulate.
+            tool_id = f"toolu_offline_{history.tool_use_count + 1:04d}"
+            content = [{"type": "tool_use", "id": tool_id, "name": step.name, "input": step.input}]
+            stop_reason = "tool_use"
+        else:
+            content = [{"type": "text", "text": step}]
+            stop_reason = "end_turn"
+            state = {"waiting_for": asked[-1].value if asked else None}
+        return ModelReply(
+            content=content,
+            stop_reason=stop_reason,
+            model=self.name,
+            offline=True,
+            request_id="",
+            usage={
+                "input_tokens": _tokens({"system": system, "tools": tools, "messages": messages}),
+                "output_tokens": _tokens(content),
+                "cache_read_input_tokens": 0,
+                "cache_creation_input_tokens": 0,
+            },
+            duration_ms=0,
+            state=state,
+        )

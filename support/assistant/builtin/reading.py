@@ -1,0 +1,281 @@
+"""Reading a customer's words: spelling, run-together words, and the details in them (order numbers, emails,
+RMA numbers, an address, titles).
+"""
+
+import functools
+import re
+
+from orders.addresses import state_code
+from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.numbers import ORDER_NUMBERS
+
+
+@functools.lru_cache(maxsize=1024)  # every call reads the whole history again
+def _plain(text: str) -> str:
+    """The customer's words as the intent rules read them: lower case, straight apostrophes, without
+    markup or emoji, text-speak spelled out, words run together split, and misspellings of the words
+    the rules look for corrected."""
+    text = text.replace("\u2019", "'").replace("\u2018", "'").lower()
+    text = _MARKUP_RE.sub(" ", text.replace("#", " number "))
+    words = [_respelled(word) for word in _TOKEN_RE.findall(text)]
+    text = re.sub(r"\s+([?.!,])", r"\1", " ".join(word for word in words if word)).strip()
+    return _WERE_RE.sub(r"where \1", text)
+
+
+# Reading customers' words: tags and emphasis marks, and anything but letters, digits and punctuation.
+_MARKUP_RE = re.compile(r"<[^>]{0,40}>|[*_~`#]+|[^\w\s'@.,?!:/-]+")
+_TOKEN_RE = re.compile(r"[\w'@.-]+|[?!,]")
+_WERE_RE = re.compile(r"^were (is|are|my|r)\b")  # "were is my order": "were" is a word, so respelled here
+_TEXT_SPEAK = {
+    "u": "you",
+    "ur": "your",
+    "r": "are",
+    "pls": "please",
+    "plz": "please",
+    "thx": "thanks",
+    "ty": "thanks",
+    "thnx": "thanks",
+    "tnx": "thanks",
+    "im": "i'm",
+    "ive": "i've",
+    "dont": "don't",
+    "cant": "can't",
+    "wont": "won't",
+    "didnt": "didn't",
+    "doesnt": "doesn't",
+    "isnt": "isn't",
+    "havent": "haven't",
+    "hasnt": "hasn't",
+    "wasnt": "wasn't",
+    "wheres": "where's",
+    "whats": "what's",
+    "hows": "how's",
+    "wanna": "want to",
+    "gonna": "going to",
+    "gotta": "have to",
+    "hv": "have",
+    "abt": "about",
+    "b4": "before",
+    "2day": "today",
+    "pw": "password",
+    "pwd": "password",
+    "acct": "account",
+    "info": "information",
+    "asap": "soon",
+    "rn": "now",
+    "smth": "something",
+    "sth": "something",
+    "ppl": "people",
+    "msg": "message",
+    "hi!": "hi",
+    "thats": "that's",
+    "thanx": "thanks",
+    "thanq": "thanks",
+    "hav": "have",
+    "wen": "when",
+    "pword": "password",
+    "num": "number",
+    "eta": "when will it arrive",
+    "gm": "good morning",
+    "heyo": "hey",
+}
+# The words the intent rules look for: a word that is one or two letters off one of these (and is not an
+# everyday word of its own) is read as it; two of them run together are read apart.
+_VOCABULARY = frozenset(
+    re.findall(
+        r"\S+",
+        """
+        order orders ordered return returns returning returned refund refunds refunded exchange
+        shipping ship shipped shipment delivery deliver delivered package parcel tracking track
+        arrive arrived arriving status password passwords login account reset forgot forgotten
+        human person agent representative someone somebody customer service support cancel change
+        address recommend recommendation books book where when hello thanks thank goodbye policy
+        policies damaged broken wrong received receive number email want need please money back help
+        talk speak store purchase item items international express free cost costs long days still yet
+        send sent hasn't haven't didn't never come came my the a to is it me of and for in on your you
+        can how do i what get log sign coming staff invoice receipt payment review newsletter unsubscribe
+        subscribe register registration feedback
+        """,
+    )
+)
+_EVERYDAY = frozenset(
+    re.findall(
+        r"\S+",
+        """
+        were there here their they then than that this these those with went wont worder older border
+        bored story short sort sure some same home hope hole whole whose shop stop step tips trip drop
+        cold could would should word work world bookstore reader retail refer report record reorder
+        sender render wonder stuff rest seat deal care card hold mail talking chance think thing things
+        receipt receipts shopping personal personally customs reason reasons
+        """,
+    )
+)
+
+
+# No customer runs more than a few words together, and no misspelling is this long: a longer "word" is
+# read as it is, so the work per word stays bounded (`"whereismyorder" * 280` once recursed past Python's
+# limit and broke every later turn of its conversation).
+_LONGEST_WORD_READ = 40
+
+
+@functools.lru_cache(maxsize=8192)
+def _respelled(word: str) -> str:
+    if word in _TEXT_SPEAK:
+        return _TEXT_SPEAK[word]
+    if (
+        not word.isalpha()
+        or word in _VOCABULARY
+        or word in _EVERYDAY
+        or not 4 <= len(word) <= _LONGEST_WORD_READ
+    ):
+        return word
+    if halves := _split_run_together(word):
+        return halves
+    # Only the slips that make a misspelling rather than another word: letters left out ("pasword",
+    # "oder", "shiping") or two swapped ("retrun", "recieve"), the first letter kept. A changed or an
+    # added letter usually makes a word of its own ("think", "chance", "shopping", "personal").
+    allowed = 1 if len(word) <= 6 else 2
+    slips = {
+        known: len(known) - len(word) or 1  # letters left out, or one swap
+        for known in _VOCABULARY
+        if known[0] == word[0] and (_letters_left_out(word, known, allowed) or _two_swapped(word, known))
+    }
+    fewest = min(slips.values(), default=0)
+    closest = [known for known, count in slips.items() if count == fewest]
+    return closest[0] if len(closest) == 1 else word  # "pasword": password, not passwords
+
+
+def _letters_left_out(word: str, known: str, allowed: int) -> bool:
+    """Whether `word` is `known` with one to `allowed` of its letters left out."""
+    if not 0 < len(known) - len(word) <= allowed:
+        return False
+    letters = iter(known)
+    return all(char in letters for char in word)
+
+
+def _two_swapped(word: str, known: str) -> bool:
+    """Whether `word` is `known` with two neighbouring letters swapped."""
+    if len(word) != len(known):
+        return False
+    differ = [i for i, (a, b) in enumerate(zip(word, known, strict=True)) if a != b]
+    return (
+        len(differ) == 2
+        and differ[1] == differ[0] + 1
+        and word[differ[0]] == known[differ[1]]
+        and word[differ[1]] == known[differ[0]]
+    )
+
+
+@functools.lru_cache(maxsize=8192)  # a tail is tried from many heads
+def _split_run_together(word: str, *, inner: bool = False) -> str | None:
+    """Vocabulary words run together ("myorder", "whereismyorder", "talktoahuman"), read apart; "a"
+    starts only an inner part, or "along" would read "a long"."""
+    for cut in range(1, len(word) - 1):
+        head, tail = word[:cut], _TEXT_SPEAK.get(word[cut:], word[cut:])
+        if head == "a" and not inner:
+            continue
+        if head not in _VOCABULARY or len(head) + len(tail) < 5:
+            continue
+        if tail in _VOCABULARY:
+            return f"{head} {tail}"
+        if len(tail) >= 4 and (rest := _split_run_together(tail, inner=True)):
+            return f"{head} {rest}"
+    return None
+
+
+def _order_id_in(text: str) -> str | None:
+    return ORDER_NUMBERS.last_mention(text)
+
+
+def _rma_in(text: str) -> str | None:
+    """A return's RMA number as the customer wrote it, in the store's shape (RMA- and 8 characters)."""
+    found = [
+        mention.upper().replace("RMA", "", 1).lstrip("-") for mention in RMA_NUMBER_MENTION_RE.findall(text)
+    ]
+    found = [f"RMA-{code}" for code in found if len(code) == 8]
+    return found[-1] if found else None
+
+
+def _email_in(text: str) -> str | None:
+    found = EMAIL_MENTION_RE.findall(text)
+    return found[-1] if found else None
+
+
+def _latest(finder, texts: list[str]) -> str | None:
+    for text in reversed(texts):
+        if value := finder(text):
+            return value
+    return None
+
+
+# An address as people type it: "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701", on one line or
+# several; the ZIP code ends it. What the store needs of each field is the tool's to say.
+_ZIP_RE = re.compile(r"(?:^|[\s,])(\d{5}(?:-\d{4})?)(?![\w-])")
+# Words that lead into an address ("change the address of BK-10103 to …", "the new one is …").
+_ADDRESS_LEAD_RE = re.compile(r"\b(?:to|is|at|address)\b|:", re.IGNORECASE)
+
+
+def _state_at_end(text: str) -> tuple[str, str] | None:
+    """(what comes before, the state's code) when the text ends with a state's code or name."""
+    words = text.strip(" ,.").split()
+    for size in (3, 2, 1):
+        if len(words) < size:
+            continue
+        said = " ".join(words[-size:]).strip(" ,.")
+        code = state_code(said)
+        if code:
+            return " ".join(words[:-size]).strip(" ,"), code
+    return None
+
+
+def _address_in(text: str) -> dict | None:
+    """The address fields in a message that ends with a ZIP code, or None."""
+    text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBERS.replace(" ", text)).strip()
+    zip_codes = list(_ZIP_RE.finditer(text))
+    if not zip_codes:
+        return None
+    zip_code = zip_codes[-1]  # what follows it ("my email is …") is no part of the address
+    text = text[: zip_code.start()]
+    lines = [part.strip() for part in re.split(r"[\n;]+", text) if part.strip()]
+    parts = [part.strip(" .") for line in lines for part in line.split(",") if part.strip(" .")]
+    if parts and (leads := list(_ADDRESS_LEAD_RE.finditer(parts[0]))):
+        parts[0] = parts[0][leads[-1].end() :].strip(" .!?")
+        if not parts[0]:
+            parts.pop(0)
+    if not parts:
+        return None
+    found = _state_at_end(parts[-1])
+    if found is None and len(parts) >= 3 and parts[-1].replace(" ", "").isalpha():
+        found = ("", parts[-1])  # a state we do not ship to, or misspelt: the tool says which field
+    if found is None:
+        return None
+    before, state = found
+    if before:
+        parts[-1] = before
+    else:
+        parts.pop()
+    if len(parts) < 2:
+        return None
+    city = parts.pop()
+    name = parts.pop(0) if len(parts) > 1 and not re.match(r"\d", parts[0]) else ""
+    # No name given: the recipient on the order stays (the tool keeps what is left out).
+    address = {"line1": parts[0], "city": city, "state": state, "zip": zip_code.group(1)}
+    if name:
+        address["to"] = name
+    if len(parts) > 1:
+        address["line2"] = ", ".join(parts[1:])
+    return address
+
+
+def _title_named(title: str, text: str) -> bool:
+    key = re.sub(r"^(?:the|a|an) ", "", title.casefold())
+    return bool(key) and re.search(r"\b" + re.escape(key) + r"\b", text.casefold()) is not None
+
+
+def _named_titles(texts: list[str], titles: list[str]) -> list[str] | None:
+    """The titles named in the latest message that names any of them, in the order's order."""
+    for text in reversed(texts):
+        named = [title for title in titles if _title_named(title, text)]
+        if named:
+            return named
+    return None

@@ -1,0 +1,121 @@
+"""The built-in model's own sentences, and what asking one records: what it then waits for."""
+
+from contextvars import ContextVar
+from enum import StrEnum
+
+from orders.numbers import ORDER_NUMBERS
+from support.llm.protocol import (
+    OFFER_PERSON,
+)
+
+# The questions this model asks. Asking one records what the model then waits for (Waiting), as data
+# stored with the reply: the next turn reads that, never these words.
+ASK_ORDER_NUMBER = ORDER_NUMBERS.starts_with(
+    "What is the order number? It starts with {prefix} and is in your order confirmation email.",
+    "What is the order number? It is in your order confirmation email.",
+)
+ASK_EMAIL = "What is the email address on the order?"
+WHICH_ORDER = "Which order is it about?"
+CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
+ASK_WHICH_ITEM = "Which would you like to return?"
+ASK_WHICH_BOOKS = "Which of the books does this concern?"
+ASK_WHICH_TASK = "Would you like me to check the status of that order, or start a return?"
+ASK_ADDRESS = (
+    "What is the new shipping address? Please send the street, apartment or unit if any, city, state and "
+    "ZIP code, separated by commas, and the recipient's name first if it changes."
+)
+CANCEL_CONFIRM_QUESTION = "Would you like me to cancel this order? Please reply yes or no."
+ADDRESS_CONFIRM_QUESTION = "Shall I send the order to this new address? Please reply yes or no."
+ASK_WHICH_POLICY = (
+    "Which store policy would you like to know about, for example shipping, returns or passwords?"
+)
+
+GREETING_REPLY = (
+    "Hello! I'm Bookly's automated support assistant. I can help with order status, returns, changing "
+    "an order before it ships, delivery problems and store policies. How can I help?"
+)
+HELP_REPLY = GREETING_REPLY.removeprefix("Hello! ")
+THANKS_REPLY = (
+    "You're welcome! If you need anything else with an order, a return, a delivery or a store policy, "
+    "just ask."
+)
+DECLINE_REPLY = "No problem. If you need anything else with an order, a return or a store policy, just ask."
+GOODBYE_REPLY = "Goodbye, and thanks for visiting Bookly! Come back any time you need help with an order."
+ANYTHING_ELSE_REPLY = (
+    "Is there anything else I can help with? I can check an order, start a return or share a policy."
+)
+NO_NUMBER_REPLY = (
+    "I'm not able to look up orders by email alone. Your order number is in your order confirmation email"
+    + ORDER_NUMBERS.starts_with(" and starts with {prefix}.", ".")
+    + " Once you have it, I can help with that order."
+)
+DECLINED_REPLY = (
+    "Okay, I have not started a return. If you change your mind, just ask and I can check the order again."
+)
+ORDER_NOT_FOUND_REPLY = (
+    "I couldn't find an order that matches that order number together with that email address. Could you "
+    "check both and send them again?"
+)
+# Too many order/email checks failed: no more guesses, a person offered (a yes hands over).
+CHECKS_SPENT_REPLY = (
+    "I'm sorry, I can't check any more order numbers or email addresses right now. " + OFFER_PERSON
+)
+# A question about the store that no FAQ topic answers: said honestly, with a person offered.
+INVALID_ORDER_NUMBER_REPLY = (
+    "That order number doesn't look quite right."
+    + ORDER_NUMBERS.starts_with(" Order numbers start with {prefix} followed by digits.", "")
+    + " Could you check your order confirmation email and send it again?"
+)
+INVALID_EMAIL_REPLY = (
+    "That email address doesn't look right. Could you send the email address on the order again?"
+)
+NO_POLICY_REPLY = (
+    "I don't have a store policy on that, so I can't answer it myself. Would you like me to pass your "
+    "question to a member of our support team?"
+)
+DECLINED_CANCEL_REPLY = "Okay, I have not cancelled the order. It will ship as planned."
+DECLINED_ADDRESS_REPLY = "Okay, I have not changed the address. The order still goes to the address on file."
+GENERIC_ERROR_REPLY = (
+    "Sorry, something went wrong on my side while checking that. Could you try again? I can help with an "
+    "order, a return or a store policy."
+)
+
+
+# Intent vocabulary, matched against lower-cased text with straight apostrophes.
+class Waiting(StrEnum):
+    """What the model waits for after its reply: recorded when it asks (_ask), read back next turn."""
+
+    ORDER_NUMBER = "order_number"
+    EMAIL = "email"
+    DETAILS_AGAIN = "details_again"  # the number and email found nothing, or one was malformed
+    WHICH_ORDER = "which_order"  # the signed-in customer's orders were listed
+    CONFIRM_RETURN = "confirm_return"
+    WHICH_ITEM = "which_item"
+    WHICH_BOOKS = "which_books"
+    CONFIRM_CANCEL = "confirm_cancel"
+    CONFIRM_ADDRESS = "confirm_address"
+    ADDRESS = "address"
+    PASS_ON = "pass_on"  # noqa: S105 (no password) a store question no policy answers, offered to staff
+    OFFER_PERSON = "offer_person"
+
+
+# What a reply asks, in the order it asks it: set for each reply the model writes (OfflineModel.create),
+# so that any part of it that asks a question records so, without the question passed back up.
+_ASKED: ContextVar[list[Waiting] | None] = ContextVar("asked", default=None)
+# Messages that answer a question for an order's details (read as such, however worded).
+_ASKS_FOR_DETAILS = frozenset(
+    {Waiting.ORDER_NUMBER, Waiting.EMAIL, Waiting.DETAILS_AGAIN, Waiting.WHICH_ORDER}
+)
+
+
+def _ask(waiting: Waiting, sentence: str) -> str:
+    """The sentence that asks, with what the model then waits for recorded."""
+    asked = _ASKED.get()
+    if asked is not None:
+        asked.append(waiting)
+    return sentence
+
+
+def _last_asked() -> Waiting | None:
+    asked = _ASKED.get()
+    return asked[-1] if asked else None
