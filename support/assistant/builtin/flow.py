@@ -313,9 +313,11 @@ def _answer_change(history: _History, intents: list[_Intent]) -> str | _ToolCall
 
 # A signed-in customer asking for their orders as a list: "what are my recent orders?", "what did I buy?".
 _ASKS_FOR_ORDERS_RE = re.compile(
-    r"\b(?:(?:my|our) (?:recent |last |latest |past |previous |other |current |open )?orders\b(?! number)|"
-    r"order history|what (?:have|did) (?:i|we) (?:order(?:ed)?|bought|buy|purchased?|get)\b|"
-    r"(?:any|all) (?:of )?(?:my )?orders\b|orders? (?:i|we) (?:have )?(?:placed|made)\b)"
+    r"\b(?:(?:what|which) (?:are|were) (?:my|our) (?:\w+ )?orders|"
+    r"(?:list|show|see|view)(?: me)? (?:all )?(?:of )?(?:my|our) (?:\w+ )?orders|"
+    r"(?:my|our) (?:order history|(?:recent|last|latest|past|previous) orders)|"
+    r"what (?:have|did) (?:i|we) (?:order(?:ed)?|bought|buy|purchased?)|"
+    r"(?:do|did) (?:i|we) have (?:any )?(?:orders|an order)|(?:any|all) (?:of )?my orders)\b"
 )
 
 
@@ -343,7 +345,8 @@ def _respond(history: _History) -> str | _ToolCall:
     if pending == Waiting.OFFER_PERSON and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
         # Yes to a person offered for a request we cannot serve: staff get that request in its words.
         return _handoff(HandoffAsk.NEEDS_STAFF, _request_before(units, intents))
-    if _ASKS_FOR_ORDERS_RE.search(_plain(units[-1])) and not _order_id_in(units[-1]):
+    listing = intent.kind not in _TASKS and not _order_id_in(units[-1])
+    if listing and _ASKS_FOR_ORDERS_RE.search(_plain(units[-1])):
         if history.signed_in:
             return _ToolCall("list_recent_orders", {})  # asked for in so many words: listed again
         if intent.kind in ("order_unclear", "unknown", "offtopic"):
