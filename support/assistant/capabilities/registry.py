@@ -11,6 +11,7 @@ from support.assistant.capabilities import (
     order_status,
     person,
     policies,
+    receipt,
     returns,
 )
 from support.assistant.capabilities.base import (
@@ -32,6 +33,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     delivery_problems.CAPABILITY,
     policies.CAPABILITY,
     person.CAPABILITY,
+    receipt.CAPABILITY,
 )
 
 _TOOLS: dict[str, Tool] = {tool.name: tool for capability in CAPABILITIES for tool in capability.tools}
