@@ -52,6 +52,7 @@ IN_SCOPE = (
     "cancel",
     "address",
     "problem",
+    "receipt",
     "policy_shipping",
     "policy_returns",
     "policy_password",
@@ -70,6 +71,7 @@ _TOOL_ROUTES = {
     "check_address_change": "address",
     "change_shipping_address": "address",
     "report_delivery_problem": "problem",
+    "email_receipt": "receipt",
     HANDOFF_TOOL: "person",
 }
 _POLICY_ROUTES = {

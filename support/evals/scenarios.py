@@ -551,9 +551,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     # --- No dead ends: a store request nothing serves is offered a person ------
     Scenario(
-        "an_invoice_is_refused_with_a_person_offered_and_yes_hands_it_over",
+        # A receipt is emailed (the receipt capability); one that is wrong is staff's to put right.
+        "a_wrong_invoice_is_refused_with_a_person_offered_and_yes_hands_it_over",
         turns=(
-            Turn("Can I get an invoice for BK-10042?", reply_contains=("invoices", "support team")),
+            Turn(
+                "The total on my invoice for BK-10042 is wrong", reply_contains=("invoices", "support team")
+            ),
             Turn("yes please", reply_contains=("passed this conversation",)),
         ),
         tools=(hand_off("needs_staff"),),

@@ -314,7 +314,7 @@ def test_out_of_scope_gets_the_refusal_sentence_only(message, topic):
 @pytest.mark.parametrize(
     ("message", "topic"),
     [
-        ("Can I get an invoice for my order?", "invoices and receipts"),
+        ("The total on my invoice is wrong", "invoices and receipts"),
         ("My card was declined at checkout", "payments"),
         ("How do I delete my account?", "accounts"),
         ("Can I add another book to my order?", "changing orders"),
@@ -326,7 +326,7 @@ def test_a_store_request_no_tool_serves_gets_the_refusal_and_a_person_offered(me
 
 
 def test_yes_to_the_offer_hands_the_request_itself_to_staff():
-    refused = "Can I get an invoice for my order?"
+    refused = "The total on my invoice is wrong"
     reply = ask([customer(refused), replied(ask([customer(refused)])), customer("yes please")])
     assert tool_call_of(reply) == ("hand_off_to_person", {"reason": "needs_staff", "summary": refused})
 
