@@ -15,7 +15,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
-from orders.models import RMA_NUMBER_PATTERN
+from orders.models import ISO_DATE_MENTION_RE, RMA_NUMBER_PATTERN
 from orders.numbers import ORDER_NUMBERS
 from support.assistant.turn import conversation_take_turn
 from support.conversations.feedback import RATING_COMMENT_MAX_CHARS, FeedbackRefused
@@ -87,7 +87,9 @@ def _rating(conversation, transcript: list[dict]) -> dict:
 
 # What must not break across lines in a message: dates and the store's codes ("2026-03-30", "BK-10042",
 # "RMA-7KQ2XW9P" read wrongly when split at their hyphen). chat.js reads the same pattern from the page.
-NOBREAK_PATTERN = "|".join([r"\b\d{4}-\d{2}-\d{2}\b", ORDER_NUMBERS.pattern, RMA_NUMBER_PATTERN.strip("^$")])
+NOBREAK_PATTERN = "|".join(
+    [ISO_DATE_MENTION_RE.pattern, ORDER_NUMBERS.pattern, RMA_NUMBER_PATTERN.strip("^$")]
+)
 _NOBREAK_RE = re.compile(NOBREAK_PATTERN)
 
 
