@@ -85,7 +85,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
     try:
         order = ShopOrder.model_validate(dict(data))
     except ValidationError as invalid:
-        raise OrderRefused(problems + order_problems(invalid)) from None
+        raise OrderRefused(problems + order_problems(error=invalid)) from None
     if problems:
         raise OrderRefused(problems)
     return IncomingOrder(

@@ -370,12 +370,12 @@ _OWN_ERRORS = {
 }
 
 
-def order_problems(invalid: ValidationError) -> list[dict[str, str]]:
+def order_problems(*, error: ValidationError) -> list[dict[str, str]]:
     """A ShopOrder's errors as the intake names them: [{"field": its path, "problem": in words}]."""
     problems = []
-    for error in invalid.errors(include_url=False):
-        loc = error["loc"]
-        if error["type"] in ("extra_forbidden", "invalid_key"):
+    for found in error.errors(include_url=False):
+        loc = found["loc"]
+        if found["type"] in ("extra_forbidden", "invalid_key"):
             *parent, name = loc
             shown = name if isinstance(name, str) and _PLAIN_NAME_RE.fullmatch(name) else "(unknown)"
             field = _path((*parent, shown))
@@ -383,7 +383,7 @@ def order_problems(invalid: ValidationError) -> list[dict[str, str]]:
         else:
             field = _path(loc) or "(order)"
             problem = (
-                error["msg"] if error["type"] == PROBLEM else _OWN_ERRORS.get(error["type"], "is not valid")
+                found["msg"] if found["type"] == PROBLEM else _OWN_ERRORS.get(found["type"], "is not valid")
             )
         problems.append({"field": field, "problem": problem})
     return problems
