@@ -95,38 +95,44 @@ def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
     problems: list[dict[str, str]] = []
     cleaned: dict[str, str] = {}
     for name in ADDRESS_FIELDS:
-        value = fields.get(name)
-        if value is None or value == "":
-            if name in _REQUIRED:
-                problems.append({"field": name, "problem": "is required"})
-            cleaned[name] = ""
-            continue
-        if not isinstance(value, str):
-            problems.append({"field": name, "problem": "must be text"})
-            continue
-        too_long = {"field": name, "problem": f"must be at most {_INPUT_LENGTHS[name]} characters"}
-        if len(value) > 4 * _INPUT_LENGTHS[name]:
-            # Judged before any cleaning: 10,000 characters are refused, not cut down and looked at.
-            problems.append(too_long)
-            continue
-        if text_has_unseen(value.translate(_PASTED_SPACE)):
-            problems.append({"field": name, "problem": "must not contain control or invisible characters"})
-            continue
-        value = text_single_line(value)
-        if not value and name in _REQUIRED:
-            problems.append({"field": name, "problem": "is required"})
-            continue
-        if len(value) > _INPUT_LENGTHS[name]:
-            problems.append(too_long)
-            continue
-        problem = _field_problem(name, value)
-        if problem:
-            problems.append({"field": name, "problem": problem})
-            continue
-        cleaned[name] = _normal(name, value)
+        try:
+            cleaned[name] = address_field_clean(name=name, value=fields.get(name))
+        except AddressInvalid as invalid:
+            problems += invalid.problems
     if problems:
         raise AddressInvalid(problems)
     return ShippingAddress(**cleaned)
+
+
+def address_field_clean(*, name: str, value: object) -> str:
+    """One field of an address (to, line1, line2, city, state, zip) as the store keeps it (a state as
+    its code), or AddressInvalid naming its problem. An address sent in other words for its fields
+    (the shop's) checks each field here too."""
+
+    def refused(problem: str) -> AddressInvalid:
+        return AddressInvalid([{"field": name, "problem": problem}])
+
+    if value is None or value == "":
+        if name in _REQUIRED:
+            raise refused("is required")
+        return ""
+    if not isinstance(value, str):
+        raise refused("must be text")
+    too_long = f"must be at most {_INPUT_LENGTHS[name]} characters"
+    if len(value) > 4 * _INPUT_LENGTHS[name]:
+        # Judged before any cleaning: 10,000 characters are refused, not cut down and looked at.
+        raise refused(too_long)
+    if text_has_unseen(value.translate(_PASTED_SPACE)):
+        raise refused("must not contain control or invisible characters")
+    value = text_single_line(value)
+    if not value and name in _REQUIRED:
+        raise refused("is required")
+    if len(value) > _INPUT_LENGTHS[name]:
+        raise refused(too_long)
+    problem = _field_problem(name, value)
+    if problem:
+        raise refused(problem)
+    return _normal(name, value)
 
 
 def _field_problem(name: str, value: str) -> str | None:

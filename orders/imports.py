@@ -13,19 +13,10 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from orders.intake import (
-    ITEM_FIELDS,
-    ITEM_REQUIRED,
-    ORDER_FIELDS,
-    ORDER_REQUIRED,
-    SHOP_ADDRESS_FIELDS,
-    OrderRefused,
-    UpsertOutcome,
-    incoming_order_clean,
-    order_upsert,
-)
+from orders.intake import OrderRefused, UpsertOutcome, incoming_order_clean, order_upsert
 from orders.models import OrderSource
 from orders.numbers import ORDER_NUMBERS
+from orders.schemas import ITEM_FIELDS, ITEM_REQUIRED, ORDER_FIELDS, ORDER_REQUIRED, SHOP_ADDRESS_FIELDS
 
 # The CSV's columns are the intake's fields: the order's (its address as ship_ columns), then the item's.
 ORDER_COLUMNS = ("number", *(name for name in ORDER_FIELDS if name not in ("shipping_address", "items")))

@@ -3,7 +3,7 @@
 The shop is the source of truth for its orders: what it sends replaces the order's fields and items.
 What Bookly made of an order stays Bookly's: its returns, delivery cases and the record of its changes.
 An order is applied whole or refused whole, with every problem named by field (`items[2].unit_price`),
-never echoing the value sent.
+never echoing the value sent. Its shape and each field's rule are orders.schemas' (pydantic models).
 
 The shop's version never moves an order backwards past what Bookly did (order_conflict, the one rule):
 - stale: a version whose own `updated_at` (the shop's time, optional) is older than the last one taken;
@@ -21,38 +21,19 @@ The shop's `updated_at` may run at most SHOP_CLOCK_AHEAD ahead of our clock (a b
 field like any other): a time far ahead would make every later real version stale. An order whose time
 was set so before this check existed is freed by staff (order_shop_time_clear, the admin action "Accept
 the shop's next update").
-
-The shape (the API's body; a JSON Lines import adds "number"):
-
-    {"customer_name": "Ada Reader", "customer_email": "ada@example.com", "status": "shipped",
-     "ordered_on": "2026-04-01", "delivered_on": null, "tracking_number": "1Z999AA10123456799",
-     "carrier": "UPS", "total": "24.99",
-     "shipping_address": {"name": "Ada Reader", "line1": "1 Main St", "line2": "", "city": "Springfield",
-                          "region": "IL", "postal_code": "62701", "country": "US"},
-     "items": [{"line_number": 1, "title": "Dune", "author": "Frank Herbert", "unit_price": "24.99",
-                "quantity": 1, "category": "fiction"}]}
 """
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from datetime import UTC, date, datetime
+from decimal import Decimal
 from enum import StrEnum
 
-from django.core.exceptions import ValidationError
-from django.core.validators import validate_email
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+from pydantic import ValidationError
 
-from orders.addresses import (
-    ADDRESS_FIELDS,
-    AddressInvalid,
-    ShippingAddress,
-    shipping_address_clean,
-    shipping_address_of,
-)
+from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
 from orders.models import (
     Order,
     OrderChange,
@@ -62,70 +43,8 @@ from orders.models import (
     OrderStatus,
 )
 from orders.numbers import ORDER_NUMBERS
+from orders.schemas import ITEM_FIELDS, SHOP_ADDRESS_FIELDS, ShopItem, ShopOrder, order_problems
 from orders.selectors import order_open_return_numbers
-from store.categories import ItemCategory
-from store.text import text_has_unseen, text_single_line
-
-ORDER_FIELDS = (
-    "customer_name",
-    "customer_email",
-    "status",
-    "ordered_on",
-    "delivered_on",
-    "tracking_number",
-    "carrier",
-    "total",
-    "shipping_address",
-    "items",
-    "updated_at",
-)
-ORDER_REQUIRED = frozenset({"customer_name", "customer_email", "status", "ordered_on", "total", "items"})
-ITEM_FIELDS = ("line_number", "title", "author", "unit_price", "quantity", "category")
-ITEM_REQUIRED = frozenset({"line_number", "title", "unit_price", "quantity", "category"})
-# The shop's address fields, and ours (orders.addresses): the store ships within the United States.
-SHOP_ADDRESS_FIELDS = {"name": "to", "line1": "line1", "line2": "line2", "city": "city", "region": "state",
-                  "postal_code": "zip", "country": None}  # fmt: skip
-SHIPS_TO_COUNTRIES = frozenset({"US"})
-MAX_ITEMS = 200
-# How far ahead of our clock the shop's `updated_at` may be: two clocks a little apart, not a time zone
-# read wrong (an hour or more) or a year mistyped.
-SHOP_CLOCK_AHEAD = timedelta(minutes=10)
-# The shape by example (the store API's schema and the README show it).
-ORDER_EXAMPLE = {
-    "customer_name": "Ada Reader",
-    "customer_email": "ada@example.com",
-    "status": "shipped",
-    "ordered_on": "2026-04-01",
-    "delivered_on": None,
-    "tracking_number": "1Z999AA10123456799",
-    "carrier": "UPS",
-    "total": "24.99",
-    "shipping_address": {
-        "name": "Ada Reader",
-        "line1": "1 Main St",
-        "line2": "",
-        "city": "Springfield",
-        "region": "IL",
-        "postal_code": "62701",
-        "country": "US",
-    },
-    "items": [
-        {
-            "line_number": 1,
-            "title": "Dune",
-            "author": "Frank Herbert",
-            "unit_price": "24.99",
-            "quantity": 1,
-            "category": "fiction",
-        }
-    ],
-}
-_TEXT_LENGTHS = {
-    field: Order._meta.get_field(field).max_length
-    for field in ("customer_name", "tracking_number", "carrier")
-}
-_ITEM_TEXT_LENGTHS = {field: OrderItem._meta.get_field(field).max_length for field in ("title", "author")}
-_MAX_QUANTITY = 999
 
 
 class OrderRefused(Exception):
@@ -134,16 +53,6 @@ class OrderRefused(Exception):
     def __init__(self, problems: list[dict[str, str]]):
         super().__init__("; ".join(f"{p['field']} {p['problem']}" for p in problems))
         self.problems = problems
-
-
-@dataclass(frozen=True)
-class IncomingItem:
-    line_number: int
-    title: str
-    author: str
-    unit_price: Decimal
-    quantity: int
-    category: str
 
 
 @dataclass(frozen=True)
@@ -160,228 +69,39 @@ class IncomingOrder:
     carrier: str
     total: Decimal
     address: ShippingAddress | None
-    items: tuple[IncomingItem, ...]
+    items: tuple[ShopItem, ...]
     updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
 
 
-class _Reader:
-    """Reads one object's fields, collecting every problem by its field's path."""
-
-    def __init__(self, data: Mapping, path: str, problems: list[dict[str, str]]):
-        self.data, self.path, self.problems = data, path, problems
-
-    def problem(self, name: str, problem: str) -> None:
-        self.problems.append({"field": f"{self.path}{name}", "problem": problem})
-
-    def known(self, fields, required) -> None:
-        for name in sorted(set(self.data) - set(fields), key=str):
-            # The name itself is the sender's text: named only when it is a plain identifier.
-            shown = name if isinstance(name, str) and re.fullmatch(r"[a-z_]{1,40}", name) else "(unknown)"
-            self.problem(shown, "is not a field of an order here" if not self.path else "is not a field here")
-        # A required field sent as null is as missing as one not sent.
-        for name in sorted(name for name in required if self.data.get(name) is None):
-            self.problem(name, "is required")
-
-    def text(self, name: str, *, max_length: int, required: bool = False) -> str:
-        value = self.data.get(name)
-        if value is None or value == "":
-            if required and value == "":
-                self.problem(name, "must not be empty")
-            return ""
-        if not isinstance(value, str):
-            self.problem(name, "must be a string")
-            return ""
-        if text_has_unseen(value.replace("\t", " ")):
-            self.problem(name, "must not contain control or invisible characters")
-            return ""
-        value = text_single_line(value)
-        if len(value) > max_length:
-            self.problem(name, f"must be at most {max_length} characters")
-            return ""
-        if required and not value:
-            self.problem(name, "must not be empty")
-        return value
-
-    def choice(self, name: str, choices) -> str:
-        value = self.data.get(name)
-        if value not in choices.values:
-            if name in self.data:
-                self.problem(name, "must be one of " + ", ".join(choices.values))
-            return ""
-        return value
-
-    def date(self, name: str) -> date | None:
-        value = self.data.get(name)
-        if value is None:
-            return None
-        try:
-            if not isinstance(value, str) or not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-                raise ValueError
-            return date.fromisoformat(value)
-        except ValueError:
-            self.problem(name, "must be a date like 2026-04-01")
-            return None
-
-    def moment(self, name: str) -> datetime | None:
-        value = self.data.get(name)
-        if value is None:
-            return None
-        try:
-            moment = parse_datetime(value) if isinstance(value, str) and len(value) <= 40 else None
-            # In UTC, so that a time at the calendar's edge (9999-12-31T23:59:59-23:59) is refused here
-            # rather than overflowing in the database.
-            moment = moment.astimezone(UTC) if moment and moment.tzinfo else None
-        except (ValueError, OverflowError):
-            moment = None
-        if moment is None:
-            self.problem(name, "must be a time like 2026-04-01T09:30:00Z, with its time zone")
-        return moment
-
-    def money(self, name: str, *, max_digits: int) -> Decimal | None:
-        value = self.data.get(name)
-        if value is None:
-            return None
-        try:
-            if isinstance(value, bool) or not isinstance(value, str | int):
-                raise InvalidOperation
-            amount = Decimal(str(value).strip())
-        except InvalidOperation:
-            self.problem(name, 'must be an amount like "24.99" (a string)')
-            return None
-        if not amount.is_finite() or amount < 0 or amount.as_tuple().exponent < -2:
-            self.problem(name, "must be zero or more, with at most two decimals")
-            return None
-        if amount >= Decimal(10) ** (max_digits - 2):
-            self.problem(name, f"must be less than {Decimal(10) ** (max_digits - 2):,}")
-            return None
-        return amount.quantize(Decimal("0.01"))
-
-    def whole_number(self, name: str, *, low: int, high: int) -> int | None:
-        value = self.data.get(name)
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            if name in self.data:
-                self.problem(name, f"must be a whole number from {low} to {high}")
-            return None
-        return value
-
-
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
-    """The order the shop sent, checked field by field and as a whole; OrderRefused with every problem."""
-    problems: list[dict[str, str]] = []
+    """The order the shop sent, checked field by field and as a whole (orders.schemas.ShopOrder);
+    OrderRefused with every problem."""
     if not isinstance(data, Mapping):
         raise OrderRefused([{"field": "(order)", "problem": "must be a JSON object"}])
+    problems: list[dict[str, str]] = []
     clean_number = (ORDER_NUMBERS.canonical(number) if isinstance(number, str) else None) or ""
     if not clean_number:
         problems.append({"field": "number", "problem": f"must look like {ORDER_NUMBERS.example}"})
-    order = _Reader(data, "", problems)
-    order.known(ORDER_FIELDS, ORDER_REQUIRED)
-    email = order.text("customer_email", max_length=254, required=True)
-    if len(email.lower()) > 254:  # "İ" lowercases to two characters: the column holds the lowered email
-        order.problem("customer_email", "must be at most 254 characters")
-        email = ""
-    email = email.lower()
-    if email:
-        try:
-            validate_email(email)
-        except ValidationError:
-            order.problem("customer_email", "must be an email address")
-    status = order.choice("status", OrderStatus)
-    ordered_on, delivered_on = order.date("ordered_on"), order.date("delivered_on")
-    tracking_number = order.text("tracking_number", max_length=_TEXT_LENGTHS["tracking_number"])
-    if status == OrderStatus.DELIVERED and data.get("delivered_on") is None:
-        order.problem("delivered_on", "is required for a delivered order")
-    elif status and status != OrderStatus.DELIVERED and delivered_on is not None:
-        order.problem("delivered_on", "must be null unless the order is delivered")
-    if ordered_on and delivered_on and delivered_on < ordered_on:
-        order.problem("delivered_on", "must not be before ordered_on")
-    if status == OrderStatus.PROCESSING and tracking_number:
-        order.problem("tracking_number", "must be empty while the order is processing")
-    incoming = IncomingOrder(
-        number=clean_number,
-        customer_name=order.text("customer_name", max_length=_TEXT_LENGTHS["customer_name"], required=True),
-        customer_email=email,
-        status=status,
-        ordered_on=ordered_on,
-        delivered_on=delivered_on,
-        tracking_number=tracking_number,
-        carrier=order.text("carrier", max_length=_TEXT_LENGTHS["carrier"]),
-        total=order.money("total", max_digits=Order._meta.get_field("total").max_digits),
-        address=_address(data.get("shipping_address"), problems),
-        items=_items(data["items"], problems) if data.get("items") is not None else (),
-        updated_at=_shop_time(order),
-    )
+    try:
+        order = ShopOrder.model_validate(dict(data))
+    except ValidationError as invalid:
+        raise OrderRefused(problems + order_problems(error=invalid)) from None
     if problems:
         raise OrderRefused(problems)
-    return incoming
-
-
-def _shop_time(order: _Reader) -> datetime | None:
-    moment = order.moment("updated_at")
-    if moment and moment > timezone.now() + SHOP_CLOCK_AHEAD:
-        minutes = int(SHOP_CLOCK_AHEAD.total_seconds() // 60)
-        order.problem(
-            "updated_at",
-            f"must not be more than {minutes} minutes ahead of the time now: check the shop's clock and "
-            "time zone",
-        )
-        return None
-    return moment
-
-
-def _address(value: object, problems: list[dict[str, str]]) -> ShippingAddress | None:
-    if value is None:
-        return None
-    if not isinstance(value, Mapping):
-        problems.append({"field": "shipping_address", "problem": "must be an object"})
-        return None
-    reader = _Reader(value, "shipping_address.", problems)
-    reader.known(SHOP_ADDRESS_FIELDS, frozenset({"name", "line1", "city", "region", "postal_code"}))
-    country = value.get("country", "US")
-    if not isinstance(country, str) or country.strip().upper() not in SHIPS_TO_COUNTRIES:
-        reader.problem("country", "must be US: the store ships within the United States")
-    try:
-        return shipping_address_clean(
-            fields={mine: value.get(theirs) for theirs, mine in SHOP_ADDRESS_FIELDS.items() if mine}
-        )
-    except AddressInvalid as invalid:
-        theirs = {mine: theirs for theirs, mine in SHOP_ADDRESS_FIELDS.items() if mine}
-        for problem in invalid.problems:
-            if problem["field"] in theirs and theirs[problem["field"]] in value:
-                reader.problem(theirs[problem["field"]], problem["problem"])
-        return None
-
-
-def _items(value: object, problems: list[dict[str, str]]) -> tuple[IncomingItem, ...]:
-    if not isinstance(value, list) or not value:
-        problems.append({"field": "items", "problem": "must be a list of at least one item"})
-        return ()
-    if len(value) > MAX_ITEMS:
-        problems.append({"field": "items", "problem": f"must hold at most {MAX_ITEMS} items"})
-        return ()
-    items, lines = [], set()
-    for index, raw in enumerate(value):
-        if not isinstance(raw, Mapping):
-            problems.append({"field": f"items[{index}]", "problem": "must be an object"})
-            continue
-        item = _Reader(raw, f"items[{index}].", problems)
-        item.known(ITEM_FIELDS, ITEM_REQUIRED)
-        line_number = item.whole_number("line_number", low=1, high=MAX_ITEMS * 100)
-        if line_number in lines:
-            item.problem("line_number", "is used by another item of this order")
-        lines.add(line_number)
-        items.append(
-            IncomingItem(
-                line_number=line_number,
-                title=item.text("title", max_length=_ITEM_TEXT_LENGTHS["title"], required=True),
-                author=item.text("author", max_length=_ITEM_TEXT_LENGTHS["author"]),
-                unit_price=item.money(
-                    "unit_price", max_digits=OrderItem._meta.get_field("unit_price").max_digits
-                ),
-                quantity=item.whole_number("quantity", low=1, high=_MAX_QUANTITY),
-                category=item.choice("category", ItemCategory),
-            )
-        )
-    return tuple(items)
+    return IncomingOrder(
+        number=clean_number,
+        customer_name=order.customer_name,
+        customer_email=order.customer_email,
+        status=order.status,
+        ordered_on=order.ordered_on,
+        delivered_on=order.delivered_on,
+        tracking_number=order.tracking_number,
+        carrier=order.carrier,
+        total=order.total,
+        address=order.shipping_address.shipping_address() if order.shipping_address else None,
+        items=order.items,
+        updated_at=order.updated_at,
+    )
 
 
 class UpsertOutcome(StrEnum):
@@ -405,7 +125,7 @@ def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
     }
 
 
-def _item_fields(item: IncomingItem) -> dict[str, object]:
+def _item_fields(item: ShopItem) -> dict[str, object]:
     return {name: getattr(item, name) for name in ITEM_FIELDS if name != "line_number"}
 
 

@@ -21,6 +21,11 @@ RMA_NUMBER_MENTION_RE = re.compile(r"\bRMA-?[A-Z0-9]{4,}\b", re.IGNORECASE)
 RMA_NUMBER_LENGTH = 12
 # A customer's email address in running text (the order's customer_email is an EmailField).
 EMAIL_MENTION_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# A date as the store writes it (ISO 8601, "2026-04-01"): the shape the shop sends and replies name.
+ISO_DATE_PATTERN = r"\d{4}-\d{2}-\d{2}"
+ISO_DATE_MENTION_RE = re.compile(rf"\b{ISO_DATE_PATTERN}\b")
+# An amount in dollars in running text ("$24.99", "$ 1,200"); its group is the number.
+AMOUNT_MENTION_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)")
 # A US ZIP code, five digits or ZIP+4: the store ships to the 50 states only (see the shipping FAQ).
 ZIP_CODE_PATTERN = r"^[0-9]{5}(?:-[0-9]{4})?$"
 

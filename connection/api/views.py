@@ -19,7 +19,6 @@ from connection.api.auth import KEY_REVOKED, HasStoreApiKey, PerKeyThrottle, Sto
 from connection.api.errors import api_error
 from connection.models import StoreApiKey
 from orders.intake import (
-    ORDER_EXAMPLE,
     OrderConflict,
     OrderRefused,
     UpsertOutcome,
@@ -29,6 +28,7 @@ from orders.intake import (
 )
 from orders.models import OrderSource
 from orders.numbers import ORDER_NUMBERS
+from orders.schemas import ORDER_EXAMPLE
 from orders.selectors import (
     order_get_by_number,
     orders_changed_since,

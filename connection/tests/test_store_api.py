@@ -14,8 +14,9 @@ from django.utils import timezone
 
 from connection.api.auth import PerKeyThrottle
 from connection.models import StoreApiKey
-from orders.intake import ORDER_EXAMPLE, incoming_order_clean
+from orders.intake import incoming_order_clean
 from orders.models import Order, OrderSource, ReturnRecord, ReturnStatus
+from orders.schemas import ORDER_EXAMPLE
 from orders.selectors import ChangeCode
 from orders.services import (
     OrderChangeNotAllowed,

@@ -4,7 +4,7 @@ from datetime import UTC, date, datetime
 import pytest
 from django.utils import timezone
 
-from orders.intake import ORDER_EXAMPLE, OrderConflict, UpsertOutcome, incoming_order_clean, order_upsert
+from orders.intake import OrderConflict, UpsertOutcome, incoming_order_clean, order_upsert
 from orders.models import (
     CaseStatus,
     DeliveryCase,
@@ -14,6 +14,7 @@ from orders.models import (
     OrderSource,
     ReturnRecord,
 )
+from orders.schemas import ORDER_EXAMPLE
 from orders.services import delivery_case_open, return_record_create
 
 TODAY = date(2026, 4, 14)

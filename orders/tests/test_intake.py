@@ -11,9 +11,6 @@ from hypothesis import strategies as st
 
 from orders.addresses import ShippingAddress
 from orders.intake import (
-    MAX_ITEMS,
-    ORDER_EXAMPLE,
-    ORDER_FIELDS,
     ConflictCode,
     OrderConflict,
     OrderRefused,
@@ -23,6 +20,7 @@ from orders.intake import (
     shipping_address_shape,
 )
 from orders.models import DeliveryProblem, Order, OrderChangeKind, OrderSource, OrderStatus, ReturnStatus
+from orders.schemas import MAX_ITEMS, ORDER_EXAMPLE, ORDER_FIELDS
 from orders.services import (
     delivery_case_open,
     order_cancel,
@@ -157,6 +155,18 @@ class TestClean:
             "total",
             "items",
         }
+
+    def test_a_required_field_sent_as_null_is_named_once_as_missing(self):
+        items = [{**GRUFFALO, "quantity": None}]
+        with pytest.raises(OrderRefused) as refused:
+            incoming_order_clean(number="BK-20001", data=changed(status=None, items=items))
+        assert refused.value.problems == [
+            {"field": "status", "problem": "is required"},
+            {"field": "items[0].quantity", "problem": "is required"},
+        ]
+
+    def test_an_integer_too_long_to_write_out_is_no_amount(self):
+        assert problems(changed(total=10**5000)) == {"total": 'must be an amount like "24.99" (a string)'}
 
     def test_a_number_of_another_shape_is_refused(self):
         assert problems(ADA, number="#1001") == {"number": "must look like BK-10042"}

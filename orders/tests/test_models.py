@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
-from orders.models import OrderStatus
+from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, OrderStatus
 from orders.tests.factories import OrderFactory, OrderItemFactory
 
 
@@ -54,3 +54,27 @@ def test_order_number_shape_is_validated(number):
 def test_line_total_multiplies_price_by_quantity():
     item = OrderItemFactory(unit_price=Decimal("16.99"), quantity=3)
     assert item.line_total == Decimal("50.97")
+
+
+class TestThePatternsDefinedHereOnce:
+    """The shapes orders.models owns for the rest of the project to import (a date, an amount)."""
+
+    @pytest.mark.parametrize(
+        ("text", "found"),
+        [("Delivered on 2026-03-30.", ["2026-03-30"]), ("order 12026-03-301", []), ("30/03/2026", [])],
+    )
+    def test_an_iso_date_is_found_as_a_whole_word(self, text, found):
+        assert ISO_DATE_MENTION_RE.findall(text) == found
+
+    @pytest.mark.parametrize(
+        ("text", "number"),
+        [
+            ("a refund of $24.99.", "24.99"),
+            ("$ 1,200 in all", "1,200"),
+            ("$5.999", "5.99"),
+            ("24.99 USD", None),
+        ],
+    )
+    def test_an_amount_in_dollars_is_found_with_its_number(self, text, number):
+        match = AMOUNT_MENTION_RE.search(text)
+        assert (match.group(1) if match else None) == number

@@ -101,7 +101,8 @@ def test_a_shape_that_cannot_work_stops_the_settings_from_loading(tmp_path, patt
 _STORE_CONVERSATION = """
 from importlib import import_module
 from django.conf import settings
-from orders.intake import ORDER_EXAMPLE, OrderRefused, incoming_order_clean, order_upsert
+from orders.intake import OrderRefused, incoming_order_clean, order_upsert
+from orders.schemas import ORDER_EXAMPLE
 from orders.models import OrderSource
 from support.assistant.turn import conversation_take_turn
 try:

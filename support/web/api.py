@@ -8,7 +8,8 @@ from django.http.request import RawPostDataException
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from support.assistant.configured import get_model
-from support.assistant.turn import InvalidMessage, TurnResult, conversation_take_turn, message_clean
+from support.assistant.turn import TurnResult, conversation_take_turn
+from support.conversations.feedback import FeedbackRefused
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.identity import session_sign_in, session_sign_out
 from support.conversations.models import HandoffReason
@@ -19,8 +20,10 @@ from support.conversations.services import (
     session_ensure,
 )
 from support.web.errors import turn_refusal
-from support.web.feedback import FEEDBACK_JSON, InvalidFeedback, feedback_give
-from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
+from support.web.feedback import feedback_give
+from support.web.forms import SEND_JSON as SEND_JSON  # bookly.views answers a bad body in these words
+from support.web.forms import ChatForm, FeedbackForm, HandoffForm, MessageForm, feedback_form
+from support.web.notices import who_answers
 from support.web.ratelimits import (
     chat_action_wait_seconds,
     chat_send_wait_seconds,
@@ -28,8 +31,6 @@ from support.web.ratelimits import (
     rate_limited_detail,
 )
 from support.web.stream import turn_events
-
-SEND_JSON = 'Send JSON like {"message": "Where is my order?"}.'
 
 
 def api_error(status: int, code: str, detail: str, retry_after: int | None = None) -> JsonResponse:
@@ -70,17 +71,12 @@ def chat(request):
 
     if (wait := chat_send_wait_seconds(request)) is not None:
         return _rate_limited(wait)
-    payload = _json_body(request)
-    if payload is _NOT_JSON:
-        return api_error(400, "invalid_json", SEND_JSON)
-    message = payload.get("message") if isinstance(payload, dict) else None
+    form = _form_of_body(request, MessageForm)
+    if not form.is_valid():
+        return _refused(form)
+    message = form.cleaned_data["message"]
     if "text/event-stream" in request.headers.get("Accept", ""):
-        try:
-            message_clean(text=message)  # a message that cannot be sent is refused before any stream
-        except InvalidMessage as invalid:
-            refusal = turn_refusal(invalid)
-            return api_error(refusal.status, refusal.code, refusal.detail)
-        return _streamed_turn(request, message)
+        return _streamed_turn(request, message)  # a message that cannot be sent was refused above
     try:
         result = conversation_take_turn(
             session=request.session, text=message, client_address=client_ip(request)
@@ -160,10 +156,18 @@ def _json_body(request):
         return _NOT_JSON
 
 
-HANDOFF_JSON = (
-    'Send JSON like {"reason": "My parcel arrived damaged", "email": "you@example.com"}, or no body.'
-)
-HANDOFF_NOTE_MAX_CHARS = 300
+def _form_of_body(request, form_class: type[ChatForm], read=None) -> ChatForm:
+    """The form bound to the request's JSON body (by `read` when the body decides which form: feedback
+    is a vote or a rating); for a body that is not JSON, one that says so with its shape by example."""
+    payload = _json_body(request)
+    if payload is _NOT_JSON:
+        return form_class.not_json()
+    return (read or form_class.from_json)(payload)
+
+
+def _refused(form: ChatForm) -> JsonResponse:
+    mistake = form.mistake()
+    return api_error(400, mistake.code, mistake.detail)
 
 
 def chat_handoff(request):
@@ -172,25 +176,16 @@ def chat_handoff(request):
         return _method_not_allowed(["POST"])
     if (wait := chat_send_wait_seconds(request)) is not None:
         return _rate_limited(wait)
-    payload = _json_body(request)
-    if payload is None:
-        payload = {}
-    if not isinstance(payload, dict):
-        return api_error(400, "invalid_json", HANDOFF_JSON)
-    reason, email = payload.get("reason", ""), payload.get("email", "")
-    if not isinstance(reason, str) or len(reason) > HANDOFF_NOTE_MAX_CHARS:
-        return api_error(
-            400, "invalid_reason", f"The reason must be text of at most {HANDOFF_NOTE_MAX_CHARS} characters."
-        )
-    if not isinstance(email, str) or (email.strip() and not email_is_valid(email.strip())):
-        return api_error(400, "invalid_email", INVALID_EMAIL)
+    form = _form_of_body(request, HandoffForm)
+    if not form.is_valid():
+        return _refused(form)
     try:
         conversation, already = conversation_handoff_request(
             session=request.session,
             conversation=conversation_get_for_session(session=request.session),
             reason=HandoffReason.CUSTOMER_BUTTON,
-            note=reason.strip(),
-            email=email.strip(),
+            note=form.cleaned_data["reason"],
+            email=form.cleaned_data["email"],
         )
     except Exception as error:
         refusal = turn_refusal(error)
@@ -207,13 +202,13 @@ def chat_feedback(request):
         return _method_not_allowed(["POST"])
     if (wait := chat_action_wait_seconds(request)) is not None:
         return _rate_limited(wait, action=True)
-    payload = _json_body(request)
-    if payload is _NOT_JSON:
-        return api_error(400, "invalid_json", FEEDBACK_JSON)
+    form = _form_of_body(request, FeedbackForm, read=lambda payload: feedback_form(payload, typed=True))
+    if not form.is_valid():
+        return _refused(form)
     try:
-        given = feedback_give(session=request.session, payload=payload)
-    except InvalidFeedback as invalid:
-        return api_error(400, invalid.code, invalid.detail)
+        given = feedback_give(session=request.session, feedback=form.cleaned_data)
+    except FeedbackRefused as refused:
+        return api_error(400, refused.code, refused.message)
     return JsonResponse(given)
 
 

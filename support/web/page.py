@@ -15,11 +15,11 @@ from django.utils.safestring import SafeString
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
-from orders.models import RMA_NUMBER_PATTERN
+from orders.models import ISO_DATE_MENTION_RE, RMA_NUMBER_PATTERN
 from orders.numbers import ORDER_NUMBERS
 from support.assistant.configured import get_model
 from support.assistant.turn import conversation_take_turn
-from support.conversations.feedback import RATING_COMMENT_MAX_CHARS
+from support.conversations.feedback import RATING_COMMENT_MAX_CHARS, FeedbackRefused
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.models import ConversationStatus, HandoffReason
 from support.conversations.selectors import (
@@ -29,8 +29,9 @@ from support.conversations.selectors import (
 )
 from support.conversations.services import conversation_end_for_session, conversation_get_for_session
 from support.web.errors import turn_refusal
-from support.web.feedback import InvalidFeedback, feedback_give
-from support.web.notices import INVALID_EMAIL, email_is_valid, who_answers
+from support.web.feedback import feedback_give
+from support.web.forms import ComposerForm, HandoffForm, RatingForm, feedback_form
+from support.web.notices import who_answers
 from support.web.ratelimits import (
     chat_action_wait_seconds,
     chat_send_wait_seconds,
@@ -86,7 +87,9 @@ def _rating(conversation, transcript: list[dict]) -> dict:
 
 # What must not break across lines in a message: dates and the store's codes ("2026-03-30", "BK-10042",
 # "RMA-7KQ2XW9P" read wrongly when split at their hyphen). chat.js reads the same pattern from the page.
-NOBREAK_PATTERN = "|".join([r"\b\d{4}-\d{2}-\d{2}\b", ORDER_NUMBERS.pattern, RMA_NUMBER_PATTERN.strip("^$")])
+NOBREAK_PATTERN = "|".join(
+    [ISO_DATE_MENTION_RE.pattern, ORDER_NUMBERS.pattern, RMA_NUMBER_PATTERN.strip("^$")]
+)
 _NOBREAK_RE = re.compile(NOBREAK_PATTERN)
 
 
@@ -163,17 +166,15 @@ def widget_script(request):
 @require_POST
 def chat_send(request):
     """One turn from the page's form: answer, then redirect back to the page (post/redirect/get)."""
-    typed = request.POST.get("message", "")
-    # A suggested question is a submit button of the same form; what was typed stays in the box.
-    suggestion = request.POST.get("suggestion", "")
-    text = suggestion or typed
-    unsent = typed if typed.strip() else text
-
+    form = ComposerForm(request.POST)
     if (wait := chat_send_wait_seconds(request)) is not None:
-        return _rate_limited_page(request, wait, draft=unsent)
-
+        return _rate_limited_page(request, wait, draft=form.unsent)
+    if not form.is_valid():
+        return _not_sent(request, form.mistake().detail, status=400, draft=form.unsent)
     try:
-        conversation_take_turn(session=request.session, text=text, client_address=client_ip(request))
+        conversation_take_turn(
+            session=request.session, text=form.cleaned_data["message"], client_address=client_ip(request)
+        )
     except Exception as error:
         refusal = turn_refusal(error)
         if refusal.session_stale:
@@ -183,16 +184,20 @@ def chat_send(request):
             response = _chat_page(request, status=refusal.status)
             request.session.modified = False
             return response
-        messages.error(request, refusal.detail)
-        if not request.session.session_key:
-            # A visitor whose first message was refused gets no session just to carry their words
-            # across a redirect: the answer is the page, with the words back in the box.
-            return _chat_page(request, draft=unsent, status=refusal.status)
-    else:
-        if suggestion and typed.strip():
-            _draft_keep(request, typed)
-        return redirect(reverse("support:chat") + "#latest")
-    _draft_keep(request, unsent)
+        return _not_sent(request, refusal.detail, status=refusal.status, draft=form.unsent)
+    if form.suggestion and form.typed_text.strip():
+        _draft_keep(request, form.typed_text)  # a suggested question was sent: what was typed stays
+    return redirect(reverse("support:chat") + "#latest")
+
+
+def _not_sent(request, detail: str, *, status: int, draft: str):
+    """The message was not sent: say why, and give the words back in the box."""
+    messages.error(request, detail)
+    if not request.session.session_key:
+        # A visitor whose first message was refused gets no session just to carry their words
+        # across a redirect: the answer is the page, with the words back in the box.
+        return _chat_page(request, draft=draft, status=status)
+    _draft_keep(request, draft)
     return redirect(reverse("support:chat") + "#latest")
 
 
@@ -217,17 +222,19 @@ def chat_page_reset(request):
 @require_POST
 def chat_handoff(request):
     """The page's "Talk to a person" form (and, while waiting, the email address to answer at)."""
-    email = request.POST.get("email", "").strip()
+    form = HandoffForm(request.POST)
     if (wait := chat_send_wait_seconds(request)) is not None:
         return _rate_limited_page(request, wait)
-    if email and not email_is_valid(email):
-        messages.error(request, INVALID_EMAIL)
+    if not form.is_valid():
+        messages.error(request, form.mistake().detail)
         return redirect(reverse("support:chat") + "#handoff")
+    email = form.cleaned_data["email"]
     try:
         conversation_handoff_request(
             session=request.session,
             conversation=conversation_get_for_session(session=request.session),
             reason=HandoffReason.CUSTOMER_BUTTON,
+            note=form.cleaned_data["reason"],
             email=email,
         )
     except Exception as error:
@@ -238,36 +245,28 @@ def chat_handoff(request):
     return redirect(reverse("support:chat") + "#handoff")
 
 
-_VOTES = {"yes": True, "no": False}
-
-
 @require_POST
 def chat_feedback(request):
     """The page's feedback forms: a vote on a reply (turn, helpful=yes|no), or a rating of the
     conversation (rating 1-5, comment)."""
     if (wait := chat_action_wait_seconds(request)) is not None:
         return _rate_limited_page(request, wait, action=True)
-    form = request.POST
-    if "helpful" in form:
-        payload = {"turn": _whole_number(form.get("turn")), "helpful": _VOTES.get(form["helpful"])}
-        anchor = f"#reply-{payload['turn']}" if payload["turn"] else ""
-    else:
-        payload = {"rating": _whole_number(form.get("rating")), "comment": form.get("comment", "")}
+    form = feedback_form(request.POST)
+    valid = form.is_valid()
+    if isinstance(form, RatingForm):
         anchor = "#rating"
-    if form.get("conversation"):
-        payload["conversation"] = form["conversation"]
+    else:
+        turn = form.cleaned_data.get("turn")
+        anchor = f"#reply-{turn}" if turn else ""
+    if not valid:
+        messages.error(request, form.mistake().detail)
+        return redirect(reverse("support:chat") + anchor)
     try:
-        given = feedback_give(session=request.session, payload=payload)
-    except InvalidFeedback as invalid:
-        messages.error(request, invalid.detail)
+        given = feedback_give(session=request.session, feedback=form.cleaned_data)
+    except FeedbackRefused as refused:
+        messages.error(request, refused.message)
     else:
         messages.success(
             request, "Thank you for rating this conversation." if "rating" in given else "Thank you."
         )
     return redirect(reverse("support:chat") + anchor)
-
-
-def _whole_number(text) -> int | None:
-    return (
-        int(text) if isinstance(text, str) and text.isascii() and text.isdigit() and len(text) < 10 else None
-    )

@@ -1,0 +1,397 @@
+"""The shop's order as it arrives, by a file import (a JSON Lines line, a CSV's rows) or the store API (the
+body of PUT /orders/<number>): its shape and each field's rule, as pydantic models. orders.intake takes
+a valid one as the order to apply.
+
+Every problem is found at once and named by its field's path (`items[2].unit_price`,
+`shipping_address.postal_code`) in words a person can act on, never echoing the value sent. The models'
+validators are plain ones (pydantic converts nothing: "5" is no quantity, 12.5 no amount) and say each
+problem themselves; `order_problems` reads pydantic's few errors of its own (a field missing, one
+unknown, a list where an object belongs) in the same words.
+
+The shape (the API's body; a JSON Lines line adds "number"):
+
+    {"customer_name": "Ada Reader", "customer_email": "ada@example.com", "status": "shipped",
+     "ordered_on": "2026-04-01", "delivered_on": null, "tracking_number": "1Z999AA10123456799",
+     "carrier": "UPS", "total": "24.99",
+     "shipping_address": {"name": "Ada Reader", "line1": "1 Main St", "line2": "", "city": "Springfield",
+                          "region": "IL", "postal_code": "62701", "country": "US"},
+     "items": [{"line_number": 1, "title": "Dune", "author": "Frank Herbert", "unit_price": "24.99",
+                "quantity": 1, "category": "fiction"}],
+     "updated_at": "2026-04-02T09:30:00Z"}
+"""
+
+import re
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal, InvalidOperation
+from typing import Annotated
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.core.validators import validate_email
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+    ValidationInfo,
+    WrapValidator,
+    field_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError
+
+from orders.addresses import AddressInvalid, ShippingAddress, address_field_clean
+from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus
+from store.categories import ItemCategory
+from store.text import text_has_unseen, text_single_line
+
+# The shop's address fields, and ours (orders.addresses): the store ships within the United States.
+SHOP_ADDRESS_FIELDS = {"name": "to", "line1": "line1", "line2": "line2", "city": "city", "region": "state",
+                  "postal_code": "zip", "country": None}  # fmt: skip
+SHIPS_TO_COUNTRIES = frozenset({"US"})
+MAX_ITEMS = 200
+MAX_LINE_NUMBER = MAX_ITEMS * 100
+MAX_QUANTITY = 999
+# How far ahead of our clock the shop's `updated_at` may be: two clocks a little apart, not a time zone
+# read wrong (an hour or more) or a year mistyped. A time far ahead would make every later real version
+# of the order stale (orders.intake's rule).
+SHOP_CLOCK_AHEAD = timedelta(minutes=10)
+# The shape by example (the store API's schema and the README show it).
+ORDER_EXAMPLE = {
+    "customer_name": "Ada Reader",
+    "customer_email": "ada@example.com",
+    "status": "shipped",
+    "ordered_on": "2026-04-01",
+    "delivered_on": None,
+    "tracking_number": "1Z999AA10123456799",
+    "carrier": "UPS",
+    "total": "24.99",
+    "shipping_address": {
+        "name": "Ada Reader",
+        "line1": "1 Main St",
+        "line2": "",
+        "city": "Springfield",
+        "region": "IL",
+        "postal_code": "62701",
+        "country": "US",
+    },
+    "items": [
+        {
+            "line_number": 1,
+            "title": "Dune",
+            "author": "Frank Herbert",
+            "unit_price": "24.99",
+            "quantity": 1,
+            "category": "fiction",
+        }
+    ],
+}
+
+# The error type of every problem the validators below name in their own words.
+PROBLEM = "order_problem"
+_ISO_DATE_RE = re.compile(ISO_DATE_PATTERN)
+# An unknown field is named only when its name is a plain identifier: the name is the sender's text.
+_PLAIN_NAME_RE = re.compile(r"[a-z_]{1,40}")
+
+
+def _problem(message: str) -> PydanticCustomError:
+    return PydanticCustomError(PROBLEM, message)
+
+
+def _required(value: object) -> None:
+    # A required field sent as null is as missing as one not sent.
+    if value is None:
+        raise _problem("is required")
+
+
+def _text_clean(value: object, *, max_length: int, required: bool) -> str:
+    if required:
+        _required(value)
+    if value is None or value == "":
+        if required:
+            raise _problem("must not be empty")
+        return ""
+    if not isinstance(value, str):
+        raise _problem("must be a string")
+    if text_has_unseen(value.replace("\t", " ")):
+        raise _problem("must not contain control or invisible characters")
+    value = text_single_line(value)
+    if len(value) > max_length:
+        raise _problem(f"must be at most {max_length} characters")
+    if required and not value:
+        raise _problem("must not be empty")
+    return value
+
+
+def _text(model, field: str, *, required: bool = False) -> PlainValidator:
+    """One line of text, at most as long as the column it is stored in."""
+    max_length = model._meta.get_field(field).max_length
+    return PlainValidator(lambda value: _text_clean(value, max_length=max_length, required=required))
+
+
+def _email(value: object) -> str:
+    max_length = Order._meta.get_field("customer_email").max_length
+    email = _text_clean(value, max_length=max_length, required=True)
+    if len(email.lower()) > max_length:  # "İ" lowercases to two: the column holds the lowered email
+        raise _problem(f"must be at most {max_length} characters")
+    email = email.lower()
+    try:
+        validate_email(email)
+    except DjangoValidationError:
+        raise _problem("must be an email address") from None
+    return email
+
+
+def _choice(choices) -> PlainValidator:
+    def clean(value: object) -> str:
+        _required(value)
+        if not isinstance(value, str) or value not in choices.values:
+            raise _problem("must be one of " + ", ".join(choices.values))
+        return value
+
+    return PlainValidator(clean)
+
+
+def _date(*, required: bool) -> PlainValidator:
+    def clean(value: object) -> date | None:
+        if required:
+            _required(value)
+        if value is None:
+            return None
+        try:
+            if not isinstance(value, str) or not _ISO_DATE_RE.fullmatch(value):
+                raise ValueError
+            return date.fromisoformat(value)
+        except ValueError:
+            raise _problem("must be a date like 2026-04-01") from None
+
+    return PlainValidator(clean)
+
+
+def _shop_time(value: object) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        moment = parse_datetime(value) if isinstance(value, str) and len(value) <= 40 else None
+        # In UTC, so that a time at the calendar's edge (9999-12-31T23:59:59-23:59) is refused here
+        # rather than overflowing in the database.
+        moment = moment.astimezone(UTC) if moment and moment.tzinfo else None
+    except (ValueError, OverflowError):
+        moment = None
+    if moment is None:
+        raise _problem("must be a time like 2026-04-01T09:30:00Z, with its time zone")
+    if moment > timezone.now() + SHOP_CLOCK_AHEAD:
+        minutes = int(SHOP_CLOCK_AHEAD.total_seconds() // 60)
+        raise _problem(
+            f"must not be more than {minutes} minutes ahead of the time now: check the shop's clock and "
+            "time zone"
+        )
+    return moment
+
+
+def _money(model, field: str) -> PlainValidator:
+    """An amount of dollars and cents, as a string ("24.99"; a whole number is taken too), that fits its
+    column."""
+    limit = Decimal(10) ** (model._meta.get_field(field).max_digits - 2)
+
+    def clean(value: object) -> Decimal:
+        _required(value)
+        try:
+            if isinstance(value, bool) or not isinstance(value, str | int):
+                raise InvalidOperation
+            amount = Decimal(str(value).strip())
+        except (InvalidOperation, ValueError):  # ValueError: an integer of more digits than str() writes
+            raise _problem('must be an amount like "24.99" (a string)') from None
+        if not amount.is_finite() or amount < 0 or amount.as_tuple().exponent < -2:
+            raise _problem("must be zero or more, with at most two decimals")
+        if amount >= limit:
+            raise _problem(f"must be less than {limit:,}")
+        return amount.quantize(Decimal("0.01"))
+
+    return PlainValidator(clean)
+
+
+def _whole_number(*, low: int, high: int) -> PlainValidator:
+    def clean(value: object) -> int:
+        _required(value)
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise _problem(f"must be a whole number from {low} to {high}")
+        return value
+
+    return PlainValidator(clean)
+
+
+def _address_field(shops: str) -> PlainValidator:
+    """One of the address's fields, as orders.addresses checks every address the store keeps."""
+    ours = SHOP_ADDRESS_FIELDS[shops]
+
+    def clean(value: object) -> str:
+        try:
+            return address_field_clean(name=ours, value=value)
+        except AddressInvalid as invalid:
+            raise _problem(invalid.problems[0]["problem"]) from None
+
+    return PlainValidator(clean)
+
+
+def _country(value: object) -> str:
+    if not isinstance(value, str) or value.strip().upper() not in SHIPS_TO_COUNTRIES:
+        raise _problem("must be US: the store ships within the United States")
+    return value.strip().upper()
+
+
+class ShopAddress(BaseModel):
+    """Where the order ships, in the shop's words for an address's fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: Annotated[str, _address_field("name")]
+    line1: Annotated[str, _address_field("line1")]
+    line2: Annotated[str, _address_field("line2")] = ""
+    city: Annotated[str, _address_field("city")]
+    region: Annotated[str, _address_field("region")]
+    postal_code: Annotated[str, _address_field("postal_code")]
+    country: Annotated[str, PlainValidator(_country)] = "US"
+
+    def shipping_address(self) -> ShippingAddress:
+        """The address as the store keeps it."""
+        return ShippingAddress(
+            **{ours: getattr(self, shops) for shops, ours in SHOP_ADDRESS_FIELDS.items() if ours}
+        )
+
+
+class ShopItem(BaseModel):
+    """One line of the order."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    line_number: Annotated[int, _whole_number(low=1, high=MAX_LINE_NUMBER)]
+    title: Annotated[str, _text(OrderItem, "title", required=True)]
+    author: Annotated[str, _text(OrderItem, "author")] = ""
+    unit_price: Annotated[Decimal, _money(OrderItem, "unit_price")]
+    quantity: Annotated[int, _whole_number(low=1, high=MAX_QUANTITY)]
+    category: Annotated[str, _choice(ItemCategory)]
+
+
+def _items(value: object, handler) -> tuple[ShopItem, ...]:
+    """The order's lines: a list of at least one and at most MAX_ITEMS (refused before any is read), each
+    with a line number of its own."""
+    _required(value)
+    if not isinstance(value, list) or not value:
+        raise _problem("must be a list of at least one item")
+    if len(value) > MAX_ITEMS:
+        raise _problem(f"must hold at most {MAX_ITEMS} items")
+    items, errors = (), []
+    try:
+        items = handler(value)
+    except ValidationError as invalid:
+        errors = _error_details(invalid)
+    # Read from what was sent, so that a line used twice is named beside the lines' other problems.
+    lines: set[int] = set()
+    for index, item in enumerate(value):
+        line = item.get("line_number") if isinstance(item, dict) else None
+        if isinstance(line, bool) or not isinstance(line, int) or not 1 <= line <= MAX_LINE_NUMBER:
+            continue  # no line number: its own problem, named above
+        if line in lines:
+            problem = _problem("is used by another item of this order")
+            errors.append(InitErrorDetails(type=problem, loc=(index, "line_number"), input=line))
+        lines.add(line)
+    if errors:
+        raise ValidationError.from_exception_data("items", errors)
+    return items
+
+
+def _error_details(invalid: ValidationError) -> list[InitErrorDetails]:
+    """A ValidationError's errors again, to be raised with more."""
+    details = []
+    for error in invalid.errors(include_url=False):
+        kind = _problem(error["msg"]) if error["type"] == PROBLEM else error["type"]
+        detail = InitErrorDetails(type=kind, loc=error["loc"], input=error["input"])
+        if "ctx" in error and error["type"] != PROBLEM:
+            detail["ctx"] = error["ctx"]
+        details.append(detail)
+    return details
+
+
+class ShopOrder(BaseModel):
+    """The order, as the shop has it now (its number is beside it: the API's address, the file's
+    "number")."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # In this order: a field's rule reads those before it (delivered_on reads status and ordered_on).
+    customer_name: Annotated[str, _text(Order, "customer_name", required=True)]
+    customer_email: Annotated[str, PlainValidator(_email)]
+    status: Annotated[str, _choice(OrderStatus)]
+    ordered_on: Annotated[date, _date(required=True)]
+    # Checked when not sent too: a delivered order needs it.
+    delivered_on: Annotated[date | None, _date(required=False)] = Field(default=None, validate_default=True)
+    tracking_number: Annotated[str, _text(Order, "tracking_number")] = ""
+    carrier: Annotated[str, _text(Order, "carrier")] = ""
+    total: Annotated[Decimal, _money(Order, "total")]
+    shipping_address: ShopAddress | None = None
+    items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)]
+    # The shop's own time of this version, when it sends one (orders.intake's rule: never older).
+    updated_at: Annotated[datetime | None, PlainValidator(_shop_time)] = None
+
+    @field_validator("delivered_on")
+    @classmethod
+    def _delivered_on_with_the_status(cls, delivered_on: date | None, info: ValidationInfo) -> date | None:
+        # Only against fields that passed their own rules (info.data holds those).
+        status, ordered_on = info.data.get("status"), info.data.get("ordered_on")
+        if status == OrderStatus.DELIVERED and delivered_on is None:
+            raise _problem("is required for a delivered order")
+        if status and status != OrderStatus.DELIVERED and delivered_on is not None:
+            raise _problem("must be null unless the order is delivered")
+        if ordered_on and delivered_on and delivered_on < ordered_on:
+            raise _problem("must not be before ordered_on")
+        return delivered_on
+
+    @field_validator("tracking_number")
+    @classmethod
+    def _no_tracking_while_processing(cls, tracking_number: str, info: ValidationInfo) -> str:
+        if info.data.get("status") == OrderStatus.PROCESSING and tracking_number:
+            raise _problem("must be empty while the order is processing")
+        return tracking_number
+
+
+ORDER_FIELDS = tuple(ShopOrder.model_fields)
+ORDER_REQUIRED = frozenset(name for name, field in ShopOrder.model_fields.items() if field.is_required())
+ITEM_FIELDS = tuple(ShopItem.model_fields)
+ITEM_REQUIRED = frozenset(name for name, field in ShopItem.model_fields.items() if field.is_required())
+
+# pydantic's own errors, in the validators' words (anything else: "is not valid", never the value).
+_OWN_ERRORS = {
+    "missing": "is required",
+    "model_type": "must be an object",
+    "model_attributes_type": "must be an object",
+    "dict_type": "must be an object",
+}
+
+
+def order_problems(*, error: ValidationError) -> list[dict[str, str]]:
+    """A ShopOrder's errors as the intake names them: [{"field": its path, "problem": in words}]."""
+    problems = []
+    for found in error.errors(include_url=False):
+        loc = found["loc"]
+        if found["type"] in ("extra_forbidden", "invalid_key"):
+            *parent, name = loc
+            shown = name if isinstance(name, str) and _PLAIN_NAME_RE.fullmatch(name) else "(unknown)"
+            field = _path((*parent, shown))
+            problem = "is not a field here" if parent else "is not a field of an order here"
+        else:
+            field = _path(loc) or "(order)"
+            problem = (
+                found["msg"] if found["type"] == PROBLEM else _OWN_ERRORS.get(found["type"], "is not valid")
+            )
+        problems.append({"field": field, "problem": problem})
+    return problems
+
+
+def _path(loc: tuple) -> str:
+    """("items", 2, "unit_price") as "items[2].unit_price"."""
+    path = ""
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else part)
+    return path
