@@ -65,5 +65,9 @@ def policy(topic):
     return ("lookup_policy", {"topic": topic})
 
 
+def email_receipt(order_id, email):
+    return ("email_receipt", {"order_id": order_id, "customer_email": email})
+
+
 def hand_off(reason="customer_asked"):
     return ("hand_off_to_person", {"reason": reason, "summary": "<any>"})
