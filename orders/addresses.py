@@ -76,17 +76,27 @@ def shipping_address_fields_kept(
 ) -> dict[str, object]:
     """The fields of a new address with what the customer did not change kept from the current one, as
     a real shop keeps the recipient on the order unless told otherwise: a field not given (None) keeps
-    its value, but a new street (line1) without a unit (line2) has none, as the old unit was the old
-    street's. An empty string clears a field."""
+    its value, with two exceptions that would make an address nobody gave: a new street (line1) has no
+    unit (line2) unless one is given, the old unit being the old street's, and a new city or state has
+    no ZIP code unless one is given (it is asked for). An empty string clears a field."""
     if current is None:
         return dict(fields)
     kept = {name: value for name, value in fields.items() if value is not None}
-    new_street = "line1" in kept
+    new_street = "line1" in kept and _same_words(kept["line1"]) != _same_words(current.line1)
+    new_place = any(
+        name in kept and _same_words(kept[name]) != _same_words(getattr(current, name))
+        for name in ("city", "state")
+    )
     for name, value in current.as_fields().items():
-        if name == "line2" and new_street:
+        if (name == "line2" and new_street) or (name == "zip" and new_place):
             continue
         kept.setdefault(name, value)
     return kept
+
+
+def _same_words(value: object) -> object:
+    """A field as compared for a change: case and spacing aside ("12 elm st" is "12 Elm St")."""
+    return " ".join(value.casefold().split()) if isinstance(value, str) else value
 
 
 def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:

@@ -8,15 +8,17 @@ wording with the order's own facts, nothing else.
 """
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import F
+from django.template.loader import render_to_string
 from django.utils import timezone
 from django_q.tasks import async_task
 
-from orders.addresses import ShippingAddress
+from orders.addresses import ShippingAddress, shipping_address_of
 from orders.models import CustomerEmail, DeliveryCase, DeliveryProblem, Order, ReturnRecord, ReturnStatus
 
 logger = logging.getLogger(__name__)
@@ -195,3 +197,31 @@ def delivery_case_resolved_email(*, case: DeliveryCase) -> CustomerEmail:
         + case.resolution
         + _SIGN_OFF,
     )
+
+
+# A receipt asked for again within this time is not sent again: the customer's inbox is not a chat's to fill.
+RECEIPT_RESEND_AFTER = timedelta(hours=1)
+
+
+def order_receipt_email(*, order: Order) -> tuple[CustomerEmail, bool]:
+    """Queue the order's receipt (its lines, total, address and dates) to the address on the order, and
+    only there; or, when one was queued within RECEIPT_RESEND_AFTER, that one. Returns the email and
+    whether it is new. Under the order's row lock, so two requests at once queue one email."""
+    subject = f"Your receipt for order {order.number}"
+    with transaction.atomic():
+        Order.objects.select_for_update().filter(pk=order.pk).first()
+        earlier = CustomerEmail.objects.filter(
+            order=order, subject=subject, created_at__gte=timezone.now() - RECEIPT_RESEND_AFTER
+        ).first()
+        if earlier is not None:
+            return earlier, False
+        address = shipping_address_of(order=order)
+        body = render_to_string(
+            "orders/emails/receipt.txt",
+            {
+                "order": order,
+                "items": list(order.items.all()),
+                "address": address.one_line() if address else "",
+            },
+        ).strip()
+        return customer_email_queue(order=order, subject=subject, body=body), True

@@ -51,11 +51,28 @@ CURRENT = ShippingAddress(
         ({"to": "Luis Diaz", "line2": None}, "Luis Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"),
         # an empty value clears the field
         ({"line2": ""}, "Ana Diaz, 12 Elm St, Springfield, IL 62701"),
+        # the same street restated (to fix the ZIP): its unit stays
+        ({"line1": "12 elm st", "zip": "62702"}, "Ana Diaz, 12 elm st, Apt 3, Springfield, IL 62702"),
+        # a new city with its ZIP: the street and unit given or kept as said
+        (
+            {"line1": "9 Oak Rd", "city": "Peoria", "zip": "61602"},
+            "Ana Diaz, 9 Oak Rd, Peoria, IL 61602",
+        ),
     ],
 )
 def test_a_new_address_keeps_what_the_customer_did_not_change(given, kept):
     fields = shipping_address_fields_kept(current=CURRENT, fields=given)
     assert shipping_address_clean(fields=fields).one_line() == kept
+
+
+@pytest.mark.parametrize(
+    "given", [{"city": "Austin", "state": "TX"}, {"line1": "9 Oak Rd", "city": "Peoria"}]
+)
+def test_a_new_city_or_state_without_a_zip_is_asked_for_its_zip(given):
+    fields = shipping_address_fields_kept(current=CURRENT, fields=given)
+    with pytest.raises(AddressInvalid) as invalid:
+        shipping_address_clean(fields=fields)
+    assert [problem["field"] for problem in invalid.value.problems] == ["zip"]
 
 
 def test_without_an_address_on_file_nothing_is_kept():

@@ -314,7 +314,7 @@ def test_out_of_scope_gets_the_refusal_sentence_only(message, topic):
 @pytest.mark.parametrize(
     ("message", "topic"),
     [
-        ("The total on my invoice is wrong", "invoices and receipts"),
+        ("The total on my invoice is wrong", "invoice corrections"),
         ("My card was declined at checkout", "payments"),
         ("How do I delete my account?", "accounts"),
         ("Can I add another book to my order?", "changing orders"),

@@ -122,3 +122,17 @@ def test_a_reply_the_validator_replaced_is_stored_without_its_state(db, demo_dat
     reply = ConversationMessage.objects.filter(role=MessageRole.ASSISTANT).get()
     assert reply.violations == ["ungrounded_phone"]
     assert reply.model_state is None  # the customer never read the question it waits on
+
+
+def test_staff_words_after_the_model_s_question_leave_it_waiting_for_nothing():
+    stored = [
+        {"role": "user", "content": [{"type": "text", "text": "Where is my order?"}], "model_state": None},
+        {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "What is the order number?"}],
+            "model_state": {"waiting_for": "order_number"},
+        },
+        {"role": "staff", "content": [{"type": "text", "text": "Hi, Anna here."}], "model_state": None},
+    ]
+    [_, ours] = _history_for_request(stored)
+    assert "state" not in ours and len(ours["content"]) == 2

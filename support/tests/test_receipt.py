@@ -6,12 +6,20 @@ import json
 import pytest
 
 from orders.models import CustomerEmail
+from support.conversations.models import ConversationMessage
 from support.testing.messages_stub import message, text, tool_use
 
 SARAH = "sarah.chen@example.com"
 SARAHS_ORDER = {"order_id": "BK-10042", "customer_email": SARAH}
 
 pytestmark = pytest.mark.usefixtures("demo_data")
+
+
+def tools_called() -> list[str]:
+    blocks = [
+        block for message in ConversationMessage.objects.order_by("position") for block in message.content
+    ]
+    return [block["name"] for block in blocks if block["type"] == "tool_use"]
 
 
 def tool_results(request: dict) -> list[dict]:
@@ -54,7 +62,7 @@ def test_without_the_email_on_the_order_nothing_is_sent(offline, customer, mailo
 def test_a_receipt_asked_for_again_is_not_sent_again(offline, customer):
     customer.send(f"Can I get an invoice for BK-10042? {SARAH}")
     again = customer.send(f"please send the receipt for BK-10042 again, {SARAH}").json()["reply"]
-    assert "a moment ago" in again
+    assert "within the last hour" in again
     assert CustomerEmail.objects.count() == 1
 
 
@@ -80,3 +88,30 @@ def test_a_provider_s_call_emails_it_and_the_customer_reads_the_tool_s_sentence(
         reply = customer.send(f"invoice for BK-10042 please, {SARAH}").json()["reply"]
     assert reply == "I've emailed the receipt for order BK-10042 to the email address on the order."
     assert [mail.to for mail in mailoutbox] == [[SARAH]]
+
+
+@pytest.mark.parametrize(
+    ("words", "tool"),
+    [
+        (f"Can I cancel BK-10042? I don't need a receipt. {SARAH}", "check_cancellation"),
+        (f"I want to return BK-10042, I still have the receipt. {SARAH}", "check_return_eligibility"),
+        (f"Where is my order BK-10042? I have my receipt here. {SARAH}", "lookup_order"),
+    ],
+)
+def test_a_task_asked_before_the_receipt_word_is_that_task(offline, customer, words, tool):
+    customer.send(words)
+    assert tools_called() == [tool]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        f"The total on my invoice for BK-10042 is wrong, {SARAH}",
+        f"I was overcharged, my invoice for BK-10042 says so. {SARAH}",
+        f"Please send the receipt for BK-10042 to my work email bob@work.example, {SARAH}",
+    ],
+)
+def test_a_wrong_invoice_or_one_for_elsewhere_is_staff_s(offline, customer, words):
+    reply = customer.send(words).json()["reply"]
+    assert "support team" in reply
+    assert "email_receipt" not in tools_called() and not CustomerEmail.objects.exists()

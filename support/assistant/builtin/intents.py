@@ -292,9 +292,6 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
     asking_if_human = _ARE_YOU_HUMAN_RE.search(text)
     if any(not asking_if_human or _apart(found, asking_if_human) for found in _PERSON_RE.finditer(text)):
         return _Intent("person")
-    for task in ORDER_TASKS.values():
-        if task.asks.search(text) and not (task.unless and task.unless.search(text)):
-            return _Intent(task.kind)  # a capability's own request, named in its own words
     order_id, email = _order_id_in(raw), _email_in(raw)
     personal = bool(
         order_id or _MY_ORDER_RE.search(text) or (has_prior_order and _REFERS_BACK_RE.search(text))
@@ -329,8 +326,17 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
         if personal or wants or _SPECIFIC_RE.search(text) or not _GENERAL_Q_RE.search(text):
             return _Intent("return")
         return _Intent("policy", "returns_overview")
+    status = _STATUS_RE.search(text)
+    for task in ORDER_TASKS.values():
+        # A capability's own request, named in its own words. The tasks above come first ("can I cancel
+        # BK-10042? I don't need a receipt" is a cancellation); of it and an order's status, the one
+        # asked first ("where is my order? I have the receipt", "I never got the receipt for my order").
+        asked = task.asks.search(text)
+        other = task.unless and task.unless.search(text)
+        if asked and not other and not (status and status.start() < asked.start()):
+            return _Intent(task.kind)
     if (
-        _STATUS_RE.search(text)
+        status
         and (personal or not _SHIPPING_RE.search(text))
         and not (_BOOK_RELEASE_RE.search(text) and not order_id)
     ):

@@ -177,7 +177,7 @@ _OFF_TOPICS = [
         (r"\b(?:discount|coupon|promo|voucher)\b", "discounts or promotions"),
         (r"\b(?:coding|programming|python|javascript|sql|code|script|algorithm)\b", "programming questions"),
         (r"\b(?:reviews?|rate a book|ratings?|rev\w{1,3}w)\b", "book reviews"),
-        (r"\b(?:invoices?|receipts?|vat)\b", "invoices and receipts"),
+        (r"\b(?:invoices?|receipts?|vat)\b", "invoice corrections"),
         (
             r"\b(?:payments?|pay|paid|charged?|overcharged?|overchrged|double charged|billing|billed|"
             r"card (?:was |got )?declined|declined|credit card|paypal|checkout)\b",
@@ -299,7 +299,7 @@ _STORE_TOPICS = frozenset(
     {
         "book prices or availability",
         "discounts or promotions",
-        "invoices and receipts",
+        "invoice corrections",
         "payments",
         "accounts",
         "selling books with us",

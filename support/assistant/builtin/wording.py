@@ -27,7 +27,8 @@ ASK_ADDRESS = (
 CANCEL_CONFIRM_QUESTION = "Would you like me to cancel this order? Please reply yes or no."
 ADDRESS_CONFIRM_QUESTION = "Shall I send the order to this new address? Please reply yes or no."
 ASK_WHICH_POLICY = (
-    "Which store policy would you like to know about, for example shipping, returns or passwords?"
+    # No credential word, not even as a topic's name: layer 4 holds any for a request.
+    "Which store policy would you like to know about, for example shipping, returns or signing in?"
 )
 
 GREETING_REPLY = (

@@ -56,8 +56,8 @@ class CheckAddressChangeArguments(ToolArguments):
         AddressFields,
         Field(
             description=(
-                "The fields that change, as the customer gave them: to is the recipient, line2 an "
-                "apartment or unit. Left out: kept as on the order (a new line1 without line2 has none)."
+                "Only what changes (to: recipient, line2: unit); the rest is kept as on the order, but a new "
+                "line1 drops line2."
             )
         ),
     ]
@@ -152,7 +152,6 @@ CAPABILITY = Capability(
     ),
     prompt=(
         "- check_address_change: give the result and reason, with the whole new_address read back; if the "
-        "order can no longer change, offer what the reason offers. Pass only what the customer changes: "
-        "the recipient and the rest stay as on the order."
+        "order can no longer change, offer what the reason offers."
     ),
 )

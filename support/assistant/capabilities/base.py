@@ -71,8 +71,8 @@ def Text(max_length: int, description: str | None = None):
     """One line of text, cleaned, not empty, at most max_length characters."""
     return Annotated[
         str,
-        BeforeValidator(clean_text),
         Field(min_length=1, max_length=max_length, description=description),
+        BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
     ]
 
 
@@ -98,9 +98,9 @@ def _email(value: str) -> str | None:
 
 OrderNumber = Annotated[
     str,
-    BeforeValidator(clean_text),
     # Room for the spaces people type inside a number ("BK 10042").
     Field(min_length=1, max_length=ORDER_NUMBER_MAX_LENGTH + 8),
+    BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
     shaped(ORDER_NUMBERS.canonical, ORDER_NUMBERS.example),
     WithJsonSchema(
         {
@@ -112,8 +112,8 @@ OrderNumber = Annotated[
 ]
 CustomerEmail = Annotated[
     str,
-    BeforeValidator(clean_text),
     Field(min_length=1, max_length=MAX_EMAIL_LENGTH),
+    BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
     shaped(_email, "name@example.com"),
     WithJsonSchema({"type": "string", "description": "The email the customer gave for the order."}),
 ]
@@ -142,34 +142,14 @@ class ToolArguments(BaseModel):
 
     @classmethod
     def json_schema(cls) -> dict[str, Any]:
-        """The input schema both providers read: inlined, without pydantic's titles."""
+        """The input schema both providers read: nested models inlined (with what is said beside them),
+        optional fields as fields the model may leave out; without pydantic's titles, defaults and
+        lengths (checked here, not worth the model's tokens) or the classes' docstrings (for
+        developers)."""
         schema = cls.model_json_schema()
-        # Docstrings are for developers, and lengths are checked here: neither is worth the model's tokens.
-        definitions = {
-            name: {key: value for key, value in definition.items() if key != "description"}
-            for name, definition in schema.pop("$defs", {}).items()
-        }
-
-        def inline(node):
-            if isinstance(node, dict):
-                if "$ref" in node:
-                    return inline(definitions[node["$ref"].rsplit("/", 1)[1]])
-                return {key: inline(value) for key, value in node.items() if key not in _NOT_SENT}
-            if isinstance(node, list):
-                return [inline(value) for value in node]
-            return node
-
-        schema = inline(schema)
-        schema.pop("description", None)  # the class's docstring is for developers
-        properties = schema.setdefault("properties", {})
-        for name, prop in properties.items():
-            # An optional field is written X | None for Python; the model sends it or leaves it out.
-            if "anyOf" in prop and {"type": "null"} in prop["anyOf"]:
-                [kept] = [option for option in prop["anyOf"] if option != {"type": "null"}]
-                prop = {**kept, **{key: value for key, value in prop.items() if key != "anyOf"}}
-            properties[name] = _without_defaults(prop)
-        schema["additionalProperties"] = False
-        return schema
+        definitions = schema.pop("$defs", {})
+        schema.pop("description", None)
+        return _schema_node(schema, definitions)
 
     @classmethod
     def parsed(cls, raw: Any) -> "ToolArguments":
@@ -190,13 +170,42 @@ class ToolArguments(BaseModel):
         return arguments
 
 
-_NOT_SENT = frozenset({"title", "minLength", "maxLength", "maxItems"})
+_NOT_SENT = frozenset({"title", "default", "minLength", "maxLength", "maxItems"})
 
 
-def _without_defaults(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {key: _without_defaults(value) for key, value in node.items() if key != "default"}
-    return node
+def _schema_node(node: dict[str, Any], definitions: dict[str, dict]) -> dict[str, Any]:
+    """One schema node as sent: its keywords, never a property's name, are what is left out."""
+    if "$ref" in node:
+        definition = {
+            key: value
+            for key, value in definitions[node["$ref"].rsplit("/", 1)[1]].items()
+            if key != "description"  # a nested model's docstring; a description beside the $ref stays
+        }
+        node = {**definition, **{key: value for key, value in node.items() if key != "$ref"}}
+    options = node.get("anyOf")
+    if options and {"type": "null"} in options and len(options) == 2:
+        # An optional field is written X | None for Python; the model sends it or leaves it out.
+        [kept] = [option for option in options if option != {"type": "null"}]
+        node = {**{key: value for key, value in node.items() if key != "anyOf"}, **kept}
+        return _schema_node(node, definitions)
+    sent = {}
+    for key, value in node.items():
+        if key in _NOT_SENT:
+            continue
+        if key == "properties":
+            sent[key] = {name: _schema_node(prop, definitions) for name, prop in value.items()}
+        elif isinstance(value, dict):
+            sent[key] = _schema_node(value, definitions)
+        elif isinstance(value, list):
+            sent[key] = [
+                _schema_node(item, definitions) if isinstance(item, dict) else item for item in value
+            ]
+        else:
+            sent[key] = value
+    if sent.get("type") == "object":
+        sent.setdefault("properties", {})
+        sent["additionalProperties"] = False
+    return sent
 
 
 class InvalidArguments(Exception):
@@ -212,6 +221,8 @@ def _problems(invalid: ValidationError, model: type[BaseModel]) -> list[dict[str
         if kind in ("model_type", "model_attributes_type", "dict_type") and not loc:
             return [{"field": "(arguments)", "problem": "must be a JSON object"}]
         name = ".".join(str(part) for part in loc if not isinstance(part, int))
+        if any(isinstance(part, int) for part in loc):
+            kind = "list_type"  # an item of a list that is not text
         if kind == "extra_forbidden":
             # The unknown names are the model's input: name only what is accepted.
             if len(loc) == 1:
@@ -232,7 +243,7 @@ def _problems(invalid: ValidationError, model: type[BaseModel]) -> list[dict[str
             "string_too_long": f"must be at most {context.get('max_length')} characters",
             "list_type": "must be a list of strings",
             "model_type": "must be an object",
-            "too_long": f"must list at most {context.get('max_length')} items",
+            "too_long": f"must list at most {context.get('max_length')} titles",
             "enum": f"must be one of {context.get('expected', '').replace(' or ', ', ')}",
             "literal_error": f"must be one of {context.get('expected', '').replace(' or ', ', ')}",
         }.get(kind, error["msg"])

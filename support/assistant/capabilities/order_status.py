@@ -36,8 +36,8 @@ def _rma(value: str) -> str | None:
 
 RmaNumber = Annotated[
     str,
-    BeforeValidator(clean_text),
     Field(min_length=1, max_length=12),
+    BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
     shaped(_rma, "RMA-AB12CD34"),
     WithJsonSchema({"type": "string", "pattern": RMA_NUMBER_PATTERN}),
 ]

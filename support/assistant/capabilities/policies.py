@@ -32,8 +32,8 @@ def _topic(value: str) -> str | None:
 class LookupPolicyArguments(ToolArguments):
     topic: Annotated[
         str,
-        BeforeValidator(clean_text),
         Field(min_length=1, max_length=40, description="A topic key, like shipping."),
+        BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
         shaped(_topic, "shipping"),
     ]
 

@@ -53,7 +53,7 @@ SCENARIOS: tuple[Scenario, ...] = (
             Turn(f"Can I get an invoice for BK-10042? {SARAH}", reply_contains=EMAILED),
             Turn(
                 f"please send the receipt for BK-10042 again, {SARAH}",
-                reply_contains=("a moment ago",),
+                reply_contains=("within the last hour",),
                 reply_excludes=("I've emailed",),
             ),
         ),
@@ -76,7 +76,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "a_wrong_invoice_is_refused_with_a_person_offered_and_yes_hands_it_over",
         turns=(
             Turn(
-                "The total on my invoice for BK-10042 is wrong", reply_contains=("invoices", "support team")
+                "The total on my invoice for BK-10042 is wrong",
+                reply_contains=("invoice corrections", "support team"),
             ),
             Turn("yes please", reply_contains=("passed this conversation",)),
         ),
