@@ -20,7 +20,6 @@ history is sent, and no tool_use is ever stored without its tool_result.
 import copy
 import hashlib
 import logging
-import re
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -45,6 +44,14 @@ from support.assistant.capabilities.registry import (
 from support.assistant.claims import ToolResult
 from support.assistant.configured import model_for_turn
 from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
+from support.assistant.request import (
+    CACHE_POINT,
+    history_for_request,
+    text_of,
+    tool_results_of,
+    whole_sentences,
+    with_cache_point,
+)
 from support.assistant.validator import FALLBACK_REPLY, is_no_policy, is_refusal, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (
@@ -106,11 +113,10 @@ _NOT_RUN_PAST_LIMIT = {
     "message": "Not run: one response may make only a few tool calls. Make the calls that matter, fewer.",
 }
 
-_CACHE_POINT = {"type": "ephemeral"}
 # Tools never change, so their schema (with the cache breakpoint on the last
 # one) is built once per process and sent byte-identical every time.
 _TOOLS_FOR_REQUEST = copy.deepcopy(TOOLS)
-_TOOLS_FOR_REQUEST[-1]["cache_control"] = _CACHE_POINT
+_TOOLS_FOR_REQUEST[-1]["cache_control"] = CACHE_POINT
 
 
 class InvalidMessage(Exception):
@@ -172,7 +178,7 @@ class Turn:
         ):
             self.messages.append({"role": message.role, "content": message.content})
             self.produced.append(message)
-        self.tool_results += _tool_results_of(tool_use, results)
+        self.tool_results += tool_results_of(tool_use, results)
 
     def record(self, *, started: float, outcome: TurnOutcome, **details) -> TurnRecord:
         """The turn's trace so far; `started` is its time.monotonic() start."""
@@ -278,14 +284,14 @@ def conversation_take_turn(
                 # A return made before the handover is told too: staff take over, the RMA stays known.
                 reply = " ".join([*turn.receipts, reply])
         else:
-            reply, violations = _validated(turn, _text_of(reply_blocks), customer_message=text)
+            reply, violations = _validated(turn, text_of(reply_blocks), customer_message=text)
         if not handoff and reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
             reply, handoff = STUCK_HANDOFF_REPLY, (HandoffReason.ASSISTANT_STUCK, f"Last message: {text}")
             turn.reply_source = ReplySource.FIXED
         # The state belongs to the reply the model wrote: any other words the customer reads instead
         # (the fallback, a receipt, a handover) ask nothing it could be waiting for.
-        as_written = reply == _text_of(reply_blocks) and turn.reply_source == ReplySource.MODEL
-        if reply != _text_of(reply_blocks):
+        as_written = reply == text_of(reply_blocks) and turn.reply_source == ReplySource.MODEL
+        if reply != text_of(reply_blocks):
             reply_blocks = [{"type": "text", "text": reply}]
         turn.produced.append(
             NewMessage(
@@ -419,7 +425,7 @@ def _turn_of(
 ) -> Turn:
     sent = [message for message in history if not message["set_aside"]]
     replies = [message["visible_text"] for message in history if message["role"] == MessageRole.ASSISTANT]
-    earlier = _tool_results_of(
+    earlier = tool_results_of(
         [block for m in sent if m["role"] == MessageRole.ASSISTANT for block in m["content"]],
         [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
     )
@@ -427,7 +433,7 @@ def _turn_of(
     return Turn(
         previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
-        messages=_history_for_request(sent),
+        messages=history_for_request(sent),
         # The email the store vouched for counts as the customer's own words: a reply may use it.
         customer_words=[signed_in, *customer_words] if signed_in else customer_words,
         tool_results=earlier,
@@ -447,7 +453,7 @@ def _turn_of(
 
 def _tool_loop(turn: Turn, model: Model) -> list[dict]:
     """Call the model until it answers in text; returns the reply's text blocks (not yet validated)."""
-    system = [{"type": "text", "text": system_prompt(), "cache_control": _CACHE_POINT}]
+    system = [{"type": "text", "text": system_prompt(), "cache_control": CACHE_POINT}]
     calls_left = settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
     first_step = True
     while True:
@@ -456,7 +462,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
             response = model.create(
                 system=system,
                 tools=_TOOLS_FOR_REQUEST,
-                messages=_with_cache_point(turn.messages, keeps_state=getattr(model, "keeps_state", False)),
+                messages=with_cache_point(turn.messages, keeps_state=getattr(model, "keeps_state", False)),
                 deadline=turn.lease.deadline,
             )
         except (ModelUnavailable, ModelFailed) as error:
@@ -489,7 +495,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         if response.stop_reason == "max_tokens":
             # Half a sentence is never shown. A tool call cut short cannot be
             # run, and the text before it only announced it.
-            text = "" if tool_uses else _whole_sentences(_text_of(content))
+            text = "" if tool_uses else whole_sentences(text_of(content))
             if not text:
                 turn.reply_source = ReplySource.RECEIPT if turn.receipts else ReplySource.FIXED
             return [{"type": "text", "text": text or " ".join(turn.receipts) or TOO_LONG_REPLY}]
@@ -589,76 +595,3 @@ def connections_release() -> None:
     for connection in connections.all(initialized_only=True):
         if not connection.in_atomic_block:
             connection.close()
-
-
-def _history_for_request(stored: list[dict]) -> list[dict]:
-    """Stored messages as a Messages API history: adjacent same-role messages merged.
-
-    A turn that failed leaves the customer's message without a reply; merging
-    keeps the roles alternating, and the model sees both of their messages.
-    """
-    merged: list[dict] = []
-    for message in stored:
-        role = message["role"]
-        if role == MessageRole.STAFF:
-            # Staff answered for our side: an assistant turn, its text tagged as theirs, so that what
-            # they answered is not asked again. A request starts with the customer's side, so staff
-            # words that open the conversation (before the customer wrote) stay there.
-            role = MessageRole.ASSISTANT if merged else MessageRole.USER
-        if merged and merged[-1]["role"] == role:
-            merged[-1] = {"role": role, "content": merged[-1]["content"] + message["content"]}
-        else:
-            merged.append({"role": role, "content": list(message["content"])})
-        # The state of the words said last on our side (none when staff spoke after the model).
-        if role == MessageRole.ASSISTANT and message.get("model_state"):
-            merged[-1]["state"] = message["model_state"]
-    return merged
-
-
-def _tool_results_of(calls: list[dict], blocks: list[dict]) -> list[ToolResult]:
-    """The tool results among `blocks`, each with the name of the tool whose call (in `calls`) it answers."""
-    by_id = {call["id"]: call for call in calls if call.get("type") == "tool_use"}
-    return [
-        ToolResult(
-            tool=by_id.get(block["tool_use_id"], {}).get("name", ""),
-            content=block["content"],
-            arguments=_arguments_of(by_id.get(block["tool_use_id"], {})),
-        )
-        for block in blocks
-        if block.get("type") == "tool_result"
-    ]
-
-
-def _arguments_of(call: dict) -> dict:
-    """A stored call's arguments (a model may have sent something other than an object)."""
-    arguments = call.get("input")
-    return arguments if isinstance(arguments, dict) else {}
-
-
-def _with_cache_point(messages: list[dict], *, keeps_state: bool = False) -> list[dict]:
-    """A copy of the messages with a cache breakpoint on the last block (never stored); the built-in
-    model's state only for a model that keeps one (a provider would refuse the unknown field)."""
-    request = [
-        message if keeps_state else {"role": message["role"], "content": message["content"]}
-        for message in messages
-    ]
-    last = request[-1]
-    blocks = [dict(block) for block in last["content"]]
-    blocks[-1]["cache_control"] = _CACHE_POINT
-    request[-1] = {"role": last["role"], "content": blocks}
-    return request
-
-
-_SENTENCE_END = re.compile(r"[.!?](?=\s|$)")
-
-
-def _whole_sentences(text: str) -> str:
-    """Text cut after its last complete sentence (for replies stopped by max_tokens)."""
-    ends = list(_SENTENCE_END.finditer(text))
-    return text[: ends[-1].end()].strip() if ends else ""
-
-
-def _text_of(blocks: list[dict]) -> str:
-    return "\n\n".join(
-        block["text"].strip() for block in blocks if block["type"] == "text" and block["text"].strip()
-    )

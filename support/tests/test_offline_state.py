@@ -8,7 +8,7 @@ import pytest
 
 from support.assistant.builtin.model import OfflineModel
 from support.assistant.builtin.wording import Waiting
-from support.assistant.turn import _history_for_request, _with_cache_point
+from support.assistant.request import history_for_request, with_cache_point
 from support.conversations.models import ConversationMessage, MessageRole
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
@@ -99,10 +99,10 @@ def test_a_provider_is_never_sent_the_state():
         },
         {"role": "user", "content": [{"type": "text", "text": "BK-10042"}], "model_state": None},
     ]
-    history = _history_for_request(stored)
+    history = history_for_request(stored)
     assert history[1]["state"] == {"waiting_for": "order_number"}
-    assert all("state" not in message for message in _with_cache_point(history, keeps_state=False))
-    assert _with_cache_point(history, keeps_state=True)[1]["state"] == {"waiting_for": "order_number"}
+    assert all("state" not in message for message in with_cache_point(history, keeps_state=False))
+    assert with_cache_point(history, keeps_state=True)[1]["state"] == {"waiting_for": "order_number"}
 
 
 class _SaysTooMuch(RewordingModel):
@@ -134,5 +134,5 @@ def test_staff_words_after_the_model_s_question_leave_it_waiting_for_nothing():
         },
         {"role": "staff", "content": [{"type": "text", "text": "Hi, Anna here."}], "model_state": None},
     ]
-    [_, ours] = _history_for_request(stored)
+    [_, ours] = history_for_request(stored)
     assert "state" not in ours and len(ours["content"]) == 2
