@@ -28,7 +28,7 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from orders.models import RMA_NUMBER_MENTION_RE, OrderStatus, ReturnStatus
+from orders.models import AMOUNT_MENTION_RE, RMA_NUMBER_MENTION_RE, OrderStatus, ReturnStatus
 from orders.numbers import ORDER_NUMBERS
 
 _P, _S, _D, _C = OrderStatus.PROCESSING, OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.CANCELLED
@@ -392,7 +392,6 @@ _NUMERIC_DATE_RES = (
     (re.compile(r"(?<![\w/.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w.]\d)"), ("day", "month", "year")),
     (re.compile(r"(?<![\w/.])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])"), ("year", "month", "day")),
 )
-_AMOUNT_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)")
 # A tracking number: a long run of capitals and digits with at least one digit (not an order or RMA number).
 _TRACKING_RE = re.compile(r"\b(?!RMA)(?=[A-Z0-9]*\d)[A-Z0-9]{10,34}\b")
 _SENTENCE_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
@@ -616,7 +615,11 @@ def mentions_order_facts(text: str, knowledge: Knowledge) -> bool:
 
 
 def amounts_in(text: str) -> list[Decimal]:
-    return [amount for match in _AMOUNT_RE.finditer(text) if (amount := _amount(match.group(1))) is not None]
+    return [
+        amount
+        for match in AMOUNT_MENTION_RE.finditer(text)
+        if (amount := _amount(match.group(1))) is not None
+    ]
 
 
 def tracking_in(text: str) -> list[str]:

@@ -29,7 +29,7 @@ import re
 import unicodedata
 from enum import StrEnum
 
-from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.models import AMOUNT_MENTION_RE, EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
 from store.categories import ItemCategory
 from support.assistant.capabilities.registry import TOOL_NAMES
@@ -156,7 +156,6 @@ _NUMERIC_DATE_RE = re.compile(
     r"(?<![\w./-])(?:(?:0?[1-9]|[12]\d|3[01])([/.-])(?:0?[1-9]|[12]\d|3[01])\1(?:19|20)\d{2}|"
     r"(?:19|20)\d{2}([/.])(?:0?[1-9]|1[0-2])\2(?:0?[1-9]|[12]\d|3[01]))(?![\w/-]|\.\d)"
 )
-_AMOUNT_RE = re.compile(r"\$\s?\d[\d,]*(?:\.\d{1,2})?")
 # A time of day, "9:00-17:00", "14:05": not a phone either.
 _TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?![\d:])")
 _ISBN_RE = re.compile(r"^97[89]\d{10}$")  # a book's number, which customers quote
@@ -208,7 +207,7 @@ def _phones(reply: str, grounding: str) -> bool:
     turn's tools did not give; order numbers, RMA numbers, dates and amounts are read first."""
     known = _alnum(grounding)
     text = dates_removed(_NUMERIC_DATE_RE.sub(" ", RMA_NUMBER_MENTION_RE.sub(" ", reply)))
-    text = _TIME_RE.sub(" ", _AMOUNT_RE.sub(" ", text))
+    text = _TIME_RE.sub(" ", AMOUNT_MENTION_RE.sub(" ", text))
     text = ORDER_NUMBERS.look_alike_re.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
     for match in _VANITY_RE.finditer(text):
         value = _alnum(match.group(0))
