@@ -28,7 +28,13 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from orders.models import AMOUNT_MENTION_RE, RMA_NUMBER_MENTION_RE, OrderStatus, ReturnStatus
+from orders.models import (
+    AMOUNT_MENTION_RE,
+    ISO_DATE_MENTION_RE,
+    RMA_NUMBER_MENTION_RE,
+    OrderStatus,
+    ReturnStatus,
+)
 from orders.numbers import ORDER_NUMBERS
 
 _P, _S, _D, _C = OrderStatus.PROCESSING, OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.CANCELLED
@@ -90,8 +96,6 @@ class Knowledge:
 
 
 # --- reading tool results ----------------------------------------------------------------------------
-
-_ISO_DATE_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 
 
 def order_number(text: str) -> str | None:
@@ -186,7 +190,9 @@ _STATUS_TOOLS = _CHECKS | {"lookup_order", "list_recent_orders", "cancel_order",
 
 
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:
-    facts.dates |= {_date(*match) for match in _ISO_DATE_RE.findall(raw) if _date(*match)}
+    facts.dates |= {
+        day for found in ISO_DATE_MENTION_RE.findall(raw) if (day := _iso_date(found)) is not None
+    }
     for role in ("delivered_on", "ordered_on"):
         if (day := _iso_date(data.get(role))) is not None:
             getattr(facts, role).add(day)
@@ -226,8 +232,8 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
 
 
 def _iso_date(value) -> date | None:
-    found = _ISO_DATE_RE.fullmatch(str(value))
-    return _date(*found.groups()) if found else None
+    found = ISO_DATE_MENTION_RE.fullmatch(str(value))
+    return _date(*found.group(0).split("-")) if found else None
 
 
 def _date(year, month, day) -> date | None:
@@ -419,7 +425,11 @@ def written_dates(text: str) -> list[tuple[int, int, int | None]]:
 def dates_removed(text: str) -> str:
     """The text with every date `written_dates` reads (ISO, written out, in figures) made a space: a
     date's digits are no phone number."""
-    for pattern in (_ISO_DATE_RE, *(p for p, _ in _WRITTEN_DATE_RES), *(p for p, _ in _NUMERIC_DATE_RES)):
+    for pattern in (
+        ISO_DATE_MENTION_RE,
+        *(p for p, _ in _WRITTEN_DATE_RES),
+        *(p for p, _ in _NUMERIC_DATE_RES),
+    ):
         text = pattern.sub(" ", text)
     return text
 
@@ -444,9 +454,10 @@ _DATE_ROLES = (
 
 def _dates_with_roles(text: str) -> list[tuple[tuple[int, int, int | None], str | None]]:
     """Each date in the text, with what the text says it is (delivered_on, ordered_on) if it says."""
-    found = [
-        ((int(m.group(2)), int(m.group(3)), int(m.group(1))), m.start()) for m in _ISO_DATE_RE.finditer(text)
-    ]
+    found = []
+    for match in ISO_DATE_MENTION_RE.finditer(text):
+        year, month, day = (int(part) for part in match.group(0).split("-"))
+        found.append(((month, day, year), match.start()))
     for pattern, order in _WRITTEN_DATE_RES:
         for match in pattern.finditer(text):
             parts = dict(zip(order, match.groups(), strict=True))
