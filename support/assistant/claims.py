@@ -398,6 +398,12 @@ _NUMERIC_DATE_RES = (
     (re.compile(r"(?<![\w/.])(\d{1,2})\.(\d{1,2})\.(\d{4})(?![\w.]\d)"), ("day", "month", "year")),
     (re.compile(r"(?<![\w/.])(\d{4})/(\d{1,2})/(\d{1,2})(?![\w/])"), ("year", "month", "day")),
 )
+# Any date in figures, with dashes too ("03-30-2026", "2026.03.30"), besides those read as claims: not
+# one the reply is held to, but its digits are no phone number either (dates_removed).
+_ANY_NUMERIC_DATE_RE = re.compile(
+    r"(?<![\w./-])(?:(?:0?[1-9]|[12]\d|3[01])([/.-])(?:0?[1-9]|[12]\d|3[01])\1(?:19|20)\d{2}|"
+    r"(?:19|20)\d{2}([/.])(?:0?[1-9]|1[0-2])\2(?:0?[1-9]|[12]\d|3[01]))(?![\w/-]|\.\d)"
+)
 # A tracking number: a long run of capitals and digits with at least one digit (not an order or RMA number).
 _TRACKING_RE = re.compile(r"\b(?!RMA)(?=[A-Z0-9]*\d)[A-Z0-9]{10,34}\b")
 _SENTENCE_RE = re.compile(r"[^.!?\n]+(?:[.!?]+|$)")
@@ -423,9 +429,10 @@ def written_dates(text: str) -> list[tuple[int, int, int | None]]:
 
 
 def dates_removed(text: str) -> str:
-    """The text with every date `written_dates` reads (ISO, written out, in figures) made a space: a
-    date's digits are no phone number."""
+    """The text with every date `written_dates` reads (ISO, written out, in figures) and any other date
+    in figures ("03-30-2026") made a space: a date's digits are no phone number."""
     for pattern in (
+        _ANY_NUMERIC_DATE_RE,
         ISO_DATE_MENTION_RE,
         *(p for p, _ in _WRITTEN_DATE_RES),
         *(p for p, _ in _NUMERIC_DATE_RES),

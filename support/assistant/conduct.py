@@ -151,12 +151,7 @@ _NUMBER_WORD_RE = re.compile(r"\b(?:(double|triple)\s+)?(" + "|".join(_NUMBER_WO
 _PHONE_RE = re.compile(r"(?<![\w$.,-])\+?\(?\d(?:(?:[^\w\n]|_){0,5}\d){6,14}(?![\w-])")
 # A vanity number: groups of digits and letters (any case) joined by dashes or dots, "1-800-Bookly-1".
 _VANITY_RE = re.compile(r"(?<![\w-])\+?(?=[A-Za-z0-9.-]*\d)[A-Za-z0-9]+(?:[-.][A-Za-z0-9]+)+(?![\w-])")
-# A date in figures with dashes too ("03-30-2026"), besides those claims reads: not a phone.
-_NUMERIC_DATE_RE = re.compile(
-    r"(?<![\w./-])(?:(?:0?[1-9]|[12]\d|3[01])([/.-])(?:0?[1-9]|[12]\d|3[01])\1(?:19|20)\d{2}|"
-    r"(?:19|20)\d{2}([/.])(?:0?[1-9]|1[0-2])\2(?:0?[1-9]|[12]\d|3[01]))(?![\w/-]|\.\d)"
-)
-# A time of day, "9:00-17:00", "14:05": not a phone either.
+# A time of day, "9:00-17:00", "14:05": not a phone, as no date is one (claims.dates_removed).
 _TIME_RE = re.compile(r"(?<![\d:])\d{1,2}:\d{2}(?![\d:])")
 _ISBN_RE = re.compile(r"^97[89]\d{10}$")  # a book's number, which customers quote
 
@@ -206,7 +201,7 @@ def _phones(reply: str, grounding: str) -> bool:
     """A run of 7 to 15 digits (letters read as a keypad's, numbers in words as digits) that this
     turn's tools did not give; order numbers, RMA numbers, dates and amounts are read first."""
     known = _alnum(grounding)
-    text = dates_removed(_NUMERIC_DATE_RE.sub(" ", RMA_NUMBER_MENTION_RE.sub(" ", reply)))
+    text = dates_removed(RMA_NUMBER_MENTION_RE.sub(" ", reply))
     text = _TIME_RE.sub(" ", AMOUNT_MENTION_RE.sub(" ", text))
     text = ORDER_NUMBERS.look_alike_re.sub(" ", EMAIL_MENTION_RE.sub(" ", text))
     for match in _VANITY_RE.finditer(text):
