@@ -23,7 +23,7 @@ It assumes the prompt, the reminders and the model all failed, and checks:
 import re
 from dataclasses import dataclass
 
-from orders.models import RMA_NUMBER_MENTION_RE
+from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
 from support.assistant.claims import (
     ToolResult,
@@ -42,9 +42,9 @@ FALLBACK_REPLY = (
 # (violation code, pattern, the group holding the value: the whole match or the number of an amount)
 _IDENTIFIER_PATTERNS = (
     ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, 0),
-    ("ungrounded_date", re.compile(r"\b\d{4}-\d{2}-\d{2}\b"), 0),
+    ("ungrounded_date", ISO_DATE_MENTION_RE, 0),
     ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, 0),
-    ("ungrounded_amount", re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)"), 1),
+    ("ungrounded_amount", AMOUNT_MENTION_RE, 1),
 )
 
 _MARKDOWN_PATTERNS = [

@@ -1,0 +1,175 @@
+"""Checking a reply: each sentence's claims against the facts of the order it is about, and refund
+timelines, refund methods and counts of days against what the tools gave.
+"""
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+
+from support.assistant.claims.dates import _date_known, _dates_with_roles, written_dates
+from support.assistant.claims.results import Knowledge, OrderFacts
+from support.assistant.claims.text import (
+    _CLAUSE_SPLIT_RE,
+    _REFUND_RE,
+    _business_days,
+    _compact,
+    _has_title,
+    amounts_in,
+    day_counts_in,
+    order_number,
+    refund_methods_in,
+    rmas_in,
+    sentences_of,
+    tracking_in,
+)
+from support.assistant.claims.wordings import (
+    _ELIGIBLE,
+    _WINDOW_CLOSED,
+    _Segment,
+    eligibility_claims,
+    return_claims,
+    segments_of,
+    status_claims,
+)
+
+
+def mentions_order_facts(text: str, knowledge: Knowledge) -> bool:
+    """Whether the text names something a tool returned about an order: a title, tracking or RMA
+    number, an amount or a date of one (a reply that does is about that order)."""
+    every = knowledge.orders.values()
+    return (
+        any(_has_title(text, title) for facts in every for title in facts.titles)
+        or any(_compact(found) in facts.tracking for found in tracking_in(text) for facts in every)
+        or any(found in facts.rmas for found in rmas_in(text) for facts in every)
+        or any(amount in facts.amounts for amount in amounts_in(text) for facts in every)
+        or any(_date_known(found, facts.dates) for found in written_dates(text) for facts in every)
+    )
+
+
+def _normal(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip(" .!").casefold()
+
+
+@dataclass(frozen=True)
+class _Said:
+    """What a reply may repeat without a tool result: the customer's words and the published FAQ."""
+
+    dates: list[tuple[int, int, int | None]]
+    statuses: list[frozenset[str]]
+    amounts: set[Decimal]
+    policy_amounts: set[Decimal]
+    titles: set[str]  # every title a tool returned in this conversation
+    tracking: set[str]  # tracking-shaped tokens the customer wrote
+
+
+def quotes_policy(reply: str, knowledge: Knowledge) -> bool:
+    """Whether the reply quotes a FAQ answer a tool returned (a whole sentence of it): on topic, whatever
+    the topic staff wrote it about."""
+    texts = [_normal(text) for text in knowledge.policy_texts]
+    return any(
+        len(sentence) >= 20 and any(_normal(sentence) in text for text in texts)
+        for sentence in sentences_of(reply)
+    )
+
+
+def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge) -> list[str]:
+    """The codes of the reply's claims that no successful tool result for their order supports."""
+    said = _Said(
+        dates=written_dates(customer_message),
+        statuses=status_claims(customer_message),
+        amounts=set(amounts_in(customer_message)),
+        policy_amounts={amount for text in knowledge.policy_texts for amount in amounts_in(text)},
+        titles={title for facts in knowledge.orders.values() for title in facts.titles},
+        tracking=set(tracking_in(customer_message)),
+    )
+    quotable = [_normal(text) for text in knowledge.quotable]
+    focus = order_number(customer_message) or knowledge.latest_order
+    violations: list[str] = []
+    if day_counts_in(reply) - knowledge.day_counts - day_counts_in(customer_message):
+        violations.append("ungrounded_day_count")  # a refund timeline or window no tool gave
+    titles = knowledge.titles_owned()
+    refund_days = {
+        n for sentence in sentences_of(reply) if _REFUND_RE.search(sentence) for n in _business_days(sentence)
+    }
+    if refund_days - knowledge.refund_days - day_counts_in(customer_message):
+        violations.append("refund_timeline_not_in_result")
+    if any(method not in " ".join(knowledge.refund_methods) for method in refund_methods_in(reply)):
+        violations.append("ungrounded_refund_method")
+    for sentence in sentences_of(reply):
+        segments = stated = segments_of(sentence, focus, titles)
+        if any(_normal(sentence) in text for text in quotable):
+            stated = []  # the tools' own words
+        elif sentence.endswith("?"):
+            # The question asks; what comes before it in the sentence ("It arrived; shall I …?") states.
+            breaks = list(_CLAUSE_SPLIT_RE.finditer(sentence))
+            stated = segments_of(sentence[: breaks[-1].start()], focus, titles) if breaks else []
+        focus = segments[-1].order
+        for segment in stated:
+            facts = knowledge.orders.get(segment.order) if segment.order else None
+            violations += _segment_violations(segment, facts, said)
+    return violations
+
+
+def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool:
+    if claim == _WINDOW_CLOSED:
+        return facts.window_closed
+    if title is not None:
+        return title in (facts.returnable if claim == _ELIGIBLE else facts.not_returnable)
+    # "It can't be returned" is true of the order, or of one of its items the sentence points at.
+    return facts.eligible if claim == _ELIGIBLE else (not facts.eligible or bool(facts.not_returnable))
+
+
+def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said) -> list[str]:
+    text, found = segment.text, []
+    stated = status_claims(text)
+    for statuses in stated:
+        if facts is None or facts.statuses is None:
+            if statuses not in said.statuses:  # the customer's own words may be repeated
+                found.append("claim_without_lookup")
+        elif not facts.statuses <= statuses:
+            found.append("status_not_in_result")
+    for claim, title in eligibility_claims(text, said.titles):
+        if facts is None or facts.eligible is None:
+            found.append("eligibility_not_checked")
+        elif not _eligibility_holds(claim, title, facts):
+            found.append("eligibility_not_in_result")
+    for statuses in return_claims(text):
+        named = set(rmas_in(text))
+        known = facts.return_statuses if facts else {}
+        about = [status for rma, status in known.items() if not named or rma in named]
+        if not about:
+            found.append("claim_without_lookup")
+        elif not any(status in statuses for status in about):
+            found.append("return_status_not_in_result")
+    if segment.order is None:
+        return found  # identifiers with no order to belong to: the token checks ground them
+    states = bool(found) or bool(stated)
+    for (month, day, year), role in _dates_with_roles(text):
+        if not states and any((month, day) == (m, d) for m, d, _ in said.dates):
+            continue  # the customer's own date, repeated ("April 30 would be too late")
+        if facts is None:
+            found.append("claim_without_lookup")
+        elif not _date_known((month, day, year), getattr(facts, role) if role else facts.dates):
+            found.append("date_not_for_order")
+    for amount in amounts_in(text):
+        if facts is None:
+            if amount not in said.amounts | said.policy_amounts:
+                found.append("claim_without_lookup")
+        elif amount not in facts.amounts | said.policy_amounts:
+            found.append("amount_not_for_order")
+    for tracking in tracking_in(text):
+        if tracking in said.tracking:
+            continue  # the customer's own number (an ISBN, a phone number) repeated
+        if facts is None:
+            found.append("claim_without_lookup")
+        elif _compact(tracking) not in facts.tracking:
+            found.append("tracking_not_for_order")
+    if facts is not None:
+        if any(rma not in facts.rmas for rma in rmas_in(text)):
+            found.append("rma_not_for_order")
+        others = [
+            title for title in said.titles - facts.titles if not any(title in own for own in facts.titles)
+        ]
+        if any(_has_title(text, title) for title in others):
+            found.append("title_not_in_order")
+    return found
