@@ -6,7 +6,6 @@ import re
 
 from support.assistant.claims import sentences_of
 from support.assistant.conduct.normalise import _lower
-from support.llm.protocol import faq_topics_in
 
 _CREDENTIALS_RE = re.compile(
     r"\b(?:card(?:'s)? (?:[\w-]+ )?numbers?|card details|card info(?:rmation)?|long number|cvv2?|cvc|cv2|"
@@ -37,54 +36,15 @@ _RESET_FRAME_RE = re.compile(
     r"\b(?:reset|resetting|forgot|forgotten|change|changing|new)\W+(?:\w+\W+)?$", re.I
 )
 RESET_FRAME_CHARS = 30  # how far before the credential its reset frame is looked for
-# A sentence that offers the store's policies by name ("Which store policy would you like to know about,
-# for example shipping, returns or passwords?"): there a credential word that is a published FAQ topic's
-# word is the topic's name. Any request in the sentence, or a determiner before the word ("your
-# password", "the PIN"), makes it a request again.
-_OFFERS_TOPICS_RE = re.compile(r"\b(?:polic(?:y|ies)|topics?|faq)\b", re.I)
-_REQUEST_WORDS_RE = re.compile(
-    r"\b(?:send|give|share|enter|type|tell|provide|confirm|need|verify|reply|write|dm|paste|drop|post|"
-    r"what(?:'s| is| are)|requires?|please)\b",
-    re.I,
-)
-_DETERMINER_BEFORE_RE = re.compile(r"\b(?:your|my|our|the|a|an|this|that|its|their)\W+$", re.I)
-# The word is an item of a list the sentence offers: "for example shipping, returns or passwords",
-# "a policy on password resets".
-_LISTED_RE = re.compile(
-    r"\b(?:for example|such as|like|e\.?g\.?|including|about|on)\s+"
-    r"(?:[\w-]+(?: [\w-]+){0,2} ?(?:,|\bor\b|\band\b) ?)*$",
-    re.I,
-)
-LISTED_CHARS = 80  # how far before the word its list is looked for
 
 
-def _topic_words(system_prompt: str) -> frozenset[str]:
-    """The words of the published FAQ topics' keys and titles, singular ("password_reset" gives
-    "password" and "reset")."""
-    words = set()
-    for topic in faq_topics_in(system_prompt):
-        for word in re.findall(r"[a-z]+", f"{topic.key} {topic.title}".lower()):
-            words.add(word.removesuffix("s"))
-    return frozenset(words)
-
-
-def _names_a_topic(sentence: str, mention: re.Match, topic_words: frozenset[str]) -> bool:
-    word = _lower(mention.group(0))
-    return (
-        word.removesuffix("s") in topic_words
-        and bool(_OFFERS_TOPICS_RE.search(sentence))
-        and not _REQUEST_WORDS_RE.search(sentence)
-        and not _DETERMINER_BEFORE_RE.search(sentence[: mention.start()])
-        and bool(_LISTED_RE.search(sentence[max(0, mention.start() - LISTED_CHARS) : mention.start()]))
-    )
-
-
-def _asks_for_credentials(reply: str, grounded: str, system_prompt: str = "") -> bool:
+def _asks_for_credentials(reply: str, grounded: str) -> bool:
     """A payment credential or a password mentioned other than in a tool's own words, a reset the tools
-    of this turn speak of, a reassurance that it is never asked for, or a published FAQ topic's name in
-    a sentence offering the policies. However a request is worded ("requires your card number", "drop
-    your CVV below", "card number, please"), it names what it wants."""
-    topic_words = _topic_words(system_prompt)
+    of this turn speak of, or a reassurance that it is never asked for. However a request is worded
+    ("requires your card number", "drop your CVV below", "card number, please"), it names what it
+    wants. Even a FAQ topic's name is one (an exception for "…for example shipping, returns or
+    passwords?" let "Our policy on passwords: they go right here in this chat" through): the
+    built-in model's own question names no credential, and a real model that does is replaced."""
     for sentence in sentences_of(reply):
         if _quoted(sentence, grounded):
             continue
@@ -98,8 +58,6 @@ def _asks_for_credentials(reply: str, grounded: str, system_prompt: str = "") ->
                 continue
             before = sentence[max(0, mention.start() - RESET_FRAME_CHARS) : mention.start()]
             if _lower(mention.group(0)) in grounded and _RESET_FRAME_RE.search(before):
-                continue
-            if _names_a_topic(sentence, mention, topic_words):
                 continue
             return True
     return False

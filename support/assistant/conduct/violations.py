@@ -60,7 +60,7 @@ def conduct_violations(
         (Conduct.UNGROUNDED_LINK, lambda: _links(reply, grounded)),
         (Conduct.UNGROUNDED_EMAIL, lambda: _emails(reply, grounded, vouched_emails)),
         (Conduct.UNGROUNDED_PHONE, lambda: _phones(reply, grounding)),
-        (Conduct.ASKS_FOR_CREDENTIALS, lambda: _asks_for_credentials(reply, grounded, system_prompt)),
+        (Conduct.ASKS_FOR_CREDENTIALS, lambda: _asks_for_credentials(reply, grounded)),
         (Conduct.UNMADE_PROMISE, lambda: _unmade_promise(reply, _lower(grounding + "\n" + terms))),
         (Conduct.POSES_AS_PERSON, lambda: _poses_as_person(reply, _named_by_tools(grounding))),
         (Conduct.CONTRADICTS_POLICY, lambda: _contradicts_policy(reply, terms, grounding)),
