@@ -105,9 +105,12 @@ def _order_for_task(
         if order_id := _order_id_in(units[index]):
             return order_id
     if len(verified) == 1 and (
-        _MY_ORDER_OR_RETURN_RE.search(_plain(units[start])) or intents[start].kind == "problem"
+        _MY_ORDER_OR_RETURN_RE.search(_plain(units[start]))
+        or intents[start].kind in ("problem", *ORDER_TASKS)
     ):
-        return verified[0]  # a problem told after a lookup ("it was late!") is that order's
+        # A problem told after a lookup ("it was late!") is that order's, and so is a capability's
+        # request on one order ("please send the receipt again").
+        return verified[0]
     return None
 
 
