@@ -83,9 +83,8 @@ def shipping_address_fields_kept(
         return dict(fields)
     kept = {name: value for name, value in fields.items() if value is not None}
     new_street = "line1" in kept and _same_words(kept["line1"]) != _same_words(current.line1)
-    new_place = any(
-        name in kept and _same_words(kept[name]) != _same_words(getattr(current, name))
-        for name in ("city", "state")
+    new_place = ("city" in kept and _same_words(kept["city"]) != _same_words(current.city)) or (
+        "state" in kept and state_code(str(kept["state"])) != state_code(current.state)
     )
     for name, value in current.as_fields().items():
         if (name == "line2" and new_street) or (name == "zip" and new_place):
@@ -95,8 +94,14 @@ def shipping_address_fields_kept(
 
 
 def _same_words(value: object) -> object:
-    """A field as compared for a change: case and spacing aside ("12 elm st" is "12 Elm St")."""
-    return " ".join(value.casefold().split()) if isinstance(value, str) else value
+    """A field as compared for a change: case, spacing and punctuation aside ("12 elm st." is
+    "12 Elm St")."""
+    if not isinstance(value, str):
+        return value
+    return " ".join(_PUNCTUATION_RE.sub(" ", value.casefold()).split())
+
+
+_PUNCTUATION_RE = re.compile(r"[^\w\s]")
 
 
 def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:

@@ -209,9 +209,12 @@ def order_receipt_email(*, order: Order) -> tuple[CustomerEmail, bool]:
     whether it is new. Under the order's row lock, so two requests at once queue one email."""
     subject = f"Your receipt for order {order.number}"
     with transaction.atomic():
-        Order.objects.select_for_update().filter(pk=order.pk).first()
+        order = Order.objects.select_for_update().get(pk=order.pk)  # the copy read under the lock
         earlier = CustomerEmail.objects.filter(
-            order=order, subject=subject, created_at__gte=timezone.now() - RECEIPT_RESEND_AFTER
+            order=order,
+            subject=subject,
+            created_at__gte=timezone.now() - RECEIPT_RESEND_AFTER,
+            attempts__lt=MAX_ATTEMPTS,  # one the mail server refused for good was never emailed
         ).first()
         if earlier is not None:
             return earlier, False

@@ -51,8 +51,12 @@ CURRENT = ShippingAddress(
         ({"to": "Luis Diaz", "line2": None}, "Luis Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"),
         # an empty value clears the field
         ({"line2": ""}, "Ana Diaz, 12 Elm St, Springfield, IL 62701"),
-        # the same street restated (to fix the ZIP): its unit stays
+        # the same street restated (to fix the ZIP): its unit stays, however it is typed
         ({"line1": "12 elm st", "zip": "62702"}, "Ana Diaz, 12 elm st, Apt 3, Springfield, IL 62702"),
+        ({"line1": "12 Elm St.", "zip": "62702"}, "Ana Diaz, 12 Elm St., Apt 3, Springfield, IL 62702"),
+        # the same state by its name, the same city with a full stop: the ZIP stays
+        ({"state": "Illinois", "line2": "Apt 4"}, "Ana Diaz, 12 Elm St, Apt 4, Springfield, IL 62701"),
+        ({"city": "Springfield.", "to": "Luis Diaz"}, "Luis Diaz, 12 Elm St, Apt 3, Springfield., IL 62701"),
         # a new city with its ZIP: the street and unit given or kept as said
         (
             {"line1": "9 Oak Rd", "city": "Peoria", "zip": "61602"},

@@ -1,7 +1,7 @@
 """The offline model's parts, through its public interface: a hand-built history in, one reply out.
 
 Whole conversations, with the real tools and the real turn service, are the
-scenario suite's (support/evals/scenarios.py). Here the tool results are
+scenario suite's (support/evals/scenarios/). Here the tool results are
 written by hand, so no test needs the database.
 """
 

@@ -3,6 +3,7 @@
 import pytest
 
 from policies.tests.factories import PolicyEntryFactory
+from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import PROMPT_QUESTIONS, return_policy_terms, system_prompt
 from support.llm.protocol import FaqTopic, faq_topics_in
 
@@ -35,3 +36,11 @@ def test_the_validator_takes_the_return_policy_from_the_prompt_never_the_faq_que
     PolicyEntryFactory(topic="store_credit", example_questions="Can I get store credit after 60 days?")
     terms = return_policy_terms()
     assert "30" in terms and "store credit" not in terms and "60 days" not in terms
+
+
+@pytest.mark.django_db
+def test_the_system_prompt_names_every_tool_the_model_is_given():
+    """A capability the prompt never names is one the model is told nothing of (rule 5 once sent
+    invoices to a person while email_receipt was there)."""
+    prompt = system_prompt()
+    assert [tool["name"] for tool in TOOLS if tool["name"] not in prompt] == []

@@ -109,10 +109,41 @@ def test_a_task_asked_before_the_receipt_word_is_that_task(offline, customer, wo
     [
         f"The total on my invoice for BK-10042 is wrong, {SARAH}",
         f"I was overcharged, my invoice for BK-10042 says so. {SARAH}",
-        f"Please send the receipt for BK-10042 to my work email bob@work.example, {SARAH}",
     ],
 )
 def test_a_wrong_invoice_or_one_for_elsewhere_is_staff_s(offline, customer, words):
     reply = customer.send(words).json()["reply"]
     assert "support team" in reply
     assert "email_receipt" not in tools_called() and not CustomerEmail.objects.exists()
+
+
+def test_a_receipt_asked_for_at_another_address_goes_to_the_order_s_and_says_so(
+    offline, customer, mailoutbox, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        reply = customer.send(f"Please send the receipt for BK-10042 to bob@work.example, {SARAH}").json()[
+            "reply"
+        ]
+    assert reply == "I've emailed the receipt for order BK-10042 to the email address on the order."
+    assert [mail.to for mail in mailoutbox] == [[SARAH]]
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        f"Where's my order BK-10042? And send me the invoice. {SARAH}",
+        f"has BK-10042 shipped? also a receipt please {SARAH}",
+        f"My book about the Roman invasion from BK-10042 arrived damaged. {SARAH}",
+    ],
+)
+def test_a_request_before_the_receipt_or_no_receipt_at_all_is_not_emailed_one(offline, customer, words):
+    customer.send(words)
+    assert tools_called() and "email_receipt" not in tools_called()
+
+
+@pytest.mark.parametrize(
+    "words", ["Where is my receipt for BK-10042?", "I never got the receipt for BK-10042"]
+)
+def test_a_status_word_about_the_receipt_itself_asks_for_the_receipt(offline, customer, words):
+    customer.send(f"{words} {SARAH}")
+    assert tools_called() == ["email_receipt"]

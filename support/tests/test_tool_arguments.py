@@ -3,7 +3,7 @@ sends wrong, field by field, in words it can act on and never echoing a value.""
 
 import pytest
 
-from support.assistant.capabilities.base import InvalidArguments
+from support.assistant.capabilities.base import InvalidArguments, ToolArguments
 from support.assistant.capabilities.delivery_problems import ReportDeliveryProblemArguments
 from support.assistant.capabilities.order_status import LookupOrderArguments
 from support.assistant.capabilities.registry import TOOLS
@@ -81,3 +81,13 @@ def test_the_schemas_keep_what_the_model_needs():
         assert schema["additionalProperties"] is False
         assert set(schema.get("required", [])) <= set(schema["properties"])
         assert "title" not in schema and "$defs" not in str(schema)
+
+
+def test_a_property_is_never_dropped_for_its_name():
+    class Named(ToolArguments):
+        title: str
+        default: str | None = None
+
+    schema = Named.json_schema()
+    assert set(schema["properties"]) == {"title", "default"} and schema["required"] == ["title"]
+    assert "default" not in schema["properties"]["default"]  # the keyword goes, the property stays

@@ -327,14 +327,12 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
             return _Intent("return")
         return _Intent("policy", "returns_overview")
     status = _STATUS_RE.search(text)
-    for task in ORDER_TASKS.values():
+    if (task := _order_task_asked(text)) and not (status and _first_of_two(status, task[1], text)):
         # A capability's own request, named in its own words. The tasks above come first ("can I cancel
         # BK-10042? I don't need a receipt" is a cancellation); of it and an order's status, the one
-        # asked first ("where is my order? I have the receipt", "I never got the receipt for my order").
-        asked = task.asks.search(text)
-        other = task.unless and task.unless.search(text)
-        if asked and not other and not (status and status.start() < asked.start()):
-            return _Intent(task.kind)
+        # asked first ("where is my order? I have the receipt"), or it when both are one clause ("where
+        # is my receipt?", "I never got the receipt for my order").
+        return _Intent(task[0])
     if (
         status
         and (personal or not _SHIPPING_RE.search(text))
@@ -380,6 +378,24 @@ def _first_request(text: str) -> str:
     return text
 
 
+# What ends a request: "where is my order? and send the invoice", "has it shipped, also a receipt".
+_CLAUSE_BREAK_RE = re.compile(r"[.?!;]|\b(?:and|also|plus|then)\b")
+
+
+def _order_task_asked(text: str) -> tuple[str, re.Match] | None:
+    """The capability's order task this message asks for in its words (its kind and where), or None."""
+    for task in ORDER_TASKS.values():
+        asked = task.asks.search(text)
+        if asked and not (task.unless and task.unless.search(text)):
+            return task.kind, asked
+    return None
+
+
+def _first_of_two(first: re.Match, then: re.Match, text: str) -> bool:
+    """Whether `first` is a request of its own before `then`: earlier, and a clause apart."""
+    return first.start() < then.start() and bool(_CLAUSE_BREAK_RE.search(text, first.end(), then.start()))
+
+
 def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> _Intent:
     """What a customer's message asks for. The rules keep what only they can read or what must never be
     lost: an order's details given when asked for, yes and no, asking for a person in so many words, a
@@ -393,6 +409,8 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         or rule.topic == _ORDER_CHANGE_POLICY
     ):
         return rule  # cancellations, new addresses, a delivery problem named plainly: the rules read those
+    if rule.kind == "status" and _order_task_asked(text):
+        return rule  # the status asked before a receipt: the phrasings would read the receipt's words
     if rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS:
         return rule
     if rule.kind == "person" and _asks_for_someone(text):

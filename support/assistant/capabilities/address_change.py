@@ -57,7 +57,7 @@ class CheckAddressChangeArguments(ToolArguments):
         Field(
             description=(
                 "Only what changes (to: recipient, line2: unit); the rest is kept as on the order, but a new "
-                "line1 drops line2."
+                "line1 drops line2 and a new city or state needs zip."
             )
         ),
     ]

@@ -59,17 +59,15 @@ CAPABILITY = Capability(
             # "invoice" as typed in a hurry too ("invoise", "invooice", "invioce", "invocie": the built-in
             # model's spelling reads only letters left out or swapped), never "invasion" or "involve".
             asks=re.compile(r"\b(?:inv(?:[oi]{1,3}[cs]e|ocie)s?|receipts?|proof of (?:purchase|payment))\b"),
-            # A receipt that is wrong, or one made out otherwise, is staff's, and so is one to send
-            # elsewhere; whether a return needs one is a policy question; a lost confirmation's number is
-            # no receipt asked for.
+            # A receipt that is wrong, or one made out otherwise, is staff's; whether a return needs one
+            # is a policy question; a lost confirmation's number is no receipt asked for. One asked for
+            # at another address goes to the order's all the same, and the reply says so.
             unless=re.compile(
                 r"\b(?:wrong|different|incorrect|mistake|amount|total|\w*charg\w*|sales tax|"
                 r"tax (?:id|number)|vat (?:id|number)|in the name of|company name|made out|bil+ing address|"
                 r"account page|"
                 r"return (?:\w+ )?without|without (?:a|the|my) receipt|need (?:a|the|my) receipt to|"
-                r"with (?:the|my) order number|"
-                r"to (?:my |a |another )?(?:work|other|new|different|personal|business|second) "
-                r"(?:email|address))\b"
+                r"with (?:the|my) order number)\b"
             ),
             lead="I can email you a receipt for that order.",
             tool="email_receipt",

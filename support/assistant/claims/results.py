@@ -161,7 +161,9 @@ _STATUS_TOOLS = _CHECKS | {"lookup_order", "list_recent_orders", "cancel_order",
 
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:
     facts.dates |= {
-        day for found in ISO_DATE_MENTION_RE.findall(raw) if (day := _iso_date(found)) is not None
+        day
+        for found in ISO_DATE_MENTION_RE.finditer(raw)
+        if (day := _iso_date(found.group(0))) is not None  # the whole match, whatever its groups
     }
     for role in ("delivered_on", "ordered_on"):
         if (day := _iso_date(data.get(role))) is not None:

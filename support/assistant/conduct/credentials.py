@@ -1,5 +1,5 @@
 """Payment credentials and passwords: asked for only in a tool's own words. A reassurance that one is
-never asked for, a reset the tools speak of, or a published FAQ topic's name asks for none.
+never asked for, or a reset the tools speak of, asks for none; anything else that names one does.
 """
 
 import re

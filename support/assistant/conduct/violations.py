@@ -23,8 +23,8 @@ from support.llm.protocol import CONTENT_PARTS_RE
 
 
 class Conduct(StrEnum):
-    """Violation codes of support.assistant.conduct, one per rule (the validator's table in the README
-    lists them)."""
+    """Violation codes of support.assistant.conduct, one per rule (the validator's table in
+    docs/contributors.md lists them)."""
 
     UNGROUNDED_LINK = "ungrounded_link"
     UNGROUNDED_EMAIL = "ungrounded_email"
