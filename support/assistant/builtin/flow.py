@@ -7,46 +7,46 @@ import re
 from orders.models import EMAIL_MENTION_RE, DeliveryProblem
 from orders.services import ITEMS_NEEDED
 from support.assistant.builtin.history import (
-    _History,
-    _Intent,
-    _ToolCall,
+    History,
+    Intent,
+    ToolCall,
 )
 from support.assistant.builtin.intents import (
-    _intents,
+    intents_of,
 )
 from support.assistant.builtin.reading import (
-    _address_in,
-    _email_in,
-    _latest,
-    _named_titles,
-    _order_id_in,
-    _plain,
-    _rma_in,
+    address_in,
+    email_in,
+    latest_found,
+    named_titles,
+    order_id_in,
+    plain,
+    rma_in,
 )
 from support.assistant.builtin.replies import (
-    _eligibility_reply,
-    _returnable,
+    eligibility_reply,
+    returnable_titles,
 )
 from support.assistant.builtin.vocabulary import (
-    _BOTH_RE,
-    _GOT_IT_RE,
-    _NO_RE,
-    _NOT_RECEIVED_RE,
-    _NOT_THE_PARCEL_RE,
-    _PASS_ON_RE,
-    _REASON_CLAUSE_RE,
-    _REASON_WORDS_RE,
-    _REFERS_BACK_RE,
-    _SMALL_TALK,
-    _STORE_CONTEXT_RE,
-    _STORE_TOPICS,
-    _STORE_WORDS_RE,
-    _TASKS,
-    _THE_OTHER_RE,
-    _WANTS_RETURN_RE,
-    _WORLD_QUESTION_RE,
+    BOTH_RE,
+    GOT_IT_RE,
     MAX_REASON_CHARS,
     MAX_SUMMARY_CHARS,
+    NO_RE,
+    NOT_RECEIVED_RE,
+    NOT_THE_PARCEL_RE,
+    PASS_ON_RE,
+    REASON_CLAUSE_RE,
+    REASON_WORDS_RE,
+    REFERS_BACK_RE,
+    SMALL_TALK,
+    STORE_CONTEXT_RE,
+    STORE_TOPICS,
+    STORE_WORDS_RE,
+    TASKS,
+    THE_OTHER_RE,
+    WANTS_RETURN_RE,
+    WORLD_QUESTION_RE,
 )
 from support.assistant.builtin.wording import (
     ASK_ADDRESS,
@@ -61,8 +61,8 @@ from support.assistant.builtin.wording import (
     NO_NUMBER_REPLY,
     NO_POLICY_REPLY,
     Waiting,
-    _ask,
-    _last_asked,
+    ask,
+    last_asked,
 )
 from support.assistant.capabilities.registry import ORDER_TASKS
 from support.llm.consent import HESITANT_RE, YES_RE, reads_as_yes
@@ -76,16 +76,16 @@ from support.llm.protocol import (
 # --- flow state ----------------------------------------------------------------------------------
 
 
-def _task_start(intents: list[_Intent]) -> int | None:
+def task_start(intents: list[Intent]) -> int | None:
     """Index of the customer message that started the current order task: the latest explicit one wins."""
     for index in range(len(intents) - 1, -1, -1):
-        if intents[index].kind in _TASKS:
+        if intents[index].kind in TASKS:
             return index
     return None
 
 
 def _order_for_task(
-    units: list[str], intents: list[_Intent], start: int, verified: tuple[str, ...] = ()
+    units: list[str], intents: list[Intent], start: int, verified: tuple[str, ...] = ()
 ) -> str | None:
     """The order number for the task begun at `start`.
 
@@ -95,18 +95,17 @@ def _order_for_task(
     conversation (`verified`), as for a problem told without a number. Never a guess among several: a
     customer may have several orders.
     """
-    if order_id := _latest(_order_id_in, units[start:]):
+    if order_id := latest_found(order_id_in, units[start:]):
         return order_id
-    if _REFERS_BACK_RE.search(_plain(units[start])):
-        return _latest(_order_id_in, units[:start])
+    if REFERS_BACK_RE.search(plain(units[start])):
+        return latest_found(order_id_in, units[:start])
     for index in range(start - 1, -1, -1):
         if intents[index].kind not in ("info", "order_unclear"):
             break
-        if order_id := _order_id_in(units[index]):
+        if order_id := order_id_in(units[index]):
             return order_id
     if len(verified) == 1 and (
-        _MY_ORDER_OR_RETURN_RE.search(_plain(units[start]))
-        or intents[start].kind in ("problem", *ORDER_TASKS)
+        _MY_ORDER_OR_RETURN_RE.search(plain(units[start])) or intents[start].kind in ("problem", *ORDER_TASKS)
     ):
         # A problem told after a lookup ("it was late!") is that order's, and so is a capability's
         # request on one order ("please send the receipt again").
@@ -119,14 +118,14 @@ _MY_ORDER_OR_RETURN_RE = re.compile(
 )
 
 
-def _listed(history: _History) -> bool:
+def _listed(history: History) -> bool:
     """Whether the assistant's last words listed the signed-in customer's orders: then the customer is
     answering "which one?", and an order number is asked for rather than a second list. Any later
     request lists them afresh."""
     return history.waiting == Waiting.WHICH_ORDER
 
 
-def _verified_orders(history: _History) -> tuple[str, ...]:
+def _verified_orders(history: History) -> tuple[str, ...]:
     """The orders a tool found with the customer's email in this conversation, in order."""
     found: list[str] = []
     for _, result in history.calls:
@@ -136,40 +135,40 @@ def _verified_orders(history: _History) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _task_step(units: list[str], intents: list[_Intent], start: int, history: _History) -> str | _ToolCall:
+def _task_step(units: list[str], intents: list[Intent], start: int, history: History) -> str | ToolCall:
     """Ask for what the task still misses, or call its tool. A customer the store signed in is never
     asked for their email, and without an order number their recent orders are listed (once)."""
     task = intents[start].kind
     order_id = _order_for_task(units, intents, start, _verified_orders(history))
     # The customer's address holds for all their orders; the store's word for it, when signed in.
-    email = _latest(_email_in, units) or history.signed_in
-    rma_number = _latest(_rma_in, units[start:]) if task == "status" and not order_id else None
+    email = latest_found(email_in, units) or history.signed_in
+    rma_number = latest_found(rma_in, units[start:]) if task == "status" and not order_id else None
     if rma_number:
         # A return's status by its RMA number: found with the email on its order, no order number needed.
         if not email:
-            return f"I can check that return for you. {_ask(Waiting.EMAIL, ASK_EMAIL)}"
-        return _ToolCall("lookup_order", {"rma_number": rma_number, "customer_email": email})
+            return f"I can check that return for you. {ask(Waiting.EMAIL, ASK_EMAIL)}"
+        return ToolCall("lookup_order", {"rma_number": rma_number, "customer_email": email})
     if not order_id and history.signed_in and not _listed(history):
-        return _ToolCall("list_recent_orders", {})
+        return ToolCall("list_recent_orders", {})
     if not order_id:
         lead = ORDER_TASKS[task].lead if task in ORDER_TASKS else _TASK_LEADS[task]
-        return f"{lead} {_ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
+        return f"{lead} {ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
     if not email:
-        return f"Thanks. {_ask(Waiting.EMAIL, ASK_EMAIL)}"
+        return f"Thanks. {ask(Waiting.EMAIL, ASK_EMAIL)}"
     arguments = {"order_id": order_id, "customer_email": email}
     if task == "address":
-        address = _latest(_address_in, units[start:])
+        address = latest_found(address_in, units[start:])
         if address is None:
-            return f"Thanks. {_ask(Waiting.ADDRESS, ASK_ADDRESS)}"
-        return _ToolCall("check_address_change", {**arguments, "new_address": address})
+            return f"Thanks. {ask(Waiting.ADDRESS, ASK_ADDRESS)}"
+        return ToolCall("check_address_change", {**arguments, "new_address": address})
     if task == "problem":
         return _problem_report(units, start, arguments, problem=intents[start].topic)
-    return _ToolCall(ORDER_TASKS[task].tool if task in ORDER_TASKS else _TASK_TOOLS[task], arguments)
+    return ToolCall(ORDER_TASKS[task].tool if task in ORDER_TASKS else _TASK_TOOLS[task], arguments)
 
 
 def _problem_report(
     units: list[str], start: int, arguments: dict, *, problem: str, titles: list[str] | None = None
-) -> _ToolCall:
+) -> ToolCall:
     """Report the problem told at `start`, in the customer's words (their email left out)."""
     details = " ".join(EMAIL_MENTION_RE.sub("", units[start]).split())
     if len(details) > MAX_REASON_CHARS:
@@ -177,7 +176,7 @@ def _problem_report(
     report = {**arguments, "problem": problem, "details": details or "Not given"}
     if titles:
         report["item_titles"] = titles
-    return _ToolCall("report_delivery_problem", report)
+    return ToolCall("report_delivery_problem", report)
 
 
 _TASK_LEADS = {
@@ -195,8 +194,8 @@ def _return_reason(texts: list[str]) -> str:
     left out): a because-clause or a sentence naming a problem."""
     for text in texts:
         text = EMAIL_MENTION_RE.sub("", text)  # the order's email is on the order; the rest stays as written
-        clause = _REASON_CLAUSE_RE.search(text)
-        sentences = [s for s in re.split(r"[.!?](?=\s|$)|\n+", text) if _REASON_WORDS_RE.search(s)]
+        clause = REASON_CLAUSE_RE.search(text)
+        sentences = [s for s in re.split(r"[.!?](?=\s|$)|\n+", text) if REASON_WORDS_RE.search(s)]
         candidate = clause.group("why") if clause else (sentences[0] if sentences else "")
         candidate = " ".join(candidate.split()).strip(" ,;:-")
         if len(candidate) > MAX_REASON_CHARS:
@@ -206,27 +205,27 @@ def _return_reason(texts: list[str]) -> str:
     return "Not given"
 
 
-def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _ToolCall | None:
+def _answer_confirmation(history: History, intents: list[Intent]) -> str | ToolCall | None:
     """The answer to the return summary: start it, summarise again, decline, or None (not an answer)."""
     checks = [(use, result) for use, result in history.calls if use.get("name") == "check_return_eligibility"]
     if not checks or checks[-1][1].get("eligible") is not True:
         return None
     check_input, result = checks[-1][0].get("input", {}), checks[-1][1]
-    units, latest = history.units, _plain(history.units[-1])
-    start = _task_start(intents) or 0
-    returnable = _returnable(result)
-    summarised = _named_titles(units[start:-1], returnable)
-    named_now = _named_titles(units[-1:], returnable)
-    if not named_now and summarised and _THE_OTHER_RE.search(latest):
+    units, latest = history.units, plain(history.units[-1])
+    start = task_start(intents) or 0
+    returnable = returnable_titles(result)
+    summarised = named_titles(units[start:-1], returnable)
+    named_now = named_titles(units[-1:], returnable)
+    if not named_now and summarised and THE_OTHER_RE.search(latest):
         named_now = [title for title in returnable if title not in summarised] or None
     changed_choice = named_now and set(named_now) != set(summarised or returnable)
     if YES_RE.match(latest):
         # A different choice of books is not a yes to the summary just given: summarise again.
         if changed_choice:
-            return _eligibility_reply(result, named_now)
+            return eligibility_reply(result, named_now)
         if intents[-1].kind in ("person", "status", "policy", "no_number"):
             return None  # "yes, but let me talk to a person first": that request is answered first
-        other_order = _order_id_in(history.units[-1])
+        other_order = order_id_in(history.units[-1])
         if HESITANT_RE.search(latest) or (other_order and other_order != check_input.get("order_id")):
             return DECLINED_REPLY  # "ok, maybe later", "ok, I don't want to return it": nothing started
         arguments = {
@@ -236,35 +235,35 @@ def _answer_confirmation(history: _History, intents: list[_Intent]) -> str | _To
         }
         if summarised:
             arguments["item_titles"] = summarised
-        return _ToolCall("initiate_return", arguments)
+        return ToolCall("initiate_return", arguments)
     if changed_choice:
-        return _eligibility_reply(result, named_now)  # "no, just the Goldfinch": a new summary, not a no
-    if _NO_RE.match(latest) and intents[-1].kind not in (*_TASKS, "policy", "info", "no_number", "person"):
+        return eligibility_reply(result, named_now)  # "no, just the Goldfinch": a new summary, not a no
+    if NO_RE.match(latest) and intents[-1].kind not in (*TASKS, "policy", "info", "no_number", "person"):
         return DECLINED_REPLY
     return None
 
 
-def _answer_which_item(history: _History) -> str | None:
+def _answer_which_item(history: History) -> str | None:
     """The answer to "which would you like to return?": a summary of the titles named, or None."""
     checks = [result for use, result in history.calls if use.get("name") == "check_return_eligibility"]
     if not checks or checks[-1].get("eligible") is not True:
         return None
-    returnable = _returnable(checks[-1])
-    latest = _plain(history.units[-1])
-    named = _named_titles(history.units[-1:], returnable) or (returnable if _BOTH_RE.search(latest) else None)
-    return _eligibility_reply(checks[-1], named) if named else None
+    returnable = returnable_titles(checks[-1])
+    latest = plain(history.units[-1])
+    named = named_titles(history.units[-1:], returnable) or (returnable if BOTH_RE.search(latest) else None)
+    return eligibility_reply(checks[-1], named) if named else None
 
 
-def _delivered_not_received(history: _History) -> dict | None:
+def _delivered_not_received(history: History) -> dict | None:
     """The order (number and email) the last lookup said was delivered, when the customer's latest
     message, right after it, says it never came; else None."""
-    latest = _plain(history.units[-1])
+    latest = plain(history.units[-1])
     if (
-        not _NOT_RECEIVED_RE.search(latest)
-        or _NOT_THE_PARCEL_RE.search(latest)
-        or _GOT_IT_RE.search(latest)
-        or _WANTS_RETURN_RE.search(latest)
-        or _order_id_in(history.units[-1])
+        not NOT_RECEIVED_RE.search(latest)
+        or NOT_THE_PARCEL_RE.search(latest)
+        or GOT_IT_RE.search(latest)
+        or WANTS_RETURN_RE.search(latest)
+        or order_id_in(history.units[-1])
     ):
         return None
     lookups = [(use, result) for use, result in history.calls if use.get("name") == "lookup_order"]
@@ -274,21 +273,21 @@ def _delivered_not_received(history: _History) -> dict | None:
     return {key: given.get(key, "") for key in ("order_id", "customer_email")}
 
 
-def _answer_which_books(history: _History) -> _ToolCall | None:
+def _answer_which_books(history: History) -> ToolCall | None:
     """The answer to "which of the books?": the report again with the titles named, or None."""
     asked = [use for use, result in history.calls if use.get("name") == "report_delivery_problem"]
     results = [result for use, result in history.calls if use.get("name") == "report_delivery_problem"]
     if not asked or results[-1].get("error") != ITEMS_NEEDED:
         return None
     titles = results[-1].get("order_titles") or []
-    latest = _plain(history.units[-1])
-    named = _named_titles(history.units[-1:], titles) or (titles if _BOTH_RE.search(latest) else None)
+    latest = plain(history.units[-1])
+    named = named_titles(history.units[-1:], titles) or (titles if BOTH_RE.search(latest) else None)
     if not named:
         return None
-    return _ToolCall("report_delivery_problem", {**asked[-1].get("input", {}), "item_titles": named})
+    return ToolCall("report_delivery_problem", {**asked[-1].get("input", {}), "item_titles": named})
 
 
-def _answer_change(history: _History, intents: list[_Intent]) -> str | _ToolCall | None:
+def _answer_change(history: History, intents: list[Intent]) -> str | ToolCall | None:
     """The answer to "cancel this order?" or "send it to this address?": do it, decline, check another
     address, or None (not an answer)."""
     checks = [
@@ -301,15 +300,15 @@ def _answer_change(history: _History, intents: list[_Intent]) -> str | _ToolCall
     use = checks[-1][0]
     arguments = {key: use.get("input", {}).get(key, "") for key in ("order_id", "customer_email")}
     cancelling = use.get("name") == "check_cancellation"
-    latest = _plain(history.units[-1])
+    latest = plain(history.units[-1])
     if intents[-1].kind in ("person", "status", "return", "policy", "no_number"):
         return None  # another request: answered as such
-    if not cancelling and (address := _address_in(history.units[-1])):
-        return _ToolCall("check_address_change", {**arguments, "new_address": address})
-    other_order = _order_id_in(history.units[-1])
+    if not cancelling and (address := address_in(history.units[-1])):
+        return ToolCall("check_address_change", {**arguments, "new_address": address})
+    other_order = order_id_in(history.units[-1])
     if reads_as_yes(history.units[-1], to_cancel=cancelling) and other_order in (None, arguments["order_id"]):
-        return _ToolCall("cancel_order" if cancelling else "change_shipping_address", arguments)
-    if _NO_RE.match(latest) or HESITANT_RE.search(latest) or re.search(r"\bkeep it\b", latest):
+        return ToolCall("cancel_order" if cancelling else "change_shipping_address", arguments)
+    if NO_RE.match(latest) or HESITANT_RE.search(latest) or re.search(r"\bkeep it\b", latest):
         return DECLINED_CANCEL_REPLY if cancelling else DECLINED_ADDRESS_REPLY
     return None
 
@@ -324,12 +323,12 @@ _ASKS_FOR_ORDERS_RE = re.compile(
 )
 
 
-def _respond(history: _History) -> str | _ToolCall:
+def respond(history: History) -> str | ToolCall:
     """The next step for the customer's latest message."""
     units = history.units
     if not units:
         return GREETING_REPLY
-    intents = _intents(units, history.topics, history.answering)
+    intents = intents_of(units, history.topics, history.answering)
     intent = intents[-1]
     pending = history.waiting
     if pending == Waiting.CONFIRM_RETURN and (answer := _answer_confirmation(history, intents)) is not None:
@@ -342,19 +341,19 @@ def _respond(history: _History) -> str | _ToolCall:
         return answer
     if pending == Waiting.WHICH_BOOKS and (answer := _answer_which_books(history)):
         return answer
-    if pending == Waiting.PASS_ON and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
+    if pending == Waiting.PASS_ON and len(units) > 1 and PASS_ON_RE.match(plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
-    if pending == Waiting.OFFER_PERSON and len(units) > 1 and _PASS_ON_RE.match(_plain(units[-1])):
+    if pending == Waiting.OFFER_PERSON and len(units) > 1 and PASS_ON_RE.match(plain(units[-1])):
         # Yes to a person offered for a request we cannot serve: staff get that request in its words.
         return _handoff(HandoffAsk.NEEDS_STAFF, _request_before(units, intents))
-    listing = intent.kind not in _TASKS and not _order_id_in(units[-1])
-    if listing and _ASKS_FOR_ORDERS_RE.search(_plain(units[-1])):
+    listing = intent.kind not in TASKS and not order_id_in(units[-1])
+    if listing and _ASKS_FOR_ORDERS_RE.search(plain(units[-1])):
         if history.signed_in:
-            return _ToolCall("list_recent_orders", {})  # asked for in so many words: listed again
+            return ToolCall("list_recent_orders", {})  # asked for in so many words: listed again
         if intent.kind in ("order_unclear", "unknown", "offtopic"):
             return NO_NUMBER_REPLY  # no list without the store's word for who this is: the number, then
-    start = _task_start(intents)
+    start = task_start(intents)
     if (
         pending == Waiting.ADDRESS
         and start is not None
@@ -363,19 +362,19 @@ def _respond(history: _History) -> str | _ToolCall:
     ):
         # The new address asked for: read it, or ask again.
         step = _task_step(units, intents, start, history)
-        if isinstance(step, str) and _last_asked() == Waiting.ADDRESS:
-            return f"Sorry, I couldn't read that as an address. {_ask(Waiting.ADDRESS, ASK_ADDRESS)}"
+        if isinstance(step, str) and last_asked() == Waiting.ADDRESS:
+            return f"Sorry, I couldn't read that as an address. {ask(Waiting.ADDRESS, ASK_ADDRESS)}"
         return step
     if intent.kind in ("status", "unknown", "order_unclear") and (
         looked_up := _delivered_not_received(history)
     ):
         # "It's not here" after being told the order was delivered: a parcel gone missing, reported.
         return _problem_report(units, len(units) - 1, looked_up, problem=DeliveryProblem.NOT_ARRIVED.value)
-    if intent.kind in _TASKS:
+    if intent.kind in TASKS:
         return _task_step(units, intents, len(units) - 1, history)
     if intent.kind == "policy":
-        return _ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
-    start = _task_start(intents)
+        return ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
+    start = task_start(intents)
     if intent.kind == "info" and start is not None:
         return _task_step(units, intents, start, history)
     waiting = pending in (Waiting.ORDER_NUMBER, Waiting.WHICH_ORDER, Waiting.EMAIL) and start is not None
@@ -388,7 +387,7 @@ def _respond(history: _History) -> str | _ToolCall:
     if intent.kind == "person":
         return _handoff(HandoffAsk.CUSTOMER_ASKED, units[-1])
     if intent.kind == "no_policy":
-        return _ask(Waiting.PASS_ON, NO_POLICY_REPLY)
+        return ask(Waiting.PASS_ON, NO_POLICY_REPLY)
     if intent.kind == "complaint":
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-1])
     if intent.kind == "offtopic":
@@ -396,11 +395,11 @@ def _respond(history: _History) -> str | _ToolCall:
     if intent.kind == "no_number":
         # "I don't have the order number": a customer the store signed in is shown their orders.
         return (
-            _ToolCall("list_recent_orders", {})
+            ToolCall("list_recent_orders", {})
             if history.signed_in and not _listed(history)
             else NO_NUMBER_REPLY
         )
-    replies = {kind: reply for kind, _, reply in _SMALL_TALK}
+    replies = {kind: reply for kind, _, reply in SMALL_TALK}
     if intent.kind in replies:
         return replies[intent.kind]
     return _refusal("that request", units[-1])
@@ -412,19 +411,19 @@ def _refusal(topic: str, words: str) -> str:
     ("what is the capital of France?"), or a few words of nothing ("purple elephants"). When in doubt,
     the customer gets a way on, not a dead end."""
     refusal = REFUSAL_TEMPLATE.format(topic=topic)
-    text = _plain(words)
-    store = _STORE_WORDS_RE.search(text) or _order_id_in(words) or _email_in(words)
-    if topic in _STORE_TOPICS:
-        return f"{refusal} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
+    text = plain(words)
+    store = STORE_WORDS_RE.search(text) or order_id_in(words) or email_in(words)
+    if topic in STORE_TOPICS:
+        return f"{refusal} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
     if topic != "that request":
-        about_store = _STORE_CONTEXT_RE.search(text) or _order_id_in(words)
-        return f"{refusal} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if about_store else refusal
-    if not store and (_WORLD_QUESTION_RE.search(text) or len(text.split()) <= 4):
+        about_store = STORE_CONTEXT_RE.search(text) or order_id_in(words)
+        return f"{refusal} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if about_store else refusal
+    if not store and (WORLD_QUESTION_RE.search(text) or len(text.split()) <= 4):
         return refusal  # a question about the world, or a few words that say nothing of the store
-    return f"{refusal} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
+    return f"{refusal} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
 
 
-def _request_before(units: list[str], intents: list[_Intent]) -> str:
+def _request_before(units: list[str], intents: list[Intent]) -> str:
     """The customer's latest request before their last message: not an order's details or a yes."""
     for index in range(len(units) - 2, -1, -1):
         if intents[index].kind not in ("info", "ack", "thanks", "greeting", "unknown"):
@@ -432,8 +431,8 @@ def _request_before(units: list[str], intents: list[_Intent]) -> str:
     return units[-2]
 
 
-def _handoff(reason: HandoffAsk, words: str) -> _ToolCall:
+def _handoff(reason: HandoffAsk, words: str) -> ToolCall:
     summary = " ".join(words.split())
     if len(summary) > MAX_SUMMARY_CHARS:
         summary = summary[:MAX_SUMMARY_CHARS].rsplit(" ", 1)[0]
-    return _ToolCall(HANDOFF_TOOL, {"reason": reason, "summary": summary})
+    return ToolCall(HANDOFF_TOOL, {"reason": reason, "summary": summary})

@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass, field
 
 from support.assistant.builtin.wording import (
-    _ASKS_FOR_DETAILS,
+    ASKS_FOR_DETAILS,
     Waiting,
 )
 from support.llm.protocol import (
@@ -17,19 +17,19 @@ from support.llm.protocol import (
 
 
 @dataclass(frozen=True)
-class _Intent:
+class Intent:
     kind: str  # person, status, return, policy, info, order_unclear, no_number, offtopic, help, ...
     topic: str = ""
 
 
 @dataclass(frozen=True)
-class _ToolCall:
+class ToolCall:
     name: str
     input: dict
 
 
 @dataclass
-class _History:
+class History:
     """What a model reads from the messages: customer words, its own last question, tool calls."""
 
     units: list[str] = field(default_factory=list)  # one entry per customer message, oldest first
@@ -65,8 +65,8 @@ def _waiting_in(state) -> Waiting | None:
     return Waiting(waiting) if waiting in Waiting.__members__.values() else None
 
 
-def _read_history(system: list[dict], messages: list[dict]) -> _History:
-    history = _History(topics=faq_topics_in("".join(block.get("text", "") for block in system)))
+def read_history(system: list[dict], messages: list[dict]) -> History:
+    history = History(topics=faq_topics_in("".join(block.get("text", "") for block in system)))
     tool_uses: dict[str, dict] = {}
     for position, message in enumerate(messages):
         blocks = message.get("content") or []
@@ -93,7 +93,7 @@ def _read_history(system: list[dict], messages: list[dict]) -> _History:
         ]
         if any(text for text in texts):
             history.units.append("\n".join(text for text in texts if text))
-            history.answering.append(history.waiting in _ASKS_FOR_DETAILS)
+            history.answering.append(history.waiting in ASKS_FOR_DETAILS)
         for block in blocks:
             if block.get("type") == "tool_result" and block.get("tool_use_id") in tool_uses:
                 call = (tool_uses[block["tool_use_id"]], _result_of(block))

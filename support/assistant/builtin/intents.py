@@ -11,49 +11,49 @@ from pathlib import Path
 from orders.models import EMAIL_MENTION_RE, DeliveryProblem
 from orders.numbers import ORDER_NUMBERS
 from support.assistant.builtin.history import (
-    _Intent,
+    Intent,
 )
 from support.assistant.builtin.reading import (
-    _address_in,
-    _email_in,
-    _latest,
-    _order_id_in,
-    _plain,
+    address_in,
+    email_in,
+    latest_found,
+    order_id_in,
+    plain,
 )
 from support.assistant.builtin.vocabulary import (
-    _ADDRESS_NUMBER_RE,
-    _ARE_YOU_HUMAN_RE,
-    _ASKS_WHERE_RE,
-    _BOOK_RELEASE_RE,
-    _CHANGE_ORDER_RE,
-    _COMPLAINT_RE,
-    _GENERAL_Q_RE,
-    _GENERIC_POLICY_WORDS,
-    _HYPOTHETICAL_RE,
-    _MY_ORDER_RE,
-    _NAMED_POLICY_RE,
-    _NO_NUMBER_RE,
-    _NOT_THE_PARCEL_RE,
-    _OFF_TOPICS,
-    _ORDER_CHANGE_POLICY,
-    _PASSWORD_RE,
-    _PERSON_RE,
-    _POLICY_ALIASES,
-    _POLICY_WORD_RE,
-    _PROBLEM_RE,
-    _REFERS_BACK_RE,
-    _RETURN_RE,
-    _RETURN_STATUS_RE,
-    _SHIPPING_RE,
-    _SMALL_TALK,
-    _SPECIFIC_RE,
-    _STATUS_RE,
-    _TASKS,
-    _WANT_RE,
-    _WANTS_RETURN_RE,
-    _asks_for_someone,
-    _delivery_problem,
-    _order_change,
+    ADDRESS_NUMBER_RE,
+    ARE_YOU_HUMAN_RE,
+    ASKS_WHERE_RE,
+    BOOK_RELEASE_RE,
+    CHANGE_ORDER_RE,
+    COMPLAINT_RE,
+    GENERAL_Q_RE,
+    GENERIC_POLICY_WORDS,
+    HYPOTHETICAL_RE,
+    MY_ORDER_RE,
+    NAMED_POLICY_RE,
+    NO_NUMBER_RE,
+    NOT_THE_PARCEL_RE,
+    OFF_TOPICS,
+    ORDER_CHANGE_POLICY,
+    PASSWORD_RE,
+    PERSON_RE,
+    POLICY_ALIASES,
+    POLICY_WORD_RE,
+    PROBLEM_RE,
+    REFERS_BACK_RE,
+    RETURN_RE,
+    RETURN_STATUS_RE,
+    SHIPPING_RE,
+    SMALL_TALK,
+    SPECIFIC_RE,
+    STATUS_RE,
+    TASKS,
+    WANT_RE,
+    WANTS_RETURN_RE,
+    asks_for_someone,
+    delivery_problem,
+    order_change_in,
 )
 from support.assistant.capabilities.registry import ORDER_TASKS
 from support.llm.protocol import (
@@ -65,14 +65,14 @@ from support.llm.protocol import (
 
 def _policy_topic(text: str) -> str | None:
     """The FAQ topic key a question is about, "" for policies in general, None for no policy question."""
-    if _SHIPPING_RE.search(text):
+    if SHIPPING_RE.search(text):
         return "shipping"
-    if _PASSWORD_RE.search(text):
+    if PASSWORD_RE.search(text):
         return "password_reset"
-    named = _NAMED_POLICY_RE.search(text)
-    if named and named.group(1) not in _GENERIC_POLICY_WORDS:
-        return _POLICY_ALIASES.get(named.group(1), named.group(1))
-    return "" if _POLICY_WORD_RE.search(text) else None
+    named = NAMED_POLICY_RE.search(text)
+    if named and named.group(1) not in GENERIC_POLICY_WORDS:
+        return POLICY_ALIASES.get(named.group(1), named.group(1))
+    return "" if POLICY_WORD_RE.search(text) else None
 
 
 # A question about the store itself ("do you offer…", "is there a…"), which a FAQ topic might answer.
@@ -167,21 +167,21 @@ def _topic_matching(text: str, topics: list[FaqTopic]) -> str | None:
 # misspelled word still shares most of its features with the word.
 _PHRASINGS = Path(__file__).with_name("phrasings.json")
 _ROUTE_INTENTS = {
-    "order_status": _Intent("status"),
-    "return": _Intent("return"),
-    "policy_shipping": _Intent("policy", "shipping"),
-    "policy_returns": _Intent("policy", "returns_overview"),
-    "policy_password": _Intent("policy", "password_reset"),
-    "person": _Intent("person"),
-    "greeting": _Intent("greeting"),
-    "thanks": _Intent("thanks"),
-    "goodbye": _Intent("goodbye"),
-    "no_number": _Intent("no_number"),
+    "order_status": Intent("status"),
+    "return": Intent("return"),
+    "policy_shipping": Intent("policy", "shipping"),
+    "policy_returns": Intent("policy", "returns_overview"),
+    "policy_password": Intent("policy", "password_reset"),
+    "person": Intent("person"),
+    "greeting": Intent("greeting"),
+    "thanks": Intent("thanks"),
+    "goodbye": Intent("goodbye"),
+    "no_number": Intent("no_number"),
     # Not "offtopic": while the model waits for an order's details, a message it cannot place is asked
     # again, and otherwise answered with the same refusal.
-    "out_of_scope": _Intent("unknown"),
+    "out_of_scope": Intent("unknown"),
     # A delivery gone wrong, one route per problem: the case is reported with it.
-    **{f"problem_{problem.value}": _Intent("problem", problem.value) for problem in DeliveryProblem},
+    **{f"problem_{problem.value}": Intent("problem", problem.value) for problem in DeliveryProblem},
 }
 _PHRASED_TOPICS = frozenset(intent.topic for intent in _ROUTE_INTENTS.values() if intent.kind == "policy")
 # How far the best route's score must lead the next one's (the classifier's decision units) to settle a
@@ -214,7 +214,7 @@ class _Classifiers:
 
 
 @functools.cache
-def _classifier() -> tuple[_Classifiers, frozenset[str]]:
+def classifier_trained() -> tuple[_Classifiers, frozenset[str]]:
     """The classifiers trained on the phrasings, and those of their words that tell something: about
     3 s of CPU with the import, once per process (gunicorn spends it before a worker's first customer)."""
     # Imported here: a process that talks to Claude never loads them.
@@ -223,7 +223,7 @@ def _classifier() -> tuple[_Classifiers, frozenset[str]]:
     from sklearn.svm import LinearSVC
 
     phrasings = json.loads(_PHRASINGS.read_text())
-    texts = [_classifier_words(_plain(text)) for route in phrasings for text in phrasings[route]]
+    texts = [_classifier_words(plain(text)) for route in phrasings for text in phrasings[route]]
     routes = [route for route in phrasings for _ in phrasings[route]]
     features = make_union(
         TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, tokenizer=str.split, token_pattern=None),
@@ -256,7 +256,7 @@ def _classified(words: str, *, problems: bool = True) -> tuple[str, float] | Non
     """The route of the phrasings most like a message (as `_classifier_words` gives it), and its lead
     over the next route; None when no phrasing uses any word of it but the small ones ("or", "is it"):
     too little to tell, or letters typed at random."""
-    classifiers, telling = _classifier()
+    classifiers, telling = classifier_trained()
     if not telling.intersection(words.split()):
         return None
     features = classifiers.features.transform([words])
@@ -266,7 +266,7 @@ def _classified(words: str, *, problems: bool = True) -> tuple[str, float] | Non
         problems
         and problem.startswith(_PROBLEM_ROUTE)
         and (lead >= _CLEAR_MARGIN or everyday[1] < _CLEAR_MARGIN)
-        and not _WANTS_RETURN_RE.search(words)
+        and not WANTS_RETURN_RE.search(words)
     ):
         # More like a report of a delivery gone wrong than like anything else, and no everyday request
         # clearer ("has my order arrived?" asks its status): a problem (a return asked for in so many words
@@ -286,83 +286,81 @@ def _apart(one: re.Match, other: re.Match) -> bool:
     return one.start() >= other.end() or one.end() <= other.start()
 
 
-def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> _Intent:
+def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> Intent:
     """What the hand-written rules read a message as."""
-    text = _plain(raw)
-    asking_if_human = _ARE_YOU_HUMAN_RE.search(text)
-    if any(not asking_if_human or _apart(found, asking_if_human) for found in _PERSON_RE.finditer(text)):
-        return _Intent("person")
-    order_id, email = _order_id_in(raw), _email_in(raw)
-    personal = bool(
-        order_id or _MY_ORDER_RE.search(text) or (has_prior_order and _REFERS_BACK_RE.search(text))
-    )
-    if _NO_NUMBER_RE.search(_ADDRESS_NUMBER_RE.sub(" ", text)) and not order_id:
-        return _Intent("no_number")
-    if _PASSWORD_RE.search(text) and not order_id:
-        return _Intent("policy", "password_reset")  # "the reset email never came" is no order's
+    text = plain(raw)
+    asking_if_human = ARE_YOU_HUMAN_RE.search(text)
+    if any(not asking_if_human or _apart(found, asking_if_human) for found in PERSON_RE.finditer(text)):
+        return Intent("person")
+    order_id, email = order_id_in(raw), email_in(raw)
+    personal = bool(order_id or MY_ORDER_RE.search(text) or (has_prior_order and REFERS_BACK_RE.search(text)))
+    if NO_NUMBER_RE.search(ADDRESS_NUMBER_RE.sub(" ", text)) and not order_id:
+        return Intent("no_number")
+    if PASSWORD_RE.search(text) and not order_id:
+        return Intent("policy", "password_reset")  # "the reset email never came" is no order's
     # Several requests in one message: the first is answered.
-    change = _CHANGE_ORDER_RE.search(text)
-    task = _RETURN_STATUS_RE.search(text) or _RETURN_RE.search(text) or _STATUS_RE.search(text)
-    if _COMPLAINT_RE.search(text):
-        return _Intent("complaint")
-    order_change = _order_change(text)
+    change = CHANGE_ORDER_RE.search(text)
+    task = RETURN_STATUS_RE.search(text) or RETURN_RE.search(text) or STATUS_RE.search(text)
+    if COMPLAINT_RE.search(text):
+        return Intent("complaint")
+    order_change = order_change_in(text)
     if order_change and not (task and task.start() < (change.start() if change else len(text))):
         return order_change
     if change and not (task and task.start() < change.start()):
-        return _Intent("offtopic", "changing orders")
-    if order_id and _address_in(raw) and re.search(r"\b(?:send|ship|deliver|redirect|reroute|route)\b", text):
-        return _Intent("address")  # "can you send BK-10089 to <an address>?"
-    problem = _delivery_problem(text)
-    if problem and not _WANTS_RETURN_RE.search(text) and not _RETURN_STATUS_RE.search(text):
-        return _Intent("problem", problem)  # reported for staff to put right, not refused or looked up
-    if _RETURN_STATUS_RE.search(text):
-        return _Intent("status")  # a return already started: looked up with its order
-    if _RETURN_RE.search(text) or (personal and _PROBLEM_RE.search(text)):
-        wants = _WANT_RE.search(text) and not re.fullmatch(r"please", _WANT_RE.search(text).group())
-        if (_POLICY_WORD_RE.search(text) or _HYPOTHETICAL_RE.search(text)) and not (wants or order_id):
-            return _Intent("policy", "returns_overview")  # "refund policy pls", "if I don't like it…"
+        return Intent("offtopic", "changing orders")
+    if order_id and address_in(raw) and re.search(r"\b(?:send|ship|deliver|redirect|reroute|route)\b", text):
+        return Intent("address")  # "can you send BK-10089 to <an address>?"
+    problem = delivery_problem(text)
+    if problem and not WANTS_RETURN_RE.search(text) and not RETURN_STATUS_RE.search(text):
+        return Intent("problem", problem)  # reported for staff to put right, not refused or looked up
+    if RETURN_STATUS_RE.search(text):
+        return Intent("status")  # a return already started: looked up with its order
+    if RETURN_RE.search(text) or (personal and PROBLEM_RE.search(text)):
+        wants = WANT_RE.search(text) and not re.fullmatch(r"please", WANT_RE.search(text).group())
+        if (POLICY_WORD_RE.search(text) or HYPOTHETICAL_RE.search(text)) and not (wants or order_id):
+            return Intent("policy", "returns_overview")  # "refund policy pls", "if I don't like it…"
         # "Can I return a book?" is a policy question; "I want to return my book" (or "send it back")
         # is a return.
-        if personal or wants or _SPECIFIC_RE.search(text) or not _GENERAL_Q_RE.search(text):
-            return _Intent("return")
-        return _Intent("policy", "returns_overview")
-    status = _STATUS_RE.search(text)
+        if personal or wants or SPECIFIC_RE.search(text) or not GENERAL_Q_RE.search(text):
+            return Intent("return")
+        return Intent("policy", "returns_overview")
+    status = STATUS_RE.search(text)
     if (task := _order_task_asked(text)) and not (status and _first_of_two(status, task[1], text)):
         # A capability's own request, named in its own words. The tasks above come first ("can I cancel
         # BK-10042? I don't need a receipt" is a cancellation); of it and an order's status, the one
         # asked first ("where is my order? I have the receipt"), or it when both are one clause ("where
         # is my receipt?", "I never got the receipt for my order").
-        return _Intent(task[0])
+        return Intent(task[0])
     if (
         status
-        and (personal or not _SHIPPING_RE.search(text))
-        and not (_BOOK_RELEASE_RE.search(text) and not order_id)
+        and (personal or not SHIPPING_RE.search(text))
+        and not (BOOK_RELEASE_RE.search(text) and not order_id)
     ):
-        return _Intent("status")
+        return Intent("status")
     topic = _policy_topic(text)
     keys = {known.key for known in topics}
     if topic and keys and topic not in keys:
         # "Your privacy policy": a topic staff may have added under another key, or none at all.
         topic = _topic_matching(text, topics)
         if not topic:
-            return _Intent("no_policy")
+            return Intent("no_policy")
     if topic is not None:
-        return _Intent("policy", topic)
+        return Intent("policy", topic)
     if matched := _topic_matching(text, topics):
-        return _Intent("policy", matched)
-    for pattern, off_topic in _OFF_TOPICS:
+        return Intent("policy", matched)
+    for pattern, off_topic in OFF_TOPICS:
         if pattern.search(text):
-            return _Intent("offtopic", off_topic)
+            return Intent("offtopic", off_topic)
     if order_id or email:
-        return _Intent("info")
+        return Intent("info")
     if _STORE_QUESTION_RE.search(text):
-        return _Intent("no_policy")  # "can you gift wrap my order?": a service no topic covers
+        return Intent("no_policy")  # "can you gift wrap my order?": a service no topic covers
     if personal:
-        return _Intent("order_unclear")
-    for kind, pattern, _ in _SMALL_TALK:
+        return Intent("order_unclear")
+    for kind, pattern, _ in SMALL_TALK:
         if re.search(pattern, text):
-            return _Intent(kind)
-    return _Intent("unknown")
+            return Intent(kind)
+    return Intent("unknown")
 
 
 # Where a second request starts: "where is my order, and also how do I reset my password", "…? And …".
@@ -396,26 +394,26 @@ def _first_of_two(first: re.Match, then: re.Match, text: str) -> bool:
     return first.start() < then.start() and bool(_CLAUSE_BREAK_RE.search(text, first.end(), then.start()))
 
 
-def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> _Intent:
+def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> Intent:
     """What a customer's message asks for. The rules keep what only they can read or what must never be
     lost: an order's details given when asked for, yes and no, asking for a person in so many words, a
     topic staff added, "are you a person?", cancelling an order, a delivery problem named plainly.
     Otherwise the phrasings decide when they are clear, and the rules when they are not; a message more
     like a reported delivery problem than like anything else is one."""
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
-    text = _plain(raw)
+    text = plain(raw)
     if (
         rule.kind in ("ack", "decline", "cancel", "address", "complaint", "problem", *ORDER_TASKS)
-        or rule.topic == _ORDER_CHANGE_POLICY
+        or rule.topic == ORDER_CHANGE_POLICY
     ):
         return rule  # cancellations, new addresses, a delivery problem named plainly: the rules read those
     if rule.kind == "status" and _order_task_asked(text):
         return rule  # the status asked before a receipt: the phrasings would read the receipt's words
     if rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS:
         return rule
-    if rule.kind == "person" and _asks_for_someone(text):
+    if rule.kind == "person" and asks_for_someone(text):
         return rule
-    if rule.kind in _TASKS and has_prior_order and _REFERS_BACK_RE.search(text):
+    if rule.kind in TASKS and has_prior_order and REFERS_BACK_RE.search(text):
         return rule  # "can I return it?" after a lookup: that order, not the returns FAQ
     details = ORDER_NUMBERS.replace(" ", EMAIL_MENTION_RE.sub(" ", text))
     if rule.kind == "info" and (answering or not _stems(details)):
@@ -428,8 +426,8 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         classified is not None
         and classified[0].startswith(_PROBLEM_ROUTE)
         and (
-            _NOT_THE_PARCEL_RE.search(text)
-            or (classified[0] == f"{_PROBLEM_ROUTE}{DeliveryProblem.LATE}" and _ASKS_WHERE_RE.search(text))
+            NOT_THE_PARCEL_RE.search(text)
+            or (classified[0] == f"{_PROBLEM_ROUTE}{DeliveryProblem.LATE}" and ASKS_WHERE_RE.search(text))
             or re.search(r"\b(?:not sure|never ?mind|found it)\b", text)
         )
     ):
@@ -441,7 +439,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     if (
         rule.kind == "info"
         and has_prior_order
-        and intent.kind not in (*_TASKS, "person", "policy", "no_number")
+        and intent.kind not in (*TASKS, "person", "policy", "no_number")
     ):
         return rule  # "BK-10103 as well": another order for the task under way, not a request refused
     if (
@@ -452,23 +450,23 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         return rule  # "laters", "so long": a few words of small talk, which the rules know by heart
     if intent.kind in ("unknown", "greeting") and rule.kind in ("help", "no_policy", "offtopic"):
         return rule  # the rules name what is refused, offer a person for store questions, say what it does
-    if intent.kind in _TASKS and rule.kind == "offtopic" and re.search(r"\bcancel", text):
+    if intent.kind in TASKS and rule.kind == "offtopic" and re.search(r"\bcancel", text):
         return rule  # "cancel BK-10042 and refund me": the first request is refused, and nothing started
-    if intent.kind == "person" and _ARE_YOU_HUMAN_RE.search(text):
+    if intent.kind == "person" and ARE_YOU_HUMAN_RE.search(text):
         return rule  # "are you a real person?" asks about the assistant, not for someone
-    if intent.kind == "no_number" and _order_id_in(raw):
+    if intent.kind == "no_number" and order_id_in(raw):
         return rule  # "the order number is BK-10042" gives what it seems to be missing
     if intent.kind == "policy" and topics and intent.topic not in (keys := {topic.key for topic in topics}):
         # A built-in topic staff took down: the rules' topic if that one is published, else none.
-        return rule if rule.kind == "policy" and rule.topic in keys else _Intent("no_policy")
+        return rule if rule.kind == "policy" and rule.topic in keys else Intent("no_policy")
     return intent
 
 
-def _intents(units: list[str], topics: list[FaqTopic], answering: list[bool]) -> list[_Intent]:
+def intents_of(units: list[str], topics: list[FaqTopic], answering: list[bool]) -> list[Intent]:
     return [
         _detect_intent(
             text,
-            has_prior_order=_latest(_order_id_in, units[:index]) is not None,
+            has_prior_order=latest_found(order_id_in, units[:index]) is not None,
             answering=answering[index],
             topics=topics,
         )

@@ -6,37 +6,37 @@ import json
 import math
 
 from support.assistant.builtin.flow import (
-    _respond,
-    _task_start,
+    respond,
+    task_start,
 )
 from support.assistant.builtin.history import (
-    _History,
-    _read_history,
-    _ToolCall,
+    History,
+    ToolCall,
+    read_history,
 )
 from support.assistant.builtin.intents import (
-    _classifier,
-    _intents,
+    classifier_trained,
+    intents_of,
 )
 from support.assistant.builtin.reading import (
-    _named_titles,
-    _plain,
+    named_titles,
+    plain,
 )
 from support.assistant.builtin.replies import (
-    _CHANGE_REPLIES,
-    _eligibility_reply,
-    _error_reply,
-    _order_reply,
-    _recent_orders_reply,
-    _return_started_reply,
-    _returnable,
-    _which_item_reply,
+    CHANGE_REPLIES,
+    eligibility_reply,
+    error_reply,
+    order_reply,
+    recent_orders_reply,
+    return_started_reply,
+    returnable_titles,
+    which_item_reply,
 )
 from support.assistant.builtin.vocabulary import (
-    _ONE_OF_RE,
+    ONE_OF_RE,
 )
 from support.assistant.builtin.wording import (
-    _ASKED,
+    ASKED,
     GENERIC_ERROR_REPLY,
     Waiting,
 )
@@ -48,31 +48,31 @@ from support.llm.protocol import (
 from support.llm.types import ModelReply
 
 
-def _reply_to_result(history: _History, tool_use: dict, result: dict) -> str:
+def _reply_to_result(history: History, tool_use: dict, result: dict) -> str:
     name = tool_use.get("name")
     if "error" in result or not result:
-        return _error_reply(result)
+        return error_reply(result)
     if task := next((task for task in ORDER_TASKS.values() if task.tool == name), None):
         return task.reply(result)
     if name == "lookup_order":
-        return _order_reply(result)
+        return order_reply(result)
     if name == "check_return_eligibility":
-        intents = _intents(history.units, history.topics, history.answering)
-        start = _task_start(intents) or 0
-        returnable = _returnable(result)
-        chosen = _named_titles(history.units[start:], returnable)
-        asked_for_one = any(_ONE_OF_RE.search(_plain(unit)) for unit in history.units[start:])
+        intents = intents_of(history.units, history.topics, history.answering)
+        start = task_start(intents) or 0
+        returnable = returnable_titles(result)
+        chosen = named_titles(history.units[start:], returnable)
+        asked_for_one = any(ONE_OF_RE.search(plain(unit)) for unit in history.units[start:])
         if result.get("eligible") and not chosen and len(returnable) > 1 and asked_for_one:
-            return _which_item_reply(result, returnable)
-        return _eligibility_reply(result, chosen)
+            return which_item_reply(result, returnable)
+        return eligibility_reply(result, chosen)
     if name == "initiate_return":
-        return _return_started_reply(result)
-    if name in _CHANGE_REPLIES:
-        return _CHANGE_REPLIES[name](result)
+        return return_started_reply(result)
+    if name in CHANGE_REPLIES:
+        return CHANGE_REPLIES[name](result)
     if name == "lookup_policy":
         return policy_quote(title=result.get("title", ""), text=result.get("text", ""))
     if name == "list_recent_orders":
-        return _recent_orders_reply(result)
+        return recent_orders_reply(result)
     if name in (HANDOFF_TOOL, "report_delivery_problem"):
         return result.get("tell_the_customer") or GENERIC_ERROR_REPLY
     return GENERIC_ERROR_REPLY
@@ -94,24 +94,24 @@ class OfflineModel:
     name = "bookly-offline"
 
     def __init__(self) -> None:
-        _classifier()  # trained once per process, so that no customer waits for it
+        classifier_trained()  # trained once per process, so that no customer waits for it
 
     def create(
         self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
     ) -> ModelReply:
-        history = _read_history(system, messages)
+        history = read_history(system, messages)
         asked: list[Waiting] = []
-        recording = _ASKED.set(asked)
+        recording = ASKED.set(asked)
         try:
             if history.new_calls:
                 text = " ".join(_reply_to_result(history, use, result) for use, result in history.new_calls)
-                step: str | _ToolCall = text
+                step: str | ToolCall = text
             else:
-                step = _respond(history)
+                step = respond(history)
         finally:
-            _ASKED.reset(recording)
+            ASKED.reset(recording)
         state = None
-        if isinstance(step, _ToolCall):
+        if isinstance(step, ToolCall):
             # Unique within the conversation: stored tool calls only ever accumulate.
             tool_id = f"toolu_offline_{history.tool_use_count + 1:04d}"
             content = [{"type": "tool_use", "id": tool_id, "name": step.name, "input": step.input}]

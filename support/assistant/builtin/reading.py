@@ -11,7 +11,7 @@ from orders.numbers import ORDER_NUMBERS
 
 
 @functools.lru_cache(maxsize=1024)  # every call reads the whole history again
-def _plain(text: str) -> str:
+def plain(text: str) -> str:
     """The customer's words as the intent rules read them: lower case, straight apostrophes, without
     markup or emoji, text-speak spelled out, words run together split, and misspellings of the words
     the rules look for corrected."""
@@ -183,11 +183,11 @@ def _split_run_together(word: str, *, inner: bool = False) -> str | None:
     return None
 
 
-def _order_id_in(text: str) -> str | None:
+def order_id_in(text: str) -> str | None:
     return ORDER_NUMBERS.last_mention(text)
 
 
-def _rma_in(text: str) -> str | None:
+def rma_in(text: str) -> str | None:
     """A return's RMA number as the customer wrote it, in the store's shape (RMA- and 8 characters)."""
     found = [
         mention.upper().replace("RMA", "", 1).lstrip("-") for mention in RMA_NUMBER_MENTION_RE.findall(text)
@@ -196,12 +196,12 @@ def _rma_in(text: str) -> str | None:
     return found[-1] if found else None
 
 
-def _email_in(text: str) -> str | None:
+def email_in(text: str) -> str | None:
     found = EMAIL_MENTION_RE.findall(text)
     return found[-1] if found else None
 
 
-def _latest(finder, texts: list[str]) -> str | None:
+def latest_found(finder, texts: list[str]) -> str | None:
     for text in reversed(texts):
         if value := finder(text):
             return value
@@ -228,7 +228,7 @@ def _state_at_end(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _address_in(text: str) -> dict | None:
+def address_in(text: str) -> dict | None:
     """The address fields in a message that ends with a ZIP code, or None."""
     text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBERS.replace(" ", text)).strip()
     zip_codes = list(_ZIP_RE.finditer(text))
@@ -272,7 +272,7 @@ def _title_named(title: str, text: str) -> bool:
     return bool(key) and re.search(r"\b" + re.escape(key) + r"\b", text.casefold()) is not None
 
 
-def _named_titles(texts: list[str], titles: list[str]) -> list[str] | None:
+def named_titles(texts: list[str], titles: list[str]) -> list[str] | None:
     """The titles named in the latest message that names any of them, in the order's order."""
     for text in reversed(texts):
         named = [title for title in titles if _title_named(title, text)]

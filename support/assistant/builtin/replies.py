@@ -17,7 +17,7 @@ from support.assistant.builtin.wording import (
     ORDER_NOT_FOUND_REPLY,
     WHICH_ORDER,
     Waiting,
-    _ask,
+    ask,
 )
 from support.llm.protocol import (
     OFFER_PERSON,
@@ -27,7 +27,7 @@ from support.llm.protocol import (
 # --- replies to tool results ---------------------------------------------------------------------
 
 
-def _returnable(result: dict) -> list[str]:
+def returnable_titles(result: dict) -> list[str]:
     return [item.get("title", "") for item in result.get("items", []) if item.get("returnable")]
 
 
@@ -41,7 +41,7 @@ def _refund_sentence(method, days) -> str:
     return f"The refund goes to {method} within {days} business days after we receive the items."
 
 
-def _order_reply(result: dict) -> str:
+def order_reply(result: dict) -> str:
     # The status word exactly as the result gives it (processing, shipped, delivered, cancelled).
     sentences = [f"The status of order {result.get('order_id')} is {result.get('status')}."]
     if result.get("ordered_on"):
@@ -73,7 +73,7 @@ def _returns_sentences(returns: list) -> list[str]:
     return sentences
 
 
-def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
+def eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     order_id = result.get("order_id")
     if not result.get("eligible"):
         made = _returns_sentences(result.get("returns", []))
@@ -89,7 +89,7 @@ def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     policy = result.get("policy", {})
     sentences = [
         f"Order {order_id} can be returned. {result.get('reason', '')}".strip(),
-        f"I can start a return for {_join(chosen or _returnable(result))}.",
+        f"I can start a return for {_join(chosen or returnable_titles(result))}.",
     ]
     for item in result.get("items", []):
         if item.get("returnable"):
@@ -103,22 +103,22 @@ def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     sentences.append(
         _refund_sentence(policy.get("refund_method"), policy.get("refund_timeline_business_days"))
     )
-    sentences.append(_ask(Waiting.CONFIRM_RETURN, CONFIRM_QUESTION))
+    sentences.append(ask(Waiting.CONFIRM_RETURN, CONFIRM_QUESTION))
     return " ".join(sentences)
 
 
 _IN_OPEN_RETURN = "This item is already part of an open return."
 
 
-def _which_item_reply(result: dict, returnable: list[str]) -> str:
+def which_item_reply(result: dict, returnable: list[str]) -> str:
     titles = ", ".join(returnable[:-1]) + " or " + returnable[-1]
     return (
         f"Order {result.get('order_id')} can be returned. {result.get('reason', '')} "
-        f"You can return {titles}. {_ask(Waiting.WHICH_ITEM, ASK_WHICH_ITEM)}"
+        f"You can return {titles}. {ask(Waiting.WHICH_ITEM, ASK_WHICH_ITEM)}"
     )
 
 
-def _return_started_reply(result: dict) -> str:
+def return_started_reply(result: dict) -> str:
     return " ".join(
         [
             f"Your return has started. Your RMA number is {result.get('rma_number')}, for "
@@ -139,38 +139,38 @@ _ADDRESS_FIELD_WORDS = {
 }
 
 
-def _recent_orders_reply(result: dict) -> str:
+def recent_orders_reply(result: dict) -> str:
     """The signed-in customer's recent orders, one sentence each, then which one they mean."""
     orders = [order for order in result.get("orders", []) if isinstance(order, dict)]
     if not orders:
-        return f"I found no recent orders for you. {_ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
+        return f"I found no recent orders for you. {ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
     lines = [
         f"Order {order.get('order_id')}, ordered on {order.get('ordered_on')}, is "
         f"{str(order.get('status', '')).replace('_', ' ')}: {_join(order.get('titles') or [])}."
         for order in orders
     ]
-    return " ".join(["Here are your recent orders.", *lines, _ask(Waiting.WHICH_ORDER, WHICH_ORDER)])
+    return " ".join(["Here are your recent orders.", *lines, ask(Waiting.WHICH_ORDER, WHICH_ORDER)])
 
 
-def _error_reply(result: dict) -> str:
+def error_reply(result: dict) -> str:
     """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
     code, message = result.get("error"), result.get("message", "")
     fields = {problem.get("field") for problem in result.get("problems", []) if isinstance(problem, dict)}
     if code == ITEMS_NEEDED:
         titles = result.get("order_titles") or []
-        asked = _ask(Waiting.WHICH_BOOKS, ASK_WHICH_BOOKS)
+        asked = ask(Waiting.WHICH_BOOKS, ASK_WHICH_BOOKS)
         return f"{asked} The order has {_join(titles)}." if titles else asked
     match code:
         case ToolError.ORDER_NOT_FOUND:
-            return _ask(Waiting.DETAILS_AGAIN, ORDER_NOT_FOUND_REPLY)
+            return ask(Waiting.DETAILS_AGAIN, ORDER_NOT_FOUND_REPLY)
         case ToolError.TOO_MANY_FAILED_CHECKS:
-            return _ask(Waiting.OFFER_PERSON, CHECKS_SPENT_REPLY)
+            return ask(Waiting.OFFER_PERSON, CHECKS_SPENT_REPLY)
         case ToolError.INVALID_ARGUMENTS if "order_id" in fields:
-            return _ask(Waiting.DETAILS_AGAIN, INVALID_ORDER_NUMBER_REPLY)
+            return ask(Waiting.DETAILS_AGAIN, INVALID_ORDER_NUMBER_REPLY)
         case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:
-            return _ask(Waiting.DETAILS_AGAIN, INVALID_EMAIL_REPLY)
+            return ask(Waiting.DETAILS_AGAIN, INVALID_EMAIL_REPLY)
         case ToolError.NOT_SIGNED_IN:
-            return _ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)
+            return ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)
         case ToolError.TOPIC_NOT_SUPPORTED:
             return (
                 "I'm sorry, but I don't have a published policy answer for that. I can help with an order, "
@@ -202,12 +202,12 @@ def _error_reply(result: dict) -> str:
             ]
             verb = "are" if len(named) > 1 else "is"
             missing = _join(named) or "address"
-            asked = _ask(Waiting.ADDRESS, ASK_ADDRESS)
+            asked = ask(Waiting.ADDRESS, ASK_ADDRESS)
             return f"I couldn't use that address: the {missing} {verb} missing or not right. {asked}"
         case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED | ChangeCode.HAS_RETURNS:
             return f"I couldn't make that change. {message}".strip()
         case ProblemCode.NOT_SHIPPED | ProblemCode.NOT_DELIVERED | ProblemCode.CANCELLED:
-            return f"{message} {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}".strip()
+            return f"{message} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}".strip()
         case ReturnRefusal.REASON_REQUIRED:
             return "Could you tell me briefly why you are returning the items? Then I can start the return."
     return GENERIC_ERROR_REPLY
@@ -217,7 +217,7 @@ def _cannot_change_reply(result: dict) -> str:
     """An order that can no longer change: the store's reason, and a person offered when it is on its way
     (staff may still reach the carrier)."""
     reason = result.get("reason", "")
-    offer = f" {_ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if result.get("order_status") == "shipped" else ""
+    offer = f" {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if result.get("order_status") == "shipped" else ""
     return f"I checked order {result.get('order_id')}. {reason}{offer}".strip()
 
 
@@ -233,7 +233,7 @@ def _cancellation_check_reply(result: dict) -> str:
     contents = f" It contains {_join(items)}." if items else ""
     return (
         f"Order {result.get('order_id')} has not shipped yet, so it can still be cancelled.{contents} "
-        f"{_ask(Waiting.CONFIRM_CANCEL, CANCEL_CONFIRM_QUESTION)}"
+        f"{ask(Waiting.CONFIRM_CANCEL, CANCEL_CONFIRM_QUESTION)}"
     )
 
 
@@ -243,7 +243,7 @@ def _address_check_reply(result: dict) -> str:
     if result.get("unchanged"):
         return f"Order {result.get('order_id')} already ships to that address, so there is nothing to change."
     current = f" instead of {result['current_address']}" if result.get("current_address") else ""
-    asked = _ask(Waiting.CONFIRM_ADDRESS, ADDRESS_CONFIRM_QUESTION)
+    asked = ask(Waiting.CONFIRM_ADDRESS, ADDRESS_CONFIRM_QUESTION)
     return (
         f"Order {result.get('order_id')} has not shipped yet, so it can still go to a new address. It would "
         f"go to {result.get('new_address')}{current}. {asked}"
@@ -259,7 +259,7 @@ def _address_changed_reply(result: dict) -> str:
     return f"Done. Order {result.get('order_id')} will now ship to {result.get('shipping_address')}."
 
 
-_CHANGE_REPLIES = {
+CHANGE_REPLIES = {
     "check_cancellation": _cancellation_check_reply,
     "check_address_change": _address_check_reply,
     "cancel_order": _cancelled_reply,

@@ -4,7 +4,7 @@ import re
 
 from orders.models import DeliveryProblem
 from support.assistant.builtin.history import (
-    _Intent,
+    Intent,
 )
 from support.assistant.builtin.wording import (
     ANYTHING_ELSE_REPLY,
@@ -16,52 +16,52 @@ from support.assistant.builtin.wording import (
 )
 from support.assistant.capabilities.registry import ORDER_TASKS
 
-_MY_ORDER_RE = re.compile(
+MY_ORDER_RE = re.compile(
     r"\b(?:my|our) (?:\w+ ){0,2}(?:orders?|package|parcel|delivery|shipment|purchase|books?|items?)\b"
     r"|\bi (?:ordered|bought|purchased|received|got)\b"
 )
-_REFERS_BACK_RE = re.compile(
+REFERS_BACK_RE = re.compile(
     r"\b(?:return|send|track|check|refund|cancel)\s+(?:it|them|this|that|those|these)\b"
     r"|\b(?:this|that|the same|same) (?:order|one)\b|\bwhere is it\b"
     r"|\b(?:will|did|has|is) it\b.{0,20}\b(?:arrive|ship|come|get here|delivered)"
     r"|\bthe other (?:one|book|item|title)s?\b|\b(?:it|them|one) too\b"
 )
 # "One of the books": which one, asked before a summary of all of them.
-_ONE_OF_RE = re.compile(
+ONE_OF_RE = re.compile(
     r"\bone of (?:the|my|them|those|these)\b|\bone (?:book|item|title)\b|\bjust one\b|\bnot (?:all|both)\b"
 )
-_THE_OTHER_RE = re.compile(r"\bthe other (?:one|book|item|title)\b")
-_BOTH_RE = re.compile(r"\b(?:both|all of them|all|everything|the two)\b")
-_RETURN_RE = re.compile(
+THE_OTHER_RE = re.compile(r"\bthe other (?:one|book|item|title)\b")
+BOTH_RE = re.compile(r"\b(?:both|all of them|all|everything|the two)\b")
+RETURN_RE = re.compile(
     r"\b(?:return|returns|returning|returned|refund|refunds|money back|exchange)\b"
     r"|\b(?:send|sending|give|giving|bring|take) (?:\w+ ){0,3}back\b|\breturnable\b"
     r"|\b(?:replacement|replace it|a new one|a new copy)\b"
 )
 # A book's release or stock, not an order's progress: "when is the next … book coming out?".
-_BOOK_RELEASE_RE = re.compile(
+BOOK_RELEASE_RE = re.compile(
     r"\b(?:coming out|come out|released?|release date|available|in stock|pre-?order)\b"
     r"|\b(?:next|new) (?:\w+ ){0,3}book\b"
 )
 # A return talked about, not asked for: "if I don't like it, can I return it?".
-_HYPOTHETICAL_RE = re.compile(r"\bif (?:i|you|someone|they|the person|a book)\b|\bbefore i buy\b|\bin case\b")
+HYPOTHETICAL_RE = re.compile(r"\bif (?:i|you|someone|they|the person|a book)\b|\bbefore i buy\b|\bin case\b")
 # Words that point at something the customer has (so "can I send it back" is a return, not a question).
-_SPECIFIC_RE = re.compile(
+SPECIFIC_RE = re.compile(
     r"(?<!is )\b(?:it|them|this|these|this one|that one|mine|i (?:bought|got|ordered|received|purchased))\b"
     r"|\b(?:my|our) (?:\w+ ){0,2}(?:daughter|son|wife|husband|kid|copy|copies)\b|\bby mistake\b|\btwice\b"
 )
-_WANT_RE = re.compile(
+WANT_RE = re.compile(
     r"\b(?:i want|i'd like|i would like|i need|i wish|help me|please)\b"
     r"|\b(?:start|initiate|begin|process) (?:a |the |my )?(?:return|refund)"
 )
-_GENERAL_Q_RE = re.compile(
+GENERAL_Q_RE = re.compile(
     r"\b(?:how|what|which|can|could|do you|does|is it|is there|are|may|within|whether|wondering)\b|^do\b|\?"
 )
-_POLICY_WORD_RE = re.compile(r"\b(?:polic(?:y|ies)|rules|faq)\b")
-_NAMED_POLICY_RE = re.compile(r"\b([a-z]{3,}) polic(?:y|ies)\b")
-_GENERIC_POLICY_WORDS = {"your", "the", "store", "any", "what", "bookly", "company", "shop", "our", "all"}
-_POLICY_ALIASES = {"return": "returns_overview", "returns": "returns_overview", "refund": "returns_overview"}
-_POLICY_ALIASES |= {"shipping": "shipping", "delivery": "shipping", "password": "password_reset"}
-_STATUS_RE = re.compile(
+POLICY_WORD_RE = re.compile(r"\b(?:polic(?:y|ies)|rules|faq)\b")
+NAMED_POLICY_RE = re.compile(r"\b([a-z]{3,}) polic(?:y|ies)\b")
+GENERIC_POLICY_WORDS = {"your", "the", "store", "any", "what", "bookly", "company", "shop", "our", "all"}
+POLICY_ALIASES = {"return": "returns_overview", "returns": "returns_overview", "refund": "returns_overview"}
+POLICY_ALIASES |= {"shipping": "shipping", "delivery": "shipping", "password": "password_reset"}
+STATUS_RE = re.compile(
     r"\b(?:status|track|tracking|shipped|dispatched|arrive|arrives|arrived|arriving|delivered|in transit|"
     r"on its way|hasn't come|not (?:yet )?(?:arrived|received|here)|haven't (?:received|got)|"
     r"never (?:received|got|arrived|came)|didn't (?:arrive|come|get))\b"
@@ -75,7 +75,7 @@ _STATUS_RE = re.compile(
     r"|\bwhen (?:is|will|does|do) (?:my|the|it|our)\b.{0,25}\b(?:order|package|parcel|books?|delivery|coming)"
     r"|\bwhere(?:'s| is| are) my stuff\b"
 )
-_RETURN_STATUS_RE = re.compile(
+RETURN_STATUS_RE = re.compile(
     r"\bstatus of (?:my|the|our|that) (?:return|refund|rma)\b|\b(?:return|refund|rma)(?:'s)? status\b"
     r"|\bwhere(?:'s| is) (?:my|the) (?:return|refund)\b|\b(?:has|did|is) my (?:return|refund)\b"
     r"|\b(?:received|got) my (?:return|returned)\b|\brma-[a-z0-9]{8}\b"
@@ -83,22 +83,22 @@ _RETURN_STATUS_RE = re.compile(
     r"|\b(?:status|update|progress|news) (?:on|of|about|for) (?:my|the) (?:return|refund)"
     r"|\b(?:sent|mailed|posted) (?:\w+ ){0,3}back\b.{0,60}\b(?:update|status|yet|news|received|arrived|got)\b"
 )
-_SHIPPING_RE = re.compile(
+SHIPPING_RE = re.compile(
     r"\b(?:ship|ships|shipping|postage|expedited|express|overnight|international(?:ly)?|overseas|abroad|"
     r"delivery|deliver)\b"
     r"|\bsend (?:books? |orders? )?(?:here|to me|to (?:canada|mexico|the uk|uk|europe|australia|germany))"
 )
-_PASSWORD_RE = re.compile(r"\b(?:password|passcode|log ?in(?:to)?|sign ?in(?:to)?|locked out)\b")
-_PROBLEM_RE = re.compile(
+PASSWORD_RE = re.compile(r"\b(?:password|passcode|log ?in(?:to)?|sign ?in(?:to)?|locked out)\b")
+PROBLEM_RE = re.compile(
     r"\b(?:damaged|broken|torn|ripped|defective|faulty|misprint(?:ed)?|wrong (?:book|item|edition))\b"
 )
-_CHANGE_ORDER_RE = re.compile(
+CHANGE_ORDER_RE = re.compile(
     r"\bcancel|\bswitch my order\b"
     # "an update on my order" asks how it is going; "update my order" changes it.
     r"|\b(?:change|modify|edit|(?<!an )(?<!any )update(?! on\b)|set up|add|new)\b"
     r".{0,30}\b(?:order|address|it|account|payment)\b"
 )
-_NO_NUMBER_RE = re.compile(
+NO_NUMBER_RE = re.compile(
     r"\b(?:don't|do not|can't|cannot|couldn't|didn't) (?:know|have|find|remember|see)\b.{0,30}\bnumber\b"
     r"|\b(?:forgot|lost|no idea)\b.{0,30}\bnumber\b|\b(?:without|no) (?:an |the |my )?order number\b"
     r"|\b(?:where|how)\b.{0,30}\border number\b"
@@ -115,7 +115,7 @@ _PEOPLE = (
     r"(?:human(?: being)?|person|agent|representative|rep|operator|somebody|someone|staff|manager|"
     r"supervisor|employee|team member|member of (?:staff|your team|the team))"
 )
-_PERSON_RE = re.compile(
+PERSON_RE = re.compile(
     # A verb of getting in touch, a few small words, then someone: "talk to one of your agents".
     r"\b(?:talk|speak|chat|connect|transfer|put|get|reach|contact|escalate|call|phone|need|want)\b"
     r"(?: (?:to|with|me|us|through|in|touch|a|an|the|your|some|one|of|real|live|actual|human|please|"
@@ -142,9 +142,9 @@ _NOT_ASKING_TO_BE_CALLED_RE = re.compile(
 )
 
 
-def _asks_for_someone(text: str) -> bool:
+def asks_for_someone(text: str) -> bool:
     """Whether the rules' reading of a request for a person rests on more than a mention of people."""
-    for found in _PERSON_RE.finditer(text):
+    for found in PERSON_RE.finditer(text):
         words = found.group()
         if _CUSTOMER_SERVICE_RE.fullmatch(words):
             continue
@@ -154,7 +154,7 @@ def _asks_for_someone(text: str) -> bool:
     return False
 
 
-_ARE_YOU_HUMAN_RE = re.compile(
+ARE_YOU_HUMAN_RE = re.compile(
     r"\bare you (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b"
     r"(?: or (?:a |an )?(?:real )?(?:bot|robot|human|person|ai|machine)\b)?"
 )
@@ -163,7 +163,7 @@ MAX_SUMMARY_CHARS = 200
 # (words, topic for the refusal sentence)
 # (words, topic for the refusal sentence). A topic that is about the store (an invoice, a payment, an
 # account) is one staff can take up: its refusal offers a person. The others keep the refusal alone.
-_OFF_TOPICS = [
+OFF_TOPICS = [
     (re.compile(pattern), topic)
     for pattern, topic in [
         (r"\b(?:weather|forecast|temperature|raining)\b", "the weather"),
@@ -205,7 +205,7 @@ _OFF_TOPICS = [
     ]
 ]
 # (kind, words, reply): greetings, thanks and the like, answered in kind.
-_SMALL_TALK = [
+SMALL_TALK = [
     (
         "help",
         r"\bwhat can you (?:do|help)|^help\W*$|\bwho are you\b"
@@ -247,12 +247,12 @@ _SMALL_TALK = [
     ),
 ]
 # Yes to passing a question on to staff: a plain yes, not "ok bye".
-_PASS_ON_RE = re.compile(
+PASS_ON_RE = re.compile(
     r"^(?:yes|yeah|yep|yup|sure|please do|please|go ahead|do that|ok(?:ay)?,? please)\b(?!.*\bbye)"
 )
-_NO_RE = re.compile(r"^(?:no|nope|nah|not now|don't|do not|cancel|never ?mind|stop|wait)\b")
-_REASON_CLAUSE_RE = re.compile(r"\b(?:because|since|due to|as (?:it|they|the))\b\s*(?P<why>[^.!?\n]+)", re.I)
-_REASON_WORDS_RE = re.compile(
+NO_RE = re.compile(r"^(?:no|nope|nah|not now|don't|do not|cancel|never ?mind|stop|wait)\b")
+REASON_CLAUSE_RE = re.compile(r"\b(?:because|since|due to|as (?:it|they|the))\b\s*(?P<why>[^.!?\n]+)", re.I)
+REASON_WORDS_RE = re.compile(
     r"\b(?:damaged|broken|torn|ripped|defective|faulty|wrong|duplicate|twice|changed my mind|no longer|"
     r"don't (?:want|need|like)|didn't (?:like|want)|not what|missing|misprint(?:ed)?|gift)\b",
     re.I,
@@ -261,7 +261,7 @@ MAX_REASON_CHARS = 200
 
 # The order tasks, each begun by a request and carried out with the order's number and email.
 # The tasks on one order, the capabilities' own (ORDER_TASKS) among them.
-_TASKS = ("status", "return", "cancel", "address", "problem", *ORDER_TASKS)
+TASKS = ("status", "return", "cancel", "address", "problem", *ORDER_TASKS)
 # What a change of an order asks for: to cancel it, or to send it elsewhere. Cancelling a return or an
 # account is no cancellation of an order; adding an address to an account sends no order elsewhere.
 _CANCEL_ASK_RE = re.compile(
@@ -293,9 +293,9 @@ _ACCOUNT_ADDRESS_RE = re.compile(
     r"\b(?:set ?up|setting up|add|adding|save|saved|store|register|enter|creat\w*|default|profile|account|"
     r"future|multiple|second|billing|e-?mail address|po box|records)\b"
 )
-_ORDER_CHANGE_POLICY = "order_change"
+ORDER_CHANGE_POLICY = "order_change"
 # Refusals that offer a person: requests about the store that staff can take up.
-_STORE_TOPICS = frozenset(
+STORE_TOPICS = frozenset(
     {
         "book prices or availability",
         "discounts or promotions",
@@ -315,13 +315,13 @@ _STORE_TOPICS = frozenset(
 # of France?") the refusal stands alone, as it does for a topic that is not the store's (the weather).
 # What puts a topic that is not the store's in the store's hands after all: "the code from your email
 # doesn't work" is no programming question.
-_STORE_CONTEXT_RE = re.compile(
+STORE_CONTEXT_RE = re.compile(
     r"\b(?:my order|your (?:e-?mail|site|website|app|store|shop)|checkout|cart|promo|discount|coupon|invoice|"
     r"payment|charged|delivery|package|parcel|label|account)\b"
 )
 # A question about the world, asked of nobody in particular.
-_WORLD_QUESTION_RE = re.compile(r"^(?:what|who|when|where|which|why|how|is|are|was|were|does|did)\b")
-_STORE_WORDS_RE = re.compile(
+WORLD_QUESTION_RE = re.compile(r"^(?:what|who|when|where|which|why|how|is|are|was|were|does|did)\b")
+STORE_WORDS_RE = re.compile(
     r"\b(?:i|i'm|im|i've|ive|i'd|id|my|me|mine|you|your|you're|youre|yours|u|ur|we|our|us)\b"
     r"|\b(?:orders?|ordering|ordered|buy|buying|by a book|purchas\w*|inv\w{2,5}e|invoices|receipts?|reciept|"
     r"bill|billing|pay\w*|charged?|card|checkout|cart|accounts?|acc+o+unt|sign(?:ing)?[ -]?up|signup|"
@@ -334,14 +334,14 @@ _STORE_WORDS_RE = re.compile(
     r"pre-?orders?|upgrade|next day|here)\b"
 )
 # A complaint wants a person, however it is worded.
-_COMPLAINT_RE = re.compile(
+COMPLAINT_RE = re.compile(
     r"\b(?:complain\w*|complaint|unacceptable|disgrace\w*|appalling|terrible service|awful service|"
     r"worst (?:service|company|store|experience)|worst \w+ ever|very disappointed|extremely disappointed|"
     r"poor service|rude|ridiculous|not impressed|fed up|"
     r"not happy with (?:the|your) service)\b"
 )
 # A number that belongs to an address, not to an order ("the apartment number is missing").
-_ADDRESS_NUMBER_RE = re.compile(
+ADDRESS_NUMBER_RE = re.compile(
     r"\b(?:apartment|apt|unit|house|street|suite|flat|building|zip) (?:number|#|no)\b"
 )
 
@@ -425,11 +425,11 @@ _PROBLEMS = (
 )
 # A question about where an order is now: not a problem with a delivery that came ("last time my order
 # was late, so where is BK-10042 now?").
-_ASKS_WHERE_RE = re.compile(
+ASKS_WHERE_RE = re.compile(
     r"\bwhere(?:'s| is| are)\b|\bwhen will\b|\bhas (?:it|my order|bk)\b.{0,20}\b(?:shipped|arrived)\b"
 )
 # What asks for a return rather than a case ("damaged, I want my money back"), or asks about policy.
-_WANTS_RETURN_RE = re.compile(
+WANTS_RETURN_RE = re.compile(
     r"\b(?:return|returned|returning|refund|refunded|money back|exchange|swap|reimburs\w*)\b"
     r"|\b(?:don't|do not) want to keep\b"
     r"|\b(?:send (?:\w+ ){0,3}|give (?:\w+ ){0,2})back\b"
@@ -440,38 +440,36 @@ _ASKS_POLICY_RE = re.compile(
 )
 
 
-def _delivery_problem(text: str) -> str | None:
+def delivery_problem(text: str) -> str | None:
     """The delivery problem a customer reports (a DeliveryProblem value), or None."""
-    if _POLICY_WORD_RE.search(text) or _HYPOTHETICAL_RE.search(text) or _ASKS_POLICY_RE.search(text):
+    if POLICY_WORD_RE.search(text) or HYPOTHETICAL_RE.search(text) or _ASKS_POLICY_RE.search(text):
         return None
     problem = next((problem.value for problem, pattern in _PROBLEMS if pattern.search(text)), None)
-    if problem == DeliveryProblem.LATE and _ASKS_WHERE_RE.search(text):
+    if problem == DeliveryProblem.LATE and ASKS_WHERE_RE.search(text):
         return None
     return problem
 
 
-def _order_change(text: str) -> "_Intent | None":
+def order_change_in(text: str) -> "Intent | None":
     """Cancelling an order, sending it to another address, or asking what cancelling costs; or None."""
     if _CANCEL_ASK_RE.search(text) and not _NOT_ORDER_CANCEL_RE.search(text):
-        return (
-            _Intent("no_policy", _ORDER_CHANGE_POLICY) if _CANCEL_FEE_RE.search(text) else _Intent("cancel")
-        )
+        return Intent("no_policy", ORDER_CHANGE_POLICY) if _CANCEL_FEE_RE.search(text) else Intent("cancel")
     if (
         _ADDRESS_WORD_RE.search(text)
         and _ADDRESS_FIX_RE.search(text)
         and not _ACCOUNT_ADDRESS_RE.search(text)
     ):
-        return _Intent("address")
+        return Intent("address")
     return None
 
 
 # The customer has not got it: "it's not here", "I never got it", "nothing came".
-_NOT_RECEIVED_RE = re.compile(
+NOT_RECEIVED_RE = re.compile(
     r"\b(?:not|isn't|never|nothing|haven't|hasn't|didn't|did not|no sign)\b.{0,25}"
     r"\b(?:here|got|get|received|receive|arrived|arrive|came|come|there|seen|see|delivered)\b"
 )
 
 
 # Things a customer may not have received that are no parcel: "I didn't get the confirmation email".
-_NOT_THE_PARCEL_RE = re.compile(r"\b(?:confirmation|refund|link|password|code)\b")
-_GOT_IT_RE = re.compile(r"\b(?:got it|found it|never ?mind|it's here|it turned up|it showed up)\b")
+NOT_THE_PARCEL_RE = re.compile(r"\b(?:confirmation|refund|link|password|code)\b")
+GOT_IT_RE = re.compile(r"\b(?:got it|found it|never ?mind|it's here|it turned up|it showed up)\b")

@@ -84,7 +84,7 @@ GENERIC_ERROR_REPLY = (
 
 # Intent vocabulary, matched against lower-cased text with straight apostrophes.
 class Waiting(StrEnum):
-    """What the model waits for after its reply: recorded when it asks (_ask), read back next turn."""
+    """What the model waits for after its reply: recorded when it asks (ask), read back next turn."""
 
     ORDER_NUMBER = "order_number"
     EMAIL = "email"
@@ -102,21 +102,21 @@ class Waiting(StrEnum):
 
 # What a reply asks, in the order it asks it: set for each reply the model writes (OfflineModel.create),
 # so that any part of it that asks a question records so, without the question passed back up.
-_ASKED: ContextVar[list[Waiting] | None] = ContextVar("asked", default=None)
+ASKED: ContextVar[list[Waiting] | None] = ContextVar("asked", default=None)
 # Messages that answer a question for an order's details (read as such, however worded).
-_ASKS_FOR_DETAILS = frozenset(
+ASKS_FOR_DETAILS = frozenset(
     {Waiting.ORDER_NUMBER, Waiting.EMAIL, Waiting.DETAILS_AGAIN, Waiting.WHICH_ORDER}
 )
 
 
-def _ask(waiting: Waiting, sentence: str) -> str:
+def ask(waiting: Waiting, sentence: str) -> str:
     """The sentence that asks, with what the model then waits for recorded."""
-    asked = _ASKED.get()
+    asked = ASKED.get()
     if asked is not None:
         asked.append(waiting)
     return sentence
 
 
-def _last_asked() -> Waiting | None:
-    asked = _ASKED.get()
+def last_asked() -> Waiting | None:
+    asked = ASKED.get()
     return asked[-1] if asked else None
