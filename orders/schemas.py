@@ -130,17 +130,26 @@ def _text(model, field: str, *, required: bool = False) -> PlainValidator:
     return PlainValidator(lambda value: _text_clean(value, max_length=max_length, required=required))
 
 
+def email_canonical(value: str) -> str | None:
+    """The email as the store keeps it (lower case), or None when Django's own check, the order's
+    EmailField's, refuses it: the one owner of what an email is, for the intake and the assistant."""
+    value = value.lower()
+    try:
+        validate_email(value)
+    except DjangoValidationError:
+        return None
+    return value
+
+
 def _email(value: object) -> str:
     max_length = Order._meta.get_field("customer_email").max_length
     email = _text_clean(value, max_length=max_length, required=True)
     if len(email.lower()) > max_length:  # "İ" lowercases to two: the column holds the lowered email
         raise _problem(f"must be at most {max_length} characters")
-    email = email.lower()
-    try:
-        validate_email(email)
-    except DjangoValidationError:
-        raise _problem("must be an email address") from None
-    return email
+    canonical = email_canonical(email)
+    if canonical is None:
+        raise _problem("must be an email address")
+    return canonical
 
 
 def _choice(choices) -> PlainValidator:

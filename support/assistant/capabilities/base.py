@@ -20,8 +20,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
-from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -37,6 +35,7 @@ from orders.addresses import ShippingAddress, shipping_address_of
 from orders.models import Order, OrderItem
 from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
 from orders.numbers import ORDER_NUMBERS
+from orders.schemas import email_canonical
 from orders.selectors import order_get_for_customer
 from orders.services import RETURN_STATUSES_NEEDING_A_REASON, ReturnRefusal
 from support.assistant.budget import CheckScope, identity_check_failed, identity_checks_spent
@@ -86,16 +85,6 @@ def shaped(check: Callable[[str], str | None], shape: str):
     return AfterValidator(validate)
 
 
-def _email(value: str) -> str | None:
-    """Django's own check, as the order's EmailField makes it: one owner of what an email is."""
-    value = value.lower()
-    try:
-        validate_email(value)
-    except DjangoValidationError:
-        return None
-    return value
-
-
 OrderNumber = Annotated[
     str,
     # Room for the spaces people type inside a number ("BK 10042").
@@ -114,7 +103,7 @@ CustomerEmail = Annotated[
     str,
     Field(min_length=1, max_length=MAX_EMAIL_LENGTH),
     BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
-    shaped(_email, "name@example.com"),
+    shaped(email_canonical, "name@example.com"),
     WithJsonSchema({"type": "string", "description": "The email the customer gave for the order."}),
 ]
 
