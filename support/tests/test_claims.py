@@ -8,9 +8,11 @@ import json
 
 import pytest
 
+from support.assistant.capabilities import order_status, returns
 from support.assistant.capabilities.base import ToolContext
-from support.assistant.capabilities.registry import tool_execute
-from support.assistant.claims import ToolResult
+from support.assistant.capabilities.registry import CAPABILITIES, tool_execute
+from support.assistant.claims import ToolResult, eligibility_claims, return_claims, status_claims
+from support.assistant.claims import wordings as claim_wordings
 from support.assistant.prompts import system_prompt
 from support.assistant.validator import reply_validate
 from support.models import Conversation
@@ -355,3 +357,27 @@ def test_a_result_it_cannot_read_gives_a_verdict_not_an_exception(content):
 def test_odd_replies_and_order_numbers_get_a_clear_verdict(reply, expected):
     verdict = reply_validate(reply=reply, customer_message="hi", customer_words=["hi"], tool_results=[])
     assert verdict.violations == expected
+
+
+def test_the_validator_reads_each_capability_s_claims_from_its_module():
+    """The wordings the claims are read with are the ones each capability owns (`Capability.claims`), in
+    the registry's order: order_status.py an order's status, returns.py a return's progress and
+    eligibility. A wording added to a capability is read with nothing else to change."""
+    assert order_status.CAPABILITY.claims.statuses
+    assert returns.CAPABILITY.claims.return_progress and returns.CAPABILITY.claims.eligibility
+    read = {
+        "statuses": claim_wordings._STATUS_RES,
+        "return_progress": claim_wordings._RETURN_RES,
+        "eligibility": claim_wordings._ELIGIBLE_RES,
+    }
+    for kind, compiled in read.items():
+        owned = [wording for capability in CAPABILITIES for wording in getattr(capability.claims, kind)]
+        assert [(pattern.pattern, value) for pattern, value in compiled] == owned, kind
+        # The capabilities' very values, not a copy of their lists kept somewhere else.
+        assert all(value is wording[1] for (_, value), wording in zip(compiled, owned, strict=True)), kind
+    # As claims: the first of a module's wordings that matches says what is claimed.
+    assert status_claims("It has not been shipped yet.") == [order_status.CAPABILITY.claims.statuses[0][1]]
+    assert return_claims("Your return was rejected.") == [returns.CAPABILITY.claims.return_progress[0][1]]
+    assert eligibility_claims("The window has closed for it.", set()) == [
+        (returns.CAPABILITY.claims.eligibility[0][1], None)
+    ]

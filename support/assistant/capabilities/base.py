@@ -3,7 +3,8 @@
 A capability is one thing the assistant can do for a customer (see registry.py for the list). It owns
 its tools, each with its arguments as a pydantic model (the JSON schema both providers read is
 generated from it, and the same model refuses invalid arguments field by field), its handler, the
-status line the page shows while it runs, and its paragraph of the system prompt.
+status line the page shows while it runs, its paragraph of the system prompt, and where it has any, the
+wordings the validator reads its claims with (ClaimWordings).
 
 Handlers are thin: they call the orders and policies services and turn the outcome into a JSON tool
 result. Privacy and protocol rules are enforced here, whatever the model was told:
@@ -358,15 +359,35 @@ class OrderTask:
     reply: Callable[[dict[str, Any]], str]
 
 
+# What a claim of return eligibility says (ClaimWordings.eligibility).
+ELIGIBLE, NOT_ELIGIBLE, WINDOW_CLOSED = "eligible", "not_eligible", "window_closed"
+
+
+@dataclass(frozen=True)
+class ClaimWordings:
+    """What the validator (support.assistant.claims) reads as a capability's claims: wordings, regular
+    expressions read case-insensitively, each with what it claims. Order matters: the first wording that
+    matches a stretch of text is the claim, so longer and negated wordings come first."""
+
+    # An order's status, and the order statuses it is true of.
+    statuses: tuple[tuple[str, frozenset[str]], ...] = ()
+    # A return's progress (read in a clause about a return), and the return statuses it is true of.
+    return_progress: tuple[tuple[str, frozenset[str]], ...] = ()
+    # Return eligibility: ELIGIBLE, NOT_ELIGIBLE or WINDOW_CLOSED.
+    eligibility: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass(frozen=True)
 class Capability:
-    """One thing the assistant can do: its tools, its paragraph of the system prompt's tool rules, and
-    the built-in model's steps for it where they are its own."""
+    """One thing the assistant can do: its tools, its paragraph of the system prompt's tool rules, the
+    built-in model's steps for it where they are its own, and the wordings the validator reads as its
+    claims where it has any."""
 
     name: str
     tools: tuple[Tool, ...]
     prompt: str
     order_tasks: tuple[OrderTask, ...] = ()
+    claims: ClaimWordings = field(default_factory=ClaimWordings)
 
 
 # --- Shared by the capabilities that act on one order ---

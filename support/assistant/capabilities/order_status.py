@@ -2,14 +2,17 @@
 customer's recent orders."""
 
 import re
+from dataclasses import replace
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from orders.models import RMA_NUMBER_PATTERN, Order
+from orders.models import RMA_NUMBER_PATTERN, Order, OrderStatus
+from orders.numbers import ORDER_NUMBERS
 from orders.selectors import order_get_for_customer_by_rma, order_list_for_customer
 from support.assistant.capabilities.base import (
     Capability,
+    ClaimWordings,
     CustomerEmail,
     OrderNumber,
     Tool,
@@ -162,5 +165,62 @@ CAPABILITY = Capability(
         "proves nothing. Without an order number, say it is in the order confirmation "
         "email{order_number_starts}. The exception: a customer the store signed in (their turns say so); "
         "list_recent_orders lists theirs."
+    ),
+)
+
+
+# --- What the validator reads as this capability's claims ---
+
+_P, _S, _D, _C = OrderStatus.PROCESSING, OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.CANCELLED
+# A status wording and the order statuses it is true of. Longer, negated wordings come first: the
+# first that matches a stretch of text is the claim.
+_NOT = r"(?:\bnot|n't|\bnever|\bno longer)"
+# What a bare "shipped" or "arrived" is said of.
+_SUBJECT = rf"(?:\b(?:it|they|order|parcel|package|books?|items?)|{ORDER_NUMBERS.mention_pattern})"
+_STATUS_WORDINGS = (
+    (rf"{_NOT}\s+(?:yet\s+)?(?:been\s+)?(?:shipped|dispatched|sent out)", {_P}),
+    (r"\b(?:hasn't|has not|haven't|have not)\s+(?:yet\s+)?(?:shipped|left)", {_P}),
+    (rf"{_NOT}\s+(?:yet\s+)?(?:been\s+)?delivered", {_P, _S}),
+    (
+        r"\b(?:hasn't|has not|haven't|have not|didn't|did not|never)\s+(?:yet\s+)?(?:been\s+)?"
+        r"(?:arrived|arrive|come(?!\s+up)|got|gotten|get|received|receive|reached you)",
+        {_P, _S},
+    ),
+    (
+        rf"{_NOT}\s+(?:yet\s+|anymore\s+|any longer\s+)?"
+        r"(?:in transit|on (?:its|their|the) way|out for delivery)",
+        {_P, _D, _C},
+    ),
+    (r"\b(?:hasn't|has not|haven't|have not)\s+(?:yet\s+)?gone\s+out", {_P}),
+    (r"\b(?:still\s+)?being\s+(?:processed|prepared|packed)", {_P}),
+    (
+        r"\b(?:was|were|got|has been|have been)\s+dropped\s+off|\breached\s+you\b",
+        {_D},
+    ),
+    (r"\bleft\s+(?:our|the)\s+warehouse|\b(?:has|have)\s+gone\s+out", {_S, _D}),
+    (_SUBJECT + r"\s+(?:is|are)\s+(?:now\s+)?in\s+the\s+mail\b", {_S}),
+    (r"\b(?:is|are|still)\s+(?:still\s+)?(?:processing|in processing|being processed)", {_P}),
+    (r"\b(?:was|were|has been|have been|is|got)\s+(?:cancell?ed)", {_C}),
+    (r"\b(?:on (?:its|their|the) way|in transit|out for delivery|en route)", {_S}),
+    (
+        r"\b(?:has|have|was|were|has been|have been|got)\s+(?:already\s+)?(?:shipped|dispatched|sent out)",
+        {_S, _D},
+    ),
+    (r"\bshipped on\b", {_S, _D}),
+    (_SUBJECT + r"\s+(?:already\s+)?shipped\b", {_S, _D}),
+    (_SUBJECT + r"\s+(?:already\s+)?arrived\b", {_D}),
+    (r"\b(?:was|were|has been|have been|got|is|are)\s+(?:already\s+)?delivered", {_D}),
+    (r"\bdelivered on\b", {_D}),
+    (r"\b(?:has|have|had)\s+(?:already\s+)?arrived|\barrived on\b", {_D}),
+    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(processing)\b", {_P}),
+    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(shipped)\b", {_S}),
+    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(delivered)\b", {_D}),
+    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(cancell?ed)\b", {_C}),
+)
+
+CAPABILITY = replace(
+    CAPABILITY,
+    claims=ClaimWordings(
+        statuses=tuple((pattern, frozenset(statuses)) for pattern, statuses in _STATUS_WORDINGS)
     ),
 )

@@ -1,12 +1,18 @@
 """Returns: whether an order can go back, item by item, and starting the return after a yes."""
 
-from orders.models import ReturnRecord
+from dataclasses import replace
+
+from orders.models import ReturnRecord, ReturnStatus
 from orders.selectors import order_return_eligibility
 from orders.services import ReturnNotAllowed, ReturnRefusal
 from store.clock import store_today
 from support.assistant.capabilities.base import (
+    ELIGIBLE,
     MAX_REASON_LENGTH,
+    NOT_ELIGIBLE,
+    WINDOW_CLOSED,
     Capability,
+    ClaimWordings,
     OrderArguments,
     Text,
     Titles,
@@ -158,5 +164,54 @@ CAPABILITY = Capability(
         "them.\n"
         "- initiate_return: as rule 2; pass item_titles (exact titles from the eligibility result) when "
         "only some items go back; then give the RMA number and next steps."
+    ),
+)
+
+
+# --- What the validator reads as this capability's claims ---
+
+_I, _L, _R, _F = ReturnStatus.INITIATED, ReturnStatus.LABEL_SENT, ReturnStatus.RECEIVED, ReturnStatus.REFUNDED
+# A return's status in words, and the return statuses it is true of (said in a clause about a return).
+_RETURN_WORDINGS = (
+    (r"\b(?:has|have|was|were|got)\s+(?:been\s+)?(?:rejected|declined|refused)", {ReturnStatus.REJECTED}),
+    (r"\b(?:has|have|was|were|is)\s+(?:been\s+)?(?:cancell?ed|withdrawn)", {ReturnStatus.CANCELLED}),
+    (r"\brefund\s+is\s+(?:being|now being)\s+processed", {_R}),
+    (
+        r"\brefund\s+(?:has been|was)\s+(?:issued|processed|sent|paid)|\b(?:has been|was|were)\s+refunded",
+        {_F},
+    ),
+    (r"\b(?:we(?:'ve| have)?|has been|have been|was|were)\s+(?:now\s+)?received\b", {_R, _F}),
+    (r"\blabel\s+(?:has been|was|is)\s+(?:already\s+)?(?:sent|emailed)", {_L, _R, _F}),
+    (r"\b(?:has been|was|is)\s+(?:approved|accepted|authori[sz]ed)", {_L, _R, _F}),
+    (r"\b(?:has been|was|is)\s+(?:started|opened|initiated|created|open)\b|\bhas\s+started\b", {_I, _L, _R}),
+)
+
+# Return eligibility in words, and what it claims of the order or of the item it names.
+_ELIGIBILITY_WORDINGS = (
+    (
+        r"\bwindow\s+(?:has\s+)?(?:already\s+)?(?:closed|expired|passed|ended)|\boutside\s+the\s+return",
+        WINDOW_CLOSED,
+    ),
+    (r"\btoo late to (?:start a )?return", WINDOW_CLOSED),
+    (
+        r"\b(?:can't|cannot|can not|couldn't|could not|won't be able to)\s+(?:still\s+)?be\s+returned",
+        NOT_ELIGIBLE,
+    ),
+    (r"\b(?:can't|cannot|can not)\s+return\b", NOT_ELIGIBLE),
+    (
+        r"(?:\bnot|n't|\bno longer)\s+(?:(?:\w+ly|yet|currently|still|quite)\s+)?(?:eligible|returnable)",
+        NOT_ELIGIBLE,
+    ),
+    (r"\b(?:can|could)\s+(?:still\s+)?be\s+returned", ELIGIBLE),
+    (r"\b(?:you\s+)?can\s+(?:still\s+)?return\b", ELIGIBLE),
+    (r"\b(?:is|are)\s+(?:still\s+)?(?:eligible|returnable)\b|\beligible\s+for\s+(?:a\s+)?return", ELIGIBLE),
+    (r"\bwithin\s+the\s+(?:\d+-day\s+)?return\s+window", ELIGIBLE),
+)
+
+CAPABILITY = replace(
+    CAPABILITY,
+    claims=ClaimWordings(
+        return_progress=tuple((pattern, frozenset(statuses)) for pattern, statuses in _RETURN_WORDINGS),
+        eligibility=_ELIGIBILITY_WORDINGS,
     ),
 )

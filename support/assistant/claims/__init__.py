@@ -15,7 +15,8 @@ Across the reply: refund timelines and methods, and counts of days, must be
 ones a tool gave. Questions, conditionals ("once it has shipped …"), policy
 wording without a subject that points at the order ("ebooks cannot be
 returned") and sentences quoted from the tools' own words claim nothing.
-Wordings are lists, tuned on tables of correct and invented replies
+Wordings are lists, each owned by the capability it is about (`Capability.claims` in
+support/assistant/capabilities/), tuned on tables of correct and invented replies
 (support/tests/test_claims.py): a claim worded in a way no list knows passes.
 """
 

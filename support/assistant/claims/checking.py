@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from support.assistant.capabilities.base import ELIGIBLE, WINDOW_CLOSED
 from support.assistant.claims.dates import _date_known, _dates_with_roles, written_dates
 from support.assistant.claims.results import Knowledge, OrderFacts
 from support.assistant.claims.text import (
@@ -23,8 +24,6 @@ from support.assistant.claims.text import (
     tracking_in,
 )
 from support.assistant.claims.wordings import (
-    _ELIGIBLE,
-    _WINDOW_CLOSED,
     _Segment,
     eligibility_claims,
     return_claims,
@@ -111,12 +110,12 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
 
 
 def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool:
-    if claim == _WINDOW_CLOSED:
+    if claim == WINDOW_CLOSED:
         return facts.window_closed
     if title is not None:
-        return title in (facts.returnable if claim == _ELIGIBLE else facts.not_returnable)
+        return title in (facts.returnable if claim == ELIGIBLE else facts.not_returnable)
     # "It can't be returned" is true of the order, or of one of its items the sentence points at.
-    return facts.eligible if claim == _ELIGIBLE else (not facts.eligible or bool(facts.not_returnable))
+    return facts.eligible if claim == ELIGIBLE else (not facts.eligible or bool(facts.not_returnable))
 
 
 def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said) -> list[str]:

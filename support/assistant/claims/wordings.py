@@ -1,103 +1,28 @@
-"""What a sentence claims, read from fixed lists of wordings (an order's status, a return's progress,
-return eligibility), and which order each clause of a sentence is about (its segments).
+"""What a sentence claims, read from the fixed lists of wordings the capabilities own (an order's
+status, a return's progress, return eligibility: `Capability.claims`), and which order each clause of a
+sentence is about (its segments).
 """
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-from orders.models import OrderStatus, ReturnStatus
 from orders.numbers import ORDER_NUMBERS
+from support.assistant.capabilities.registry import CAPABILITIES
 from support.assistant.claims.text import _CLAUSE_SPLIT_RE, _clause_before, _has_title, order_number
 
-_P, _S, _D, _C = OrderStatus.PROCESSING, OrderStatus.SHIPPED, OrderStatus.DELIVERED, OrderStatus.CANCELLED
+
+def _compiled(wordings: Iterable[tuple[str, object]]) -> list[tuple[re.Pattern, object]]:
+    return [(re.compile(pattern, re.I), value) for pattern, value in wordings]
 
 
-# A status wording and the order statuses it is true of. Longer, negated wordings come first: the
-# first that matches a stretch of text is the claim.
-_NOT = r"(?:\bnot|n't|\bnever|\bno longer)"
-# What a bare "shipped" or "arrived" is said of.
-_SUBJECT = rf"(?:\b(?:it|they|order|parcel|package|books?|items?)|{ORDER_NUMBERS.mention_pattern})"
-_STATUS_WORDINGS = [
-    (rf"{_NOT}\s+(?:yet\s+)?(?:been\s+)?(?:shipped|dispatched|sent out)", {_P}),
-    (r"\b(?:hasn't|has not|haven't|have not)\s+(?:yet\s+)?(?:shipped|left)", {_P}),
-    (rf"{_NOT}\s+(?:yet\s+)?(?:been\s+)?delivered", {_P, _S}),
-    (
-        r"\b(?:hasn't|has not|haven't|have not|didn't|did not|never)\s+(?:yet\s+)?(?:been\s+)?"
-        r"(?:arrived|arrive|come(?!\s+up)|got|gotten|get|received|receive|reached you)",
-        {_P, _S},
-    ),
-    (
-        rf"{_NOT}\s+(?:yet\s+|anymore\s+|any longer\s+)?"
-        r"(?:in transit|on (?:its|their|the) way|out for delivery)",
-        {_P, _D, _C},
-    ),
-    (r"\b(?:hasn't|has not|haven't|have not)\s+(?:yet\s+)?gone\s+out", {_P}),
-    (r"\b(?:still\s+)?being\s+(?:processed|prepared|packed)", {_P}),
-    (
-        r"\b(?:was|were|got|has been|have been)\s+dropped\s+off|\breached\s+you\b",
-        {_D},
-    ),
-    (r"\bleft\s+(?:our|the)\s+warehouse|\b(?:has|have)\s+gone\s+out", {_S, _D}),
-    (_SUBJECT + r"\s+(?:is|are)\s+(?:now\s+)?in\s+the\s+mail\b", {_S}),
-    (r"\b(?:is|are|still)\s+(?:still\s+)?(?:processing|in processing|being processed)", {_P}),
-    (r"\b(?:was|were|has been|have been|is|got)\s+(?:cancell?ed)", {_C}),
-    (r"\b(?:on (?:its|their|the) way|in transit|out for delivery|en route)", {_S}),
-    (
-        r"\b(?:has|have|was|were|has been|have been|got)\s+(?:already\s+)?(?:shipped|dispatched|sent out)",
-        {_S, _D},
-    ),
-    (r"\bshipped on\b", {_S, _D}),
-    (_SUBJECT + r"\s+(?:already\s+)?shipped\b", {_S, _D}),
-    (_SUBJECT + r"\s+(?:already\s+)?arrived\b", {_D}),
-    (r"\b(?:was|were|has been|have been|got|is|are)\s+(?:already\s+)?delivered", {_D}),
-    (r"\bdelivered on\b", {_D}),
-    (r"\b(?:has|have|had)\s+(?:already\s+)?arrived|\barrived on\b", {_D}),
-    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(processing)\b", {_P}),
-    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(shipped)\b", {_S}),
-    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(delivered)\b", {_D}),
-    (r"\bstatus\b[^.;]{0,40}?\bis\s+(?:now\s+|currently\s+|still\s+)?[\"'\u201c]?(cancell?ed)\b", {_C}),
-]
-_STATUS_RES = [(re.compile(pattern, re.I), frozenset(statuses)) for pattern, statuses in _STATUS_WORDINGS]
-
-_I, _L, _R, _F = ReturnStatus.INITIATED, ReturnStatus.LABEL_SENT, ReturnStatus.RECEIVED, ReturnStatus.REFUNDED
-# A return's status in words, and the return statuses it is true of (said in a clause about a return).
-_RETURN_WORDINGS = [
-    (r"\b(?:has|have|was|were|got)\s+(?:been\s+)?(?:rejected|declined|refused)", {ReturnStatus.REJECTED}),
-    (r"\b(?:has|have|was|were|is)\s+(?:been\s+)?(?:cancell?ed|withdrawn)", {ReturnStatus.CANCELLED}),
-    (r"\brefund\s+is\s+(?:being|now being)\s+processed", {_R}),
-    (
-        r"\brefund\s+(?:has been|was)\s+(?:issued|processed|sent|paid)|\b(?:has been|was|were)\s+refunded",
-        {_F},
-    ),
-    (r"\b(?:we(?:'ve| have)?|has been|have been|was|were)\s+(?:now\s+)?received\b", {_R, _F}),
-    (r"\blabel\s+(?:has been|was|is)\s+(?:already\s+)?(?:sent|emailed)", {_L, _R, _F}),
-    (r"\b(?:has been|was|is)\s+(?:approved|accepted|authori[sz]ed)", {_L, _R, _F}),
-    (r"\b(?:has been|was|is)\s+(?:started|opened|initiated|created|open)\b|\bhas\s+started\b", {_I, _L, _R}),
-]
-_RETURN_RES = [(re.compile(pattern, re.I), frozenset(statuses)) for pattern, statuses in _RETURN_WORDINGS]
-
-_ELIGIBLE, _NOT_ELIGIBLE, _WINDOW_CLOSED = "eligible", "not_eligible", "window_closed"
-_ELIGIBLE_WORDINGS = [
-    (
-        r"\bwindow\s+(?:has\s+)?(?:already\s+)?(?:closed|expired|passed|ended)|\boutside\s+the\s+return",
-        _WINDOW_CLOSED,
-    ),
-    (r"\btoo late to (?:start a )?return", _WINDOW_CLOSED),
-    (
-        r"\b(?:can't|cannot|can not|couldn't|could not|won't be able to)\s+(?:still\s+)?be\s+returned",
-        _NOT_ELIGIBLE,
-    ),
-    (r"\b(?:can't|cannot|can not)\s+return\b", _NOT_ELIGIBLE),
-    (
-        r"(?:\bnot|n't|\bno longer)\s+(?:(?:\w+ly|yet|currently|still|quite)\s+)?(?:eligible|returnable)",
-        _NOT_ELIGIBLE,
-    ),
-    (r"\b(?:can|could)\s+(?:still\s+)?be\s+returned", _ELIGIBLE),
-    (r"\b(?:you\s+)?can\s+(?:still\s+)?return\b", _ELIGIBLE),
-    (r"\b(?:is|are)\s+(?:still\s+)?(?:eligible|returnable)\b|\beligible\s+for\s+(?:a\s+)?return", _ELIGIBLE),
-    (r"\bwithin\s+the\s+(?:\d+-day\s+)?return\s+window", _ELIGIBLE),
-]
-_ELIGIBLE_RES = [(re.compile(pattern, re.I), claim) for pattern, claim in _ELIGIBLE_WORDINGS]
+# Each capability's wordings (`Capability.claims`: order_status.py the status, returns.py a return's
+# progress and eligibility), in the registry's order.
+_STATUS_RES = _compiled(wording for capability in CAPABILITIES for wording in capability.claims.statuses)
+_RETURN_RES = _compiled(
+    wording for capability in CAPABILITIES for wording in capability.claims.return_progress
+)
+_ELIGIBLE_RES = _compiled(wording for capability in CAPABILITIES for wording in capability.claims.eligibility)
 
 # Words that make what follows them, in the same clause, not a claim about now.
 _CONDITIONAL_RE = re.compile(
