@@ -15,14 +15,17 @@ from support.assistant.capabilities import (
     returns,
 )
 from support.assistant.capabilities.base import (
+    Answer,
     Capability,
     InvalidArguments,
     OrderTask,
+    Reply,
     Tool,
     ToolContext,
     ToolOutcome,
     error,
 )
+from support.assistant.understanding.wording import Waiting
 from support.llm.protocol import ToolError
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -42,10 +45,22 @@ TOOL_NAMES = tuple(_TOOLS)
 TOOL_ARGUMENT_NAMES = frozenset(name for tool in TOOLS for name in tool["input_schema"]["properties"])
 # Tools that change the store: the step that calls one is stored in the same transaction as the change.
 WRITE_TOOLS = frozenset(name for name, tool in _TOOLS.items() if tool.writes)
-# The built-in model's order tasks the capabilities bring, by kind.
-ORDER_TASKS: dict[str, OrderTask] = {
+# The built-in model's steps the capabilities bring: every task on one order by its kind (TASKS, the kinds,
+# in the registry's order), those asked for in words of their own (ORDER_TASKS, read by the built-in
+# model before its rules), its answers by the question asked, its replies by tool, and its steps for the
+# message right after a capability's result.
+TASK_STEPS: dict[str, OrderTask] = {
     task.kind: task for capability in CAPABILITIES for task in capability.order_tasks
 }
+TASKS = tuple(TASK_STEPS)
+ORDER_TASKS: dict[str, OrderTask] = {kind: task for kind, task in TASK_STEPS.items() if task.asks}
+ANSWERS: dict[Waiting, Answer] = {
+    waiting: answer for capability in CAPABILITIES for waiting, answer in capability.answers.items()
+}
+REPLIES: dict[str, Reply] = {
+    tool: reply for capability in CAPABILITIES for tool, reply in capability.replies.items()
+}
+AFTER_RESULT: tuple[Answer, ...] = tuple(capability.after for capability in CAPABILITIES if capability.after)
 
 
 def tool_rules() -> str:
