@@ -151,7 +151,7 @@ def _return_started(record: ReturnRecord, *, already_started: bool = False) -> T
 # --- The built-in model's steps ---
 
 
-def returnable_titles(result: dict) -> list[str]:
+def _returnable_titles(result: dict) -> list[str]:
     return [item.get("title", "") for item in result.get("items", []) if item.get("returnable")]
 
 
@@ -162,7 +162,7 @@ def _refund_sentence(method, days) -> str:
 _IN_OPEN_RETURN = "This item is already part of an open return."
 
 
-def eligibility_reply(result: dict, chosen: list[str] | None) -> str:
+def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     order_id = result.get("order_id")
     if not result.get("eligible"):
         made = returns_sentences(result.get("returns", []))
@@ -178,7 +178,7 @@ def eligibility_reply(result: dict, chosen: list[str] | None) -> str:
     policy = result.get("policy", {})
     sentences = [
         f"Order {order_id} can be returned. {result.get('reason', '')}".strip(),
-        f"I can start a return for {joined(chosen or returnable_titles(result))}.",
+        f"I can start a return for {joined(chosen or _returnable_titles(result))}.",
     ]
     for item in result.get("items", []):
         if item.get("returnable"):
@@ -208,12 +208,12 @@ def _eligibility_check_reply(turn: Turn, result: dict) -> str:
     """The check's result, for the books named since the return was asked for; which of them, when the
     customer asked to return one of several."""
     units = turn.units[turn.start or 0 :]
-    returnable = returnable_titles(result)
+    returnable = _returnable_titles(result)
     chosen = named_titles(units, returnable)
     asked_for_one = any(ONE_OF_RE.search(plain(unit)) for unit in units)
     if result.get("eligible") and not chosen and len(returnable) > 1 and asked_for_one:
         return _which_item_reply(result, returnable)
-    return eligibility_reply(result, chosen)
+    return _eligibility_reply(result, chosen)
 
 
 def _return_started_reply(_turn: Turn, result: dict) -> str:
@@ -252,7 +252,7 @@ def _answer_confirmation(turn: Turn) -> Step | None:
     check_input, result = checks[-1][0].get("input", {}), checks[-1][1]
     units, latest = history.units, plain(history.units[-1])
     start = turn.start or 0
-    returnable = returnable_titles(result)
+    returnable = _returnable_titles(result)
     summarised = named_titles(units[start:-1], returnable)
     named_now = named_titles(units[-1:], returnable)
     if not named_now and summarised and THE_OTHER_RE.search(latest):
@@ -261,7 +261,7 @@ def _answer_confirmation(turn: Turn) -> Step | None:
     if YES_RE.match(latest):
         # A different choice of books is not a yes to the summary just given: summarise again.
         if changed_choice:
-            return eligibility_reply(result, named_now)
+            return _eligibility_reply(result, named_now)
         if intents[-1].kind in ("person", "status", "policy", "no_number"):
             return None  # "yes, but let me talk to a person first": that request is answered first
         other_order = order_id_in(history.units[-1])
@@ -276,7 +276,7 @@ def _answer_confirmation(turn: Turn) -> Step | None:
             arguments["item_titles"] = summarised
         return ToolCall("initiate_return", arguments)
     if changed_choice:
-        return eligibility_reply(result, named_now)  # "no, just the Goldfinch": a new summary, not a no
+        return _eligibility_reply(result, named_now)  # "no, just the Goldfinch": a new summary, not a no
     if NO_RE.match(latest) and intents[-1].kind not in (*turn.tasks, "policy", "info", "no_number", "person"):
         return DECLINED_REPLY
     return None
@@ -288,10 +288,10 @@ def _answer_which_item(turn: Turn) -> str | None:
     checks = [result for use, result in history.calls if use.get("name") == "check_return_eligibility"]
     if not checks or checks[-1].get("eligible") is not True:
         return None
-    returnable = returnable_titles(checks[-1])
+    returnable = _returnable_titles(checks[-1])
     latest = plain(history.units[-1])
     named = named_titles(history.units[-1:], returnable) or (returnable if BOTH_RE.search(latest) else None)
-    return eligibility_reply(checks[-1], named) if named else None
+    return _eligibility_reply(checks[-1], named) if named else None
 
 
 # --- The capability ---
