@@ -197,8 +197,8 @@ def _return_by_rma(task: TaskAt) -> Step | None:
 
 
 def _delivered_not_received(turn: Turn) -> Step | None:
-    """ "It's not here" right after the last lookup said the order was delivered: a parcel gone missing,
-    reported; else None."""
+    """A parcel gone missing, reported: the customer says it never came right after the last lookup said
+    the order was delivered; else None."""
     history = turn.history
     if turn.intents[-1].kind not in ("status", "unknown", "order_unclear"):
         return None

@@ -15,7 +15,7 @@ from support.llm.protocol import OFFER_PERSON
 
 
 def joined(values: list[str]) -> str:
-    """ "A", "A and B", "A, B and C"; "" for none."""
+    """Values in words: A; A and B; A, B and C; "" for none."""
     if len(values) <= 1:
         return "".join(values)
     return ", ".join(values[:-1]) + " and " + values[-1]
