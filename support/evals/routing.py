@@ -27,7 +27,10 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from support.assistant.builtin.wording import (
+from support.assistant.capabilities.registry import TOOLS
+from support.assistant.prompts import TURN_REMINDER
+from support.assistant.turn import reply_leaves_dead_end
+from support.assistant.understanding.wording import (
     ASK_ADDRESS,
     ASK_EMAIL,
     ASK_ORDER_NUMBER,
@@ -38,9 +41,6 @@ from support.assistant.builtin.wording import (
     NO_POLICY_REPLY,
     THANKS_REPLY,
 )
-from support.assistant.capabilities.registry import TOOLS
-from support.assistant.prompts import TURN_REMINDER
-from support.assistant.turn import reply_leaves_dead_end
 from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
 from support.llm.types import Model
 

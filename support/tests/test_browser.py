@@ -21,8 +21,8 @@ from playwright.sync_api import Page, expect, sync_playwright
 
 from orders.models import ReturnRecord
 from policies.models import PolicyEntry
-from support.assistant.builtin.wording import NO_POLICY_REPLY
 from support.assistant.prompts import REFUSAL_TEMPLATE
+from support.assistant.understanding.wording import NO_POLICY_REPLY
 from support.conversations.handoff import conversation_assign, conversation_staff_reply
 from support.conversations.identity import customer_signature
 from support.conversations.models import Conversation

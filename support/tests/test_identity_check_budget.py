@@ -9,7 +9,7 @@ import pytest
 from django.core.cache import caches
 
 from support.assistant.budget import CheckLimit, CheckScope, identity_check_failed, identity_checks_spent
-from support.assistant.builtin.wording import CHECKS_SPENT_REPLY
+from support.assistant.understanding.wording import CHECKS_SPENT_REPLY
 from support.llm.protocol import OFFER_PERSON, ToolError
 from support.models import Conversation, TurnTrace
 from support.testing.chat_client import ChatClient

@@ -13,7 +13,10 @@ import pytest
 from orders.selectors import ChangeCode, ProblemCode
 from orders.services import ITEMS_NEEDED, ReturnRefusal
 from support.assistant.builtin.model import OfflineModel
-from support.assistant.builtin.wording import (
+from support.assistant.capabilities.registry import TOOLS
+from support.assistant.claims import ToolResult
+from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
+from support.assistant.understanding.wording import (
     ASK_EMAIL,
     ASK_ORDER_NUMBER,
     ASK_WHICH_TASK,
@@ -28,9 +31,6 @@ from support.assistant.builtin.wording import (
     THANKS_REPLY,
     Waiting,
 )
-from support.assistant.capabilities.registry import TOOLS
-from support.assistant.claims import ToolResult
-from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.validator import reply_validate
 from support.llm.protocol import (
     FAQ_TOPICS_TAG,

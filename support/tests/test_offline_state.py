@@ -7,8 +7,8 @@ import re
 import pytest
 
 from support.assistant.builtin.model import OfflineModel
-from support.assistant.builtin.wording import Waiting
 from support.assistant.request import history_for_request, with_cache_point
+from support.assistant.understanding.wording import Waiting
 from support.conversations.models import ConversationMessage, MessageRole
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS

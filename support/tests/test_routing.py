@@ -7,8 +7,8 @@ import pytest
 from django.core.management import call_command
 
 from support.assistant.builtin.model import OfflineModel
-from support.assistant.builtin.wording import NO_POLICY_REPLY
 from support.assistant.prompts import system_prompt
+from support.assistant.understanding.wording import NO_POLICY_REPLY
 from support.evals.routing import (
     reply_is_dead_end,
     resolution_evaluate,

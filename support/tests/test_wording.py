@@ -3,7 +3,7 @@ page's API, over the demo data."""
 
 import pytest
 
-from support.assistant.builtin.wording import DECLINE_REPLY, THANKS_REPLY
+from support.assistant.understanding.wording import DECLINE_REPLY, THANKS_REPLY
 
 pytestmark = pytest.mark.usefixtures("demo_data", "offline")
 

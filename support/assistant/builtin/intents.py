@@ -10,17 +10,18 @@ from pathlib import Path
 
 from orders.models import EMAIL_MENTION_RE, DeliveryProblem
 from orders.numbers import ORDER_NUMBERS
-from support.assistant.builtin.history import (
+from support.assistant.capabilities.registry import ORDER_TASKS, TASKS
+from support.assistant.understanding.history import (
     Intent,
 )
-from support.assistant.builtin.reading import (
+from support.assistant.understanding.reading import (
     address_in,
     email_in,
     latest_found,
     order_id_in,
     plain,
 )
-from support.assistant.builtin.vocabulary import (
+from support.assistant.understanding.vocabulary import (
     ADDRESS_NUMBER_RE,
     ARE_YOU_HUMAN_RE,
     ASKS_WHERE_RE,
@@ -48,14 +49,12 @@ from support.assistant.builtin.vocabulary import (
     SMALL_TALK,
     SPECIFIC_RE,
     STATUS_RE,
-    TASKS,
     WANT_RE,
     WANTS_RETURN_RE,
     asks_for_someone,
     delivery_problem,
     order_change_in,
 )
-from support.assistant.capabilities.registry import ORDER_TASKS
 from support.llm.protocol import (
     FaqTopic,
 )

@@ -7,76 +7,23 @@ import math
 
 from support.assistant.builtin.flow import (
     respond,
-    task_start,
-)
-from support.assistant.builtin.history import (
-    History,
-    ToolCall,
-    read_history,
+    turn_of,
 )
 from support.assistant.builtin.intents import (
     classifier_trained,
-    intents_of,
-)
-from support.assistant.builtin.reading import (
-    named_titles,
-    plain,
 )
 from support.assistant.builtin.replies import (
-    CHANGE_REPLIES,
-    eligibility_reply,
-    error_reply,
-    order_reply,
-    recent_orders_reply,
-    return_started_reply,
-    returnable_titles,
-    which_item_reply,
+    reply_to_result,
 )
-from support.assistant.builtin.vocabulary import (
-    ONE_OF_RE,
+from support.assistant.understanding.history import (
+    ToolCall,
+    read_history,
 )
-from support.assistant.builtin.wording import (
+from support.assistant.understanding.wording import (
     ASKED,
-    GENERIC_ERROR_REPLY,
     Waiting,
 )
-from support.assistant.capabilities.registry import ORDER_TASKS
-from support.llm.protocol import (
-    HANDOFF_TOOL,
-    policy_quote,
-)
 from support.llm.types import ModelReply
-
-
-def _reply_to_result(history: History, tool_use: dict, result: dict) -> str:
-    name = tool_use.get("name")
-    if "error" in result or not result:
-        return error_reply(result)
-    if task := next((task for task in ORDER_TASKS.values() if task.tool == name), None):
-        return task.reply(result)
-    if name == "lookup_order":
-        return order_reply(result)
-    if name == "check_return_eligibility":
-        intents = intents_of(history.units, history.topics, history.answering)
-        start = task_start(intents) or 0
-        returnable = returnable_titles(result)
-        chosen = named_titles(history.units[start:], returnable)
-        asked_for_one = any(ONE_OF_RE.search(plain(unit)) for unit in history.units[start:])
-        if result.get("eligible") and not chosen and len(returnable) > 1 and asked_for_one:
-            return which_item_reply(result, returnable)
-        return eligibility_reply(result, chosen)
-    if name == "initiate_return":
-        return return_started_reply(result)
-    if name in CHANGE_REPLIES:
-        return CHANGE_REPLIES[name](result)
-    if name == "lookup_policy":
-        return policy_quote(title=result.get("title", ""), text=result.get("text", ""))
-    if name == "list_recent_orders":
-        return recent_orders_reply(result)
-    if name in (HANDOFF_TOOL, "report_delivery_problem"):
-        return result.get("tell_the_customer") or GENERIC_ERROR_REPLY
-    return GENERIC_ERROR_REPLY
-
 
 # --- the model -----------------------------------------------------------------------------------
 
@@ -103,11 +50,12 @@ class OfflineModel:
         asked: list[Waiting] = []
         recording = ASKED.set(asked)
         try:
+            turn = turn_of(history)
             if history.new_calls:
-                text = " ".join(_reply_to_result(history, use, result) for use, result in history.new_calls)
+                text = " ".join(reply_to_result(turn, use, result) for use, result in history.new_calls)
                 step: str | ToolCall = text
             else:
-                step = respond(history)
+                step = respond(turn)
         finally:
             ASKED.reset(recording)
         state = None

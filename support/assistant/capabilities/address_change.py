@@ -20,6 +20,7 @@ from support.assistant.capabilities.base import (
     CustomerEmail,
     OrderArguments,
     OrderNumber,
+    OrderTask,
     Tool,
     ToolArguments,
     ToolContext,
@@ -28,6 +29,17 @@ from support.assistant.capabilities.base import (
     error,
     unconfirmed,
     verified_order,
+)
+from support.assistant.capabilities.steps import cannot_change_reply, change_answer
+from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.reading import address_in, latest_found
+from support.assistant.understanding.turn import Step, TaskAt, Turn
+from support.assistant.understanding.wording import (
+    ADDRESS_CONFIRM_QUESTION,
+    ASK_ADDRESS,
+    DECLINED_ADDRESS_REPLY,
+    Waiting,
+    ask,
 )
 from support.conversations.services import conversation_order_address_change
 from support.llm.protocol import ToolError
@@ -122,6 +134,54 @@ def change_shipping_address(args: OrderArguments, context: ToolContext) -> ToolO
     return ToolOutcome(result, receipt=receipt)
 
 
+# --- The built-in model's steps ---
+
+
+def _address_step(task: TaskAt) -> Step:
+    """The new address the customer gave since asking, checked for the order, or the question for it."""
+    address = latest_found(address_in, task.turn.units[task.start :])
+    if address is None:
+        return f"Thanks. {ask(Waiting.ADDRESS, ASK_ADDRESS)}"
+    return ToolCall("check_address_change", {**task.arguments, "new_address": address})
+
+
+def _check_reply(_turn: Turn, result: dict) -> str:
+    if not result.get("changeable"):
+        return cannot_change_reply(result)
+    if result.get("unchanged"):
+        return f"Order {result.get('order_id')} already ships to that address, so there is nothing to change."
+    current = f" instead of {result['current_address']}" if result.get("current_address") else ""
+    asked = ask(Waiting.CONFIRM_ADDRESS, ADDRESS_CONFIRM_QUESTION)
+    return (
+        f"Order {result.get('order_id')} has not shipped yet, so it can still go to a new address. It would "
+        f"go to {result.get('new_address')}{current}. {asked}"
+    )
+
+
+def _changed_reply(_turn: Turn, result: dict) -> str:
+    return f"Done. Order {result.get('order_id')} will now ship to {result.get('shipping_address')}."
+
+
+def _another_address(words: str, arguments: dict[str, str]) -> ToolCall | None:
+    """Another address given in answer: checked in turn."""
+    if address := address_in(words):
+        return ToolCall("check_address_change", {**arguments, "new_address": address})
+    return None
+
+
+def _answer_confirmation(turn: Turn) -> Step | None:
+    """The answer to "send it to this address?": change it, decline, check another address, or None."""
+    return change_answer(
+        turn,
+        check="check_address_change",
+        write="change_shipping_address",
+        declined=DECLINED_ADDRESS_REPLY,
+        read_new=_another_address,
+    )
+
+
+# --- The capability ---
+
 CAPABILITY = Capability(
     name="address_change",
     tools=(
@@ -154,4 +214,17 @@ CAPABILITY = Capability(
         "- check_address_change: give the result and reason, with the whole new_address read back; if the "
         "order can no longer change, offer what the reason offers."
     ),
+    order_tasks=(
+        OrderTask(
+            kind="address",
+            lead="I can check whether that order can still go to a new address.",
+            tool="check_address_change",
+            call=_address_step,
+            detail=Waiting.ADDRESS,
+            detail_again=f"Sorry, I couldn't read that as an address. {ASK_ADDRESS}",
+            takes_order_found=False,
+        ),
+    ),
+    answers={Waiting.CONFIRM_ADDRESS: _answer_confirmation},
+    replies={"check_address_change": _check_reply, "change_shipping_address": _changed_reply},
 )

@@ -17,7 +17,7 @@ result. Privacy and protocol rules are enforced here, whatever the model was tol
 import json
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar
 
@@ -40,6 +40,8 @@ from orders.schemas import email_canonical
 from orders.selectors import order_get_for_customer
 from orders.services import RETURN_STATUSES_NEEDING_A_REASON, ReturnRefusal
 from support.assistant.budget import CheckScope, identity_check_failed, identity_checks_spent
+from support.assistant.understanding.turn import Step, TaskAt, Turn
+from support.assistant.understanding.wording import Waiting
 from support.conversations.models import Conversation
 from support.llm.consent import reads_as_yes
 from support.llm.protocol import HandoffAsk, ToolError
@@ -344,19 +346,38 @@ class Tool:
         }
 
 
+# --- The built-in model's steps for a capability ---
+
+# Its answer to a question one of the capability's replies asked, or None: the message is no answer.
+Answer = Callable[[Turn], Step | None]
+# Its reply to a result of one of the capability's tools that is no error (errors have the built-in
+# model's own replies).
+Reply = Callable[[Turn, dict[str, Any]], str]
+
+
 @dataclass(frozen=True)
 class OrderTask:
-    """How the built-in model serves a request about one order that one tool answers: the words that
-    ask for it, what it says before asking for the order's number, the tool it then calls with the
-    order number and email, and its reply to a result that is no error (errors have the built-in
-    model's own replies)."""
+    """How the built-in model serves a request about one order: what it says before asking for the
+    order's number, and the tool it then calls with the order number and email. A task the built-in
+    model's rules do not read already brings the words that ask for it (`asks`, `unless`)."""
 
     kind: str  # the task's name in the built-in model's flow
-    asks: re.Pattern  # a message that asks for it, as the built-in model reads it (lower case)
-    unless: re.Pattern | None  # what makes such a message something else (a question for staff)
     lead: str
     tool: str
-    reply: Callable[[dict[str, Any]], str]
+    asks: re.Pattern | None = None  # a message that asks for it, as the built-in model reads it (lower case)
+    unless: re.Pattern | None = None  # what makes such a message something else (a question for staff)
+    # A step of its own before the order's number is asked for (a return's status by its RMA number).
+    first: Callable[[TaskAt], Step | None] | None = None
+    # Its step once the order's number and email are known, when more than `tool` called with them.
+    call: Callable[[TaskAt], Step] | None = None
+    # A detail `call` asks for (a new address): a message answering it runs the step again, and one it
+    # cannot read is asked for again in the words `detail_again`.
+    detail: Waiting | None = None
+    detail_again: str = ""
+    # Without an order number, the one order a tool found with the customer's email in this conversation
+    # is the one meant ("it was late!" after a lookup, "please send the receipt again"); when False, only
+    # if the request says so ("my order", "my return").
+    takes_order_found: bool = True
 
 
 # What a claim of return eligibility says (ClaimWordings.eligibility).
@@ -380,14 +401,19 @@ class ClaimWordings:
 @dataclass(frozen=True)
 class Capability:
     """One thing the assistant can do: its tools, its paragraph of the system prompt's tool rules, the
-    built-in model's steps for it where they are its own, and the wordings the validator reads as its
-    claims where it has any."""
+    wordings the validator reads as its claims where it has any, and the built-in model's steps for it:
+    its tasks on one order, its answers to the questions its replies ask (by what they wait for), its
+    replies to its tools' results (by tool name), and a step for the message right after one of its
+    results, whatever was asked (`after`)."""
 
     name: str
     tools: tuple[Tool, ...]
     prompt: str
     order_tasks: tuple[OrderTask, ...] = ()
     claims: ClaimWordings = field(default_factory=ClaimWordings)
+    answers: Mapping[Waiting, Answer] = field(default_factory=dict)
+    replies: Mapping[str, Reply] = field(default_factory=dict)
+    after: Answer | None = None
 
 
 # --- Shared by the capabilities that act on one order ---

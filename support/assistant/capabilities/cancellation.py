@@ -6,12 +6,21 @@ from orders.services import OrderChangeNotAllowed
 from support.assistant.capabilities.base import (
     Capability,
     OrderArguments,
+    OrderTask,
     Tool,
     ToolContext,
     ToolOutcome,
     error,
     unconfirmed,
     verified_order,
+)
+from support.assistant.capabilities.steps import cannot_change_reply, change_answer, joined
+from support.assistant.understanding.turn import Step, Turn
+from support.assistant.understanding.wording import (
+    CANCEL_CONFIRM_QUESTION,
+    DECLINED_CANCEL_REPLY,
+    Waiting,
+    ask,
 )
 from support.conversations.services import conversation_order_cancel
 
@@ -66,6 +75,39 @@ def _order_cancelled(order: Order, *, already: bool = False) -> ToolOutcome:
     return ToolOutcome(result, receipt=receipt)
 
 
+# --- The built-in model's steps ---
+
+
+def _check_reply(_turn: Turn, result: dict) -> str:
+    if not result.get("cancellable"):
+        return cannot_change_reply(result)
+    items = [
+        item.get("title", "")
+        if item.get("quantity", 1) == 1
+        else f"{item['quantity']} copies of {item['title']}"
+        for item in result.get("items", [])
+    ]
+    contents = f" It contains {joined(items)}." if items else ""
+    return (
+        f"Order {result.get('order_id')} has not shipped yet, so it can still be cancelled.{contents} "
+        f"{ask(Waiting.CONFIRM_CANCEL, CANCEL_CONFIRM_QUESTION)}"
+    )
+
+
+def _cancelled_reply(_turn: Turn, result: dict) -> str:
+    done = "was already cancelled" if result.get("already_cancelled") else "is now cancelled"
+    return f"Order {result.get('order_id')} {done}. {result.get('next_steps', '')}".strip()
+
+
+def _answer_confirmation(turn: Turn) -> Step | None:
+    """The answer to "cancel this order?": cancel it, decline, or None (not an answer)."""
+    return change_answer(
+        turn, check="check_cancellation", write="cancel_order", declined=DECLINED_CANCEL_REPLY, to_cancel=True
+    )
+
+
+# --- The capability ---
+
 CAPABILITY = Capability(
     name="cancellation",
     tools=(
@@ -97,4 +139,14 @@ CAPABILITY = Capability(
         "- check_cancellation: give the result and reason; if the order can no longer change, offer what "
         "the reason offers."
     ),
+    order_tasks=(
+        OrderTask(
+            kind="cancel",
+            lead="I can check whether that order can still be cancelled.",
+            tool="check_cancellation",
+            takes_order_found=False,
+        ),
+    ),
+    answers={Waiting.CONFIRM_CANCEL: _answer_confirmation},
+    replies={"check_cancellation": _check_reply, "cancel_order": _cancelled_reply},
 )

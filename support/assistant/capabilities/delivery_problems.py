@@ -6,7 +6,7 @@ from typing import Annotated
 from pydantic import Field
 
 from orders.emails import DELIVERY_CASE_NEXT_STEPS
-from orders.models import ITEM_PROBLEMS, DeliveryProblem
+from orders.models import EMAIL_MENTION_RE, ITEM_PROBLEMS, DeliveryProblem
 from orders.services import ITEMS_NEEDED, DeliveryCaseRefused
 from support.assistant.capabilities.base import (
     MAX_REASON_LENGTH,
@@ -14,6 +14,7 @@ from support.assistant.capabilities.base import (
     Capability,
     HandoffAsked,
     OrderArguments,
+    OrderTask,
     Text,
     Titles,
     Tool,
@@ -25,6 +26,11 @@ from support.assistant.capabilities.base import (
     verified_order,
 )
 from support.assistant.capabilities.person import HANDED_OVER_REPLY
+from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.reading import named_titles, plain
+from support.assistant.understanding.turn import TaskAt, Turn
+from support.assistant.understanding.vocabulary import BOTH_RE, MAX_REASON_CHARS
+from support.assistant.understanding.wording import GENERIC_ERROR_REPLY, Waiting
 from support.conversations.services import conversation_delivery_case_open
 from support.llm.protocol import HandoffAsk
 
@@ -77,6 +83,42 @@ def report_delivery_problem(args: ReportDeliveryProblemArguments, context: ToolC
     return ToolOutcome(result, receipt=receipt)
 
 
+# --- The built-in model's steps ---
+
+
+def problem_report(units: list[str], start: int, arguments: dict, *, problem: str) -> ToolCall:
+    """Report the problem told at `start`, in the customer's words (their email left out)."""
+    details = " ".join(EMAIL_MENTION_RE.sub("", units[start]).split())
+    if len(details) > MAX_REASON_CHARS:
+        details = details[:MAX_REASON_CHARS].rsplit(" ", 1)[0]
+    return ToolCall(
+        "report_delivery_problem", {**arguments, "problem": problem, "details": details or "Not given"}
+    )
+
+
+def _problem_step(task: TaskAt) -> ToolCall:
+    return problem_report(
+        task.turn.units, task.start, task.arguments, problem=task.turn.intents[task.start].topic
+    )
+
+
+def _answer_which_books(turn: Turn) -> ToolCall | None:
+    """The answer to "which of the books?": the report again with the titles named, or None."""
+    history = turn.history
+    asked = [use for use, result in history.calls if use.get("name") == "report_delivery_problem"]
+    results = [result for use, result in history.calls if use.get("name") == "report_delivery_problem"]
+    if not asked or results[-1].get("error") != ITEMS_NEEDED:
+        return None
+    titles = results[-1].get("order_titles") or []
+    latest = plain(history.units[-1])
+    named = named_titles(history.units[-1:], titles) or (titles if BOTH_RE.search(latest) else None)
+    if not named:
+        return None
+    return ToolCall("report_delivery_problem", {**asked[-1].get("input", {}), "item_titles": named})
+
+
+# --- The capability ---
+
 CAPABILITY = Capability(
     name="delivery_problems",
     tools=(
@@ -96,4 +138,18 @@ CAPABILITY = Capability(
         ),
     ),
     prompt="- report_delivery_problem: not when a return or refund is asked for.",
+    order_tasks=(
+        OrderTask(
+            kind="problem",
+            lead="I'm sorry about that. I can report it to our team.",
+            tool="report_delivery_problem",
+            call=_problem_step,
+        ),
+    ),
+    answers={Waiting.WHICH_BOOKS: _answer_which_books},
+    replies={
+        "report_delivery_problem": lambda _turn, result: (
+            result.get("tell_the_customer") or GENERIC_ERROR_REPLY
+        )
+    },
 )

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from orders.models import RMA_NUMBER_PATTERN, Order, OrderStatus
+from orders.models import RMA_NUMBER_PATTERN, DeliveryProblem, Order, OrderStatus
 from orders.numbers import ORDER_NUMBERS
 from orders.selectors import order_get_for_customer_by_rma, order_list_for_customer
 from support.assistant.capabilities.base import (
@@ -15,6 +15,7 @@ from support.assistant.capabilities.base import (
     ClaimWordings,
     CustomerEmail,
     OrderNumber,
+    OrderTask,
     Tool,
     ToolArguments,
     ToolContext,
@@ -26,6 +27,24 @@ from support.assistant.capabilities.base import (
     returns_of,
     shaped,
     verified_order,
+)
+from support.assistant.capabilities.delivery_problems import problem_report
+from support.assistant.capabilities.steps import joined, returns_sentences
+from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.reading import latest_found, order_id_in, plain, rma_in
+from support.assistant.understanding.turn import Step, TaskAt, Turn
+from support.assistant.understanding.vocabulary import (
+    GOT_IT_RE,
+    NOT_RECEIVED_RE,
+    NOT_THE_PARCEL_RE,
+    WANTS_RETURN_RE,
+)
+from support.assistant.understanding.wording import (
+    ASK_EMAIL,
+    ASK_ORDER_NUMBER,
+    WHICH_ORDER,
+    Waiting,
+    ask,
 )
 from support.llm.protocol import ToolError
 
@@ -132,6 +151,81 @@ def list_recent_orders(args: NoArguments, context: ToolContext) -> ToolOutcome:
     )
 
 
+# --- The built-in model's steps ---
+
+
+def _order_reply(_turn: Turn, result: dict) -> str:
+    # The status word exactly as the result gives it (processing, shipped, delivered, cancelled).
+    sentences = [f"The status of order {result.get('order_id')} is {result.get('status')}."]
+    if result.get("ordered_on"):
+        delivered = f" and delivered on {result['delivered_on']}" if result.get("delivered_on") else ""
+        sentences.append(f"It was ordered on {result['ordered_on']}{delivered}.")
+    if result.get("tracking_number"):
+        sentences.append(f"The tracking number is {result['tracking_number']}.")
+    items = [
+        item["title"] if item.get("quantity", 1) == 1 else f"{item['quantity']} copies of {item['title']}"
+        for item in result.get("items", [])
+    ]
+    if items:
+        sentences.append(f"It contains {joined(items)}.")
+    if result.get("shipping_address") and result.get("status") == "processing":
+        # While it can still be sent elsewhere; once shipped, the tracking number says where it is.
+        sentences.append(f"It is going to {result['shipping_address']}.")
+    sentences += returns_sentences(result.get("returns", []))
+    return " ".join(sentences)
+
+
+def _recent_orders_reply(_turn: Turn, result: dict) -> str:
+    """The signed-in customer's recent orders, one sentence each, then which one they mean."""
+    orders = [order for order in result.get("orders", []) if isinstance(order, dict)]
+    if not orders:
+        return f"I found no recent orders for you. {ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
+    lines = [
+        f"Order {order.get('order_id')}, ordered on {order.get('ordered_on')}, is "
+        f"{str(order.get('status', '')).replace('_', ' ')}: {joined(order.get('titles') or [])}."
+        for order in orders
+    ]
+    return " ".join(["Here are your recent orders.", *lines, ask(Waiting.WHICH_ORDER, WHICH_ORDER)])
+
+
+def _return_by_rma(task: TaskAt) -> Step | None:
+    """A return's status by its RMA number, given without an order number: found with the email on its
+    order."""
+    rma_number = latest_found(rma_in, task.turn.units[task.start :]) if not task.order_id else None
+    if not rma_number:
+        return None
+    if not task.email:
+        return f"I can check that return for you. {ask(Waiting.EMAIL, ASK_EMAIL)}"
+    return ToolCall("lookup_order", {"rma_number": rma_number, "customer_email": task.email})
+
+
+def _delivered_not_received(turn: Turn) -> Step | None:
+    """A parcel gone missing, reported: the customer says it never came right after the last lookup said
+    the order was delivered; else None."""
+    history = turn.history
+    if turn.intents[-1].kind not in ("status", "unknown", "order_unclear"):
+        return None
+    latest = plain(history.units[-1])
+    if (
+        not NOT_RECEIVED_RE.search(latest)
+        or NOT_THE_PARCEL_RE.search(latest)
+        or GOT_IT_RE.search(latest)
+        or WANTS_RETURN_RE.search(latest)
+        or order_id_in(history.units[-1])
+    ):
+        return None
+    lookups = [(use, result) for use, result in history.calls if use.get("name") == "lookup_order"]
+    if not lookups or lookups[-1][1].get("status") != "delivered" or history.calls[-1] != lookups[-1]:
+        return None
+    given = lookups[-1][0].get("input", {})
+    looked_up = {key: given.get(key, "") for key in ("order_id", "customer_email")}
+    return problem_report(
+        history.units, len(history.units) - 1, looked_up, problem=DeliveryProblem.NOT_ARRIVED.value
+    )
+
+
+# --- The capability ---
+
 CAPABILITY = Capability(
     name="order_status",
     tools=(
@@ -166,6 +260,17 @@ CAPABILITY = Capability(
         "email{order_number_starts}. The exception: a customer the store signed in (their turns say so); "
         "list_recent_orders lists theirs."
     ),
+    order_tasks=(
+        OrderTask(
+            kind="status",
+            lead="I can check that for you.",
+            tool="lookup_order",
+            first=_return_by_rma,
+            takes_order_found=False,
+        ),
+    ),
+    replies={"lookup_order": _order_reply, "list_recent_orders": _recent_orders_reply},
+    after=_delivered_not_received,
 )
 
 

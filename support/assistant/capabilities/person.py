@@ -15,6 +15,7 @@ from support.assistant.capabilities.base import (
     ToolContext,
     ToolOutcome,
 )
+from support.assistant.understanding.wording import GENERIC_ERROR_REPLY
 from support.conversations.selectors import staff_available_now
 from support.conversations.waiting import waiting_notice
 from support.llm.protocol import HANDOFF_TOOL, HandoffAsk
@@ -60,4 +61,6 @@ CAPABILITY = Capability(
         ),
     ),
     prompt="",  # its rule is critical rule 6
+    # The built-in model says only the tool's own words.
+    replies={HANDOFF_TOOL: lambda _turn, result: result.get("tell_the_customer") or GENERIC_ERROR_REPLY},
 )

@@ -80,4 +80,10 @@ CAPABILITY = Capability(
         ),
     ),
     prompt="",  # its rules are critical rule 3 and the faq_topics section
+    # The built-in model quotes the answer as published.
+    replies={
+        "lookup_policy": lambda _turn, result: policy_quote(
+            title=result.get("title", ""), text=result.get("text", "")
+        )
+    },
 )

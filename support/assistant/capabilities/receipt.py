@@ -71,7 +71,7 @@ CAPABILITY = Capability(
             ),
             lead="I can email you a receipt for that order.",
             tool="email_receipt",
-            reply=lambda result: result["tell_the_customer"],
         ),
     ),
+    replies={"email_receipt": lambda _turn, result: result["tell_the_customer"]},
 )

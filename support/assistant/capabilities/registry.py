@@ -1,6 +1,7 @@
 """The capabilities the assistant has: the tool list both providers read, the tool rules of the system
 prompt, and the one place a tool call is run. A new capability is one module and one line here."""
 
+from collections.abc import Iterable
 from typing import Any
 
 from orders.numbers import ORDER_NUMBERS
@@ -15,14 +16,17 @@ from support.assistant.capabilities import (
     returns,
 )
 from support.assistant.capabilities.base import (
+    Answer,
     Capability,
     InvalidArguments,
     OrderTask,
+    Reply,
     Tool,
     ToolContext,
     ToolOutcome,
     error,
 )
+from support.assistant.understanding.wording import Waiting
 from support.llm.protocol import ToolError
 
 CAPABILITIES: tuple[Capability, ...] = (
@@ -42,10 +46,34 @@ TOOL_NAMES = tuple(_TOOLS)
 TOOL_ARGUMENT_NAMES = frozenset(name for tool in TOOLS for name in tool["input_schema"]["properties"])
 # Tools that change the store: the step that calls one is stored in the same transaction as the change.
 WRITE_TOOLS = frozenset(name for name, tool in _TOOLS.items() if tool.writes)
-# The built-in model's order tasks the capabilities bring, by kind.
-ORDER_TASKS: dict[str, OrderTask] = {
-    task.kind: task for capability in CAPABILITIES for task in capability.order_tasks
-}
+
+
+def one_each(pairs: Iterable[tuple[Any, Any]], *, what: str) -> dict:
+    """The pairs as a dict; a key two capabilities bring is refused (the later would silently win)."""
+    found: dict = {}
+    for key, value in pairs:
+        if key in found:
+            raise ValueError(f"Two capabilities bring the built-in model's {what} for {key!r}.")
+        found[key] = value
+    return found
+
+
+# The built-in model's steps the capabilities bring: every task on one order by its kind (TASKS, the kinds,
+# in the registry's order), those asked for in words of their own (ORDER_TASKS, read by the built-in
+# model before its rules), its answers by the question asked, its replies by tool, and its steps for the
+# message right after a capability's result.
+TASK_STEPS: dict[str, OrderTask] = one_each(
+    ((task.kind, task) for capability in CAPABILITIES for task in capability.order_tasks), what="task"
+)
+TASKS = tuple(TASK_STEPS)
+ORDER_TASKS: dict[str, OrderTask] = {kind: task for kind, task in TASK_STEPS.items() if task.asks}
+ANSWERS: dict[Waiting, Answer] = one_each(
+    (pair for capability in CAPABILITIES for pair in capability.answers.items()), what="answer"
+)
+REPLIES: dict[str, Reply] = one_each(
+    (pair for capability in CAPABILITIES for pair in capability.replies.items()), what="reply"
+)
+AFTER_RESULT: tuple[Answer, ...] = tuple(capability.after for capability in CAPABILITIES if capability.after)
 
 
 def tool_rules() -> str:

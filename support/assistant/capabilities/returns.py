@@ -1,8 +1,9 @@
 """Returns: whether an order can go back, item by item, and starting the return after a yes."""
 
+import re
 from dataclasses import replace
 
-from orders.models import ReturnRecord, ReturnStatus
+from orders.models import EMAIL_MENTION_RE, ReturnRecord, ReturnStatus
 from orders.selectors import order_return_eligibility
 from orders.services import ReturnNotAllowed, ReturnRefusal
 from store.clock import store_today
@@ -14,6 +15,7 @@ from support.assistant.capabilities.base import (
     Capability,
     ClaimWordings,
     OrderArguments,
+    OrderTask,
     Text,
     Titles,
     Tool,
@@ -25,8 +27,29 @@ from support.assistant.capabilities.base import (
     titles_joined,
     verified_order,
 )
+from support.assistant.capabilities.steps import joined, returns_sentences
+from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.reading import named_titles, order_id_in, plain
+from support.assistant.understanding.turn import Step, Turn
+from support.assistant.understanding.vocabulary import (
+    BOTH_RE,
+    MAX_REASON_CHARS,
+    NO_RE,
+    ONE_OF_RE,
+    REASON_CLAUSE_RE,
+    REASON_WORDS_RE,
+    THE_OTHER_RE,
+)
+from support.assistant.understanding.wording import (
+    ASK_WHICH_ITEM,
+    CONFIRM_QUESTION,
+    DECLINED_REPLY,
+    Waiting,
+    ask,
+)
 from support.conversations.selectors import conversation_return_get_open
 from support.conversations.services import conversation_return_create
+from support.llm.consent import HESITANT_RE, YES_RE
 from support.llm.protocol import ToolError
 
 RETURN_NEXT_STEPS = (
@@ -130,6 +153,154 @@ def _return_started(record: ReturnRecord, *, already_started: bool = False) -> T
     return ToolOutcome(result, receipt=receipt)
 
 
+# --- The built-in model's steps ---
+
+
+def _returnable_titles(result: dict) -> list[str]:
+    return [item.get("title", "") for item in result.get("items", []) if item.get("returnable")]
+
+
+def _refund_sentence(method, days) -> str:
+    return f"The refund goes to {method} within {days} business days after we receive the items."
+
+
+_IN_OPEN_RETURN = "This item is already part of an open return."
+
+
+def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
+    order_id = result.get("order_id")
+    if not result.get("eligible"):
+        made = returns_sentences(result.get("returns", []))
+        if made and all(item.get("reason") == _IN_OPEN_RETURN for item in result.get("items", [])):
+            # Every item is on its way back already (staff may have granted it outside the policy).
+            return " ".join([f"Every item of order {order_id} is already part of an open return.", *made])
+        return " ".join(
+            [
+                f"I checked order {order_id}, and it can't be returned. {result.get('reason', '')}".strip(),
+                *made,
+            ]
+        )
+    policy = result.get("policy", {})
+    sentences = [
+        f"Order {order_id} can be returned. {result.get('reason', '')}".strip(),
+        f"I can start a return for {joined(chosen or _returnable_titles(result))}.",
+    ]
+    for item in result.get("items", []):
+        if item.get("returnable"):
+            continue
+        if item.get("reason") == _IN_OPEN_RETURN:
+            sentences.append(f"{item.get('title')} is already part of an open return.")
+        else:
+            sentences.append(f"{item.get('title')} can't be returned. {item.get('reason', '')}".strip())
+    if policy.get("condition_requirements"):
+        sentences.append(policy["condition_requirements"])
+    sentences.append(
+        _refund_sentence(policy.get("refund_method"), policy.get("refund_timeline_business_days"))
+    )
+    sentences.append(ask(Waiting.CONFIRM_RETURN, CONFIRM_QUESTION))
+    return " ".join(sentences)
+
+
+def _which_item_reply(result: dict, returnable: list[str]) -> str:
+    titles = ", ".join(returnable[:-1]) + " or " + returnable[-1]
+    return (
+        f"Order {result.get('order_id')} can be returned. {result.get('reason', '')} "
+        f"You can return {titles}. {ask(Waiting.WHICH_ITEM, ASK_WHICH_ITEM)}"
+    )
+
+
+def _eligibility_check_reply(turn: Turn, result: dict) -> str:
+    """The check's result, for the books named since the return was asked for; which of them, when the
+    customer asked to return one of several."""
+    units = turn.units[turn.start or 0 :]
+    returnable = _returnable_titles(result)
+    chosen = named_titles(units, returnable)
+    asked_for_one = any(ONE_OF_RE.search(plain(unit)) for unit in units)
+    if result.get("eligible") and not chosen and len(returnable) > 1 and asked_for_one:
+        return _which_item_reply(result, returnable)
+    return _eligibility_reply(result, chosen)
+
+
+def _return_started_reply(_turn: Turn, result: dict) -> str:
+    return " ".join(
+        [
+            f"Your return has started. Your RMA number is {result.get('rma_number')}, for "
+            f"{joined(result.get('items', []))} from order {result.get('order_id')}.",
+            result.get("next_steps", ""),
+            _refund_sentence(result.get("refund_method"), result.get("refund_timeline_business_days")),
+        ]
+    )
+
+
+def _return_reason(texts: list[str]) -> str:
+    """Why the customer is returning, in their words, kept for staff (order number included, their email
+    left out): a because-clause or a sentence naming a problem."""
+    for text in texts:
+        text = EMAIL_MENTION_RE.sub("", text)  # the order's email is on the order; the rest stays as written
+        clause = REASON_CLAUSE_RE.search(text)
+        sentences = [s for s in re.split(r"[.!?](?=\s|$)|\n+", text) if REASON_WORDS_RE.search(s)]
+        candidate = clause.group("why") if clause else (sentences[0] if sentences else "")
+        candidate = " ".join(candidate.split()).strip(" ,;:-")
+        if len(candidate) > MAX_REASON_CHARS:
+            candidate = candidate[:MAX_REASON_CHARS].rsplit(" ", 1)[0]
+        if candidate:
+            return candidate
+    return "Not given"
+
+
+def _answer_confirmation(turn: Turn) -> Step | None:
+    """The answer to the return summary: start it, summarise again, decline, or None (not an answer)."""
+    history, intents = turn.history, turn.intents
+    checks = [(use, result) for use, result in history.calls if use.get("name") == "check_return_eligibility"]
+    if not checks or checks[-1][1].get("eligible") is not True:
+        return None
+    check_input, result = checks[-1][0].get("input", {}), checks[-1][1]
+    units, latest = history.units, plain(history.units[-1])
+    start = turn.start or 0
+    returnable = _returnable_titles(result)
+    summarised = named_titles(units[start:-1], returnable)
+    named_now = named_titles(units[-1:], returnable)
+    if not named_now and summarised and THE_OTHER_RE.search(latest):
+        named_now = [title for title in returnable if title not in summarised] or None
+    changed_choice = named_now and set(named_now) != set(summarised or returnable)
+    if YES_RE.match(latest):
+        # A different choice of books is not a yes to the summary just given: summarise again.
+        if changed_choice:
+            return _eligibility_reply(result, named_now)
+        if intents[-1].kind in ("person", "status", "policy", "no_number"):
+            return None  # "yes, but let me talk to a person first": that request is answered first
+        other_order = order_id_in(history.units[-1])
+        if HESITANT_RE.search(latest) or (other_order and other_order != check_input.get("order_id")):
+            return DECLINED_REPLY  # "ok, maybe later", "ok, I don't want to return it": nothing started
+        arguments = {
+            "order_id": check_input.get("order_id", ""),
+            "customer_email": check_input.get("customer_email", ""),
+            "reason": _return_reason(units[start:]),
+        }
+        if summarised:
+            arguments["item_titles"] = summarised
+        return ToolCall("initiate_return", arguments)
+    if changed_choice:
+        return _eligibility_reply(result, named_now)  # "no, just the Goldfinch": a new summary, not a no
+    if NO_RE.match(latest) and intents[-1].kind not in (*turn.tasks, "policy", "info", "no_number", "person"):
+        return DECLINED_REPLY
+    return None
+
+
+def _answer_which_item(turn: Turn) -> str | None:
+    """The answer to "which would you like to return?": a summary of the titles named, or None."""
+    history = turn.history
+    checks = [result for use, result in history.calls if use.get("name") == "check_return_eligibility"]
+    if not checks or checks[-1].get("eligible") is not True:
+        return None
+    returnable = _returnable_titles(checks[-1])
+    latest = plain(history.units[-1])
+    named = named_titles(history.units[-1:], returnable) or (returnable if BOTH_RE.search(latest) else None)
+    return _eligibility_reply(checks[-1], named) if named else None
+
+
+# --- The capability ---
+
 CAPABILITY = Capability(
     name="returns",
     tools=(
@@ -165,6 +336,16 @@ CAPABILITY = Capability(
         "- initiate_return: as rule 2; pass item_titles (exact titles from the eligibility result) when "
         "only some items go back; then give the RMA number and next steps."
     ),
+    order_tasks=(
+        OrderTask(
+            kind="return",
+            lead="I can help with a return.",
+            tool="check_return_eligibility",
+            takes_order_found=False,
+        ),
+    ),
+    answers={Waiting.CONFIRM_RETURN: _answer_confirmation, Waiting.WHICH_ITEM: _answer_which_item},
+    replies={"check_return_eligibility": _eligibility_check_reply, "initiate_return": _return_started_reply},
 )
 
 

@@ -3,7 +3,7 @@
 import json
 from dataclasses import dataclass, field
 
-from support.assistant.builtin.wording import (
+from support.assistant.understanding.wording import (
     ASKS_FOR_DETAILS,
     Waiting,
 )

@@ -3,10 +3,10 @@
 import re
 
 from orders.models import DeliveryProblem
-from support.assistant.builtin.history import (
+from support.assistant.understanding.history import (
     Intent,
 )
-from support.assistant.builtin.wording import (
+from support.assistant.understanding.wording import (
     ANYTHING_ELSE_REPLY,
     DECLINE_REPLY,
     GOODBYE_REPLY,
@@ -14,7 +14,6 @@ from support.assistant.builtin.wording import (
     HELP_REPLY,
     THANKS_REPLY,
 )
-from support.assistant.capabilities.registry import ORDER_TASKS
 
 MY_ORDER_RE = re.compile(
     r"\b(?:my|our) (?:\w+ ){0,2}(?:orders?|package|parcel|delivery|shipment|purchase|books?|items?)\b"
@@ -259,9 +258,6 @@ REASON_WORDS_RE = re.compile(
 )
 MAX_REASON_CHARS = 200
 
-# The order tasks, each begun by a request and carried out with the order's number and email.
-# The tasks on one order, the capabilities' own (ORDER_TASKS) among them.
-TASKS = ("status", "return", "cancel", "address", "problem", *ORDER_TASKS)
 # What a change of an order asks for: to cancel it, or to send it elsewhere. Cancelling a return or an
 # account is no cancellation of an order; adding an address to an account sends no order elsewhere.
 _CANCEL_ASK_RE = re.compile(

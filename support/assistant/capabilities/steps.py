@@ -1,0 +1,71 @@
+"""The built-in model's steps several capabilities share: lists in words, an order's returns, and the
+answer to the yes-or-no question before an order changes."""
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.reading import order_id_in, plain
+from support.assistant.understanding.turn import Step, Turn
+from support.assistant.understanding.vocabulary import NO_RE
+from support.assistant.understanding.wording import Waiting, ask
+from support.llm.consent import HESITANT_RE, reads_as_yes
+from support.llm.protocol import OFFER_PERSON
+
+
+def joined(values: list[str]) -> str:
+    """Values in words: A; A and B; A, B and C; "" for none."""
+    if len(values) <= 1:
+        return "".join(values)
+    return ", ".join(values[:-1]) + " and " + values[-1]
+
+
+def returns_sentences(returns: list) -> list[str]:
+    """An order's returns as a tool reported them, one sentence each."""
+    sentences = []
+    for record in returns:
+        status = str(record.get("status", "")).replace("_", " ")
+        granted = f" {record['exception']}" if isinstance(record.get("exception"), str) else ""
+        if isinstance(record.get("our_reason"), str):
+            granted += f" Our team's reason: {record['our_reason']}"
+        sentences.append(f"Return {record.get('rma_number')} for this order is {status}.{granted}")
+    return sentences
+
+
+def cannot_change_reply(result: dict[str, Any]) -> str:
+    """An order that can no longer change: the store's reason, and a person offered when it is on its way
+    (staff may still reach the carrier)."""
+    reason = result.get("reason", "")
+    offer = f" {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if result.get("order_status") == "shipped" else ""
+    return f"I checked order {result.get('order_id')}. {reason}{offer}".strip()
+
+
+def change_answer(
+    turn: Turn,
+    *,
+    check: str,
+    write: str,
+    declined: str,
+    to_cancel: bool = False,
+    read_new: Callable[[str, dict[str, str]], Step | None] | None = None,
+) -> Step | None:
+    """The answer to the question after the order change's check `check` passed ("cancel this order?",
+    "send it to this address?"): the change (`write`), `declined`, what `read_new` makes of a new detail
+    in the message (another address checked), or None (not an answer)."""
+    checks = [use for use, _ in turn.history.calls if use.get("name") == check]
+    if not checks:
+        return None
+    arguments = {key: checks[-1].get("input", {}).get(key, "") for key in ("order_id", "customer_email")}
+    words = turn.units[-1]
+    latest = plain(words)
+    if turn.intents[-1].kind in ("person", "status", "return", "policy", "no_number"):
+        return None  # another request: answered as such
+    if read_new and (step := read_new(words, arguments)):
+        return step
+    other_order = order_id_in(words)
+    if reads_as_yes(words, to_cancel=to_cancel) and other_order in (None, arguments["order_id"]):
+        return ToolCall(write, arguments)
+    if NO_RE.match(latest) or HESITANT_RE.search(latest) or re.search(r"\bkeep it\b", latest):
+        return declined
+    return None

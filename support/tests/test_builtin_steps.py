@@ -1,0 +1,50 @@
+"""The built-in model's steps are the capabilities': the registry gathers them, one owner each."""
+
+import pytest
+
+from support.assistant.capabilities.registry import (
+    ANSWERS,
+    ORDER_TASKS,
+    REPLIES,
+    TASK_STEPS,
+    TASKS,
+    TOOL_NAMES,
+    one_each,
+)
+from support.assistant.understanding.wording import Waiting
+
+
+def test_every_tool_has_its_capability_s_reply():
+    assert set(REPLIES) == set(TOOL_NAMES)
+
+
+def test_every_task_the_rules_read_has_its_capability_s_steps():
+    assert {"status", "return", "cancel", "address", "problem"} <= set(TASKS)
+    assert {task.tool for task in TASK_STEPS.values()} <= set(TOOL_NAMES)
+
+
+def test_only_a_task_with_words_of_its_own_is_read_before_the_rules():
+    assert set(ORDER_TASKS) == {"receipt"}
+
+
+def test_every_question_asked_has_an_answer():
+    """A capability's (by what it waits for), a task's detail, or the built-in model's own: an order's
+    details, and yes to a person offered."""
+    own = {
+        Waiting.ORDER_NUMBER,
+        Waiting.EMAIL,
+        Waiting.DETAILS_AGAIN,
+        Waiting.WHICH_ORDER,
+        Waiting.PASS_ON,
+        Waiting.OFFER_PERSON,
+    }
+    details = {task.detail for task in TASK_STEPS.values() if task.detail}
+    assert details == {Waiting.ADDRESS}
+    assert set(ANSWERS) | details | own == set(Waiting)
+    assert not set(ANSWERS) & (details | own)
+
+
+def test_a_step_two_capabilities_bring_is_refused():
+    assert one_each([("a", 1), ("b", 2)], what="reply") == {"a": 1, "b": 2}
+    with pytest.raises(ValueError, match="reply for 'a'"):
+        one_each([("a", 1), ("a", 2)], what="reply")
