@@ -79,6 +79,7 @@ _POLICY_ROUTES = {
     "returns_overview": "policy_returns",
     "password_reset": "policy_password",
 }
+POLICY_ROUTE_PREFIX = "policy:"
 _FIXED_ROUTES = {
     GREETING_REPLY: "greeting",
     THANKS_REPLY: "thanks",
@@ -104,11 +105,12 @@ def _customer(text: str) -> dict:
 
 def message_route(*, model: Model, text: str, system: list[dict]) -> str:
     """The route the model takes for `text` as a conversation's first message."""
-    return _first_answer(model=model, text=text, system=system)[0]
+    return message_first_answer(model=model, text=text, system=system)[0]
 
 
-def _first_answer(*, model: Model, text: str, system: list[dict]) -> tuple[str, str]:
-    """The route the model takes for `text`, and the last words it said (empty when it called a tool)."""
+def message_first_answer(*, model: Model, text: str, system: list[dict]) -> tuple[str, str]:
+    """The route the model takes for `text`, and the last words it said (empty when it called a tool). A
+    FAQ topic other than the demo's is the route `policy:<topic>`."""
     messages = [_customer(text)]
     for _ in range(4):  # the order number, the email, a new address, then the tool
         reply = model.create(system=system, tools=TOOLS, messages=messages, deadline=time.monotonic() + 60)
@@ -116,7 +118,8 @@ def _first_answer(*, model: Model, text: str, system: list[dict]) -> tuple[str, 
         if tool_uses:
             name = tool_uses[0]["name"]
             if name == "lookup_policy":
-                return _POLICY_ROUTES.get(tool_uses[0]["input"].get("topic"), "policy_other"), ""
+                topic = tool_uses[0]["input"].get("topic")
+                return _POLICY_ROUTES.get(topic, f"{POLICY_ROUTE_PREFIX}{topic}"), ""
             return _TOOL_ROUTES.get(name, f"tool:{name}"), ""
         said = " ".join(block["text"] for block in reply.content if block["type"] == "text")
         if said in _FIXED_ROUTES:
@@ -131,6 +134,13 @@ def _first_answer(*, model: Model, text: str, system: list[dict]) -> tuple[str, 
             ours["state"] = reply.state  # as the turn sends it back
         messages += [ours, _customer(answer)]
     return "kept asking", said
+
+
+def route_policy_topic(route: str) -> str | None:
+    """The FAQ topic a route looked up (a demo topic's route or `policy:<topic>`), or None."""
+    if route.startswith(POLICY_ROUTE_PREFIX):
+        return route.removeprefix(POLICY_ROUTE_PREFIX)
+    return next((topic for topic, ours in _POLICY_ROUTES.items() if ours == route), None)
 
 
 @dataclass
@@ -187,7 +197,7 @@ def resolution_evaluate(*, model: Model, system: list[dict], cases: list[dict]) 
     """The dead ends among store requests ({"text", "intent"} cases), read from each first answer."""
     report = ResolutionReport(Counter(), Counter(), [])
     for case in cases:
-        _, said = _first_answer(model=model, text=case["text"], system=system)
+        _, said = message_first_answer(model=model, text=case["text"], system=system)
         report.total[case["intent"]] += 1
         if reply_is_dead_end(said):
             report.dead[case["intent"]] += 1

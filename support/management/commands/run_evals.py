@@ -8,6 +8,7 @@ from store.clock import DEMO_TODAY
 from support.assistant.configured import configured_model
 from support.assistant.prompts import system_prompt, system_prompt_forget
 from support.evals.fallbacks import fallback_evaluate
+from support.evals.faq import OUTCOMES, faq_evaluate, faq_heldout, faq_topics, faq_topics_install
 from support.evals.routing import resolution_evaluate, resolution_sets, routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
@@ -54,10 +55,22 @@ class Command(BaseCommand):
             "transaction rolled back after. -v 2 lists each replaced reply's words and codes.",
         )
 
-    def handle(self, *args, repeat, only, routing, fallbacks, **options):
+        parser.add_argument(
+            "--faq",
+            action="store_true",
+            help="Instead, publish the FAQ topics of support/evals/faq/topics.json beside the demo's (in a "
+            "transaction rolled back after) and report, per topic, what the held-out customer messages of "
+            "support/evals/faq/heldout.json got as a first answer (served from their topic, another topic, "
+            "refused, asked which, offered a person, handed over, another route), and the share of the "
+            "messages no FAQ topic may answer that were routed right. -v 2 lists each miss.",
+        )
+
+    def handle(self, *args, repeat, only, routing, fallbacks, faq, **options):
         if repeat < 1:
             raise CommandError("--repeat must be at least 1.")
         model = configured_model()
+        if faq:
+            return self._faq(model, verbose=options["verbosity"] > 1)
         if fallbacks:
             return self._fallbacks(model, only=only, verbose=options["verbosity"] > 1)
         if routing:
@@ -127,6 +140,31 @@ class Command(BaseCommand):
         )
         for words, codes in report.replaced if verbose else ():
             self.stdout.write(f"    {', '.join(codes)}: {words!r}")
+
+    def _faq(self, model, *, verbose: bool) -> None:
+        cases = faq_heldout()
+        self.stdout.write(f"Model: {model.name} ({model.provider})")
+        with override_settings(BOOKLY_TODAY=DEMO_TODAY), transaction.atomic():
+            call_command("loaddata", "demo", verbosity=0)
+            faq_topics_install(topics=faq_topics())
+            system_prompt_forget()
+            system = [{"type": "text", "text": system_prompt()}]
+            report = faq_evaluate(model=model, system=system, cases=cases)
+            transaction.set_rollback(True)
+        system_prompt_forget()  # not one rendered from the topics rolled back
+        self.stdout.write(f"{'topic':<20} {'n':>3} {'served%':>7}  " + " ".join(OUTCOMES))
+        for topic, counts in report.outcomes.items():
+            total = sum(counts.values())
+            self.stdout.write(
+                f"{topic:<20} {total:>3} {counts['served'] / total:>7.1%}  "
+                + " ".join(f"{counts[outcome]:>{len(outcome)}}" for outcome in OUTCOMES)
+            )
+        for figure, share in report.figures().items():
+            self.stdout.write(f"{figure}: {share:.1%}")
+        for text, topic, outcome, route in report.misses if verbose else ():
+            self.stdout.write(f"    {topic} -> {outcome} ({route}): {text!r}")
+        for text, expected, got in report.negatives.misses if verbose and report.negatives else ():
+            self.stdout.write(f"    {expected} -> {got}: {text!r}")
 
     def _run_once(self, scenario, model) -> list[str]:
         # The scenarios are written against the demo data, whose dates hold on DEMO_TODAY.
