@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 
 from policies.models import MAX_EXAMPLE_QUESTIONS, PolicyEntry
 from policies.services import example_questions_clean, policy_entry_add_example_questions
+from support.assistant.prompts import PROMPT_QUESTIONS
 from support.staff.unanswered import QuestionGroup, unanswered_question_groups
 
 DAYS = (7, 30, 90)
@@ -72,6 +73,12 @@ def group_questions(group: QuestionGroup) -> list[str]:
     return example_questions_clean(questions=group.wordings)[:MAX_EXAMPLE_QUESTIONS]
 
 
+def topics_having(questions: list[str], entries: list[PolicyEntry]) -> list[PolicyEntry]:
+    """The entries that have one of `questions` as an example question (ignoring case)."""
+    asked = {question.casefold() for question in questions}
+    return [entry for entry in entries if asked & {question.casefold() for question in entry.questions}]
+
+
 def create_topic_url(questions: list[str]) -> str:
     """FAQ entry's add form, its example questions filled with as many of `questions` as fit the link."""
     kept: list[str] = []
@@ -97,7 +104,13 @@ def _added_message(entry: PolicyEntry, result) -> tuple[int, str]:
             f"Left out, a topic has at most {MAX_EXAMPLE_QUESTIONS} example questions: "
             f"{_quoted(result.over_the_maximum)}."
         )
-    level = messages.SUCCESS if added and not result.over_the_maximum else messages.WARNING
+    unseen = [question for question in result.added if question not in entry.questions[:PROMPT_QUESTIONS]]
+    if unseen:
+        said.append(
+            f"The assistant is given a topic's first {PROMPT_QUESTIONS} example questions only: move "
+            f"{_quoted(unseen)} up in the topic if it is among the most typical."
+        )
+    level = messages.SUCCESS if added and not (result.over_the_maximum or unseen) else messages.WARNING
     return level, " ".join(said)
 
 
@@ -126,6 +139,7 @@ class UnansweredQuestionsAdminMixin:
         days = form.cleaned_data["days"] if form.is_bound and form.is_valid() else DEFAULT_DAYS
         can_add = request.user.has_perm("policies.add_policyentry")
         can_change = request.user.has_perm("policies.change_policyentry")
+        entries = list(PolicyEntry.objects.order_by("title"))
         groups = []
         for number, group in enumerate(unanswered_question_groups(days=days), start=1):
             questions = group_questions(group)
@@ -133,6 +147,7 @@ class UnansweredQuestionsAdminMixin:
                 {
                     "group": group,
                     "create_url": create_topic_url(questions) if can_add else "",
+                    "in_topics": topics_having(questions, entries),
                     # Ids of its own: a page has a form a group.
                     "add_form": AddToTopicForm(
                         initial={"questions": questions, "days": days}, auto_id=f"group-{number}-%s"

@@ -237,11 +237,15 @@ class TestFromAGroup:
         response = staff_client.post(ADD, {"entry": entry.pk, "questions": questions, "days": 7}, follow=True)
 
         assert response.redirect_chain == [(f"{PAGE}?days=7", 302)]
+        shown = re.sub(r"<[^>]+>", "", unescape(response.content.decode()))
+        assert "Some of these are already example questions of Payment methods." in shown
         said = [str(m) for m in response.context["messages"]]
         assert said == [
             "Added 1 question to “Payment methods”. "
             "Already there, so left out: “can I pay with paypal please”. "
-            "Left out, a topic has at most 20 example questions: “Can I pay with PayPal?”."
+            "Left out, a topic has at most 20 example questions: “Can I pay with PayPal?”. "
+            "The assistant is given a topic's first 3 example questions only: "
+            "move “can i pay by paypall” up in the topic if it is among the most typical."
         ]
         entry = PolicyEntry.objects.get(pk=entry.pk)
         assert entry.questions[-1] == "can i pay by paypall" and len(entry.questions) == 20
