@@ -8,12 +8,17 @@ an earlier part of the cached prefix.
 
 Each process keeps the rendered system prompt for SYSTEM_PROMPT_MAX_AGE_SECONDS:
 rendering it costs two queries, about a tenth of a turn's CPU, and staff edits
-are rare. The tools always read the database, so an edited answer is quoted as
-edited at once.
+are rare. A saved change of a FAQ entry or the return policy counts up a version
+in Django's cache (Redis when several processes serve): every process renders
+afresh on its next turn, and the time limit remains for changes nothing saved
+(an UPDATE by hand) or a cache that failed. The tools always read the database,
+so an edited answer is quoted as edited at once.
 """
 
+import logging
 import time
 
+from django.core.cache import cache
 from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
@@ -81,8 +86,11 @@ PROMPT_QUESTIONS = 3
 # How long a staff edit of the FAQ topics or the return policy may take to reach the prompt.
 SYSTEM_PROMPT_MAX_AGE_SECONDS = 30.0
 
+PROMPT_VERSION_KEY = "bookly:system-prompt-version"
+
+logger = logging.getLogger(__name__)
 _clock = time.monotonic
-_rendered: tuple[float, str] | None = None  # (_clock() time it goes stale, prompt)
+_rendered: tuple[float, int | None, str] | None = None  # (_clock() time it goes stale, version, prompt)
 # Counts forgets: a render that began before one must not keep its (older) rows as the prompt.
 _generation = 0
 
@@ -90,13 +98,32 @@ _generation = 0
 def system_prompt() -> str:
     """The system prompt, rendered from the return-policy row and the published FAQ topics."""
     global _rendered
-    now, generation, rendered = _clock(), _generation, _rendered
-    if rendered is None or now >= rendered[0]:
+    now, generation, rendered, version = _clock(), _generation, _rendered, _version()
+    if rendered is None or now >= rendered[0] or version != rendered[1]:
         # A race renders twice, from the same rows: harmless.
-        rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, _system_prompt_render())
+        rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, version, _system_prompt_render())
         if generation == _generation:
             _rendered = rendered
-    return rendered[1]
+    return rendered[2]
+
+
+def _version() -> int | None:
+    """The version the last saved change of the FAQ or the return policy set (None: none known)."""
+    try:
+        return cache.get(PROMPT_VERSION_KEY)
+    except Exception:
+        logger.warning("the system prompt's version could not be read; it is kept its time", exc_info=True)
+        return _rendered[1] if _rendered else None
+
+
+def _version_next() -> None:
+    """A change was saved: this process and every other render the prompt afresh on their next turn."""
+    system_prompt_forget()
+    try:
+        cache.add(PROMPT_VERSION_KEY, 0, timeout=None)
+        cache.incr(PROMPT_VERSION_KEY)
+    except Exception:
+        logger.warning("the system prompt's version could not be counted up", exc_info=True)
 
 
 def system_prompt_forget() -> None:
@@ -117,8 +144,8 @@ def return_policy_terms() -> str:
 @receiver([post_save, post_delete], sender=ReturnPolicy)
 def _policies_changed(**kwargs) -> None:
     # After the change commits (a render meanwhile would read the old rows): a topic staff add is known
-    # to this process's next turn; other processes render within SYSTEM_PROMPT_MAX_AGE_SECONDS.
-    transaction.on_commit(system_prompt_forget)
+    # to the next turn of every process.
+    transaction.on_commit(_version_next)
 
 
 def _system_prompt_render() -> str:

@@ -55,6 +55,7 @@ from support.staff.selectors import (
     saved_replies_for_conversation,
     trace_review_annotate,
 )
+from support.staff.unanswered_page import UnansweredQuestionsAdminMixin
 
 logger = logging.getLogger(__name__)
 
@@ -431,7 +432,7 @@ _ACTIONS = {
 
 
 @admin.register(TurnTrace)
-class TurnTraceAdmin(ReadOnlyModelAdmin):
+class TurnTraceAdmin(UnansweredQuestionsAdminMixin, ReadOnlyModelAdmin):
     """Every assistant turn, for review: what the customer asked, what they read, how the turn went and
     their vote. Filtered to the replies customers found unhelpful from the admin index. Read-only: a
     trace is what happened; each row links to the turn on its conversation's page."""

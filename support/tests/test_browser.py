@@ -586,6 +586,34 @@ def test_a_faq_topic_staff_add_is_answered_on_the_next_message(open_tab, staff_u
     assert customer.errors == []
 
 
+def test_staff_add_an_unanswered_question_to_a_faq_topic_and_the_next_message_is_answered(
+    open_tab, staff_user
+):
+    wrapping = "We gift-wrap any book for $3.50, with a handwritten card. Choose gift wrapping at checkout."
+    PolicyEntry.objects.create(topic="extras", title="Extras", text=wrapping, example_questions="Any extras?")
+    customer = open_tab()
+    customer.page.goto("/")
+    assert send_with_js(customer.page, "Do you offer gift wrapping?") == NO_POLICY_REPLY
+
+    staff = staff_login(open_tab, "/admin/")
+    admin = staff.page
+    admin.get_by_role("link", name=re.compile("Questions the assistant did not answer")).click()
+    group = admin.get_by_role("region", name=re.compile("Do you offer gift wrapping"))
+    expect(group).to_contain_text("1 question, the newest")
+    expect(group.get_by_role("link", name="Create a FAQ topic from these questions")).to_be_visible()
+    group.get_by_label("Add these questions to").select_option(label="Extras")
+    with admin.expect_navigation():
+        group.get_by_role("button", name="Add to this topic").click()
+    expect(admin.get_by_text("Added 1 question to “Extras”.")).to_be_visible()
+    expect(group).to_contain_text("Some of these are already example questions of Extras.")
+    screenshot(admin, "admin-unanswered")
+    assert staff.errors == []
+
+    # No restart: the customer's next message is answered from the topic.
+    assert wrapping in send_with_js(customer.page, "Do you offer gift wrapping?")
+    assert customer.errors == []
+
+
 def test_a_customer_votes_on_a_reply_and_rates_the_conversation_and_staff_see_it(tab, open_tab, staff_user):
     page = tab.page
     expect(page.locator("#rating")).to_be_hidden()  # nothing to rate yet
@@ -786,6 +814,7 @@ def test_admin_pages_run_without_csp_violations(open_tab, staff_user):
         "/admin/support/conversation/",
         "/admin/support/turntrace/?helpful__exact=0",
         "/admin/support/conversation/dashboard/",
+        "/admin/support/turntrace/unanswered/?days=90",
         "/admin/support/savedreply/",
         "/admin/support/savedreply/add/",
     ):

@@ -1,8 +1,10 @@
 """The system prompt's FAQ topics: what staff wrote, as the model reads it, at once after a change."""
 
 import pytest
+from django.core.cache import cache
 
 from policies.tests.factories import PolicyEntryFactory
+from support.assistant import prompts
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import PROMPT_QUESTIONS, return_policy_terms, system_prompt
 from support.llm.protocol import FaqTopic, faq_topics_in
@@ -30,6 +32,40 @@ def test_a_topic_staff_save_is_in_the_very_next_prompt(django_capture_on_commit_
         PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping")
         assert "gift_wrapping" not in system_prompt()  # not before the save commits
     assert "gift_wrapping" in system_prompt()
+
+
+def test_a_topic_another_process_saved_is_in_this_process_next_prompt():
+    """Each process keeps its prompt a while; a save anywhere counts up the version in the shared cache,
+    which every process reads on each turn."""
+    assert "Gift wrapping" not in system_prompt()
+    # Another process saves: the row (its commit is not heard here), then its count in the cache.
+    PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping")
+    assert "Gift wrapping" not in system_prompt()
+    cache.add(prompts.PROMPT_VERSION_KEY, 0, timeout=None)
+    cache.incr(prompts.PROMPT_VERSION_KEY)
+
+    assert "Gift wrapping" in system_prompt()
+
+
+def test_a_save_counts_up_the_version_every_process_reads(django_capture_on_commit_callbacks):
+    before = cache.get(prompts.PROMPT_VERSION_KEY)
+    with django_capture_on_commit_callbacks(execute=True):
+        PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping")
+    assert cache.get(prompts.PROMPT_VERSION_KEY) == (before or 0) + 1
+
+
+def test_a_failing_cache_keeps_the_prompt_its_time(monkeypatch):
+    rendered = system_prompt()
+
+    def down(*args, **kwargs):
+        raise ConnectionError("the cache is down")
+
+    monkeypatch.setattr(cache, "get", down)
+    monkeypatch.setattr(cache, "incr", down)
+    PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping")
+    assert system_prompt() == rendered  # kept, as before there was a version
+    prompts._version_next()  # a save's count fails: this process still renders afresh
+    assert "Gift wrapping" in system_prompt()
 
 
 def test_the_validator_takes_the_return_policy_from_the_prompt_never_the_faq_questions():

@@ -1,0 +1,68 @@
+"""Changes to the FAQ made outside its own admin form: example questions added from what customers asked."""
+
+import re
+from dataclasses import dataclass
+
+from django.db import transaction
+
+from policies.models import MAX_EXAMPLE_QUESTION_CHARS, MAX_EXAMPLE_QUESTIONS, PolicyEntry
+from store.text import text_single_line
+
+_NOT_PLAIN_RE = re.compile(r"[<>|]")
+
+
+def example_question_clean(*, text: str) -> str:
+    """A customer's words as an example question passes example_questions_validate: one line, without
+    < > | or unseen characters, at most 200 characters ("" when nothing is left)."""
+    line = text_single_line(_NOT_PLAIN_RE.sub(" ", text_single_line(text)))
+    return line[:MAX_EXAMPLE_QUESTION_CHARS].strip()
+
+
+def example_questions_clean(*, questions: list[str]) -> list[str]:
+    """Each question cleaned, in order, the empty ones and the repeats (ignoring case) left out."""
+    seen: set[str] = set()
+    kept = []
+    for question in questions:
+        cleaned = example_question_clean(text=question)
+        if cleaned and cleaned.casefold() not in seen:
+            seen.add(cleaned.casefold())
+            kept.append(cleaned)
+    return kept
+
+
+@dataclass(frozen=True)
+class ExampleQuestionsAdded:
+    added: tuple[str, ...]
+    already_there: tuple[str, ...]  # the entry had them (ignoring case)
+    over_the_maximum: tuple[str, ...]  # no room left: an entry has at most MAX_EXAMPLE_QUESTIONS
+
+
+def policy_entry_add_example_questions(
+    *, entry: PolicyEntry, questions: list[str], user
+) -> ExampleQuestionsAdded:
+    """Appends to `entry`'s example questions those it does not have yet (cleaned, each once), up to the
+    maximum; says which were added and which were left out, and why. Saved (and so published to the assistant:
+    its prompt is rendered afresh) only if one was added, with `user` as the last to update it."""
+    given = example_questions_clean(questions=questions)
+    with transaction.atomic():
+        locked = PolicyEntry.objects.select_for_update().get(pk=entry.pk)
+        existing = locked.questions
+        seen = {question.casefold() for question in existing}
+        added, already, over = [], [], []
+        for question in given:
+            if question.casefold() in seen:
+                already.append(question)
+            elif len(existing) + len(added) >= MAX_EXAMPLE_QUESTIONS:
+                over.append(question)
+            else:
+                seen.add(question.casefold())
+                added.append(question)
+        if added:
+            locked.example_questions = "\n".join([*existing, *added])
+            locked.updated_by = user
+            locked.full_clean()
+            locked.save()
+    entry.refresh_from_db()
+    return ExampleQuestionsAdded(
+        added=tuple(added), already_there=tuple(already), over_the_maximum=tuple(over)
+    )
