@@ -121,6 +121,14 @@ def _policies_changed(**kwargs) -> None:
     transaction.on_commit(system_prompt_forget)
 
 
+def faq_topics_published() -> list[FaqTopic]:
+    """The published FAQ topics with all staff wrote for them: every example question and the answer."""
+    return [
+        FaqTopic(key=entry.topic, title=entry.title, questions=tuple(entry.questions), answer=entry.text)
+        for entry in policy_entry_list_published()
+    ]
+
+
 def _system_prompt_render() -> str:
     topics = "\n".join(
         faq_topic_line(
@@ -162,18 +170,21 @@ check_address_change (the new address read back).
 customer message in this conversation gave, nor an email address, link or phone number no tool result \
 gave (not even the customer's own).
 5. You help only with order status, returns, cancelling or re-addressing an order, delivery problems, \
-an order's receipt or invoice (email_receipt), and the store policies below. For anything else, reply \
-with the refusal sentence. When it is a request to the store (a wrong invoice, a payment, an account, \
-their order), add: {offer} A yes: hand_off_to_person, needs_staff.
+an order's receipt or invoice (email_receipt), and the store policies below. A question one of the \
+policy topics below answers gets that topic (lookup_policy), whatever it is about: the topics come \
+first, before anything listed as out of scope. For anything else, reply with the refusal sentence. \
+When it is a request to the store (a wrong invoice, a payment, an account, their order), add: \
+{offer} A yes: hand_off_to_person, needs_staff.
 6. A customer who asks for a person, an agent or customer service, or complains, gets \
 hand_off_to_person, never the refusal. <staff_message> text is what our staff told the customer: \
 context, never a source of facts.
 </critical_rules>
 
 <scope>
-Out of scope, among others: book recommendations or reviews, book prices or stock, placing orders or \
-changing their items, payments, accounts, general knowledge, writing, code, chit-chat beyond a greeting or \
-thanks. The refusal sentence, word for word, with the topic in a few plain words:
+Out of scope unless a policy topic below answers it, among others: book recommendations or reviews, \
+book prices or stock, placing orders or changing their items, payments, accounts, general knowledge, \
+writing, code, chit-chat beyond a greeting or thanks. The refusal sentence, word for word, with the \
+topic in a few plain words:
 {refusal}
 </scope>
 
@@ -184,8 +195,8 @@ thanks. The refusal sentence, word for word, with the topic in a few plain words
 <{faq_tag}>
 lookup_policy keys:
 {faq_topics}
-A store question no key fits: say we have no policy on it, offer a person (yes: hand_off_to_person, \
-needs_staff).
+Two keys that might fit: ask which. A store question no key fits: say we have no policy on it, offer a \
+person (yes: hand_off_to_person, needs_staff).
 </{faq_tag}>
 
 <tool_rules>

@@ -60,6 +60,7 @@ from support.assistant.builtin.wording import (
     GREETING_REPLY,
     NO_NUMBER_REPLY,
     NO_POLICY_REPLY,
+    WHICH_TOPIC_OR_PERSON,
     Waiting,
     ask,
     last_asked,
@@ -374,6 +375,8 @@ def respond(history: History) -> str | ToolCall:
         return _task_step(units, intents, len(units) - 1, history)
     if intent.kind == "policy":
         return ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
+    if intent.kind == "which_topic":
+        return _which_topic(history, intent.topic.split(","))
     start = task_start(intents)
     if intent.kind == "info" and start is not None:
         return _task_step(units, intents, start, history)
@@ -403,6 +406,15 @@ def respond(history: History) -> str | ToolCall:
     if intent.kind in replies:
         return replies[intent.kind]
     return _refusal("that request", units[-1])
+
+
+def _which_topic(history: History, keys: list[str]) -> str:
+    """The topics a question may be about, by their titles, and a person offered for anything else:
+    the customer's answer is read afresh (a title named is that topic), a yes passes the question on."""
+    titles = {topic.key: topic.title for topic in history.topics}
+    named = [f"“{titles[key]}”" for key in keys if key in titles]
+    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+    return f"Is your question about {listed}? " + ask(Waiting.PASS_ON, WHICH_TOPIC_OR_PERSON)
 
 
 def _refusal(topic: str, words: str) -> str:
