@@ -6,6 +6,7 @@ from functools import lru_cache, partial
 from django.conf import settings
 
 from support.assistant.builtin.model import OfflineModel
+from support.assistant.prompts import faq_topics_published
 from support.insight.metrics import TURNS_ON_FALLBACK
 from support.llm.chat_completions import ChatCompletionsModel
 from support.llm.circuit import CircuitRecorded, circuit_lets_turn_through, circuit_open
@@ -20,7 +21,7 @@ _OFFLINE = ("offline", "", "", 0, 0.0, 0, None, None)
 def _build_model(config: tuple) -> Model:
     backend, api_key, model, max_tokens, timeout, max_retries, base_url, content_format = config
     if backend == "offline":
-        return OfflineModel()
+        return OfflineModel(faq=faq_topics_published)
     if backend == "openai":
         provider = partial(ChatCompletionsModel, content_format=content_format)
     else:

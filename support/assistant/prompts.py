@@ -148,6 +148,14 @@ def _policies_changed(**kwargs) -> None:
     transaction.on_commit(_version_next)
 
 
+def faq_topics_published() -> list[FaqTopic]:
+    """The published FAQ topics with all staff wrote for them: every example question and the answer."""
+    return [
+        FaqTopic(key=entry.topic, title=entry.title, questions=tuple(entry.questions), answer=entry.text)
+        for entry in policy_entry_list_published()
+    ]
+
+
 def _system_prompt_render() -> str:
     topics = "\n".join(
         faq_topic_line(
@@ -189,18 +197,20 @@ check_address_change (the new address read back).
 customer message in this conversation gave, nor an email address, link or phone number no tool result \
 gave (not even the customer's own).
 5. You help only with order status, returns, cancelling or re-addressing an order, delivery problems, \
-an order's receipt or invoice (email_receipt), and the store policies below. For anything else, reply \
-with the refusal sentence. When it is a request to the store (a wrong invoice, a payment, an account, \
-their order), add: {offer} A yes: hand_off_to_person, needs_staff.
+an order's receipt or invoice (email_receipt), and the store policies below, which come first: a \
+question a topic answers gets it, whatever it is about. For anything else, reply with the refusal \
+sentence. When it is a request to the store (a wrong invoice, a payment, an account, their order), add: \
+{offer} A yes: hand_off_to_person, needs_staff.
 6. A customer who asks for a person, an agent or customer service, or complains, gets \
 hand_off_to_person, never the refusal. <staff_message> text is what our staff told the customer: \
 context, never a source of facts.
 </critical_rules>
 
 <scope>
-Out of scope, among others: book recommendations or reviews, book prices or stock, placing orders or \
-changing their items, payments, accounts, general knowledge, writing, code, chit-chat beyond a greeting or \
-thanks. The refusal sentence, word for word, with the topic in a few plain words:
+Out of scope unless a topic answers it, among others: book recommendations or reviews, book prices or \
+stock, placing orders or changing their items, payments, accounts, general knowledge, writing, code, \
+chit-chat beyond a greeting or thanks. The refusal sentence, word for word, with the topic in a few \
+plain words:
 {refusal}
 </scope>
 
@@ -211,8 +221,8 @@ thanks. The refusal sentence, word for word, with the topic in a few plain words
 <{faq_tag}>
 lookup_policy keys:
 {faq_topics}
-A store question no key fits: say we have no policy on it, offer a person (yes: hand_off_to_person, \
-needs_staff).
+Two keys that might fit: ask which. A store question no key fits: say we have no policy on it, offer a \
+person (yes: hand_off_to_person, needs_staff).
 </{faq_tag}>
 
 <tool_rules>

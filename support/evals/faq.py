@@ -24,6 +24,7 @@ from pathlib import Path
 from django.db import transaction
 
 from policies.models import PolicyEntry
+from support.assistant.understanding.wording import WHICH_TOPIC_LEAD
 from support.assistant.validator import is_no_policy, is_refusal
 from support.evals.routing import (
     IN_SCOPE,
@@ -70,6 +71,8 @@ def faq_outcome(*, route: str, said: str, topic: str) -> str:
         return "handover"
     if route in _NOT_FAQ_ROUTES or route.startswith("tool:"):
         return "other_route"
+    if said.startswith(WHICH_TOPIC_LEAD):
+        return "asked_which"  # the topics it may be about, a person offered for anything else
     if is_refusal(said) or is_no_policy(said):
         return "offered_person" if OFFERS_PERSON_RE.search(said) else "refused"
     if OFFERS_PERSON_RE.search(said):

@@ -146,6 +146,7 @@ class FaqTopic:
     key: str
     title: str
     questions: tuple[str, ...]
+    answer: str = ""  # the topic's text, where a model is given it (the built-in one's FAQ reader)
 
 
 def faq_topic_line(topic: FaqTopic) -> str:

@@ -20,7 +20,7 @@ import numpy as np
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
-from support.assistant.builtin.wording import Waiting
+from support.assistant.understanding.wording import Waiting
 from support.conversations.models import ConversationMessage, MessageRole, TurnTrace
 from support.insight.traces import TurnOutcome
 from support.staff.dashboard import customer_words_masked

@@ -8,9 +8,9 @@ from django.core.management import call_command
 
 from policies.models import PolicyEntry
 from support.assistant.builtin.model import OfflineModel
-from support.assistant.builtin.wording import ASK_WHICH_POLICY, NO_POLICY_REPLY
 from support.assistant.configured import configured_model
 from support.assistant.prompts import system_prompt, system_prompt_forget
+from support.assistant.understanding.wording import ASK_WHICH_POLICY, NO_POLICY_REPLY
 from support.evals.faq import (
     DEMO_TOPICS,
     ISSUE_TOPICS,
@@ -24,13 +24,13 @@ from support.testing.messages_stub import message, text, tool_use
 
 pytestmark = pytest.mark.usefixtures("demo_data")
 
-# Measured on the branch that added the set (the built-in model before issue 37's matcher), less two
+# Measured with the FAQ reader of issue 37 (support/assistant/builtin/faq.py), less two
 # points: a change that serves fewer of the held-out messages fails here.
 FLOORS = {
-    "issue's seven topics, served": 0.020,
-    "all new topics, served": 0.058,
+    "issue's seven topics, served": 0.599,
+    "all new topics, served": 0.582,
     "demo topics, served": 0.963,
-    "not for the FAQ, routed right": 0.930,
+    "not for the FAQ, routed right": 0.897,
 }
 
 

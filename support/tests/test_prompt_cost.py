@@ -41,6 +41,9 @@ ISSUE_22_OTHER_TOKENS = 210
 # Issue 34 sends one more tool (the receipt) and its line of tool rules, by the same rule.
 ISSUE_34_TOOLS = ("email_receipt",)
 ISSUE_34_OTHER_TOKENS = math.ceil(len(receipt.CAPABILITY.prompt) / 4)  # the cache's estimate: characters / 4
+# Issue 37 states that the store's FAQ topics come before anything out of scope, and to ask which of two
+# (138 characters more of system prompt, measured), by the same rule.
+ISSUE_37_OTHER_TOKENS = math.ceil(138 / 4)
 
 
 class CachedModel:
@@ -88,5 +91,7 @@ def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
     added = estimate_tokens(
         {"tools": [tool for tool in TOOLS if tool["name"] in (*ISSUE_22_TOOLS, *ISSUE_34_TOOLS)]}
     )
-    order_changes = len(usage) * 0.1 * (added + ISSUE_22_OTHER_TOKENS + ISSUE_34_OTHER_TOKENS)
+    order_changes = (
+        len(usage) * 0.1 * (added + ISSUE_22_OTHER_TOKENS + ISSUE_34_OTHER_TOKENS + ISSUE_37_OTHER_TOKENS)
+    )
     assert cost_index(usage) <= 0.85 * OLD_DESIGN_COST_INDEX + order_changes

@@ -42,6 +42,8 @@ from support.assistant.understanding.wording import (
     GREETING_REPLY,
     NO_NUMBER_REPLY,
     NO_POLICY_REPLY,
+    WHICH_TOPIC_LEAD,
+    WHICH_TOPIC_OR_PERSON,
     Waiting,
     ask,
     last_asked,
@@ -185,6 +187,8 @@ def respond(turn: Turn) -> Step:
         return _task_step(turn, len(units) - 1)
     if intent.kind == "policy":
         return ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
+    if intent.kind == "which_topic":
+        return _which_topic(history, intent.topic.split(","))
     if intent.kind == "info" and start is not None:
         return _task_step(turn, start)
     waiting = pending in (Waiting.ORDER_NUMBER, Waiting.WHICH_ORDER, Waiting.EMAIL) and start is not None
@@ -213,6 +217,15 @@ def respond(turn: Turn) -> Step:
     if intent.kind in replies:
         return replies[intent.kind]
     return _refusal("that request", units[-1])
+
+
+def _which_topic(history: History, keys: list[str]) -> str:
+    """The topics a question may be about, by their titles, and a person offered for anything else:
+    the customer's answer is read afresh (a title named is that topic), a yes passes the question on."""
+    titles = {topic.key: topic.title for topic in history.topics}
+    named = [f"“{titles[key]}”" for key in keys if key in titles]
+    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
+    return f"{WHICH_TOPIC_LEAD} {listed}? " + ask(Waiting.PASS_ON, WHICH_TOPIC_OR_PERSON)
 
 
 def _refusal(topic: str, words: str) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from orders.models import EMAIL_MENTION_RE, DeliveryProblem
 from orders.numbers import ORDER_NUMBERS
+from support.assistant.builtin.faq import LIKELY, faq_match
 from support.assistant.capabilities.registry import ORDER_TASKS, TASKS
 from support.assistant.understanding.history import (
     Intent,
@@ -306,7 +307,7 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
     if order_change and not (task and task.start() < (change.start() if change else len(text))):
         return order_change
     if change and not (task and task.start() < change.start()):
-        return Intent("offtopic", "changing orders")
+        return Intent("offtopic", CHANGING_ORDERS)
     if order_id and address_in(raw) and re.search(r"\b(?:send|ship|deliver|redirect|reroute|route)\b", text):
         return Intent("address")  # "can you send BK-10089 to <an address>?"
     problem = delivery_problem(text)
@@ -393,12 +394,50 @@ def _first_of_two(first: re.Match, then: re.Match, text: str) -> bool:
     return first.start() < then.start() and bool(_CLAUSE_BREAK_RE.search(text, first.end(), then.start()))
 
 
+# Changing an order's items: a request to staff, which no FAQ answer serves.
+CHANGING_ORDERS = "changing orders"
+_AN_ORDER_RE = re.compile(r"\border\b", re.IGNORECASE)
+# What the store's FAQ may answer instead: anything that is no request of the model's own (an order's
+# task, a person, small talk) and no answer to its question.
+_FAQ_MAY_ANSWER = frozenset({"unknown", "offtopic", "no_policy", "policy", "help"})
+
+
 def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> Intent:
-    """What a customer's message asks for. The rules keep what only they can read or what must never be
-    lost: an order's details given when asked for, yes and no, asking for a person in so many words, a
-    topic staff added, "are you a person?", cancelling an order, a delivery problem named plainly.
-    Otherwise the phrasings decide when they are clear, and the rules when they are not; a message more
-    like a reported delivery problem than like anything else is one."""
+    """What a customer's message asks for: a task, or else what the store's FAQ answers, which comes
+    before every built-in refusal. The FAQ's reader (faq.py) is the one reader of which topic a
+    question is about: when it is sure, that topic; when it only finds it likely, the customer is asked
+    which (kind "which_topic", the topics' keys in `topic`, comma-separated); otherwise the reading
+    stands (a built-in topic named plainly, the refusal, no policy with a person offered)."""
+    intent = _task_or_talk(raw, has_prior_order=has_prior_order, answering=answering, topics=topics)
+    # "How do I get an invoice?" asks how, which a topic may say; "an invoice for BK-10042" is the
+    # receipt capability's, and stays so unless a topic is sure.
+    receipt_how = intent.kind == "receipt" and not order_id_in(raw) and not MY_ORDER_RE.search(plain(raw))
+    if not receipt_how and (
+        intent.kind not in _FAQ_MAY_ANSWER
+        or (intent.topic == CHANGING_ORDERS and _AN_ORDER_RE.search(raw))
+        or (order_id_in(raw) and intent.kind != "policy")  # one order's request no task serves: refused
+    ):
+        return intent
+    match = faq_match(raw, topics)
+    if intent.kind == "policy" and intent.topic and match.score(intent.topic) >= LIKELY:
+        return intent  # the topic named plainly ("your gift wrapping policy"), which the FAQ finds likely
+    # The built-in topics (shipping, returns, passwords) the phrasings read already: the FAQ's reader
+    # adds the topics staff wrote.
+    if match.sure and match.sure not in _PHRASED_TOPICS:
+        return Intent("policy", match.sure)
+    if (intent.kind == "policy" and intent.topic) or receipt_how:
+        return intent
+    if likely := [key for key in match.likely if key not in _PHRASED_TOPICS]:
+        return Intent("which_topic", ",".join(likely))
+    return intent
+
+
+def _task_or_talk(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> Intent:
+    """What a customer's message asks for, as the rules and the phrasings read it. The rules keep what
+    only they can read or what must never be lost: an order's details given when asked for, yes and no,
+    asking for a person in so many words, a topic staff added, "are you a person?", cancelling an order,
+    a delivery problem named plainly. Otherwise the phrasings decide when they are clear, and the rules
+    when they are not; a message more like a reported delivery problem than like anything else is one."""
     rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
     text = plain(raw)
     if (

@@ -4,6 +4,7 @@ provider.
 
 import json
 import math
+from collections.abc import Callable
 
 from support.assistant.builtin.flow import (
     respond,
@@ -23,6 +24,7 @@ from support.assistant.understanding.wording import (
     ASKED,
     Waiting,
 )
+from support.llm.protocol import FaqTopic
 from support.llm.types import ModelReply
 
 # --- the model -----------------------------------------------------------------------------------
@@ -40,13 +42,20 @@ class OfflineModel:
     provider = "built-in offline model"
     name = "bookly-offline"
 
-    def __init__(self) -> None:
+    def __init__(self, *, faq: Callable[[], list[FaqTopic]] | None = None) -> None:
+        """`faq` gives the published FAQ topics with all staff wrote for them (every example question,
+        the answer); without it, the model reads the topics as the system prompt lists them."""
         classifier_trained()  # trained once per process, so that no customer waits for it
+        self._faq = faq
 
     def create(
         self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
     ) -> ModelReply:
         history = read_history(system, messages)
+        if self._faq is not None and history.topics:
+            # The topics the prompt lists (the ones published when it was rendered), as staff wrote them.
+            written = {topic.key: topic for topic in self._faq()}
+            history.topics = [written.get(topic.key, topic) for topic in history.topics]
         asked: list[Waiting] = []
         recording = ASKED.set(asked)
         try:

@@ -30,6 +30,12 @@ ASK_WHICH_POLICY = (
     # No credential word, not even as a topic's name: layer 4 holds any for a request.
     "Which store policy would you like to know about, for example shipping, returns or signing in?"
 )
+# The FAQ topics a question may be about, asked (their titles follow); then a person offered, whose yes
+# passes the question itself to staff.
+WHICH_TOPIC_LEAD = "Is your question about"
+WHICH_TOPIC_OR_PERSON = (
+    "If it's about something else, I can pass it to a member of our support team; would you like that?"
+)
 
 GREETING_REPLY = (
     "Hello! I'm Bookly's automated support assistant. I can help with order status, returns, changing "

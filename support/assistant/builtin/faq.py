@@ -1,0 +1,425 @@
+"""Which of the store's FAQ topics a customer's question is about, read from everything staff wrote for
+the topic (its title, its example questions, its answer) and from how customers in general word their
+questions.
+
+Staff write five or six example questions; customers word the same question a hundred ways. So each
+topic is learned, not only looked up: the built-in model's phrasings (thousands of customer messages
+of every kind, support/assistant/builtin/phrasings.json) are the background. A phrasing close in
+meaning to what staff wrote for one topic (by a latent-semantic reading of the background's words, so
+that "paypal", "card" and "checkout" are near each other) is taken as another way of asking it; a
+phrasing close to none is a question no topic answers, and every request of the model's own (an
+order's status, a return, a person) is one too. A linear classifier over words, word pairs and letter
+sequences (a misspelled word shares most of its letters with the word) then tells the topics and
+"none of them" apart. Its score for a topic, against "none" and against the next topic, is how sure
+the reading is.
+
+Trained once per set of published topics, as staff wrote them (about 3 s of CPU, in each process, at
+the first message after a change): a topic staff add or change is read at the next message.
+"""
+
+import difflib
+import functools
+import json
+import re
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from support.assistant.understanding.reading import plain
+from support.llm.protocol import FaqTopic
+
+_PHRASINGS = Path(__file__).with_name("phrasings.json")
+# The background's route of questions the built-in model has no task for: where a store's topics are
+# asked about (payments, accounts, gift cards) among questions no store answers (the weather).
+_NOT_A_TASK = "out_of_scope"
+# The built-in topics' own routes: their phrasings are ways of asking those topics.
+_TOPIC_ROUTES = {
+    "policy_shipping": "shipping",
+    "policy_returns": "returns_overview",
+    "policy_password": "password_reset",
+}
+_NONE = ""
+
+# A background phrasing this close (cosine, latent reading) to what staff wrote for a topic, and this far
+# ahead of the next topic, is another way of asking it; one closer than _UNSURE to some topic is left out
+# of the training altogether (neither the topic's nor "none": it may be either).
+_ASKS_IT = 0.65
+_APART = 0.1
+_UNSURE = 0.3
+_COVERED = 0.3
+# What staff wrote counts this many times against the background's phrasings: it is the topic's own word.
+_STAFF_WEIGHT = 3
+# A topic is the reading when its score beats "none of them" (SURE, on the classifier's scale shifted so
+# that a tie with "none" is 0.5) and leads the next topic by _LEAD; from LIKELY, the topic may be the
+# one meant, and the customer is asked which. Set on the support-desk routing set's messages about
+# subjects a store's FAQ covers (support/evals/routing/desk.json), never on the held-out FAQ set.
+SURE = 0.5
+LIKELY = 0.3
+_LEAD = 0.1
+
+_WORD_RE = re.compile(r"[a-z]+")
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
+_STOP_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "the",
+        "i",
+        "im",
+        "me",
+        "my",
+        "we",
+        "our",
+        "us",
+        "you",
+        "your",
+        "it",
+        "its",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "am",
+        "do",
+        "does",
+        "did",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "shall",
+        "may",
+        "might",
+        "must",
+        "have",
+        "has",
+        "had",
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "for",
+        "with",
+        "about",
+        "from",
+        "by",
+        "as",
+        "or",
+        "and",
+        "but",
+        "if",
+        "so",
+        "that",
+        "this",
+        "these",
+        "those",
+        "there",
+        "here",
+        "what",
+        "which",
+        "who",
+        "how",
+        "when",
+        "where",
+        "why",
+        "please",
+        "any",
+        "some",
+        "get",
+        "got",
+        "just",
+        "also",
+        "not",
+        "no",
+        "yes",
+        "ok",
+        "hi",
+        "hello",
+        "hey",
+        "thanks",
+        "thank",
+        "bookly",
+        "store",
+        "shop",
+        "want",
+        "need",
+        "like",
+        "know",
+        "tell",
+        "u",
+        "ur",
+        "pls",
+        "plz",
+        "dont",
+        "don",
+        "t",
+        "s",
+        "ve",
+        "ll",
+        "d",
+        "m",
+        "re",
+    ]
+)
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ers", "er", "ed", "es", "s", "ly")
+
+
+def _stem(word: str) -> str:
+    """A rough stem: "payments", "paying" and "pay" alike, "registration" and "register" alike."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl":
+                word = word[:-1]  # shipp -> ship
+            break
+    return word
+
+
+def _words(text: str) -> list[str]:
+    """A text's telling words, stemmed, in order."""
+    return [
+        _stem(word) for word in _WORD_RE.findall(plain(text)) if word not in _STOP_WORDS and len(word) > 1
+    ]
+
+
+_HASHED_FEATURES = 2**20
+
+
+@dataclass(frozen=True)
+class _Background:
+    """What is read once per process: the phrasings and their routes, each phrasing in the latent
+    reading and in the classifier's features, and the weights of those features."""
+
+    texts: tuple[str, ...]
+    routes: object  # an array of the phrasings' routes
+    latent_words: object  # a TF-IDF of words, fitted on the phrasings
+    latent: object  # its latent-semantic reduction
+    latent_texts: object  # each phrasing in the latent reading (unit rows)
+    latent_presence: object  # each phrasing's words, each weighing its rarity (a dense array)
+    word_weights: object
+    letter_weights: object
+    features: object  # each phrasing in the classifier's features
+
+    def featured(self, words: list[str]):
+        """Texts (as `_words` gives them, joined) in the classifier's features: words and word pairs,
+        and letter sequences, each part of unit length, weighted as rare in the background. Hashed, so
+        that a topic's own words ("paypal") are read though no phrasing has them; those weigh most."""
+        from scipy.sparse import hstack
+        from sklearn.preprocessing import normalize
+
+        by_words = normalize(_WORD_HASHES.transform(words).log1p().multiply(self.word_weights).tocsr())
+        by_letters = normalize(_LETTER_HASHES.transform(words).log1p().multiply(self.letter_weights).tocsr())
+        return hstack([by_words, by_letters]).tocsr()
+
+
+def _hashes():
+    from sklearn.feature_extraction.text import HashingVectorizer
+
+    common = {"n_features": _HASHED_FEATURES, "alternate_sign": False, "norm": None}
+    return (
+        HashingVectorizer(token_pattern=r"\S+", ngram_range=(1, 2), **common),  # noqa: S106
+        HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), **common),
+    )
+
+
+_WORD_HASHES, _LETTER_HASHES = _hashes()
+
+
+@functools.cache
+def _background() -> _Background:
+    """About 4 s of CPU, once per process, with the built-in model's classifier."""
+    import numpy as np
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    phrasings = json.loads(_PHRASINGS.read_text())
+    texts = tuple(text for route in phrasings for text in phrasings[route])
+    words = [" ".join(_words(text)) for text in texts]
+    latent_words = TfidfVectorizer(token_pattern=r"\S+", min_df=2, sublinear_tf=True)  # noqa: S106
+    latent = TruncatedSVD(150, random_state=0).fit(latent_words.fit_transform(words))
+
+    def weights(hashes):
+        seen = (hashes.transform(words) > 0).sum(axis=0).A1
+        return np.log((1 + len(words)) / (1 + seen)) + 1
+
+    background = _Background(
+        texts=texts,
+        routes=np.array([route for route in phrasings for _ in phrasings[route]]),
+        latent_words=latent_words,
+        latent=latent,
+        latent_texts=normalize(latent.transform(latent_words.transform(words))),
+        latent_presence=((latent_words.transform(words) > 0).multiply(latent_words.idf_)).toarray(),
+        word_weights=weights(_WORD_HASHES),
+        letter_weights=weights(_LETTER_HASHES),
+        features=None,
+    )
+    return replace(background, features=background.featured(words))
+
+
+def _latent(texts: list[str]):
+    from sklearn.preprocessing import normalize
+
+    background = _background()
+    words = background.latent_words.transform(" ".join(_words(text)) for text in texts)
+    return normalize(background.latent.transform(words))
+
+
+# A topic as staff wrote it: key, title, answer, example questions (hashable, to key the training).
+_Written = tuple[str, str, str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class _Reader:
+    classifier: object
+    vocabulary: tuple[str, ...]  # the topics' own words, to which a misspelled word is read
+
+    def words(self, text: str) -> str:
+        return " ".join(_corrected(word, self.vocabulary) for word in _words(text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _corrected(word: str, vocabulary: tuple[str, ...]) -> str:
+    """A word as one of the topics' own when it is that word misspelled ("payement", "recipt")."""
+    if len(word) < 4 or word in vocabulary:
+        return word
+    close = difflib.get_close_matches(word, vocabulary, n=1, cutoff=0.8)
+    return close[0] if close else word
+
+
+def _documents(topics: tuple[_Written, ...]) -> tuple[list[str], list[str]]:
+    """What staff wrote, one short text each (the key, the title, each question, each sentence of the
+    answer), and the topic of each."""
+    texts, keys = [], []
+    for key, title, answer, questions in topics:
+        for text in [key.replace("_", " "), title, *questions, *_SENTENCE_RE.split(answer)]:
+            if _words(text):
+                texts.append(text)
+                keys.append(key)
+    return texts, keys
+
+
+def _labels(topics: tuple[_Written, ...], documents: list[str], keys: list[str]):
+    """Each background phrasing's label for this set of topics: a topic, "none", or None (left out)."""
+    import numpy as np
+
+    background = _background()
+    published = [key for key, *_ in topics]
+    labels = np.array([_TOPIC_ROUTES.get(route, _NONE) for route in background.routes], dtype=object)
+    labels[~np.isin(labels, [*published, _NONE])] = _NONE  # a built-in topic staff took down
+    # Which phrasings of no task ask a topic: the latent reading's nearest of what staff wrote.
+    nearness = background.latent_texts @ _latent(documents).T
+    by_topic = np.column_stack(
+        [
+            nearness[:, [index for index, own in enumerate(keys) if own == key]].max(axis=1)
+            for key in published
+        ]
+    )
+    ranked = np.sort(by_topic, axis=1)
+    best, second = ranked[:, -1], (ranked[:, -2] if len(published) > 1 else np.zeros(len(ranked)))
+    # And whose words, weighed by rarity, are mostly the topic's own: "how do I redeem a gift card?" is
+    # near "do you offer gift wrapping?" in meaning, by its one rare word, but not of it.
+    covered = _covered(published, topics)[np.arange(len(labels)), by_topic.argmax(axis=1)]
+    no_task = background.routes == _NOT_A_TASK
+    asks_it = no_task & (best >= _ASKS_IT) & (best - second >= _APART) & (covered >= _COVERED)
+    labels[asks_it] = np.array(published, dtype=object)[by_topic.argmax(axis=1)][asks_it]
+    labels[no_task & ~asks_it & (best >= _UNSURE)] = None
+    return labels
+
+
+def _covered(published: list[str], topics: tuple[_Written, ...]):
+    """For each background phrasing and topic, the share of the phrasing's words (weighed by rarity)
+    that the topic's own words (what staff wrote) include."""
+    import numpy as np
+
+    background = _background()
+    vocabulary = background.latent_words.vocabulary_
+    owned = np.zeros((len(vocabulary), len(published)))
+    for column, key in enumerate(published):
+        written = next(topic for topic in topics if topic[0] == key)
+        text = " ".join([key.replace("_", " "), written[1], written[2], *written[3]])
+        owned[[vocabulary[word] for word in set(_words(text)) if word in vocabulary], column] = 1
+    weights = background.latent_presence
+    return (weights @ owned) / np.maximum(weights.sum(axis=1), 1e-9)[:, None]
+
+
+@functools.lru_cache(maxsize=4)  # keyed by the topics as written: a change trains a new reader
+def _reader(topics: tuple[_Written, ...]) -> _Reader | None:
+    """About a second of CPU, at the first message after staff change a topic."""
+    import numpy as np
+    from scipy.sparse import vstack
+    from sklearn.svm import LinearSVC
+
+    documents, keys = _documents(topics)
+    if not documents:
+        return None
+    background = _background()
+    labels = _labels(topics, documents, keys)
+    kept = np.flatnonzero(labels != None)  # noqa: E711 (an array, compared element-wise)
+    reader = _Reader(
+        classifier=LinearSVC(random_state=0, C=0.5),
+        vocabulary=tuple(sorted({word for text in documents for word in _words(text)})),
+    )
+    staff = background.featured([reader.words(text) for text in documents])
+    matrix = vstack([background.features[kept], *[staff] * _STAFF_WEIGHT]).tocsr()
+    reader.classifier.fit(matrix, [*labels[kept], *keys * _STAFF_WEIGHT])
+    return reader
+
+
+def _written(topics: list[FaqTopic]) -> tuple[_Written, ...]:
+    return tuple(sorted((topic.key, topic.title, topic.answer, tuple(topic.questions)) for topic in topics))
+
+
+@dataclass(frozen=True)
+class Match:
+    """The topics a question may be about, best first, with their scores (0.5: as likely as none)."""
+
+    scores: tuple[tuple[str, float], ...]
+
+    @property
+    def sure(self) -> str | None:
+        """The topic the question is about, when the reading is clear."""
+        if not self.scores or self.scores[0][1] < SURE:
+            return None
+        if len(self.scores) > 1 and self.scores[0][1] - self.scores[1][1] < _LEAD:
+            return None
+        return self.scores[0][0]
+
+    def score(self, key: str) -> float:
+        return dict(self.scores).get(key, 0.0)
+
+    @property
+    def likely(self) -> tuple[str, ...]:
+        """The topics it may be about (at most three, best first), when none is clear."""
+        return () if self.sure else tuple(key for key, score in self.scores[:3] if score >= LIKELY)
+
+
+def faq_match(text: str, topics: list[FaqTopic]) -> Match:
+    """How likely a customer's question is about each published topic the prompt lists."""
+    if not topics or not _words(text):
+        return Match(())
+    reader = _reader(_written(topics))
+    if reader is None:
+        return Match(())
+    words = reader.words(text)
+    if not any(
+        word in reader.vocabulary or word in _background().latent_words.vocabulary_ for word in words.split()
+    ):
+        return Match(())  # no word any customer or topic uses ("pasxvs"): letters alone tell nothing
+    scores = reader.classifier.decision_function(_background().featured([words]))[0]
+    classes = list(reader.classifier.classes_)
+    if len(classes) == 2:  # one topic: the classifier gives one score, for the second class
+        scores = [-scores, scores]
+    none = scores[classes.index(_NONE)]
+    ranked = sorted(
+        (
+            (str(key), float(score - none) + 0.5)
+            for key, score in zip(classes, scores, strict=True)
+            if key != _NONE
+        ),
+        key=lambda item: -item[1],
+    )
+    return Match(tuple(ranked))

@@ -1,0 +1,142 @@
+"""The store's FAQ comes first (issue 37): a topic staff wrote answers whatever it is about, before any
+built-in refusal, read from everything staff wrote for it (title, every example question, the answer)."""
+
+import time
+
+import pytest
+
+from support.assistant.builtin.model import OfflineModel
+from support.assistant.capabilities.registry import TOOLS
+from support.assistant.prompts import TURN_REMINDER
+from support.assistant.understanding.wording import (
+    WHICH_TOPIC_LEAD,
+    WHICH_TOPIC_OR_PERSON,
+    Waiting,
+)
+from support.llm.protocol import FAQ_TOPICS_TAG, OFFER_PERSON, REFUSAL_TEMPLATE, FaqTopic, faq_topic_line
+
+DEMO = (
+    FaqTopic(
+        "returns_overview",
+        "Returns and refunds",
+        ("What is your return policy?", "Can I return a book?", "How long do refunds take?"),
+        "Books can be returned within 30 days of delivery for a refund to the original payment method.",
+    ),
+    FaqTopic(
+        "shipping",
+        "Shipping options and times",
+        ("How long does shipping take?", "Do you ship internationally?", "How much is shipping?"),
+        "Standard shipping takes 3 to 5 business days; express takes 1 to 2.",
+    ),
+    FaqTopic(
+        "password_reset",
+        "Resetting your password",
+        ("How do I reset my password?", "I forgot my password", "The reset email never came"),
+        "Use the link on the sign-in page; the email arrives within minutes.",
+    ),
+)
+PAYMENTS = FaqTopic(
+    "payment_methods",
+    "Payment methods",
+    (
+        "What payment methods do you accept?",
+        "Which cards can I use?",
+        "Do you take American Express?",
+        "When is my card charged?",
+        "Why was my card declined?",
+    ),
+    "We accept Visa, Mastercard, American Express, PayPal and Bookly gift cards. Your card is charged "
+    "when the order ships. If a payment is declined, check the billing address or try another card.",
+)
+NEWSLETTER = FaqTopic(
+    "newsletter",
+    "Our newsletter",
+    (
+        "How do I sign up for the newsletter?",
+        "How do I unsubscribe?",
+        "How often do you send the newsletter?",
+        "Can I stop the marketing emails?",
+    ),
+    "The newsletter comes once a week with new releases. Subscribe at the foot of any page; every issue "
+    "has an unsubscribe link.",
+)
+
+
+def ask(text: str, *topics: FaqTopic, faq: bool = True):
+    """The built-in model's answer to a first message, the prompt listing `topics` (as the prompt does,
+    without their answers), the model given what staff wrote for them unless `faq` is False."""
+    lines = "\n".join(faq_topic_line(topic) for topic in topics)
+    system = [{"type": "text", "text": f"Rules.\n<{FAQ_TOPICS_TAG}>\n{lines}\n</{FAQ_TOPICS_TAG}>"}]
+    model = OfflineModel(faq=(lambda: list(topics)) if faq else None)
+    message = {
+        "role": "user",
+        "content": [{"type": "text", "text": text}, {"type": "text", "text": TURN_REMINDER}],
+    }
+    return model.create(system=system, tools=TOOLS, messages=[message], deadline=time.monotonic() + 30)
+
+
+def looked_up(reply) -> str | None:
+    blocks = [block for block in reply.content if block["type"] == "tool_use"]
+    return blocks[0]["input"]["topic"] if blocks and blocks[0]["name"] == "lookup_policy" else None
+
+
+def said(reply) -> str:
+    return " ".join(block["text"] for block in reply.content if block["type"] == "text")
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "do you guys take paypal",  # a word only the answer has
+        "can i pay wiht a mastercrd?",  # typed in a hurry
+        "I don't know how to pay for my books",
+    ],
+)
+def test_a_topic_staff_wrote_answers_before_the_built_in_refusal(question):
+    """Payments are out of scope for the built-in model: the refusal, with a person offered. Once staff
+    publish a payments topic, it answers them, however worded."""
+    refused = said(ask(question, *DEMO))
+    assert refused.startswith(REFUSAL_TEMPLATE.format(topic="payments").split("{")[0][:40])
+    assert OFFER_PERSON in refused
+
+    assert looked_up(ask(question, *DEMO, PAYMENTS, NEWSLETTER)) == "payment_methods"
+
+
+def test_what_staff_wrote_beyond_the_prompt_is_read():
+    """The prompt lists a topic's first three questions and no answer; the FAQ reader reads the rest."""
+    question = "paypal ok?"
+    assert looked_up(ask(question, *DEMO, PAYMENTS)) == "payment_methods"
+    assert looked_up(ask(question, *DEMO, PAYMENTS, faq=False)) != "payment_methods"
+
+
+def test_a_topic_staff_add_is_read_at_the_next_message_of_the_same_process():
+    question = "unsubscribe me from the weekly emails"
+    assert looked_up(ask(question, *DEMO, PAYMENTS)) is None
+    assert looked_up(ask(question, *DEMO, PAYMENTS, NEWSLETTER)) == "newsletter"
+
+
+def test_a_request_about_one_order_no_task_serves_is_not_answered_from_the_faq():
+    """ "Change the card on BK-10042" is a request to staff about that order, not a payments question."""
+    reply = ask("Please change the card I paid with on order BK-10042", *DEMO, PAYMENTS)
+    assert looked_up(reply) is None
+    assert OFFER_PERSON in said(reply)
+
+
+def test_words_nobody_uses_pick_no_topic():
+    reply = ask("pasxvs qwrtz", *DEMO, PAYMENTS, NEWSLETTER)
+    assert looked_up(reply) is None
+
+
+def test_the_built_in_topics_stay_read_as_before():
+    assert looked_up(ask("how long will delivery take to Canada?", *DEMO, PAYMENTS, NEWSLETTER)) == "shipping"
+    assert looked_up(ask("I forgot my password", *DEMO, PAYMENTS, NEWSLETTER)) == "password_reset"
+
+
+def test_a_topic_the_reader_finds_only_likely_is_asked_about_with_a_person_offered():
+    """Below the reader's certainty the customer is asked which topic, never refused; the question
+    records that a yes passes the question on (data, not words)."""
+    reply = ask("my visa keeps getting declined at checkout", *DEMO, PAYMENTS)
+    text = said(reply)
+    assert text.startswith(f"{WHICH_TOPIC_LEAD} “Payment methods”")
+    assert text.endswith(WHICH_TOPIC_OR_PERSON)
+    assert reply.state == {"waiting_for": Waiting.PASS_ON.value}
