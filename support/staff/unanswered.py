@@ -3,7 +3,8 @@ selector: reads only).
 
 A turn is unanswered when it ended in a refusal, a "no policy" answer, the validator's fallback, being
 stuck or a handover (its TurnTrace's outcome), or when the reply offered a person (as the built-in model
-records it: the reply's state waits for the customer's yes to that offer). What the customer wrote is
+records it: the reply's state waits for the customer's yes to that offer); the handover that a yes to
+such an offer makes is not listed again. What the customer wrote is
 read masked (customer_words_masked), the newest MAX_QUESTIONS of the period at most.
 
 Grouping: each question is a TF-IDF vector of its words and of its letters' n-grams (which survive
@@ -99,7 +100,16 @@ def unanswered_questions(*, since: datetime, until: datetime | None = None) -> l
         role=MessageRole.ASSISTANT,
         model_state__waiting_for__in=OFFERED_PERSON,
     )
-    traces = TurnTrace.objects.filter(created_at__gte=since)
+    # A yes to that offer hands over, but asks nothing: the question is the turn before's.
+    yes_to_offer = ConversationMessage.objects.filter(
+        conversation=OuterRef("conversation"),
+        turn=OuterRef("turn") - 1,
+        role=MessageRole.ASSISTANT,
+        model_state__waiting_for__in=OFFERED_PERSON,
+    )
+    traces = TurnTrace.objects.filter(created_at__gte=since).exclude(
+        Q(outcome=TurnOutcome.HANDED_OFF) & Exists(yes_to_offer)
+    )
     if until is not None:
         traces = traces.filter(created_at__lt=until)
     traces = (

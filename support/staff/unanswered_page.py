@@ -107,8 +107,9 @@ def _added_message(entry: PolicyEntry, result) -> tuple[int, str]:
     unseen = [question for question in result.added if question not in entry.questions[:PROMPT_QUESTIONS]]
     if unseen:
         said.append(
-            f"The assistant is given a topic's first {PROMPT_QUESTIONS} example questions only: move "
-            f"{_quoted(unseen)} up in the topic if it is among the most typical."
+            f"Claude or another AI model is shown a topic's first {PROMPT_QUESTIONS} example questions "
+            f"only (the built-in model reads them all): move {_quoted(unseen)} up in the topic if it is "
+            "among the most typical."
         )
     level = messages.SUCCESS if added and not (result.over_the_maximum or unseen) else messages.WARNING
     return level, " ".join(said)

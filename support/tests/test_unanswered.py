@@ -13,13 +13,13 @@ from django.utils import timezone
 from policies.models import PolicyEntry
 from policies.tests.factories import PolicyEntryFactory
 from support.assistant.understanding.wording import NO_POLICY_REPLY
-from support.llm.protocol import OFFER_PERSON, REFUSAL_TEMPLATE
+from support.llm.protocol import HANDOFF_TOOL, OFFER_PERSON, REFUSAL_TEMPLATE
 from support.models import Conversation, ConversationMessage, TurnTrace
 from support.staff.dashboard import dashboard_get
 from support.staff.unanswered import Question, questions_grouped, unanswered_question_groups
 from support.staff.unanswered_page import PREFILL_MAX_CHARS
 from support.testing.chat_client import ChatClient
-from support.testing.messages_stub import message, text
+from support.testing.messages_stub import message, text, tool_use
 
 PAGE = "/admin/support/turntrace/unanswered/"
 ADD = "/admin/support/turntrace/unanswered/add-to-topic/"
@@ -119,6 +119,23 @@ class TestWhichQuestions:
         assert [(q.words, q.outcome, q.offered_person) for q in group.questions] == [
             ("why is my parcel late", "Answered", True)
         ]
+
+    def test_a_yes_to_the_offer_of_a_person_is_no_question_of_its_own(self, claude):
+        claude.reset(message(text(f"{REFUSAL_TEMPLATE.format(topic='payments')} {OFFER_PERSON}")))
+        chat = ChatClient()
+        chat.send("do you take paypal?")
+        ConversationMessage.objects.filter(role="assistant").update(
+            model_state={"waiting_for": "offer_person"}
+        )
+        claude.reset(
+            message(tool_use(HANDOFF_TOOL, {"reason": "needs_staff", "summary": "do you take paypal?"})),
+            message(text("I've passed this to our team.")),
+        )
+        chat.send("yes please")
+        assert TurnTrace.objects.filter(outcome="handed_off").count() == 1
+
+        [group] = unanswered_question_groups(days=7)
+        assert [question.words for question in group.questions] == ["do you take paypal?"]
 
     def test_only_the_period_is_read(self, claude):
         claude.reset(message(text(REFUSAL_TEMPLATE.format(topic="invoices"))))
@@ -245,8 +262,9 @@ class TestFromAGroup:
             "Added 1 question to “Payment methods”. "
             "Already there, so left out: “can I pay with paypal please”. "
             "Left out, a topic has at most 20 example questions: “Can I pay with PayPal?”. "
-            "The assistant is given a topic's first 3 example questions only: "
-            "move “can i pay by paypall” up in the topic if it is among the most typical."
+            "Claude or another AI model is shown a topic's first 3 example questions only (the built-in "
+            "model reads them all): move “can i pay by paypall” up in the topic if it is among the most "
+            "typical."
         ]
         entry = PolicyEntry.objects.get(pk=entry.pk)
         assert entry.questions[-1] == "can i pay by paypall" and len(entry.questions) == 20
