@@ -39,9 +39,11 @@ class DaysForm(forms.Form):
 
 
 class QuestionsField(forms.Field):
-    """The questions of a group, one hidden input each, cleaned as example questions are."""
+    """The questions of a group, each shown with a box ticked (staff untick what should not become an
+    example question: a name, an address, words that are no question), cleaned as example questions
+    are."""
 
-    widget = forms.MultipleHiddenInput
+    widget = forms.CheckboxSelectMultiple
 
     def to_python(self, value):
         if not value:
@@ -57,12 +59,17 @@ class QuestionsField(forms.Field):
 
 
 class AddToTopicForm(forms.Form):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        offered = self.initial.get("questions") or []
+        self.fields["questions"].widget.choices = [(question, question) for question in offered]
+
     entry = forms.ModelChoiceField(
         label="Add these questions to",
         queryset=PolicyEntry.objects.order_by("title"),
         empty_label="Choose a topic",
     )
-    questions = QuestionsField()
+    questions = QuestionsField(label="Questions to add (untick any that should not be added)")
     days = forms.TypedChoiceField(
         choices=[(days, days) for days in DAYS], coerce=int, widget=forms.HiddenInput
     )

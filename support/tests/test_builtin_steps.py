@@ -29,7 +29,7 @@ def test_only_a_task_with_words_of_its_own_is_read_before_the_rules():
 
 def test_every_question_asked_has_an_answer():
     """A capability's (by what it waits for), a task's detail, or the built-in model's own: an order's
-    details, and yes to a person offered."""
+    details, yes to a person offered, which FAQ topic."""
     own = {
         Waiting.ORDER_NUMBER,
         Waiting.EMAIL,
@@ -37,6 +37,7 @@ def test_every_question_asked_has_an_answer():
         Waiting.WHICH_ORDER,
         Waiting.PASS_ON,
         Waiting.OFFER_PERSON,
+        Waiting.WHICH_TOPIC,
     }
     details = {task.detail for task in TASK_STEPS.values() if task.detail}
     assert details == {Waiting.ADDRESS}

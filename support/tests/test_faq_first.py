@@ -9,8 +9,9 @@ from support.assistant.builtin.model import OfflineModel
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import TURN_REMINDER
 from support.assistant.understanding.wording import (
+    NO_POLICY_REPLY,
     WHICH_TOPIC_LEAD,
-    WHICH_TOPIC_OR_PERSON,
+    WHICH_TOPIC_ONE,
     Waiting,
 )
 from support.llm.protocol import FAQ_TOPICS_TAG, OFFER_PERSON, REFUSAL_TEMPLATE, FaqTopic, faq_topic_line
@@ -62,17 +63,20 @@ NEWSLETTER = FaqTopic(
 )
 
 
-def ask(text: str, *topics: FaqTopic, faq: bool = True):
-    """The built-in model's answer to a first message, the prompt listing `topics` (as the prompt does,
-    without their answers), the model given what staff wrote for them unless `faq` is False."""
+def ask(*texts: str, topics: tuple[FaqTopic, ...] = (), faq: bool = True):
+    """The built-in model's answer to the customer's `texts` (a conversation: between them, what it said
+    with what it recorded), the prompt listing `topics` (as the prompt does, without their answers), the
+    model given what staff wrote for them unless `faq` is False."""
     lines = "\n".join(faq_topic_line(topic) for topic in topics)
     system = [{"type": "text", "text": f"Rules.\n<{FAQ_TOPICS_TAG}>\n{lines}\n</{FAQ_TOPICS_TAG}>"}]
     model = OfflineModel(faq=(lambda: list(topics)) if faq else None)
-    message = {
-        "role": "user",
-        "content": [{"type": "text", "text": text}, {"type": "text", "text": TURN_REMINDER}],
-    }
-    return model.create(system=system, tools=TOOLS, messages=[message], deadline=time.monotonic() + 30)
+    messages: list[dict] = []
+    for text in texts:
+        customer = [{"type": "text", "text": text}, {"type": "text", "text": TURN_REMINDER}]
+        messages.append({"role": "user", "content": customer})
+        reply = model.create(system=system, tools=TOOLS, messages=messages, deadline=time.monotonic() + 30)
+        messages.append({"role": "assistant", "content": reply.content, "state": reply.state})
+    return reply
 
 
 def looked_up(reply) -> str | None:
@@ -95,48 +99,82 @@ def said(reply) -> str:
 def test_a_topic_staff_wrote_answers_before_the_built_in_refusal(question):
     """Payments are out of scope for the built-in model: the refusal, with a person offered. Once staff
     publish a payments topic, it answers them, however worded."""
-    refused = said(ask(question, *DEMO))
+    refused = said(ask(question, topics=DEMO))
     assert refused.startswith(REFUSAL_TEMPLATE.format(topic="payments").split("{")[0][:40])
     assert OFFER_PERSON in refused
 
-    assert looked_up(ask(question, *DEMO, PAYMENTS, NEWSLETTER)) == "payment_methods"
+    assert looked_up(ask(question, topics=(*DEMO, PAYMENTS, NEWSLETTER))) == "payment_methods"
 
 
 def test_what_staff_wrote_beyond_the_prompt_is_read():
     """The prompt lists a topic's first three questions and no answer; the FAQ reader reads the rest."""
     question = "paypal ok?"
-    assert looked_up(ask(question, *DEMO, PAYMENTS)) == "payment_methods"
-    assert looked_up(ask(question, *DEMO, PAYMENTS, faq=False)) != "payment_methods"
+    assert looked_up(ask(question, topics=(*DEMO, PAYMENTS))) == "payment_methods"
+    assert looked_up(ask(question, topics=(*DEMO, PAYMENTS), faq=False)) != "payment_methods"
 
 
 def test_a_topic_staff_add_is_read_at_the_next_message_of_the_same_process():
     question = "unsubscribe me from the weekly emails"
-    assert looked_up(ask(question, *DEMO, PAYMENTS)) is None
-    assert looked_up(ask(question, *DEMO, PAYMENTS, NEWSLETTER)) == "newsletter"
+    assert looked_up(ask(question, topics=(*DEMO, PAYMENTS))) is None
+    assert looked_up(ask(question, topics=(*DEMO, PAYMENTS, NEWSLETTER))) == "newsletter"
 
 
 def test_a_request_about_one_order_no_task_serves_is_not_answered_from_the_faq():
     """ "Change the card on BK-10042" is a request to staff about that order, not a payments question."""
-    reply = ask("Please change the card I paid with on order BK-10042", *DEMO, PAYMENTS)
+    reply = ask("Please change the card I paid with on order BK-10042", topics=(*DEMO, PAYMENTS))
     assert looked_up(reply) is None
     assert OFFER_PERSON in said(reply)
 
 
 def test_words_nobody_uses_pick_no_topic():
-    reply = ask("pasxvs qwrtz", *DEMO, PAYMENTS, NEWSLETTER)
+    reply = ask("pasxvs qwrtz", topics=(*DEMO, PAYMENTS, NEWSLETTER))
     assert looked_up(reply) is None
 
 
 def test_the_built_in_topics_stay_read_as_before():
-    assert looked_up(ask("how long will delivery take to Canada?", *DEMO, PAYMENTS, NEWSLETTER)) == "shipping"
-    assert looked_up(ask("I forgot my password", *DEMO, PAYMENTS, NEWSLETTER)) == "password_reset"
+    assert (
+        looked_up(ask("how long will delivery take to Canada?", topics=(*DEMO, PAYMENTS, NEWSLETTER)))
+        == "shipping"
+    )
+    assert looked_up(ask("I forgot my password", topics=(*DEMO, PAYMENTS, NEWSLETTER))) == "password_reset"
+
+
+UNSURE = "my visa keeps getting declined at checkout"  # payments, the reader finds, but not surely
 
 
 def test_a_topic_the_reader_finds_only_likely_is_asked_about_with_a_person_offered():
-    """Below the reader's certainty the customer is asked which topic, never refused; the question
-    records that a yes passes the question on (data, not words)."""
-    reply = ask("my visa keeps getting declined at checkout", *DEMO, PAYMENTS)
-    text = said(reply)
-    assert text.startswith(f"{WHICH_TOPIC_LEAD} “Payment methods”")
-    assert text.endswith(WHICH_TOPIC_OR_PERSON)
+    """Below the reader's certainty the customer is asked, never refused; what the question waits for is
+    recorded (data, not words)."""
+    reply = ask(UNSURE, topics=(*DEMO, PAYMENTS))
+    assert said(reply) == f"{WHICH_TOPIC_LEAD} “Payment methods”? {WHICH_TOPIC_ONE}"
+    assert reply.state == {"waiting_for": Waiting.WHICH_TOPIC.value}
+
+
+@pytest.mark.parametrize("answer", ["yes", "yes, that one", "Yep, payment methods", "the first"])
+def test_a_yes_or_the_topic_named_answers_the_question_with_the_topic(answer):
+    assert looked_up(ask(UNSURE, answer, topics=(*DEMO, PAYMENTS))) == "payment_methods"
+
+
+def test_something_else_has_a_person_offered_for_the_question_asked():
+    reply = ask(UNSURE, "no, something else", topics=(*DEMO, PAYMENTS))
+    assert said(reply) == NO_POLICY_REPLY
+    handed = ask(UNSURE, "no, something else", "yes please", topics=(*DEMO, PAYMENTS))
+    assert [block["input"] for block in handed.content] == [{"reason": "needs_staff", "summary": UNSURE}]
+
+
+def test_a_message_answering_the_question_for_an_order_number_is_not_read_as_a_topic():
+    reply = ask("where is my order", "it was a preorder, paid with paypal", topics=(*DEMO, PAYMENTS))
+    assert looked_up(reply) is None
+
+
+@pytest.mark.parametrize(
+    "title",
+    ["Paying by card or PIN", "Payments: see help.bookly.example", "Paying for orders over $35"],
+)
+def test_a_title_the_validator_would_replace_is_not_named(title):
+    """A credential word, a link or an amount in staff's title: the question would be replaced by the
+    fallback (a dead end), so it is not named; with no title left, "no policy" and a person offered."""
+    unsafe = FaqTopic(PAYMENTS.key, title, PAYMENTS.questions, PAYMENTS.answer)
+    reply = ask(UNSURE, topics=(*DEMO, unsafe))
+    assert said(reply) == NO_POLICY_REPLY
     assert reply.state == {"waiting_for": Waiting.PASS_ON.value}

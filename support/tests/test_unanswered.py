@@ -250,7 +250,7 @@ class TestFromAGroup:
         )
 
         html = _page(staff_client, days=7)
-        questions = re.findall(r'<input type="hidden" name="questions" value="([^"]+)"', html)
+        questions = re.findall(r'<input type="checkbox" name="questions" value="([^"]+)"[^>]* checked>', html)
         assert questions == ["can i pay by paypall", "can I pay with paypal please", "Can I pay with PayPal?"]
         response = staff_client.post(ADD, {"entry": entry.pk, "questions": questions, "days": 7}, follow=True)
 
@@ -315,7 +315,7 @@ class TestUsedAtOnce:
         assert WRAPPING not in customer.send(NOTE).json()["reply"]
 
         html = _page(staff_client)
-        questions = re.findall(r'<input type="hidden" name="questions" value="([^"]+)"', html)
+        questions = re.findall(r'<input type="checkbox" name="questions" value="([^"]+)"[^>]* checked>', html)
         with django_capture_on_commit_callbacks(execute=True):
             staff_client.post(ADD, {"entry": entry.pk, "questions": questions, "days": 30})
 

@@ -346,7 +346,7 @@ def _covered(published: list[str], topics: tuple[_Written, ...]):
     return (weights @ owned) / np.maximum(weights.sum(axis=1), 1e-9)[:, None]
 
 
-@functools.lru_cache(maxsize=4)  # keyed by the topics as written: a change trains a new reader
+@functools.lru_cache(maxsize=2)  # keyed by the topics as written: a change trains a new reader
 def _reader(topics: tuple[_Written, ...]) -> _Reader | None:
     """About a second of CPU, at the first message after staff change a topic."""
     import numpy as np
@@ -366,6 +366,9 @@ def _reader(topics: tuple[_Written, ...]) -> _Reader | None:
     staff = background.featured([reader.words(text) for text in documents])
     matrix = vstack([background.features[kept], *[staff] * _STAFF_WEIGHT]).tocsr()
     reader.classifier.fit(matrix, [*labels[kept], *keys * _STAFF_WEIGHT])
+    # Dense, the weights are classes x 2 million floats (180 MB for ten topics), of which under 1% are
+    # not zero: kept sparse, a reader is a few MB.
+    reader.classifier.sparsify()
     return reader
 
 
@@ -401,13 +404,17 @@ def faq_match(text: str, topics: list[FaqTopic]) -> Match:
     """How likely a customer's question is about each published topic the prompt lists."""
     if not topics or not _words(text):
         return Match(())
-    reader = _reader(_written(topics))
+    return _match(text, _written(topics))
+
+
+@functools.lru_cache(maxsize=4096)  # each call reads the whole conversation again
+def _match(text: str, topics: tuple[_Written, ...]) -> Match:
+    reader = _reader(topics)
     if reader is None:
         return Match(())
     words = reader.words(text)
-    if not any(
-        word in reader.vocabulary or word in _background().latent_words.vocabulary_ for word in words.split()
-    ):
+    known = _background().latent_words.vocabulary_
+    if not any(word in reader.vocabulary or word in known for word in words.split()):
         return Match(())  # no word any customer or topic uses ("pasxvs"): letters alone tell nothing
     scores = reader.classifier.decision_function(_background().featured([words]))[0]
     classes = list(reader.classifier.classes_)
@@ -423,3 +430,8 @@ def faq_match(text: str, topics: list[FaqTopic]) -> Match:
         key=lambda item: -item[1],
     )
     return Match(tuple(ranked))
+
+
+def faq_reader_warm() -> None:
+    """Read the background now (a few seconds, once per process), so that no customer waits for it."""
+    _background()

@@ -7,6 +7,7 @@ last reply waits for (`History.waiting`) and by the kind of task the customer as
 
 import re
 
+from support.assistant.builtin.faq import LIKELY, faq_match
 from support.assistant.builtin.intents import (
     intents_of,
 )
@@ -26,6 +27,7 @@ from support.assistant.understanding.reading import (
 from support.assistant.understanding.turn import Step, TaskAt, Turn
 from support.assistant.understanding.vocabulary import (
     MAX_SUMMARY_CHARS,
+    NO_RE,
     PASS_ON_RE,
     REFERS_BACK_RE,
     SMALL_TALK,
@@ -43,11 +45,14 @@ from support.assistant.understanding.wording import (
     NO_NUMBER_REPLY,
     NO_POLICY_REPLY,
     WHICH_TOPIC_LEAD,
-    WHICH_TOPIC_OR_PERSON,
+    WHICH_TOPIC_ONE,
+    WHICH_TOPIC_SEVERAL,
     Waiting,
     ask,
     last_asked,
 )
+from support.assistant.validator import reply_validate
+from support.llm.consent import YES_RE
 from support.llm.protocol import (
     HANDOFF_TOOL,
     OFFER_PERSON,
@@ -162,6 +167,8 @@ def respond(turn: Turn) -> Step:
     if pending == Waiting.PASS_ON and len(units) > 1 and PASS_ON_RE.match(plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
+    if pending == Waiting.WHICH_TOPIC and (answer := _which_topic_answer(turn)) is not None:
+        return answer
     if pending == Waiting.OFFER_PERSON and len(units) > 1 and PASS_ON_RE.match(plain(units[-1])):
         # Yes to a person offered for a request we cannot serve: staff get that request in its words.
         return _handoff(HandoffAsk.NEEDS_STAFF, _request_before(units, intents))
@@ -220,12 +227,55 @@ def respond(turn: Turn) -> Step:
 
 
 def _which_topic(history: History, keys: list[str]) -> str:
-    """The topics a question may be about, by their titles, and a person offered for anything else:
-    the customer's answer is read afresh (a title named is that topic), a yes passes the question on."""
+    """The topics a question may be about, by their titles, and a person offered for anything else. A
+    title staff wrote that the validator would not let through in our words (a price, a link, a PIN) is
+    not named; with none left, the question gets the honest "no policy" answer and a person offered."""
     titles = {topic.key: topic.title for topic in history.topics}
-    named = [f"“{titles[key]}”" for key in keys if key in titles]
-    listed = named[0] if len(named) == 1 else f"{', '.join(named[:-1])} or {named[-1]}"
-    return f"{WHICH_TOPIC_LEAD} {listed}? " + ask(Waiting.PASS_ON, WHICH_TOPIC_OR_PERSON)
+    named = [f"“{titles[key]}”" for key in keys if key in titles and _sayable(f"“{titles[key]}”", history)]
+    if not named:
+        return ask(Waiting.PASS_ON, NO_POLICY_REPLY)
+    if len(named) == 1:
+        return ask(Waiting.WHICH_TOPIC, f"{WHICH_TOPIC_LEAD} {named[0]}? {WHICH_TOPIC_ONE}")
+    listed = f"{', '.join(named[:-1])} or {named[-1]}"
+    return ask(Waiting.WHICH_TOPIC, f"{WHICH_TOPIC_LEAD} {listed}? {WHICH_TOPIC_SEVERAL}")
+
+
+def _sayable(title: str, history: History) -> bool:
+    """Whether the question naming `title` passes the validator (layer 4), which would replace it."""
+    question = f"{WHICH_TOPIC_LEAD} {title}? {WHICH_TOPIC_ONE}"
+    verdict = reply_validate(
+        reply=question, customer_message=history.units[-1], customer_words=history.units, tool_results=[]
+    )
+    return not verdict.violations
+
+
+# "the first", "2", "the last one": a topic by its place in the question.
+_PLACE_RE = re.compile(r"\b(?:(first|1st|1)|(second|2nd|2)|(third|3rd|3)|(last))\b")
+_SOMETHING_ELSE_RE = re.compile(r"\b(?:none|neither|something else|other|not (?:those|these|that|it))\b")
+
+
+def _which_topic_answer(turn: Turn) -> Step | None:
+    """The answer to "Is your question about “A” or “B”?": the topic named by its words or its place, a
+    yes to the one topic asked about; "neither" has a person offered for the question. The topics asked
+    about are those the question was read as (the same words and topics read the same); None for a
+    message that answers nothing of it."""
+    units, intents = turn.units, turn.intents
+    if len(units) < 2 or intents[-2].kind != "which_topic":
+        return None
+    keys = intents[-2].topic.split(",")
+    latest = plain(units[-1])
+    if place := _PLACE_RE.search(latest):
+        index = len(keys) - 1 if place.group(4) else next(n for n in range(3) if place.group(n + 1))
+        if index < len(keys):
+            return ToolCall("lookup_policy", {"topic": keys[index]})
+    scores = faq_match(units[-1], turn.history.topics).scores
+    if scores and scores[0][0] in keys and scores[0][1] >= LIKELY:
+        return ToolCall("lookup_policy", {"topic": scores[0][0]})  # "the payment one", "newsletter"
+    if len(keys) == 1 and YES_RE.match(latest) and not _SOMETHING_ELSE_RE.search(latest):
+        return ToolCall("lookup_policy", {"topic": keys[0]})
+    if NO_RE.match(latest) or _SOMETHING_ELSE_RE.search(latest):
+        return ask(Waiting.OFFER_PERSON, NO_POLICY_REPLY)  # a yes passes on the question asked before
+    return None
 
 
 def _refusal(topic: str, words: str) -> str:
@@ -249,7 +299,7 @@ def _refusal(topic: str, words: str) -> str:
 def _request_before(units: list[str], intents: list[Intent]) -> str:
     """The customer's latest request before their last message: not an order's details or a yes."""
     for index in range(len(units) - 2, -1, -1):
-        if intents[index].kind not in ("info", "ack", "thanks", "greeting", "unknown"):
+        if intents[index].kind not in ("info", "ack", "decline", "thanks", "greeting", "unknown"):
             return units[index]
     return units[-2]
 

@@ -397,6 +397,14 @@ def _first_of_two(first: re.Match, then: re.Match, text: str) -> bool:
 # Changing an order's items: a request to staff, which no FAQ answer serves.
 CHANGING_ORDERS = "changing orders"
 _AN_ORDER_RE = re.compile(r"\border\b", re.IGNORECASE)
+# "How do I get an invoice?", "can you do invoices?": how receipts work, which a topic may say; "send me my
+# receipt", "a copy of my invoice" ask for one, which the receipt capability sends.
+_ASKS_HOW_RE = re.compile(r"\b(?:how|where (?:can|do)|can (?:you|i)|do you|is (?:it|there)|what)\b")
+_WENT_WRONG_WITH_MY_ORDER_RE = re.compile(
+    r"\bmy (?:\w+ )?order\b.*\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b"
+    r"|\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b.*\bmy (?:\w+ )?order\b"
+)
+_SEND_ME_RE = re.compile(r"\b(?:send|resend|re-send|email me|mail me|copy|need (?:a|the|my))\b")
 # What the store's FAQ may answer instead: anything that is no request of the model's own (an order's
 # task, a person, small talk) and no answer to its question.
 _FAQ_MAY_ANSWER = frozenset({"unknown", "offtopic", "no_policy", "policy", "help"})
@@ -411,13 +419,23 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     intent = _task_or_talk(raw, has_prior_order=has_prior_order, answering=answering, topics=topics)
     # "How do I get an invoice?" asks how, which a topic may say; "an invoice for BK-10042" is the
     # receipt capability's, and stays so unless a topic is sure.
-    receipt_how = intent.kind == "receipt" and not order_id_in(raw) and not MY_ORDER_RE.search(plain(raw))
-    if not receipt_how and (
-        intent.kind not in _FAQ_MAY_ANSWER
-        or (intent.topic == CHANGING_ORDERS and _AN_ORDER_RE.search(raw))
-        or (order_id_in(raw) and intent.kind != "policy")  # one order's request no task serves: refused
+    text = plain(raw)
+    receipt_how = (
+        intent.kind == "receipt"
+        and _ASKS_HOW_RE.search(text)
+        and not (order_id_in(raw) or MY_ORDER_RE.search(text) or _SEND_ME_RE.search(text))
+    )
+    if answering or (
+        not receipt_how
+        and (
+            intent.kind not in _FAQ_MAY_ANSWER
+            or (intent.topic == CHANGING_ORDERS and _AN_ORDER_RE.search(raw))
+            # A request about one order that no task serves, or what went wrong with "my order" ("I was
+            # charged twice for my order"): staff's, with a person offered.
+            or ((order_id_in(raw) or _WENT_WRONG_WITH_MY_ORDER_RE.search(text)) and intent.kind != "policy")
+        )
     ):
-        return intent
+        return intent  # and a message answering the model's question for an order's details answers it
     match = faq_match(raw, topics)
     if intent.kind == "policy" and intent.topic and match.score(intent.topic) >= LIKELY:
         return intent  # the topic named plainly ("your gift wrapping policy"), which the FAQ finds likely

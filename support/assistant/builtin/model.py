@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Callable
 
+from support.assistant.builtin.faq import faq_reader_warm
 from support.assistant.builtin.flow import (
     respond,
     turn_of,
@@ -46,6 +47,8 @@ class OfflineModel:
         """`faq` gives the published FAQ topics with all staff wrote for them (every example question,
         the answer); without it, the model reads the topics as the system prompt lists them."""
         classifier_trained()  # trained once per process, so that no customer waits for it
+        if faq is not None:
+            faq_reader_warm()  # and the FAQ reader's background, read once per process
         self._faq = faq
 
     def create(

@@ -30,11 +30,14 @@ ASK_WHICH_POLICY = (
     # No credential word, not even as a topic's name: layer 4 holds any for a request.
     "Which store policy would you like to know about, for example shipping, returns or signing in?"
 )
-# The FAQ topics a question may be about, asked (their titles follow); then a person offered, whose yes
-# passes the question itself to staff.
+# The FAQ topics a question may be about, asked (their titles follow the lead), with a person for
+# anything else: a yes has one meaning (the one topic asked about).
 WHICH_TOPIC_LEAD = "Is your question about"
-WHICH_TOPIC_OR_PERSON = (
-    "If it's about something else, I can pass it to a member of our support team; would you like that?"
+WHICH_TOPIC_ONE = (
+    "If it's about something else, just say so and I can pass it to a member of our support team."
+)
+WHICH_TOPIC_SEVERAL = (
+    "Tell me which, or if it's about something else, I can pass it to a member of our support team."
 )
 
 GREETING_REPLY = (
@@ -104,6 +107,7 @@ class Waiting(StrEnum):
     ADDRESS = "address"
     PASS_ON = "pass_on"  # noqa: S105 (no password) a store question no policy answers, offered to staff
     OFFER_PERSON = "offer_person"
+    WHICH_TOPIC = "which_topic"  # the FAQ topics a question may be about were named
 
 
 # What a reply asks, in the order it asks it: set for each reply the model writes (OfflineModel.create),
