@@ -5,9 +5,11 @@ import time
 
 import pytest
 
+from support.assistant.builtin.flow import _which_topic
 from support.assistant.builtin.model import OfflineModel
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import TURN_REMINDER
+from support.assistant.understanding.history import History
 from support.assistant.understanding.wording import (
     NO_POLICY_REPLY,
     WHICH_TOPIC_LEAD,
@@ -175,6 +177,7 @@ def test_a_title_the_validator_would_replace_is_not_named(title):
     """A credential word, a link or an amount in staff's title: the question would be replaced by the
     fallback (a dead end), so it is not named; with no title left, "no policy" and a person offered."""
     unsafe = FaqTopic(PAYMENTS.key, title, PAYMENTS.questions, PAYMENTS.answer)
-    reply = ask(UNSURE, topics=(*DEMO, unsafe))
-    assert said(reply) == NO_POLICY_REPLY
-    assert reply.state == {"waiting_for": Waiting.PASS_ON.value}
+    history = History(units=[UNSURE], topics=[*DEMO, unsafe])
+    assert _which_topic(history, [PAYMENTS.key]) == NO_POLICY_REPLY
+    safe = History(units=[UNSURE], topics=[*DEMO, PAYMENTS])
+    assert _which_topic(safe, [PAYMENTS.key]).startswith(f"{WHICH_TOPIC_LEAD} “Payment methods”?")
