@@ -90,21 +90,37 @@ PROMPT_VERSION_KEY = "bookly:system-prompt-version"
 
 logger = logging.getLogger(__name__)
 _clock = time.monotonic
-_rendered: tuple[float, int | None, str] | None = None  # (_clock() time it goes stale, version, prompt)
+# (_clock() time it goes stale, version, prompt, the published topics it was rendered from)
+_rendered: tuple[float, int | None, str, tuple[FaqTopic, ...]] | None = None
 # Counts forgets: a render that began before one must not keep its (older) rows as the prompt.
 _generation = 0
 
 
 def system_prompt() -> str:
     """The system prompt, rendered from the return-policy row and the published FAQ topics."""
+    return _fresh()[2]
+
+
+def faq_topics_published() -> list[FaqTopic]:
+    """The published FAQ topics with all staff wrote for them (every example question and the answer),
+    read with the system prompt and kept as long (the built-in model's FAQ reader reads them each call:
+    no query of its own)."""
+    return list(_fresh()[3])
+
+
+def _fresh() -> tuple[float, int | None, str, tuple[FaqTopic, ...]]:
     global _rendered
     now, generation, rendered, version = _clock(), _generation, _rendered, _version()
     if rendered is None or now >= rendered[0] or version != rendered[1]:
         # A race renders twice, from the same rows: harmless.
-        rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, version, _system_prompt_render())
+        topics = tuple(
+            FaqTopic(key=entry.topic, title=entry.title, questions=tuple(entry.questions), answer=entry.text)
+            for entry in policy_entry_list_published()
+        )
+        rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, version, _system_prompt_render(topics), topics)
         if generation == _generation:
             _rendered = rendered
-    return rendered[2]
+    return rendered
 
 
 def _version() -> int | None:
@@ -148,20 +164,12 @@ def _policies_changed(**kwargs) -> None:
     transaction.on_commit(_version_next)
 
 
-def faq_topics_published() -> list[FaqTopic]:
-    """The published FAQ topics with all staff wrote for them: every example question and the answer."""
-    return [
-        FaqTopic(key=entry.topic, title=entry.title, questions=tuple(entry.questions), answer=entry.text)
-        for entry in policy_entry_list_published()
-    ]
-
-
-def _system_prompt_render() -> str:
+def _system_prompt_render(published: tuple[FaqTopic, ...]) -> str:
     topics = "\n".join(
         faq_topic_line(
-            FaqTopic(key=entry.topic, title=entry.title, questions=tuple(entry.questions[:PROMPT_QUESTIONS]))
+            FaqTopic(key=topic.key, title=topic.title, questions=topic.questions[:PROMPT_QUESTIONS])
         )
-        for entry in policy_entry_list_published()
+        for topic in published
     )
     placeholders = {
         "order_number_example": ORDER_NUMBERS.example,

@@ -26,6 +26,21 @@ def test_each_published_topic_is_listed_with_its_first_questions():
     assert "secret_sale" not in topics
 
 
+def test_the_built_in_model_reads_the_topics_as_written_with_the_prompt_and_no_query_of_its_own(
+    django_assert_num_queries,
+):
+    PolicyEntryFactory(topic="gift_wrapping", title="Gift wrapping", example_questions="\n".join(QUESTIONS))
+    PolicyEntryFactory(topic="secret_sale", is_published=False)
+    prompts.system_prompt_forget()
+    system_prompt()
+
+    with django_assert_num_queries(0):
+        topics = {topic.key: topic for topic in prompts.faq_topics_published()}
+    assert topics["gift_wrapping"].questions == tuple(QUESTIONS)  # every question, not the prompt's three
+    assert topics["gift_wrapping"].answer
+    assert set(topics) == {topic.key for topic in faq_topics_in(system_prompt())}
+
+
 def test_a_topic_staff_save_is_in_the_very_next_prompt(django_capture_on_commit_callbacks):
     assert "gift_wrapping" not in system_prompt()  # rendered, and kept for a while
     with django_capture_on_commit_callbacks(execute=True):
