@@ -27,8 +27,8 @@ pytestmark = pytest.mark.usefixtures("demo_data")
 # Measured with the FAQ reader of issue 37 (support/assistant/builtin/faq.py), less two
 # points: a change that serves fewer of the held-out messages fails here.
 FLOORS = {
-    "issue's seven topics, served": 0.546,
-    "all new topics, served": 0.545,
+    "issue's seven topics, served": 0.599,
+    "all new topics, served": 0.610,
     "demo topics, served": 0.963,
     "not for the FAQ, routed right": 0.913,
 }
