@@ -5,16 +5,16 @@ questions.
 Staff write five or six example questions; customers word the same question a hundred ways. So each
 topic is learned, not only looked up: the built-in model's phrasings (thousands of customer messages
 of every kind, support/assistant/builtin/phrasings.json) are the background. A phrasing close in
-meaning to what staff wrote for one topic (by a latent-semantic reading of the background's words, so
-that "paypal", "card" and "checkout" are near each other) is taken as another way of asking it; a
-phrasing close to none is a question no topic answers, and every request of the model's own (an
-order's status, a return, a person) is one too. A linear classifier over words, word pairs and letter
-sequences (a misspelled word shares most of its letters with the word) then tells the topics and
-"none of them" apart. Its score for a topic, against "none" and against the next topic, is how sure
-the reading is.
+meaning to what staff wrote for one topic (by a sentence model, support/assistant/builtin/sentences.py,
+so that "can I pay with my visa?" is near "which payment methods do you accept?" with no word in
+common) is taken as another way of asking it; a phrasing close to none is a question no topic answers,
+and every request of the model's own (an order's status, a return, a person) is one too. A linear
+classifier over words, word pairs, letter sequences (a misspelled word shares most of its letters with
+the word) and the sentence's meaning then tells the topics and "none of them" apart. Its score for a
+topic, against "none" and against the next topic, is how sure the reading is.
 
-Trained once per set of published topics, as staff wrote them (about 3 s of CPU, in each process, at
-the first message after a change): a topic staff add or change is read at the next message.
+Trained once per set of published topics, as staff wrote them (a few seconds of CPU, in each process,
+at the first message after a change): a topic staff add or change is read at the next message.
 """
 
 import difflib
@@ -24,10 +24,11 @@ import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from support.assistant.builtin.sentences import phrasings_encoded, sentence_encode
 from support.assistant.understanding.reading import plain
 from support.llm.protocol import FaqTopic
 
-_PHRASINGS = Path(__file__).with_name("phrasings.json")
+PHRASINGS = Path(__file__).with_name("phrasings.json")
 # The background's route of questions the built-in model has no task for: where a store's topics are
 # asked about (payments, accounts, gift cards) among questions no store answers (the weather).
 _NOT_A_TASK = "out_of_scope"
@@ -39,13 +40,13 @@ _TOPIC_ROUTES = {
 }
 _NONE = ""
 
-# A background phrasing this close (cosine, latent reading) to what staff wrote for a topic, and this far
-# ahead of the next topic, is another way of asking it; one closer than _UNSURE to some topic is left out
-# of the training altogether (neither the topic's nor "none": it may be either).
-_ASKS_IT = 0.65
-_APART = 0.1
-_UNSURE = 0.3
-_COVERED = 0.3
+# A background phrasing this close in meaning (the dot product of sentence vectors) to what staff wrote
+# for a topic, and this far ahead of the next topic, is another way of asking it; one closer than
+# _UNSURE to some topic is left out of the training altogether (neither the topic's nor "none": it may
+# be either). Set on the support-desk routing set (see SURE).
+_ASKS_IT = 0.5
+_APART = 0.05
+_UNSURE = 0.35
 # What staff wrote counts this many times against the background's phrasings: it is the topic's own word.
 _STAFF_WEIGHT = 3
 # A topic is the reading when its score beats "none of them" (SURE, on the classifier's scale shifted so
@@ -192,29 +193,28 @@ _HASHED_FEATURES = 2**18
 
 @dataclass(frozen=True)
 class _Background:
-    """What is read once per process: the phrasings and their routes, each phrasing in the latent
-    reading and in the classifier's features, and the weights of those features."""
+    """What is read once per process: the phrasings and their routes, each phrasing in meaning (a
+    sentence vector) and in the classifier's features, and the weights of those features."""
 
     texts: tuple[str, ...]
     routes: object  # an array of the phrasings' routes
-    latent_words: object  # a TF-IDF of words, fitted on the phrasings
-    latent: object  # its latent-semantic reduction
-    latent_texts: object  # each phrasing in the latent reading (unit rows)
-    latent_presence: object  # each phrasing's words, each weighing its rarity (a dense array)
+    meanings: object  # each phrasing's sentence vector (texts x 384, unit rows)
+    known: frozenset[str]  # the words customers use (as `_words` gives them)
     word_weights: object
     letter_weights: object
     features: object  # each phrasing in the classifier's features
 
-    def featured(self, words: list[str]):
-        """Texts (as `_words` gives them, joined) in the classifier's features: words and word pairs,
-        and letter sequences, each part of unit length, weighted as rare in the background. Hashed, so
-        that a topic's own words ("paypal") are read though no phrasing has them; those weigh most."""
-        from scipy.sparse import hstack
+    def featured(self, words: list[str], meanings):
+        """Texts (as `_words` gives them, joined, and their sentence vectors) in the classifier's
+        features: words and word pairs, and letter sequences, each part of unit length, weighted as rare
+        in the background; and the text's meaning. Hashed, so that a topic's own words ("paypal") are
+        read though no phrasing has them; those weigh most."""
+        from scipy.sparse import csr_matrix, hstack
         from sklearn.preprocessing import normalize
 
         by_words = normalize(_WORD_HASHES.transform(words).log1p().multiply(self.word_weights).tocsr())
         by_letters = normalize(_LETTER_HASHES.transform(words).log1p().multiply(self.letter_weights).tocsr())
-        return hstack([by_words, by_letters]).tocsr()
+        return hstack([by_words, by_letters, csr_matrix(meanings)]).tocsr()
 
 
 def _hashes():
@@ -232,17 +232,13 @@ _WORD_HASHES, _LETTER_HASHES = _hashes()
 
 @functools.cache
 def _background() -> _Background:
-    """About 4 s of CPU, once per process, with the built-in model's classifier."""
+    """About 2 s of CPU, once per process, with the built-in model's classifier (the phrasings' sentence
+    vectors are stored encoded)."""
     import numpy as np
-    from sklearn.decomposition import TruncatedSVD
-    from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.preprocessing import normalize
 
-    phrasings = json.loads(_PHRASINGS.read_text())
+    phrasings = json.loads(PHRASINGS.read_text())
     texts = tuple(text for route in phrasings for text in phrasings[route])
     words = [" ".join(_words(text)) for text in texts]
-    latent_words = TfidfVectorizer(token_pattern=r"\S+", min_df=2, sublinear_tf=True)  # noqa: S106
-    latent = TruncatedSVD(150, random_state=0).fit(latent_words.fit_transform(words))
 
     def weights(hashes):
         seen = (hashes.transform(words) > 0).sum(axis=0).A1
@@ -251,23 +247,13 @@ def _background() -> _Background:
     background = _Background(
         texts=texts,
         routes=np.array([route for route in phrasings for _ in phrasings[route]]),
-        latent_words=latent_words,
-        latent=latent,
-        latent_texts=normalize(latent.transform(latent_words.transform(words))),
-        latent_presence=((latent_words.transform(words) > 0).multiply(latent_words.idf_)).toarray(),
+        meanings=phrasings_encoded(texts),
+        known=frozenset(word for text in words for word in text.split()),
         word_weights=weights(_WORD_HASHES),
         letter_weights=weights(_LETTER_HASHES),
         features=None,
     )
-    return replace(background, features=background.featured(words))
-
-
-def _latent(texts: list[str]):
-    from sklearn.preprocessing import normalize
-
-    background = _background()
-    words = background.latent_words.transform(" ".join(_words(text)) for text in texts)
-    return normalize(background.latent.transform(words))
+    return replace(background, features=background.featured(words, background.meanings))
 
 
 # A topic as staff wrote it: key, title, answer, example questions (hashable, to key the training).
@@ -304,16 +290,17 @@ def _documents(topics: tuple[_Written, ...]) -> tuple[list[str], list[str]]:
     return texts, keys
 
 
-def _labels(topics: tuple[_Written, ...], documents: list[str], keys: list[str]):
-    """Each background phrasing's label for this set of topics: a topic, "none", or None (left out)."""
+def _labels(keys: list[str], meanings):
+    """Each background phrasing's label for this set of topics: a topic, "none", or None (left out).
+    `keys` and `meanings` are what staff wrote, text by text: its topic and its sentence vector."""
     import numpy as np
 
     background = _background()
-    published = [key for key, *_ in topics]
+    published = sorted(set(keys))
     labels = np.array([_TOPIC_ROUTES.get(route, _NONE) for route in background.routes], dtype=object)
     labels[~np.isin(labels, [*published, _NONE])] = _NONE  # a built-in topic staff took down
-    # Which phrasings of no task ask a topic: the latent reading's nearest of what staff wrote.
-    nearness = background.latent_texts @ _latent(documents).T
+    # Which phrasings of no task ask a topic: the nearest in meaning of what staff wrote.
+    nearness = background.meanings @ meanings.T
     by_topic = np.column_stack(
         [
             nearness[:, [index for index, own in enumerate(keys) if own == key]].max(axis=1)
@@ -322,35 +309,17 @@ def _labels(topics: tuple[_Written, ...], documents: list[str], keys: list[str])
     )
     ranked = np.sort(by_topic, axis=1)
     best, second = ranked[:, -1], (ranked[:, -2] if len(published) > 1 else np.zeros(len(ranked)))
-    # And whose words, weighed by rarity, are mostly the topic's own: "how do I redeem a gift card?" is
-    # near "do you offer gift wrapping?" in meaning, by its one rare word, but not of it.
-    covered = _covered(published, topics)[np.arange(len(labels)), by_topic.argmax(axis=1)]
     no_task = background.routes == _NOT_A_TASK
-    asks_it = no_task & (best >= _ASKS_IT) & (best - second >= _APART) & (covered >= _COVERED)
+    asks_it = no_task & (best >= _ASKS_IT) & (best - second >= _APART)
     labels[asks_it] = np.array(published, dtype=object)[by_topic.argmax(axis=1)][asks_it]
     labels[no_task & ~asks_it & (best >= _UNSURE)] = None
     return labels
 
 
-def _covered(published: list[str], topics: tuple[_Written, ...]):
-    """For each background phrasing and topic, the share of the phrasing's words (weighed by rarity)
-    that the topic's own words (what staff wrote) include."""
-    import numpy as np
-
-    background = _background()
-    vocabulary = background.latent_words.vocabulary_
-    owned = np.zeros((len(vocabulary), len(published)))
-    for column, key in enumerate(published):
-        written = next(topic for topic in topics if topic[0] == key)
-        text = " ".join([key.replace("_", " "), written[1], written[2], *written[3]])
-        owned[[vocabulary[word] for word in set(_words(text)) if word in vocabulary], column] = 1
-    weights = background.latent_presence
-    return (weights @ owned) / np.maximum(weights.sum(axis=1), 1e-9)[:, None]
-
-
 @functools.lru_cache(maxsize=2)  # keyed by the topics as written: a change trains a new reader
 def _reader(topics: tuple[_Written, ...]) -> _Reader | None:
-    """About a second of CPU, at the first message after staff change a topic."""
+    """A few seconds of CPU (most of it encoding what staff wrote), at the first message after staff
+    change a topic."""
     import numpy as np
     from scipy.sparse import vstack
     from sklearn.svm import LinearSVC
@@ -359,15 +328,15 @@ def _reader(topics: tuple[_Written, ...]) -> _Reader | None:
     if not documents:
         return None
     background = _background()
-    labels = _labels(topics, documents, keys)
+    meanings = np.vstack([sentence_encode(text) for text in documents])
+    labels = _labels(keys, meanings)
     kept = np.flatnonzero(labels != None)  # noqa: E711 (an array, compared element-wise)
     reader = _Reader(
-        # Balanced: a topic's few dozen examples weigh as much as the thousands of "none" (the held-out
-        # FAQ set: 56.6% -> 61.9% served for the issue's seven topics; the desk set's: 59.0% -> 62.1%).
+        # Balanced: a topic's few dozen examples weigh as much as the thousands of "none".
         classifier=LinearSVC(random_state=0, C=0.5, class_weight="balanced"),
         vocabulary=tuple(sorted({word for text in documents for word in _words(text)})),
     )
-    staff = background.featured([reader.words(text) for text in documents])
+    staff = background.featured([reader.words(text) for text in documents], meanings)
     matrix = vstack([background.features[kept], *[staff] * _STAFF_WEIGHT]).tocsr()
     reader.classifier.fit(matrix, [*labels[kept], *keys * _STAFF_WEIGHT])
     # Dense, the weights are classes x half a million floats (46 MB for ten topics), of which under 5%
@@ -395,6 +364,10 @@ class Match:
             return None
         return self.scores[0][0]
 
+    def without(self, keys) -> "Match":
+        """The reading among the other topics only."""
+        return Match(tuple((key, score) for key, score in self.scores if key not in keys))
+
     def score(self, key: str) -> float:
         return dict(self.scores).get(key, 0.0)
 
@@ -417,10 +390,11 @@ def _match(text: str, topics: tuple[_Written, ...]) -> Match:
     if reader is None:
         return Match(())
     words = reader.words(text)
-    known = _background().latent_words.vocabulary_
+    known = _background().known
     if not any(word in reader.vocabulary or word in known for word in words.split()):
         return Match(())  # no word any customer or topic uses ("pasxvs"): letters alone tell nothing
-    scores = reader.classifier.decision_function(_background().featured([words]))[0]
+    features = _background().featured([words], sentence_encode(text)[None, :])
+    scores = reader.classifier.decision_function(features)[0]
     classes = list(reader.classifier.classes_)
     if len(classes) == 2:  # one topic: the classifier gives one score, for the second class
         scores = [-scores, scores]

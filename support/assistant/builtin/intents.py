@@ -397,14 +397,21 @@ def _first_of_two(first: re.Match, then: re.Match, text: str) -> bool:
 # Changing an order's items: a request to staff, which no FAQ answer serves.
 CHANGING_ORDERS = "changing orders"
 _AN_ORDER_RE = re.compile(r"\border\b", re.IGNORECASE)
-# "How do I get an invoice?", "can you do invoices?": how receipts work, which a topic may say; "send me my
-# receipt", "a copy of my invoice" ask for one, which the receipt capability sends.
-_ASKS_HOW_RE = re.compile(r"\b(?:how|where (?:can|do)|can (?:you|i)|do you|is (?:it|there)|what)\b")
+# "How do I get an invoice?", "does your invoice show the tax?": how receipts work, which a topic may say;
+# "send me my receipt", "a copy of my invoice", "I need a receipt" ask for one, which the receipt
+# capability sends.
+_ASKS_ABOUT_RE = re.compile(
+    r"\b(?:how|when|where|what|which|why|do(?:es)? (?:you|i|your|the)|is (?:it|there|the|a)"
+    r"|are (?:the|they|you)|can (?:you|i|the|a|an|it))\b"
+)
 _WENT_WRONG_WITH_MY_ORDER_RE = re.compile(
     r"\bmy (?:\w+ )?order\b.*\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b"
     r"|\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b.*\bmy (?:\w+ )?order\b"
 )
-_SEND_ME_RE = re.compile(r"\b(?:send|resend|re-send|email me|mail me|copy|need (?:a|the|my))\b")
+_SEND_ME_RE = re.compile(
+    r"\b(?:(?:re-?)?send (?:me|it|my|the)|email me|mail me|copy of my|need (?:a|the|my)"
+    r"|(?:receipt|invoice) please)\b"
+)
 # What the store's FAQ may answer instead: anything that is no request of the model's own (an order's
 # task, a person, small talk) and no answer to its question.
 _FAQ_MAY_ANSWER = frozenset({"unknown", "offtopic", "no_policy", "policy", "help"})
@@ -422,7 +429,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     text = plain(raw)
     receipt_how = (
         intent.kind == "receipt"
-        and _ASKS_HOW_RE.search(text)
+        and (_ASKS_ABOUT_RE.search(text) or raw.rstrip().endswith("?"))
         and not (order_id_in(raw) or MY_ORDER_RE.search(text) or _SEND_ME_RE.search(text))
     )
     if answering or (
@@ -439,14 +446,16 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     match = faq_match(raw, topics)
     if intent.kind == "policy" and intent.topic and match.score(intent.topic) >= LIKELY:
         return intent  # the topic named plainly ("your gift wrapping policy"), which the FAQ finds likely
-    # The built-in topics (shipping, returns, passwords) the phrasings read already: the FAQ's reader
-    # adds the topics staff wrote.
-    if match.sure and match.sure not in _PHRASED_TOPICS:
+    # The built-in topics (shipping, returns, passwords) the phrasings read already, and read this message
+    # as none of them: the FAQ's reader tells apart the topics staff wrote ("I don't know how to pay for
+    # my books" is near "refunds go to the original payment method", and nearer payment methods').
+    match = match.without(_PHRASED_TOPICS)
+    if match.sure:
         return Intent("policy", match.sure)
     if (intent.kind == "policy" and intent.topic) or receipt_how:
         return intent
-    if likely := [key for key in match.likely if key not in _PHRASED_TOPICS]:
-        return Intent("which_topic", ",".join(likely))
+    if match.likely:
+        return Intent("which_topic", ",".join(match.likely))
     return intent
 
 

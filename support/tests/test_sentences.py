@@ -1,0 +1,79 @@
+"""The sentence model the FAQ reader reads meaning with (support/assistant/builtin/sentences.py)."""
+
+import zipfile
+
+import numpy as np
+import pytest
+
+from support.assistant.builtin import sentences
+from support.assistant.builtin.faq import PHRASINGS
+
+
+def test_vectors_are_the_models_own():
+    """The model card's sentences read as sentence-transformers reads them (0.755 alike): a forward pass
+    that drops a layer norm, the GELU or the mean over tokens reads them otherwise."""
+    eating, bread, baby = sentences.sentences_encode(
+        ["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."]
+    )
+    assert eating @ bread == pytest.approx(0.755, abs=0.005)
+    assert eating @ baby < 0.1
+    assert np.linalg.norm(baby) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_a_sentence_reads_the_same_beside_a_longer_one():
+    """A batch is padded to its longest sentence; the padding is not read."""
+    short = "do you take paypal?"
+    alone = sentences.sentences_encode([short])[0]
+    beside = sentences.sentences_encode(
+        [short, "I would like to know which cards and wallets you take " * 3]
+    )[0]
+    assert np.allclose(alone, beside, atol=1e-5)
+
+
+def test_meaning_is_read_beyond_the_words():
+    """What the FAQ reader needs it for: a question worded with none of the topic's words is nearer to
+    the topic's question than to another topic's."""
+    visa, payment, wrapping = sentences.sentences_encode(
+        [
+            "can I pay with my visa card?",
+            "Which payment methods do you accept?",
+            "Do you offer gift wrapping?",
+        ]
+    )
+    assert visa @ payment > visa @ wrapping + 0.15
+
+
+@pytest.fixture
+def model_zip_tampered(tmp_path, monkeypatch):
+    """The package's model.zip with one byte of the weights changed."""
+    with zipfile.ZipFile(sentences._model_zip()) as published:
+        weights = bytearray(published.read("model.safetensors"))
+        tokenizer = published.read("tokenizer.json")
+    weights[-1] ^= 1
+    path = tmp_path / "model.zip"
+    with zipfile.ZipFile(path, "w") as tampered:
+        tampered.writestr("model.safetensors", bytes(weights))
+        tampered.writestr("tokenizer.json", tokenizer)
+    monkeypatch.setattr(sentences, "_model_zip", lambda: path)
+    sentences._model.cache_clear()
+    yield path
+    sentences._model.cache_clear()
+
+
+def test_weights_other_than_the_published_file_are_not_read(model_zip_tampered):
+    with pytest.raises(sentences.ModelFileError, match="not the published"):
+        sentences.sentences_encode(["hello"])
+
+
+def test_the_stored_phrasings_are_phrasings_json():
+    """phrasings.npz holds every phrasing as phrasings.json has it: edited without `manage.py
+    phrasings_encode`, every process would encode the new ones at its first FAQ question."""
+    with np.load(sentences._PHRASINGS_VECTORS) as stored:
+        assert tuple(str(text) for text in stored["texts"]) == sentences.phrasings_texts(PHRASINGS)
+
+
+def test_a_phrasing_not_stored_is_encoded():
+    texts = (*sentences.phrasings_texts(PHRASINGS)[:2], "a phrasing added since the file was written")
+    vectors = sentences.phrasings_encoded(texts)
+    assert np.allclose(vectors[2], sentences.sentence_encode(texts[2]), atol=1e-5)
+    assert np.allclose(vectors[0], sentences.sentence_encode(texts[0]), atol=0.01)  # stored in bytes
