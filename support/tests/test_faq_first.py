@@ -185,3 +185,30 @@ def test_a_title_the_validator_would_replace_is_not_named(title):
     assert _which_topic(history, [PAYMENTS.key]) == NO_POLICY_REPLY
     safe = History(units=[UNSURE], topics=[*DEMO, PAYMENTS])
     assert _which_topic(safe, [PAYMENTS.key]).startswith(f"{WHICH_TOPIC_LEAD} “Payment methods”?")
+
+
+RECEIPTS = FaqTopic(
+    "receipts_invoices",
+    "Receipts and invoices",
+    ("How do I get an invoice?", "Can you put my company name on the invoice?", "I need a VAT invoice"),
+    "We email a receipt to the address on your order as soon as it ships. Add a company name or VAT number "
+    "in the Billing details box at checkout; an invoice cannot be changed after the order has shipped.",
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "answered_from_the_faq"),
+    [
+        ("does your invoice show the tax separately?", True),
+        ("can the invoice be in my company's name", True),
+        ("can you send me my receipt?", False),
+        ("where is my receipt?", False),
+        ("I need a receipt for my records", False),
+        ("can you send a receipt for BK-10042?", False),
+    ],
+)
+def test_receipts_asked_about_are_the_faqs_and_receipts_asked_for_are_sent(question, answered_from_the_faq):
+    """How receipts work is the topic's to say; a receipt asked for is the receipt capability's (it asks
+    for the order and sends it)."""
+    reply = ask(question, topics=(*DEMO, RECEIPTS))
+    assert (looked_up(reply) == "receipts_invoices") is answered_from_the_faq

@@ -55,9 +55,9 @@ def model_zip_tampered(tmp_path, monkeypatch):
         tampered.writestr("model.safetensors", bytes(weights))
         tampered.writestr("tokenizer.json", tokenizer)
     monkeypatch.setattr(sentences, "_model_zip", lambda: path)
-    sentences._model.cache_clear()
+    sentences._model_read.cache_clear()
     yield path
-    sentences._model.cache_clear()
+    sentences._model_read.cache_clear()
 
 
 def test_weights_other_than_the_published_file_are_not_read(model_zip_tampered):
@@ -77,3 +77,30 @@ def test_a_phrasing_not_stored_is_encoded():
     vectors = sentences.phrasings_encoded(texts)
     assert np.allclose(vectors[2], sentences.sentence_encode(texts[2]), atol=1e-5)
     assert np.allclose(vectors[0], sentences.sentence_encode(texts[0]), atol=0.01)  # stored in bytes
+
+
+@pytest.fixture
+def model_missing(monkeypatch):
+    """No sentence model installed, and nothing read or learned with one yet."""
+    from support.assistant.builtin import faq
+
+    def missing():
+        raise sentences.ModelFileError("the sentence model is not installed")
+
+    monkeypatch.setattr(sentences, "_model_zip", missing)
+    caches = (sentences._model_read, sentences.sentence_encode, faq._match, faq._reader)
+    for cache in caches:
+        cache.cache_clear()
+    yield
+    for cache in caches:
+        cache.cache_clear()
+
+
+def test_without_the_model_a_faq_question_gets_the_built_in_answer_not_an_error(model_missing, caplog):
+    from support.assistant.builtin.faq import faq_match, faq_reader_warm
+    from support.llm.protocol import FaqTopic
+
+    faq_reader_warm()
+    payments = FaqTopic("payment_methods", "Payment methods", ("Which cards do you take?",), "Visa.")
+    assert faq_match("can I pay with my visa card?", [payments]).scores == ()
+    assert "FAQ reader: the sentence model is not installed" in caplog.text

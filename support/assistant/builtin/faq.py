@@ -20,13 +20,21 @@ at the first message after a change): a topic staff add or change is read at the
 import difflib
 import functools
 import json
+import logging
 import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from support.assistant.builtin.sentences import phrasings_encoded, sentence_encode
+from support.assistant.builtin.sentences import (
+    ModelFileError,
+    phrasings_encoded,
+    sentence_encode,
+    sentences_warm,
+)
 from support.assistant.understanding.reading import plain
 from support.llm.protocol import FaqTopic
+
+logger = logging.getLogger(__name__)
 
 PHRASINGS = Path(__file__).with_name("phrasings.json")
 # The background's route of questions the built-in model has no task for: where a store's topics are
@@ -381,7 +389,18 @@ def faq_match(text: str, topics: list[FaqTopic]) -> Match:
     """How likely a customer's question is about each published topic the prompt lists."""
     if not topics or not _words(text):
         return Match(())
-    return _match(text, _written(topics))
+    try:
+        return _match(text, _written(topics))
+    except ModelFileError as error:
+        # The sentence model is not installed or not the published one: the reading stays the built-in
+        # model's own (a topic named plainly, else the refusal or "no policy" with a person offered).
+        _meaning_unavailable(str(error))
+        return Match(())
+
+
+@functools.cache  # said once per process
+def _meaning_unavailable(reason: str) -> None:
+    logger.error("FAQ reader: %s; the store's FAQ topics are read only when named plainly", reason)
 
 
 @functools.lru_cache(maxsize=4096)  # each call reads the whole conversation again
@@ -411,5 +430,10 @@ def _match(text: str, topics: tuple[_Written, ...]) -> Match:
 
 
 def faq_reader_warm() -> None:
-    """Read the background now (a few seconds, once per process), so that no customer waits for it."""
-    _background()
+    """Read the background and the sentence model now (a second or two, once per process), so that no
+    customer waits for them."""
+    try:
+        sentences_warm()
+        _background()
+    except ModelFileError as error:
+        _meaning_unavailable(str(error))

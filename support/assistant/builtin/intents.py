@@ -409,8 +409,8 @@ _WENT_WRONG_WITH_MY_ORDER_RE = re.compile(
     r"|\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b.*\bmy (?:\w+ )?order\b"
 )
 _SEND_ME_RE = re.compile(
-    r"\b(?:(?:re-?)?send (?:me|it|my|the)|email me|mail me|copy of my|need (?:a|the|my)"
-    r"|(?:receipt|invoice) please)\b"
+    r"\b(?:(?:re-?)?send (?:me|it|my|the|a|an|over)|forward|email me|mail me|copy of (?:my|the)"
+    r"|need (?:a|the|my)|get me|where(?:'s| is) my|didn't get|never got|(?:receipt|invoice) please)\b"
 )
 # What the store's FAQ may answer instead: anything that is no request of the model's own (an order's
 # task, a person, small talk) and no answer to its question.
@@ -429,7 +429,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     text = plain(raw)
     receipt_how = (
         intent.kind == "receipt"
-        and (_ASKS_ABOUT_RE.search(text) or raw.rstrip().endswith("?"))
+        and _ASKS_ABOUT_RE.search(text)
         and not (order_id_in(raw) or MY_ORDER_RE.search(text) or _SEND_ME_RE.search(text))
     )
     if answering or (

