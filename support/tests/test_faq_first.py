@@ -66,13 +66,13 @@ NEWSLETTER = FaqTopic(
 )
 
 
-def ask(*texts: str, topics: tuple[FaqTopic, ...] = (), faq: bool = True):
+def ask(*texts: str, topics: tuple[FaqTopic, ...] = ()):
     """The built-in model's answer to the customer's `texts` (a conversation: between them, what it said
     with what it recorded), the prompt listing `topics` (as the prompt does, without their answers), the
-    model given what staff wrote for them unless `faq` is False."""
+    model given what staff wrote for them."""
     lines = "\n".join(faq_topic_line(topic) for topic in topics)
     system = [{"type": "text", "text": f"Rules.\n<{FAQ_TOPICS_TAG}>\n{lines}\n</{FAQ_TOPICS_TAG}>"}]
-    model = OfflineModel(faq=(lambda: list(topics)) if faq else None)
+    model = OfflineModel(faq=lambda: list(topics))
     messages: list[dict] = []
     for text in texts:
         customer = [{"type": "text", "text": text}, {"type": "text", "text": TURN_REMINDER}]

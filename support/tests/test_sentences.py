@@ -67,9 +67,11 @@ def test_weights_other_than_the_published_file_are_not_read(model_zip_tampered):
 
 def test_the_stored_phrasings_are_phrasings_json():
     """phrasings.npz holds every phrasing as phrasings.json has it: edited without `manage.py
-    phrasings_encode`, every process would encode the new ones at its first FAQ question."""
+    phrasings_encode`, every process would encode the new ones when it starts; encoded otherwise (another
+    model, another scale), all of them."""
     with np.load(sentences._PHRASINGS_VECTORS) as stored:
         assert tuple(str(text) for text in stored["texts"]) == sentences.phrasings_texts(PHRASINGS)
+        assert str(stored["encoder"]) == sentences.phrasings_encoder()
 
 
 def test_a_phrasing_not_stored_is_encoded():

@@ -189,11 +189,12 @@ def phrasings_encoded(texts: tuple[str, ...]):
     encoded here (`manage.py phrasings_encode` stores it)."""
     import numpy as np
 
+    stored_texts, stored_vectors = np.array([], dtype=str), np.zeros((0, _WIDTH), dtype=np.float32)
     if _PHRASINGS_VECTORS.exists():
         with np.load(_PHRASINGS_VECTORS) as stored:  # an archive: each read of a member unpacks it
-            stored_texts, stored_vectors = stored["texts"], stored["vectors"] / np.float32(_STORED_SCALE)
-    else:
-        stored_texts, stored_vectors = np.array([], dtype=str), np.zeros((0, _WIDTH), dtype=np.float32)
+            # Vectors of another model, or of another reading of this one, are not these.
+            if str(stored["encoder"]) == phrasings_encoder():
+                stored_texts, stored_vectors = stored["texts"], stored["vectors"] / np.float32(_STORED_SCALE)
     rows = {str(text): row for row, text in enumerate(stored_texts)}
     missing = [text for text in texts if text not in rows]
     vectors = np.zeros((len(texts), _WIDTH), dtype=np.float32)
@@ -209,9 +210,18 @@ def phrasings_encode_store(texts: tuple[str, ...]) -> Path:
     thousandths), in a quarter of the space."""
     import numpy as np
 
-    vectors = np.clip(np.round(sentences_encode(list(texts)) * _STORED_SCALE), -127, 127).astype(np.int8)
-    np.savez_compressed(_PHRASINGS_VECTORS, texts=np.array(texts), vectors=vectors)
+    scaled = np.round(sentences_encode(list(texts)) * _STORED_SCALE)
+    if np.abs(scaled).max() > 127:
+        raise ValueError("a phrasing's vector does not fit in bytes at this scale: lower _STORED_SCALE")
+    np.savez_compressed(
+        _PHRASINGS_VECTORS, texts=np.array(texts), vectors=scaled.astype(np.int8), encoder=phrasings_encoder()
+    )
     return _PHRASINGS_VECTORS
+
+
+def phrasings_encoder() -> str:
+    """What stored vectors were encoded with: the model's weights, the longest sentence, the scale."""
+    return f"all-MiniLM-L6-v2 {_WEIGHTS_SHA256} tokens {_MAX_TOKENS} scale {_STORED_SCALE}"
 
 
 def phrasings_texts(path: Path) -> tuple[str, ...]:
