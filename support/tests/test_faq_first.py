@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from support.assistant.builtin.flow import _which_topic
+from support.assistant.builtin.flow import _named, _place, _which_topic
 from support.assistant.builtin.model import OfflineModel
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.prompts import TURN_REMINDER
@@ -212,3 +212,25 @@ def test_receipts_asked_about_are_the_faqs_and_receipts_asked_for_are_sent(quest
     for the order and sends it)."""
     reply = ask(question, topics=(*DEMO, RECEIPTS))
     assert (looked_up(reply) == "receipts_invoices") is answered_from_the_faq
+
+
+@pytest.mark.parametrize(
+    ("answer", "place"),
+    [
+        ("2", 1),
+        ("number 1", 0),
+        ("the second one", 1),
+        ("the last", 1),
+        ("I have 2 questions", None),
+        ("3", None),
+    ],
+)
+def test_a_topic_is_chosen_by_its_place_only_when_the_answer_names_one(answer, place):
+    assert _place(answer, 2) == place
+
+
+def test_places_count_only_the_topics_the_question_named():
+    """A title the validator would replace is not named, so "the first" is the first named."""
+    unsafe = FaqTopic(PAYMENTS.key, "Payments: see help.bookly.example", PAYMENTS.questions, PAYMENTS.answer)
+    history = History(units=[UNSURE, "the first"], topics=[*DEMO, unsafe, NEWSLETTER])
+    assert _named(history, [PAYMENTS.key, NEWSLETTER.key], asked=UNSURE) == [NEWSLETTER.key]

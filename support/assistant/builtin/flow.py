@@ -231,7 +231,7 @@ def _which_topic(history: History, keys: list[str]) -> str:
     title staff wrote that the validator would not let through in our words (a price, a link, a PIN) is
     not named; with none left, the question gets the honest "no policy" answer and a person offered."""
     titles = {topic.key: topic.title for topic in history.topics}
-    named = [f"“{titles[key]}”" for key in keys if key in titles and _sayable(f"“{titles[key]}”", history)]
+    named = [f"“{titles[key]}”" for key in _named(history, keys, asked=history.units[-1])]
     if not named:
         return ask(Waiting.PASS_ON, NO_POLICY_REPLY)
     if len(named) == 1:
@@ -240,17 +240,40 @@ def _which_topic(history: History, keys: list[str]) -> str:
     return ask(Waiting.WHICH_TOPIC, f"{WHICH_TOPIC_LEAD} {listed}? {WHICH_TOPIC_SEVERAL}")
 
 
-def _sayable(title: str, history: History) -> bool:
+def _named(history: History, keys: list[str], *, asked: str) -> list[str]:
+    """The topics the which-topic question names, in its order: those with a title the validator lets
+    through (a title with a price, a link or a PIN would have the question replaced by the fallback).
+    `asked` is the customer's message the question answered."""
+    titles = {topic.key: topic.title for topic in history.topics}
+    return [key for key in keys if key in titles and _sayable(f"“{titles[key]}”", history, asked=asked)]
+
+
+def _sayable(title: str, history: History, *, asked: str) -> bool:
     """Whether the question naming `title` passes the validator (layer 4), which would replace it."""
     question = f"{WHICH_TOPIC_LEAD} {title}? {WHICH_TOPIC_ONE}"
     verdict = reply_validate(
-        reply=question, customer_message=history.units[-1], customer_words=history.units, tool_results=[]
+        reply=question, customer_message=asked, customer_words=history.units, tool_results=[]
     )
     return not verdict.violations
 
 
-# "the first", "2", "the last one": a topic by its place in the question.
-_PLACE_RE = re.compile(r"\b(?:(first|1st|1)|(second|2nd|2)|(third|3rd|3)|(last))\b")
+# "the first", "the 2nd one", "the last": a topic by its place in the question; a digit only as the whole
+# answer ("2", "number 2"), not within one ("I have 2 questions").
+_PLACE_RE = re.compile(r"\b(?:(first|1st)|(second|2nd)|(third|3rd)|(last))\b")
+_PLACE_DIGIT_RE = re.compile(r"^(?:the |number |option |no\.? ?|#)?([123])(?: one| please)?[.!]?$")
+
+
+def _place(answer: str, count: int) -> int | None:
+    """The index of the topic an answer names by its place among `count`, if it does."""
+    if digit := _PLACE_DIGIT_RE.match(answer.strip()):
+        index = int(digit.group(1)) - 1
+    elif place := _PLACE_RE.search(answer):
+        index = count - 1 if place.group(4) else next(n for n in range(3) if place.group(n + 1))
+    else:
+        return None
+    return index if index < count else None
+
+
 _SOMETHING_ELSE_RE = re.compile(r"\b(?:none|neither|something else|other|not (?:those|these|that|it))\b")
 
 
@@ -264,10 +287,10 @@ def _which_topic_answer(turn: Turn) -> Step | None:
         return None
     keys = intents[-2].topic.split(",")
     latest = plain(units[-1])
-    if place := _PLACE_RE.search(latest):
-        index = len(keys) - 1 if place.group(4) else next(n for n in range(3) if place.group(n + 1))
-        if index < len(keys):
-            return ToolCall("lookup_policy", {"topic": keys[index]})
+    # By place among the topics the question named (a title it could not name was not counted).
+    named = _named(turn.history, keys, asked=units[-2])
+    if (index := _place(latest, len(named))) is not None:
+        return ToolCall("lookup_policy", {"topic": named[index]})
     scores = faq_match(units[-1], turn.history.topics).scores
     if scores and scores[0][0] in keys and scores[0][1] >= LIKELY:
         return ToolCall("lookup_policy", {"topic": scores[0][0]})  # "the payment one", "newsletter"
