@@ -22,6 +22,7 @@ from django.conf import settings
 from django.contrib.auth.hashers import PBKDF2PasswordHasher
 from django.core.cache import cache
 
+from policies.models import PolicyEntry
 from support.models import Conversation, ConversationMessage
 from support.testing.messages_stub import ErrorReply, MessagesStub, message, text
 from support.testing.protocol import messages_problems
@@ -440,5 +441,39 @@ def test_the_providers_circuit_is_shared_by_the_workers(stub, demo_data):
     assert len(stub.requests) == 3
     workers = {
         re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in answers
+    }
+    assert len(workers) == WORKERS
+
+
+PAYMENTS_ANSWER = "We accept Visa, Mastercard, American Express, PayPal and Bookly gift cards."
+
+
+def test_a_faq_topic_staff_save_is_answered_by_every_worker_at_the_next_message(stub, demo_data):
+    """Issue 37: a topic staff save is answered from the customers' next message by whichever worker
+    takes it, not after a restart or the prompt's 30 seconds: the save counts up the prompt's version in
+    Redis, which every worker reads before a turn, and the built-in model reads the topics with it."""
+    cache.clear()
+    running = Site(stub, BOOKLY_LLM="offline", BOOKLY_SERVER_TIMING="1", BOOKLY_RATELIMIT_IP="100/m")
+    question = "do you guys take paypal?"
+    try:
+        _every_worker_answering(running)
+        before = _new_customers_ask_at_once(running, 6, question)
+        PolicyEntry.objects.create(
+            topic="payment_methods",
+            title="Payment methods",
+            text=PAYMENTS_ANSWER,
+            example_questions="\n".join(
+                ["What payment methods do you accept?", "Which cards can I use?", "Do you take PayPal?"]
+            ),
+            is_published=True,
+        )
+        after = _new_customers_ask_at_once(running, 6, question)
+    finally:
+        running.stop()
+    assert [status for status, _, _ in before + after] == [200] * 12
+    assert not any(PAYMENTS_ANSWER in body["reply"] for _, body, _ in before)
+    assert all(PAYMENTS_ANSWER in body["reply"] for _, body, _ in after)
+    workers = {
+        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in after
     }
     assert len(workers) == WORKERS

@@ -90,7 +90,7 @@ def model_missing(monkeypatch):
         raise sentences.ModelFileError("the sentence model is not installed")
 
     monkeypatch.setattr(sentences, "_model_zip", missing)
-    caches = (sentences._model_read, sentences.sentence_encode, faq._match, faq._reader)
+    caches = (sentences._model_read, sentences.sentence_encode, faq._match, faq._reader_trained)
     for cache in caches:
         cache.cache_clear()
     yield

@@ -22,6 +22,7 @@ import functools
 import json
 import logging
 import re
+import threading
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -327,8 +328,18 @@ def _labels(keys: list[str], meanings):
     return labels
 
 
-@functools.lru_cache(maxsize=2)  # keyed by the topics as written: a change trains a new reader
+_TRAINING = threading.Lock()
+
+
 def _reader(topics: tuple[_Written, ...]) -> _Reader | None:
+    """The reader of these topics, trained once per process however many threads ask for it first (each
+    training is seconds of CPU: a worker's threads would otherwise all train it at once)."""
+    with _TRAINING:
+        return _reader_trained(topics)
+
+
+@functools.lru_cache(maxsize=2)  # keyed by the topics as written: a change trains a new reader
+def _reader_trained(topics: tuple[_Written, ...]) -> _Reader | None:
     """A few seconds of CPU (most of it encoding what staff wrote), at the first message after staff
     change a topic."""
     import numpy as np
