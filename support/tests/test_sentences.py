@@ -106,3 +106,43 @@ def test_without_the_model_a_faq_question_gets_the_built_in_answer_not_an_error(
     payments = FaqTopic("payment_methods", "Payment methods", ("Which cards do you take?",), "Visa.")
     assert faq_match("can I pay with my visa card?", [payments]).scores == ()
     assert "FAQ reader: the sentence model is not installed" in caplog.text
+
+
+def test_threads_asking_for_the_model_at_once_read_it_once(monkeypatch):
+    """A worker's threads all asking at its first FAQ question: one read (each holds hundreds of MB)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    published, reads = sentences._model_zip(), []
+
+    def counted():
+        reads.append(1)
+        return published
+
+    monkeypatch.setattr(sentences, "_model_zip", counted)
+    sentences._model_read.cache_clear()
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            list(pool.map(lambda _: sentences._model(), range(4)))
+    finally:
+        sentences._model_read.cache_clear()
+    assert len(reads) == 1
+
+
+def test_threads_asking_for_a_new_reader_at_once_train_it_once(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from support.assistant.builtin import faq
+    from support.llm.protocol import FaqTopic
+
+    labels, trainings = faq._labels, []
+
+    def counted(*args, **kwargs):
+        trainings.append(1)
+        return labels(*args, **kwargs)
+
+    monkeypatch.setattr(faq, "_labels", counted)
+    topics = faq._written([FaqTopic("gift_cards", "Gift cards", ("Do you sell gift cards?",), "We do.")])
+    faq._reader_trained.cache_clear()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda _: faq._reader(topics), range(4)))
+    assert len(trainings) == 1

@@ -195,9 +195,6 @@ def _words(text: str) -> list[str]:
     ]
 
 
-# The sentence's meaning against its words and its letters (each of unit length); 2 reads the desk set no
-# better.
-_MEANING_WEIGHT = 1.0
 # Per part (words, letters): as many as 2**20 read the held-out FAQ set no better, and train with four
 # times the memory.
 _HASHED_FEATURES = 2**18
@@ -226,7 +223,7 @@ class _Background:
 
         by_words = normalize(_WORD_HASHES.transform(words).log1p().multiply(self.word_weights).tocsr())
         by_letters = normalize(_LETTER_HASHES.transform(words).log1p().multiply(self.letter_weights).tocsr())
-        return hstack([by_words, by_letters, csr_matrix(meanings * _MEANING_WEIGHT)]).tocsr()
+        return hstack([by_words, by_letters, csr_matrix(meanings)]).tocsr()
 
 
 def _hashes():
