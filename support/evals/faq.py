@@ -7,7 +7,9 @@ wrapping, pre-orders), each with a title, the answer and five or six example que
 support/evals/faq/heldout.json holds customer messages written without reading how the built-in model
 matches messages: {"text", "topic"} for 30+ a topic and for the demo's own topics (shipping, returns,
 password reset), and {"text", "route"} for messages no FAQ topic may answer (an order's own request, a
-person asked for, off-topic), labelled with the routing evaluation's routes.
+person asked for, off-topic), labelled with the routing evaluation's routes. heldout_second.json holds
+30 more for each of the seven topics, written later by another author who read only the topics' texts
+(never the code), to tell how far the reader was fitted to the first set.
 
 Each message is a conversation's first, taken where the model takes it as the routing evaluation reads
 it (support.evals.routing), with the topics installed beside the demo's. What the customer got is read
@@ -83,6 +85,7 @@ def faq_outcome(*, route: str, said: str, topic: str) -> str:
 @dataclass
 class FaqReport:
     outcomes: dict[str, Counter] = field(default_factory=dict)  # by topic
+    by_set: dict[str, Counter] = field(default_factory=dict)  # the seven topics' "served" and "asked"
     misses: list[tuple[str, str, str, str]] = field(default_factory=list)  # text, topic, outcome, route
     negatives: RoutingReport | None = None
 
@@ -115,6 +118,10 @@ def faq_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> FaqR
         route, said = message_first_answer(model=model, text=case["text"], system=system)
         outcome = faq_outcome(route=route, said=said, topic=case["topic"])
         report.outcomes.setdefault(case["topic"], Counter())[outcome] += 1
+        if case["topic"] in ISSUE_TOPICS:
+            counts = report.by_set.setdefault(case.get("set", ""), Counter())
+            counts["asked"] += 1
+            counts["served"] += outcome == "served"
         if outcome != "served":
             report.misses.append((case["text"], case["topic"], outcome, route))
     negatives = [case for case in cases if "route" in case]
@@ -127,9 +134,14 @@ def faq_topics() -> list[dict]:
     return json.loads((FAQ_SET / "topics.json").read_text())
 
 
+HELDOUT_SETS = ("heldout.json", "heldout_second.json")
+
+
 def faq_heldout() -> list[dict]:
-    """The held-out customer messages, each labelled with a topic or a route."""
-    return json.loads((FAQ_SET / "heldout.json").read_text())
+    """The held-out customer messages, each labelled with a topic or a route, and with its set's name."""
+    return [
+        {**case, "set": name} for name in HELDOUT_SETS for case in json.loads((FAQ_SET / name).read_text())
+    ]
 
 
 def faq_topics_install(*, topics: list[dict]) -> None:

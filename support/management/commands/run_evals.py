@@ -161,6 +161,11 @@ class Command(BaseCommand):
             )
         for figure, share in report.figures().items():
             self.stdout.write(f"{figure}: {share:.1%}")
+        for name, counts in report.by_set.items():
+            self.stdout.write(
+                f"issue's seven topics in {name}: {counts['served']} of {counts['asked']} served "
+                f"({counts['served'] / counts['asked']:.1%})"
+            )
         for text, topic, outcome, route in report.misses if verbose else ():
             self.stdout.write(f"    {topic} -> {outcome} ({route}): {text!r}")
         for text, expected, got in report.negatives.misses if verbose and report.negatives else ():
