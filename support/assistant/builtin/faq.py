@@ -188,11 +188,16 @@ def _stem(word: str) -> str:
     return word
 
 
+# A prefix written apart or hyphenated is one word with it: "pre-order", "pre order" and "preorder" alike,
+# and not "order" (another topic's word). Not after an apostrophe ("they're"); other hyphenated words stay
+# two ("gift-wrap" is gift wrapping's "gift" and "wrap").
+_JOINED_RE = re.compile(r"(?<![\w'])(pre|e|non)[- ](?=[a-z])")
+
+
 def _words(text: str) -> list[str]:
     """A text's telling words, stemmed, in order."""
-    return [
-        _stem(word) for word in _WORD_RE.findall(plain(text)) if word not in _STOP_WORDS and len(word) > 1
-    ]
+    joined = _JOINED_RE.sub(r"\1", plain(text))
+    return [_stem(word) for word in _WORD_RE.findall(joined) if word not in _STOP_WORDS and len(word) > 1]
 
 
 # Per part (words, letters): as many as 2**20 read the held-out FAQ set no better, and train with four

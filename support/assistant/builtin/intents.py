@@ -397,20 +397,18 @@ def _first_of_two(first: re.Match, then: re.Match, text: str) -> bool:
 # Changing an order's items: a request to staff, which no FAQ answer serves.
 CHANGING_ORDERS = "changing orders"
 _AN_ORDER_RE = re.compile(r"\border\b", re.IGNORECASE)
-# "How do I get an invoice?", "does your invoice show the tax?": how receipts work, which a topic may say;
-# "send me my receipt", "a copy of my invoice", "I need a receipt" ask for one, which the receipt
-# capability sends.
-_ASKS_ABOUT_RE = re.compile(
-    r"\b(?:how|when|where|what|which|why|do(?:es)? (?:you|i|your|the)|is (?:it|there|the|a)"
-    r"|are (?:the|they|you)|can (?:you|i|the|a|an|it))\b"
-)
 _WENT_WRONG_WITH_MY_ORDER_RE = re.compile(
     r"\bmy (?:\w+ )?order\b.*\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b"
     r"|\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b.*\bmy (?:\w+ )?order\b"
 )
+# "Send me my receipt", "a copy of my invoice", "I need a receipt" ask for one, which the receipt
+# capability sends; "is the receipt emailed?", "receipt for my purchase, how?" and "invoice with a VAT
+# number possible?" ask how receipts work, which a topic may say.
 _SEND_ME_RE = re.compile(
-    r"\b(?:(?:re-?)?send (?:me|it|my|the|a|an|over)|forward|email me|mail me|copy of (?:my|the)"
-    r"|need (?:a|the|my)|get me|where(?:'s| is) my|didn't get|never got|(?:receipt|invoice) please)\b"
+    r"\b(?:(?:re-?)?send (?:me|it|my|the|a|an|over)|forward|e-?mail (?:me|my|the|it)|mail me"
+    r"|copy of (?:my|the)|(?:need|want|like) (?:a|the|my)|get me|where(?:'s| is) my|didn't get|never got"
+    r"|(?:never|not|didn't|haven't|hasn't|has not|have not) (?:\w+ )?(?:received?|arrived?|come|came)"
+    r"|(?:receipt|invoice) please)\b"
 )
 # What the store's FAQ may answer instead: anything that is no request of the model's own (an order's
 # task, a person, small talk) and no answer to its question.
@@ -424,13 +422,11 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     which (kind "which_topic", the topics' keys in `topic`, comma-separated); otherwise the reading
     stands (a built-in topic named plainly, the refusal, no policy with a person offered)."""
     intent = _task_or_talk(raw, has_prior_order=has_prior_order, answering=answering, topics=topics)
-    # "How do I get an invoice?" asks how, which a topic may say; "an invoice for BK-10042" is the
-    # receipt capability's, and stays so unless a topic is sure.
+    # A receipt neither asked to be sent nor of one order ("is the receipt emailed?") is the receipts
+    # topic's when the FAQ's reader is sure of it, and the receipt capability's otherwise.
     text = plain(raw)
-    receipt_how = (
-        intent.kind == "receipt"
-        and _ASKS_ABOUT_RE.search(text)
-        and not (order_id_in(raw) or MY_ORDER_RE.search(text) or _SEND_ME_RE.search(text))
+    receipt_how = intent.kind == "receipt" and not (
+        order_id_in(raw) or _SEND_ME_RE.search(text) or (has_prior_order and REFERS_BACK_RE.search(text))
     )
     if answering or (
         not receipt_how
@@ -444,7 +440,12 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     ):
         return intent  # and a message answering the model's question for an order's details answers it
     match = faq_match(raw, topics)
-    if intent.kind == "policy" and intent.topic and match.score(intent.topic) >= LIKELY:
+    if (
+        intent.kind == "policy"
+        and intent.topic
+        and match.score(intent.topic) >= LIKELY
+        and (intent.topic in _PHRASED_TOPICS or match.without(_PHRASED_TOPICS).sure in (None, intent.topic))
+    ):
         return intent  # the topic named plainly ("your gift wrapping policy"), which the FAQ finds likely
     # The built-in topics (shipping, returns, passwords) the phrasings read already, and read this message
     # as none of them: the FAQ's reader tells apart the topics staff wrote ("I don't know how to pay for

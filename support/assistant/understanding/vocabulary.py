@@ -270,8 +270,9 @@ _NOT_ORDER_CANCEL_RE = re.compile(
 )
 # Asking what cancelling costs is a question of policy, not a request to cancel.
 _CANCEL_FEE_RE = re.compile(
-    r"\b(?:fees?|charged?|charges|cost|costs|penalty|penalties|free|pay|money|expensive|restocking)\b"
-    r"|\bkeep (?:part|some)\b"
+    r"\b(?:fees?|charged?|charges|cost|costs|penal\w*|free|pay|money|expensive|restocking)\b"
+    r"|\bkeep (?:part|some)\b|\bwithout paying\b"
+    r"|\bhow much (?:do|does|will|would) (?:you|it|bookly|i)\b.{0,20}\b(?:keep|cost|charge|lose|pay)\b"
 )
 _ADDRESS_WORD_RE = re.compile(
     r"\b(?:ad{1,2}r?e{1,2}s{1,3}(?:es)?|ship-to|zip(?: code)?|street|apartment number)\b"
