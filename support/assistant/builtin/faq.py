@@ -7,8 +7,10 @@ topic is learned, not only looked up: the built-in model's phrasings (thousands 
 of every kind, support/assistant/builtin/phrasings.json) are the background. A phrasing close in
 meaning to what staff wrote for one topic (by a sentence model, support/assistant/builtin/sentences.py,
 so that "can I pay with my visa?" is near "which payment methods do you accept?" with no word in
-common) is taken as another way of asking it; a phrasing close to none is a question no topic answers,
-and every request of the model's own (an order's status, a return, a person) is one too. A linear
+common) is taken as another way of asking it, and where meaning alone cannot tell two topics apart the
+words staff wrote do ("I want to order a book" is as near "can I pre-order a book?"); a phrasing close
+to none is a question no topic answers, and every request of the model's own (an order's status, a
+return, a person) is one too. A linear
 classifier over words, word pairs, letter sequences (a misspelled word shares most of its letters with
 the word) and the sentence's meaning then tells the topics and "none of them" apart. Its score for a
 topic, against "none" and against the next topic, is how sure the reading is.
@@ -56,6 +58,8 @@ _NONE = ""
 _ASKS_IT = 0.5
 _APART = 0.05
 _UNSURE = 0.35
+# Two topics this close in meaning are told apart by the phrasing's words (see _labels).
+_TIE = 0.1
 # What staff wrote counts this many times against the background's phrasings: it is the topic's own word.
 _STAFF_WEIGHT = 3
 # A topic is the reading when its score beats "none of them" (SURE, on the classifier's scale shifted so
@@ -214,6 +218,7 @@ class _Background:
     routes: object  # an array of the phrasings' routes
     meanings: object  # each phrasing's sentence vector (texts x 384, unit rows)
     known: frozenset[str]  # the words customers use (as `_words` gives them)
+    words: tuple[str, ...]  # each phrasing's words (as `_words` gives them, joined)
     word_weights: object
     letter_weights: object
     features: object  # each phrasing in the classifier's features
@@ -263,6 +268,7 @@ def _background() -> _Background:
         routes=np.array([route for route in phrasings for _ in phrasings[route]]),
         meanings=phrasings_encoded(texts),
         known=frozenset(word for text in words for word in text.split()),
+        words=tuple(words),
         word_weights=weights(_WORD_HASHES),
         letter_weights=weights(_LETTER_HASHES),
         features=None,
@@ -304,9 +310,10 @@ def _documents(topics: tuple[_Written, ...]) -> tuple[list[str], list[str]]:
     return texts, keys
 
 
-def _labels(keys: list[str], meanings):
+def _labels(keys: list[str], meanings, texts: list[str]):
     """Each background phrasing's label for this set of topics: a topic, "none", or None (left out).
-    `keys` and `meanings` are what staff wrote, text by text: its topic and its sentence vector."""
+    `keys`, `meanings` and `texts` are what staff wrote, text by text: its topic, its sentence vector and
+    its words."""
     import numpy as np
 
     background = _background()
@@ -321,11 +328,38 @@ def _labels(keys: list[str], meanings):
             for key in published
         ]
     )
-    ranked = np.sort(by_topic, axis=1)
-    best, second = ranked[:, -1], (ranked[:, -2] if len(published) > 1 else np.zeros(len(ranked)))
+    rows = np.arange(len(by_topic))
+    ranked = np.argsort(by_topic, axis=1)
+    first, runner = ranked[:, -1], ranked[:, -2 if len(published) > 1 else -1]
+    best = by_topic[rows, first]
+    second = by_topic[rows, runner] if len(published) > 1 else np.zeros(len(rows))
     no_task = background.routes == _NOT_A_TASK
-    asks_it = no_task & (best >= _ASKS_IT) & (best - second >= _APART)
-    labels[asks_it] = np.array(published, dtype=object)[by_topic.argmax(axis=1)][asks_it]
+    chosen, decided = first.copy(), np.zeros(len(rows), dtype=bool)
+    # Where meaning alone is unsure, the words decide. The sentence model reads "I'd like to order 5
+    # copies" as near "can I pre-order a book?" as "how do I place an order?", and "how do I leave a star
+    # rating?" as near no topic. Near two topics, a phrasing is the one whose own words (those the other's
+    # staff did not write) it uses more, when the two are within _TIE or it uses none of the nearer one's;
+    # fairly near one topic, it is that topic when it uses a word no other topic's staff wrote.
+    owned = {key: set() for key in published}
+    for text, key in zip(texts, keys, strict=True):
+        owned[key].update(_words(text))
+    only = {
+        key: owned[key] - set().union(*(owned[other] for other in owned if other != key)) for key in owned
+    }
+    for row in np.flatnonzero(no_task & (best >= _UNSURE)):
+        words = set(background.words[row].split())
+        top, next_ = published[first[row]], published[runner[row]]
+        if second[row] >= _ASKS_IT:
+            mine, theirs = len(words & (owned[top] - owned[next_])), len(words & (owned[next_] - owned[top]))
+            near = best[row] - second[row] < _TIE
+            if theirs > mine and (near or not mine):
+                chosen[row], decided[row] = runner[row], True
+            elif mine > theirs and near:
+                decided[row] = True
+        elif best[row] < _ASKS_IT and words & only[top]:
+            decided[row] = True
+    asks_it = no_task & (decided | ((best >= _ASKS_IT) & (best - second >= _APART)))
+    labels[asks_it] = np.array(published, dtype=object)[chosen][asks_it]
     labels[no_task & ~asks_it & (best >= _UNSURE)] = None
     return labels
 
@@ -353,7 +387,7 @@ def _reader_trained(topics: tuple[_Written, ...]) -> _Reader | None:
         return None
     background = _background()
     meanings = np.vstack([sentence_encode(text) for text in documents])
-    labels = _labels(keys, meanings)
+    labels = _labels(keys, meanings, documents)
     kept = np.flatnonzero(labels != None)  # noqa: E711 (an array, compared element-wise)
     reader = _Reader(
         # Balanced: a topic's few dozen examples weigh as much as the thousands of "none".
