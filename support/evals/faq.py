@@ -28,8 +28,10 @@ from pathlib import Path
 from django.db import transaction
 
 from policies.models import PolicyEntry
+from support.assistant.claims.results import ToolResult
+from support.assistant.prompts import return_policy_terms
 from support.assistant.understanding.wording import WHICH_TOPIC_LEAD
-from support.assistant.validator import is_no_policy, is_refusal
+from support.assistant.validator import is_no_policy, is_refusal, reply_validate
 from support.evals.routing import (
     IN_SCOPE,
     RoutingReport,
@@ -37,7 +39,7 @@ from support.evals.routing import (
     route_policy_topic,
     routing_evaluate,
 )
-from support.llm.protocol import OFFERS_PERSON_RE
+from support.llm.protocol import OFFERS_PERSON_RE, policy_quote
 from support.llm.types import Model
 
 FAQ_SET = Path(__file__).with_name("faq")
@@ -55,6 +57,7 @@ DEMO_TOPICS = ("shipping", "returns_overview", "password_reset")
 # What a customer got, in the order the report prints them.
 OUTCOMES = (
     "served",  # lookup_policy for the labelled topic
+    "replaced",  # lookup_policy for the labelled topic, whose answer the validator replaced
     "wrong_topic",  # lookup_policy for another topic
     "refused",  # the refusal, or "no policy on that", with no person offered
     "asked_which",  # a question back (the built-in model's which-policy question among them)
@@ -119,6 +122,8 @@ def faq_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> FaqR
             continue
         route, said = message_first_answer(model=model, text=case["text"], system=system)
         outcome = faq_outcome(route=route, said=said, topic=case["topic"])
+        if outcome == "served" and not _quote_passes(topic=case["topic"], text=case["text"], system=system):
+            outcome = "replaced"  # the route was right, and the customer read the fallback
         report.outcomes.setdefault(case["topic"], Counter())[outcome] += 1
         if case["topic"] in ISSUE_TOPICS:
             counts = report.by_set.setdefault(case.get("set", ""), Counter())
@@ -129,6 +134,22 @@ def faq_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> FaqR
     negatives = [case for case in cases if "route" in case]
     report.negatives = routing_evaluate(model=model, system=system, cases=negatives) if negatives else None
     return report
+
+
+def _quote_passes(*, topic: str, text: str, system: list[dict]) -> bool:
+    """Whether the validator passes the topic's answer as the customer would read it (its title, then its
+    text): what the route alone cannot tell."""
+    entry = PolicyEntry.objects.get(topic=topic, is_published=True)
+    looked_up = {"topic": entry.topic, "title": entry.title, "text": entry.text}
+    verdict = reply_validate(
+        reply=policy_quote(title=entry.title, text=entry.text),
+        customer_message=text,
+        customer_words=[text],
+        tool_results=[ToolResult("lookup_policy", json.dumps(looked_up), {"topic": topic})],
+        instructions=return_policy_terms(),
+        system_prompt=system[0]["text"],
+    )
+    return verdict.ok
 
 
 def faq_topics() -> list[dict]:

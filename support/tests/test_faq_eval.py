@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 
 from policies.models import PolicyEntry
+from policies.tests.factories import PolicyEntryFactory
 from support.assistant.builtin.model import OfflineModel
 from support.assistant.configured import configured_model
 from support.assistant.prompts import system_prompt, system_prompt_forget
@@ -134,3 +135,13 @@ def test_run_evals_faq_prints_each_topic_and_holds_the_figures_at_their_floor():
     for name, floor in SET_FLOORS.items():
         assert by_set[name] >= floor, f"{name}: {by_set[name]:.1%} < {floor:.1%}"
     assert list(PolicyEntry.objects.values_list("topic", flat=True)) == published  # rolled back
+
+
+def test_a_topic_looked_up_whose_answer_the_validator_replaces_is_not_served():
+    """The route alone would count it: the customer read the fallback."""
+    PolicyEntryFactory(topic="gift_cards", title="Gift cards", text="Gift cards **never** expire.")
+    cases = [{"text": "Do gift cards expire?", "topic": "gift_cards"}]
+
+    report = faq_evaluate(model=OfflineModel(), system=_system(), cases=cases)
+
+    assert report.outcomes["gift_cards"] == {"replaced": 1}

@@ -67,6 +67,21 @@ def test_the_validator_reads_a_quoted_answer_too(model_api, customer):
     assert "markdown" in TurnTrace.objects.get().violations
 
 
+def test_an_answer_whose_first_sentence_states_an_orders_status_is_read_under_its_title(model_api, customer):
+    """ "Cancellation fee: Cancelling an order that has not shipped yet is free." is staff's sentence under
+    its title, not a claim about an order no tool looked up."""
+    fee = PolicyEntryFactory(
+        topic="cancellation_fee",
+        title="Cancellation fee",
+        text="Cancelling an order that has not shipped yet is free. Once an order has shipped it can no "
+        "longer be cancelled.",
+    )
+    model_api.reset(message(tool_use("lookup_policy", {"topic": "cancellation_fee"})), NEVER_SENT)
+    reply = customer.send("Do you penalise customers who cancel?").json()["reply"]
+    assert reply == policy_quote(title=fee.title, text=fee.text)
+    assert TurnTrace.objects.get().violations == []
+
+
 @pytest.mark.parametrize(
     ("first_step", "written"),
     [

@@ -22,6 +22,7 @@ from support.assistant.claims.text import (
     order_number,
     sentences_of,
 )
+from support.llm.protocol import policy_quote
 
 _ORDER_STATUSES = frozenset(OrderStatus.values)
 
@@ -118,6 +119,9 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
                 for n in _business_days(sentence)
             }
             known.quotable.append(known.policy_texts[-1])
+            # As the customer reads it, under its title ("Cancellation fee: Cancelling an order that has
+            # not shipped yet is free."): the first sentence is staff's words too.
+            known.quotable.append(policy_quote(title=str(data.get("title", "")), text=known.policy_texts[-1]))
             continue
         if result.tool == "list_recent_orders":
             # A signed-in customer's orders, each as its own lookup's summary would state it.
