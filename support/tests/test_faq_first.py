@@ -309,3 +309,22 @@ def test_a_prefix_written_apart_is_one_word_with_it():
     assert "order" not in _words("Can I pre-order it?")
     assert _words("an e-gift card") == _words("an egift card")
     assert _words("they're gift-wrapped") == _words("they are gift wrapped")  # no prefix there
+
+
+@pytest.mark.parametrize(
+    ("message", "topic"),
+    [
+        (
+            "Good morning. Kindly explain the procedure for purchasing books on your website, as I have not "
+            "done so before.",
+            "placing_order",
+        ),
+        ("Good morning!", None),
+        ("hey, how are you?", None),
+    ],
+)
+def test_a_greeting_with_a_question_after_it_is_the_question(message, topic):
+    reply = ask(message, topics=(*DEMO, *_eval_topics()))
+    assert looked_up(reply) == topic
+    if topic is None:
+        assert said(reply).startswith("Hello!")  # the greeting, not a question back about a topic

@@ -428,8 +428,11 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     receipt_how = intent.kind == "receipt" and not (
         order_id_in(raw) or _SEND_ME_RE.search(text) or (has_prior_order and REFERS_BACK_RE.search(text))
     )
+    # A greeting with a question after it ("Good morning. Kindly explain how to purchase books") is the
+    # question's when the FAQ's reader is sure of a topic, and a greeting otherwise.
+    sure_only = receipt_how or intent.kind == "greeting"
     if answering or (
-        not receipt_how
+        not sure_only
         and (
             intent.kind not in _FAQ_MAY_ANSWER
             or (intent.topic == CHANGING_ORDERS and _AN_ORDER_RE.search(raw))
@@ -453,7 +456,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     match = match.without(_PHRASED_TOPICS)
     if match.sure:
         return Intent("policy", match.sure)
-    if (intent.kind == "policy" and intent.topic) or receipt_how:
+    if (intent.kind == "policy" and intent.topic) or sure_only:
         return intent
     if match.likely:
         return Intent("which_topic", ",".join(match.likely))
