@@ -8,9 +8,9 @@ support/evals/faq/heldout.json holds customer messages written without reading h
 matches messages: {"text", "topic"} for 30+ a topic and for the demo's own topics (shipping, returns,
 password reset), and {"text", "route"} for messages no FAQ topic may answer (an order's own request, a
 person asked for, off-topic), labelled with the routing evaluation's routes. heldout_second.json holds
-30 more for each of the seven topics, written later by another author who read only the topics' texts
-(never the code), to tell how far the reader was fitted to the first set; heldout_third.json 30 more
-each by a third (first-message chat logs: backstories, non-native English, letters, fragments), first
+about 30 more for each of the seven topics, written later by another author who read only the topics' texts
+(never the code), to tell how far the reader was fitted to the first set; heldout_third.json about 30
+more each by a third (first-message chat logs: backstories, non-native English, letters, fragments), first
 run once the reader was settled.
 
 Each message is a conversation's first, taken where the model takes it as the routing evaluation reads

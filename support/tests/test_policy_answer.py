@@ -82,6 +82,29 @@ def test_an_answer_whose_first_sentence_states_an_orders_status_is_read_under_it
     assert TurnTrace.objects.get().violations == []
 
 
+def test_a_one_sentence_answer_under_its_title_is_on_topic(model_api, customer):
+    """ "Gift cards: Gift cards never expire." names no store subject the validator knows; it is the FAQ's
+    answer all the same, not a sentence about something else."""
+    cards = PolicyEntryFactory(topic="gift_cards", title="Gift cards", text="Gift cards never expire.")
+    model_api.reset(message(tool_use("lookup_policy", {"topic": "gift_cards"})), NEVER_SENT)
+    reply = customer.send("Do they run out?").json()["reply"]
+    assert reply == policy_quote(title=cards.title, text=cards.text)
+    assert TurnTrace.objects.get().violations == []
+
+
+def test_only_the_whole_opening_under_the_title_is_the_faqs(model_api, customer):
+    """A title's words are quotable only as the answer's opening: "Your order has shipped." cut from the
+    title "Your order has shipped" is a status claim like any other."""
+    PolicyEntryFactory(
+        topic="shipped", title="Your order has shipped", text="Tracking arrives by email within a day."
+    )
+    model_api.reset(
+        message(tool_use("lookup_policy", {"topic": "shipped"})), message(text("Your order has shipped."))
+    )
+    customer.send("About BK-10042: what is your policy on tracking?")
+    assert "claim_without_lookup" in TurnTrace.objects.get().violations
+
+
 @pytest.mark.parametrize(
     ("first_step", "written"),
     [

@@ -25,6 +25,7 @@ import json
 import logging
 import re
 import threading
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -60,6 +61,8 @@ _APART = 0.05
 _UNSURE = 0.35
 # Two topics this close in meaning are told apart by the phrasing's words (see _labels).
 _TIE = 0.1
+# A word in more than this share of the background's phrasings ("book", "order", "account") tells no topic.
+_COMMON = 0.03
 # What staff wrote counts this many times against the background's phrasings: it is the topic's own word.
 _STAFF_WEIGHT = 3
 # A topic is the reading when its score beats "none of them" (SURE, on the classifier's scale shifted so
@@ -219,6 +222,7 @@ class _Background:
     meanings: object  # each phrasing's sentence vector (texts x 384, unit rows)
     known: frozenset[str]  # the words customers use (as `_words` gives them)
     words: tuple[str, ...]  # each phrasing's words (as `_words` gives them, joined)
+    common_words: frozenset[str]  # the words in more than _COMMON of the phrasings
     word_weights: object
     letter_weights: object
     features: object  # each phrasing in the classifier's features
@@ -269,6 +273,11 @@ def _background() -> _Background:
         meanings=phrasings_encoded(texts),
         known=frozenset(word for text in words for word in text.split()),
         words=tuple(words),
+        common_words=frozenset(
+            word
+            for word, count in Counter(w for text in words for w in set(text.split())).items()
+            if count > _COMMON * len(words)
+        ),
         word_weights=weights(_WORD_HASHES),
         letter_weights=weights(_LETTER_HASHES),
         features=None,
@@ -343,8 +352,11 @@ def _labels(keys: list[str], meanings, texts: list[str]):
     owned = {key: set() for key in published}
     for text, key in zip(texts, keys, strict=True):
         owned[key].update(_words(text))
+    # A word only one topic's staff wrote tells only if customers seldom use it ("stars", not "book").
+    common = background.common_words
     only = {
-        key: owned[key] - set().union(*(owned[other] for other in owned if other != key)) for key in owned
+        key: owned[key] - common - set().union(*(owned[other] for other in owned if other != key))
+        for key in owned
     }
     for row in np.flatnonzero(no_task & (best >= _UNSURE)):
         words = set(background.words[row].split())
@@ -352,7 +364,7 @@ def _labels(keys: list[str], meanings, texts: list[str]):
         if second[row] >= _ASKS_IT:
             mine, theirs = len(words & (owned[top] - owned[next_])), len(words & (owned[next_] - owned[top]))
             near = best[row] - second[row] < _TIE
-            if theirs > mine and (near or not mine):
+            if theirs > mine and (near or (not mine and best[row] - second[row] < 2 * _TIE)):
                 chosen[row], decided[row] = runner[row], True
             elif mine > theirs and near:
                 decided[row] = True

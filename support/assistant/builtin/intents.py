@@ -410,6 +410,8 @@ _SEND_ME_RE = re.compile(
     r"|(?:never|not|didn't|haven't|hasn't|has not|have not) (?:\w+ )?(?:received?|arrived?|come|came)"
     r"|(?:receipt|invoice) please)\b"
 )
+# A receipt for one order ("a receipt for my last purchase"): the receipt capability sends it.
+_FOR_AN_ORDER_RE = re.compile(r"\bfor (?:my|this|that|the) (?:\w+ )?(?:order|purchase)\b")
 # What the store's FAQ may answer instead: anything that is no request of the model's own (an order's
 # task, a person, small talk) and no answer to its question.
 _FAQ_MAY_ANSWER = frozenset({"unknown", "offtopic", "no_policy", "policy", "help"})
@@ -426,15 +428,19 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     # topic's when the FAQ's reader is sure of it, and the receipt capability's otherwise.
     text = plain(raw)
     receipt_how = intent.kind == "receipt" and not (
-        order_id_in(raw) or _SEND_ME_RE.search(text) or (has_prior_order and REFERS_BACK_RE.search(text))
+        order_id_in(raw)
+        or _SEND_ME_RE.search(text)
+        or _FOR_AN_ORDER_RE.search(text)
+        or (has_prior_order and REFERS_BACK_RE.search(text))
     )
     # A greeting with a question after it ("Good morning. Kindly explain how to purchase books") is the
     # question's when the FAQ's reader is sure of a topic, and a greeting otherwise.
-    sure_only = receipt_how or intent.kind == "greeting"
+    greeting = intent.kind == "greeting"
+    sure_only = receipt_how or greeting
     if answering or (
-        not sure_only
+        not receipt_how
         and (
-            intent.kind not in _FAQ_MAY_ANSWER
+            (intent.kind not in _FAQ_MAY_ANSWER and not greeting)
             or (intent.topic == CHANGING_ORDERS and _AN_ORDER_RE.search(raw))
             # A request about one order that no task serves, or what went wrong with "my order" ("I was
             # charged twice for my order"): staff's, with a person offered.

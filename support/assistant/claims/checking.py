@@ -65,8 +65,10 @@ def quotes_policy(reply: str, knowledge: Knowledge) -> bool:
     """Whether the reply quotes a FAQ answer a tool returned (a whole sentence of it): on topic, whatever
     the topic staff wrote it about."""
     texts = [_normal(text) for text in knowledge.policy_texts]
+    openings = {_normal(opening) for opening in knowledge.policy_openings}
     return any(
-        len(sentence) >= 20 and any(_normal(sentence) in text for text in texts)
+        len(sentence) >= 20
+        and (any(_normal(sentence) in text for text in texts) or _normal(sentence) in openings)
         for sentence in sentences_of(reply)
     )
 
@@ -82,6 +84,7 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
         tracking=set(tracking_in(customer_message)),
     )
     quotable = [_normal(text) for text in knowledge.quotable]
+    openings = {_normal(opening) for opening in knowledge.policy_openings}
     focus = order_number(customer_message) or knowledge.latest_order
     violations: list[str] = []
     if day_counts_in(reply) - knowledge.day_counts - day_counts_in(customer_message):
@@ -96,7 +99,7 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
         violations.append("ungrounded_refund_method")
     for sentence in sentences_of(reply):
         segments = stated = segments_of(sentence, focus, titles)
-        if any(_normal(sentence) in text for text in quotable):
+        if any(_normal(sentence) in text for text in quotable) or _normal(sentence) in openings:
             stated = []  # the tools' own words
         elif sentence.endswith("?"):
             # The question asks; what comes before it in the sentence ("It arrived; shall I …?") states.

@@ -64,6 +64,9 @@ class Knowledge:
     # Words of the tools themselves (FAQ answers, the customer-facing message of a refusal): a
     # sentence quoting them claims nothing of its own.
     quotable: list[str] = field(default_factory=list)
+    # A FAQ answer's first sentence as the customer reads it, under the topic's title ("Cancellation fee:
+    # Cancelling an order that has not shipped yet is free."): staff's words too, matched whole.
+    policy_openings: set[str] = field(default_factory=set)
     latest_order: str | None = None  # the order of the most recent successful result
     day_counts: set[int] = field(default_factory=set)  # "30-day window", "7 business days"
     refund_methods: list[str] = field(default_factory=list)  # as the tools word them
@@ -119,9 +122,8 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
                 for n in _business_days(sentence)
             }
             known.quotable.append(known.policy_texts[-1])
-            # As the customer reads it, under its title ("Cancellation fee: Cancelling an order that has
-            # not shipped yet is free."): the first sentence is staff's words too.
-            known.quotable.append(policy_quote(title=str(data.get("title", "")), text=known.policy_texts[-1]))
+            quoted = sentences_of(policy_quote(title=str(data.get("title", "")), text=known.policy_texts[-1]))
+            known.policy_openings.update(quoted[:1])
             continue
         if result.tool == "list_recent_orders":
             # A signed-in customer's orders, each as its own lookup's summary would state it.
