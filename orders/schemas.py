@@ -199,6 +199,10 @@ def _shop_time(value: object) -> datetime | None:
     return moment
 
 
+# An amount as written: digits, perhaps a sign and decimals; never an exponent ("1e3" is no price).
+_AMOUNT_RE = re.compile(r"[+-]?\d+(?:\.\d+)?")
+
+
 def _money(model, field: str) -> PlainValidator:
     """An amount of dollars and cents, as a string ("24.99"; a whole number is taken too), that fits its
     column."""
@@ -208,6 +212,8 @@ def _money(model, field: str) -> PlainValidator:
         _required(value)
         try:
             if isinstance(value, bool) or not isinstance(value, str | int):
+                raise InvalidOperation
+            if isinstance(value, str) and not _AMOUNT_RE.fullmatch(value.strip()):
                 raise InvalidOperation
             amount = Decimal(str(value).strip())
         except (InvalidOperation, ValueError):  # ValueError: an integer of more digits than str() writes

@@ -107,7 +107,9 @@ class TestClean:
             ({"total": "-1.00"}, "total", "must be zero or more, with at most two decimals"),
             ({"total": "1.005"}, "total", "must be zero or more, with at most two decimals"),
             ({"total": 12.5}, "total", 'must be an amount like "24.99" (a string)'),
-            ({"total": "1e400"}, "total", "must be less than 100,000,000"),
+            ({"total": "100000000"}, "total", "must be less than 100,000,000"),
+            ({"total": "1e3"}, "total", 'must be an amount like "24.99" (a string)'),  # no exponents
+            ({"total": "NaN"}, "total", 'must be an amount like "24.99" (a string)'),
             (
                 {"customer_name": "Ada\u202eRedaer"},
                 "customer_name",
