@@ -1,4 +1,4 @@
-from django.urls import path
+from django.urls import path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from connection.api import views
@@ -14,4 +14,6 @@ urlpatterns = [
     path(
         "schema", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"
     ),
+    # Last: any other address is a JSON 404 ("orders/" with its trailing slash among them).
+    re_path(r"^.*$", views.NoSuchPath.as_view()),
 ]

@@ -203,3 +203,18 @@ class ReturnListView(StoreApiView):
         return error or _page(
             self, request, returns_changed_since(since=since), lambda r: return_shape(record=r)
         )
+
+
+class NoSuchPath(APIView):
+    """Any other address under the API, a trailing slash among them ("orders/"): a 404 in the API's
+    shape, not the site's HTML page. Public, as the schema is: which addresses exist is no secret."""
+
+    authentication_classes = []
+    permission_classes = []
+
+    @extend_schema(exclude=True)
+    def get(self, request, *args, **kwargs):
+        hint = " Addresses have no trailing slash." if request.path.endswith("/") else ""
+        return api_error("not_found", f"There is nothing here by that name.{hint}", 404)
+
+    post = put = patch = delete = options = get

@@ -83,6 +83,16 @@ class TestOrders:
         assert response.status_code == 404
         assert response.json() == {"error": {"code": "not_found", "message": "No order has that number."}}
 
+    @pytest.mark.parametrize("path", ["/api/store/v1/orders/", "/api/store/v1/nothing", "/api/store/v1/"])
+    def test_an_address_the_api_does_not_have_is_a_404_in_its_shape(self, client, path):
+        for method in (client.get, client.post, client.put, client.delete):
+            response = method(path)
+            assert response.status_code == 404
+            assert response["Content-Type"] == "application/json"
+            assert response.json()["error"]["code"] == "not_found"
+        if path.endswith("/"):
+            assert "no trailing slash" in response.json()["error"]["message"]
+
     def test_a_refused_order_names_every_field_and_writes_nothing(self, shop):
         body = copy.deepcopy(ORDER_EXAMPLE)
         body.update(status="delivered", colour="red")
