@@ -11,7 +11,9 @@ person asked for, off-topic), labelled with the routing evaluation's routes. hel
 about 30 more for each of the seven topics, written later by another author who read only the topics' texts
 (never the code), to tell how far the reader was fitted to the first set; heldout_third.json about 30
 more each by a third (first-message chat logs: backstories, non-native English, letters, fragments), first
-run once the reader was settled.
+run once the reader was settled. Where another topic's answer answers a message too ("can I cancel my
+pre-order for free?" is answered by both the cancellation fee and pre-orders), its "also" names it: judged by
+someone who read each message against every topic's text, never the matcher or its results.
 
 Each message is a conversation's first, taken where the model takes it as the routing evaluation reads
 it (support.evals.routing), with the topics installed beside the demo's. What the customer got is read
@@ -57,7 +59,8 @@ DEMO_TOPICS = ("shipping", "returns_overview", "password_reset")
 # What a customer got, in the order the report prints them.
 OUTCOMES = (
     "served",  # lookup_policy for the labelled topic
-    "replaced",  # lookup_policy for the labelled topic, whose answer the validator replaced
+    "served_also",  # lookup_policy for another topic whose answer answers it too (the case's "also")
+    "replaced",  # lookup_policy for a topic that answers it, whose answer the validator replaced
     "wrong_topic",  # lookup_policy for another topic
     "refused",  # the refusal, or "no policy on that", with no person offered
     "asked_which",  # a question back (the built-in model's which-policy question among them)
@@ -69,11 +72,18 @@ OUTCOMES = (
 _NOT_FAQ_ROUTES = frozenset(IN_SCOPE) - {"person"}
 
 
-def faq_outcome(*, route: str, said: str, topic: str) -> str:
-    """What a customer asking about `topic` got, from the route and last words of the first answer."""
+# What a customer read the FAQ's answer in.
+SERVED = frozenset({"served", "served_also"})
+
+
+def faq_outcome(*, route: str, said: str, topic: str, also: tuple[str, ...] = ()) -> str:
+    """What a customer asking about `topic` got, from the route and last words of the first answer;
+    `also` are other topics whose answers answer the question too."""
     looked_up = route_policy_topic(route)
     if looked_up is not None:
-        return "served" if looked_up == topic else "wrong_topic"
+        if looked_up == topic:
+            return "served"
+        return "served_also" if looked_up in also else "wrong_topic"
     if route == "person":
         return "handover"
     if route in _NOT_FAQ_ROUTES or route.startswith("tool:"):
@@ -97,7 +107,7 @@ class FaqReport:
     def served(self, topics) -> float:
         counts = [self.outcomes[topic] for topic in topics if topic in self.outcomes]
         total = sum(sum(counter.values()) for counter in counts)
-        return sum(counter["served"] for counter in counts) / total if total else 1.0
+        return sum(counter[outcome] for counter in counts for outcome in SERVED) / total if total else 1.0
 
     def negatives_right(self) -> float:
         return self.negatives.share(self.negatives.total) if self.negatives else 1.0
@@ -121,15 +131,16 @@ def faq_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> FaqR
         if "topic" not in case:
             continue
         route, said = message_first_answer(model=model, text=case["text"], system=system)
-        outcome = faq_outcome(route=route, said=said, topic=case["topic"])
-        if outcome == "served" and not _quote_passes(topic=case["topic"], text=case["text"], system=system):
+        outcome = faq_outcome(route=route, said=said, topic=case["topic"], also=tuple(case.get("also", ())))
+        looked_up = route_policy_topic(route)
+        if outcome in SERVED and not _quote_passes(topic=looked_up, text=case["text"], system=system):
             outcome = "replaced"  # the route was right, and the customer read the fallback
         report.outcomes.setdefault(case["topic"], Counter())[outcome] += 1
         if case["topic"] in ISSUE_TOPICS:
             counts = report.by_set.setdefault(case.get("set", ""), Counter())
             counts["asked"] += 1
-            counts["served"] += outcome == "served"
-        if outcome != "served":
+            counts["served"] += outcome in SERVED
+        if outcome not in SERVED:
             report.misses.append((case["text"], case["topic"], outcome, route))
     negatives = [case for case in cases if "route" in case]
     report.negatives = routing_evaluate(model=model, system=system, cases=negatives) if negatives else None

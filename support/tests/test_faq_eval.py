@@ -28,13 +28,13 @@ pytestmark = pytest.mark.usefixtures("demo_data")
 # Measured with the FAQ reader of issue 37 (support/assistant/builtin/faq.py, reading meaning with the
 # sentence model), less two points: a change that serves fewer of the held-out messages fails here.
 FLOORS = {
-    "issue's seven topics, served": 0.825,
-    "all new topics, served": 0.819,
+    "issue's seven topics, served": 0.842,
+    "all new topics, served": 0.837,
     "demo topics, served": 0.963,
     "not for the FAQ, routed right": 0.913,
 }
 # The seven topics' figure in each held-out set, so that a drop in one cannot hide behind the other.
-SET_FLOORS = {"heldout.json": 0.852, "heldout_second.json": 0.806, "heldout_third.json": 0.813}
+SET_FLOORS = {"heldout.json": 0.856, "heldout_second.json": 0.830, "heldout_third.json": 0.838}
 
 
 def _system() -> list[dict]:
@@ -145,3 +145,18 @@ def test_a_topic_looked_up_whose_answer_the_validator_replaces_is_not_served():
     report = faq_evaluate(model=OfflineModel(), system=_system(), cases=cases)
 
     assert report.outcomes["gift_cards"] == {"replaced": 1}
+
+
+def test_another_topic_is_served_only_where_the_case_names_it_as_answering_too(claude):
+    """ "Can I pay with my gift card?": the payment methods answer answers it, where a judge said so."""
+    faq_topics_install(topics=faq_topics())
+    claude.reset(*[message(tool_use("lookup_policy", {"topic": "payment_methods"}))] * 2)
+    cases = [
+        {"text": "can I pay with my gift card", "topic": "gift_cards", "also": ["payment_methods"]},
+        {"text": "can I pay with my gift card?", "topic": "gift_cards", "also": ["preorders"]},
+    ]
+
+    report = faq_evaluate(model=configured_model(), system=_system(), cases=cases)
+
+    assert report.outcomes["gift_cards"] == {"served_also": 1, "wrong_topic": 1}
+    assert report.served(["gift_cards"]) == 0.5

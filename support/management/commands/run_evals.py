@@ -8,7 +8,7 @@ from store.clock import DEMO_TODAY
 from support.assistant.configured import configured_model
 from support.assistant.prompts import system_prompt, system_prompt_forget
 from support.evals.fallbacks import fallback_evaluate
-from support.evals.faq import OUTCOMES, faq_evaluate, faq_heldout, faq_topics, faq_topics_install
+from support.evals.faq import OUTCOMES, SERVED, faq_evaluate, faq_heldout, faq_topics, faq_topics_install
 from support.evals.routing import resolution_evaluate, resolution_sets, routing_evaluate, routing_sets
 from support.evals.runner import scenario_run
 from support.evals.scenarios import SCENARIOS
@@ -155,8 +155,9 @@ class Command(BaseCommand):
         self.stdout.write(f"{'topic':<20} {'n':>3} {'served%':>7}  " + " ".join(OUTCOMES))
         for topic, counts in report.outcomes.items():
             total = sum(counts.values())
+            served = sum(counts[outcome] for outcome in SERVED)
             self.stdout.write(
-                f"{topic:<20} {total:>3} {counts['served'] / total:>7.1%}  "
+                f"{topic:<20} {total:>3} {served / total:>7.1%}  "
                 + " ".join(f"{counts[outcome]:>{len(outcome)}}" for outcome in OUTCOMES)
             )
         for figure, share in report.figures().items():
