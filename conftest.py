@@ -2,6 +2,8 @@ import pytest
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from support.assistant.prompts import system_prompt_forget
 
@@ -59,3 +61,17 @@ def superuser_client(client, django_user_model):
     response = client.post("/admin/login/?next=/admin/", {"username": "owner", "password": "owner-pass-1234"})
     assert response.status_code == 302, "superuser login failed"
     return client
+
+
+@pytest.fixture
+def migrate():
+    """Move the test database to the given migrations ([(app, name)]) and return the apps as they stood
+    there; back to the latest after the test. For a test marked
+    django_db(transaction=True, serialized_rollback=True), so the content types survive the flush."""
+
+    def to(targets):
+        MigrationExecutor(connection).migrate(targets)
+        return MigrationExecutor(connection).loader.project_state(targets).apps
+
+    yield to
+    to(MigrationExecutor(connection).loader.graph.leaf_nodes())

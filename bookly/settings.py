@@ -7,6 +7,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import environ
+from babel.numbers import list_currencies
 from csp.constants import NONE, SELF
 
 from support.llm.types import ContentFormat
@@ -180,6 +181,14 @@ if _today := env.str("BOOKLY_TODAY", default=""):
         raise SystemExit(
             f"bookly: BOOKLY_TODAY must be an ISO date like 2026-04-14, not {_today!r}."
         ) from None
+
+# The currency of an order whose shop does not say (ISO 4217): amounts are kept with their order's currency.
+BOOKLY_STORE_CURRENCY = env.str("BOOKLY_STORE_CURRENCY", default="USD").upper()
+if BOOKLY_STORE_CURRENCY not in list_currencies():
+    raise SystemExit(
+        "bookly: BOOKLY_STORE_CURRENCY must be an ISO 4217 code like USD, EUR or BRL, "
+        f"not {BOOKLY_STORE_CURRENCY!r}."
+    )
 
 # The shape of the store's order numbers, a regular expression an order number matches whole, and one
 # number of that shape for the assistant's "it looks like …" (the demo's: BK- and 4 to 6 digits).

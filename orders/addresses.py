@@ -2,27 +2,39 @@
 
 Whoever proposes an address (a customer through the assistant, staff, the store's own system) goes
 through shipping_address_clean: each field is one line of text of a bounded length with no control or
-format characters, the state is one of the 50 the store ships to, the ZIP code has its shape. Problems
-come back by field name, in words a person can act on, never echoing what was sent.
+format characters; the country is an ISO 3166 country; in the United States the state is one of the 50
+and the ZIP code has its shape, elsewhere the region is free text and the postal code, when there is one,
+letters, digits, spaces and hyphens. Problems come back by field name, in words a person can act on,
+never echoing what was sent.
 """
 
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
-from orders.models import ZIP_CODE_PATTERN, Order, UsState
+from django_countries import countries
+
+from orders.models import POSTAL_CODE_PATTERN, ZIP_CODE_PATTERN, Order, UsState
 from store.text import text_has_unseen, text_single_line
 
 ZIP_CODE_RE = re.compile(ZIP_CODE_PATTERN)
+POSTAL_CODE_RE = re.compile(POSTAL_CODE_PATTERN)
+UNITED_STATES = "US"
 # The longest value accepted for each field: the Order model's column widths.
 ADDRESS_FIELD_LENGTHS = {
     field: Order._meta.get_field(f"ship_{field}").max_length
-    for field in ("to", "line1", "line2", "city", "state", "zip")
+    for field in ("to", "line1", "line2", "city", "state", "zip", "country")
 }
 ADDRESS_FIELDS = tuple(ADDRESS_FIELD_LENGTHS)
-# What a person may type: a state by its name too ("North Carolina"), stored as its code.
-_INPUT_LENGTHS = {**ADDRESS_FIELD_LENGTHS, "state": max(len(choice.label) for choice in UsState)}
-_REQUIRED = frozenset({"to", "line1", "city", "state", "zip"})
+# What a person may type: a state or a country by its name too ("North Carolina", "Brazil"), stored as
+# its code.
+_INPUT_LENGTHS = {
+    **ADDRESS_FIELD_LENGTHS,
+    "state": max(ADDRESS_FIELD_LENGTHS["state"], *(len(choice.label) for choice in UsState)),
+    "country": 60,
+}
+_REQUIRED = frozenset({"to", "line1", "city", "country"})
+_REQUIRED_IN_THE_UNITED_STATES = _REQUIRED | {"state", "zip"}
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _WORD_CHAR_RE = re.compile(r"\w")
 # Line breaks and tabs are how people paste an address; any other unseen character is refused.
@@ -32,7 +44,9 @@ _STATE_NAMES = {choice.label.casefold(): UsState(choice.value) for choice in UsS
 
 @dataclass(frozen=True)
 class ShippingAddress:
-    """Where an order ships: recipient, street lines, city, state (USPS code) and ZIP code."""
+    """Where an order ships: recipient, street lines, city, state or region (in the United States its
+    USPS code), ZIP or postal code, and country (ISO 3166 code; empty only in a change recorded before
+    countries were kept)."""
 
     to: str
     line1: str
@@ -40,14 +54,20 @@ class ShippingAddress:
     city: str
     state: str
     zip: str
+    country: str
 
     def as_fields(self) -> dict[str, str]:
         return asdict(self)
 
     def one_line(self) -> str:
-        """The address as a customer reads it back: "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"."""
-        street = [part for part in (self.to, self.line1, self.line2, self.city) if part]
-        return ", ".join(street) + f", {self.state} {self.zip}"
+        """The address as a customer reads it back: "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"
+        in the United States, "Ana Souza, Av. Paulista 1000, São Paulo, SP 01310-100, Brazil" elsewhere."""
+        parts = [part for part in (self.to, self.line1, self.line2, self.city) if part]
+        if place := " ".join(part for part in (self.state, self.zip) if part):
+            parts.append(place)
+        if self.country and self.country != UNITED_STATES:
+            parts.append(countries.name(self.country) or self.country)
+        return ", ".join(parts)
 
 
 class AddressInvalid(Exception):
@@ -67,6 +87,7 @@ def shipping_address_of(*, order: Order) -> ShippingAddress | None:
         city=order.ship_city,
         state=order.ship_state,
         zip=order.ship_zip,
+        country=order.ship_country,
     )
     return address if address.line1 else None
 
@@ -78,19 +99,27 @@ def shipping_address_fields_kept(
     a real shop keeps the recipient on the order unless told otherwise: a field not given (None) keeps
     its value, with two exceptions that would make an address nobody gave: a new street (line1) has no
     unit (line2) unless one is given, the old unit being the old street's, and a new city or state has
-    no ZIP code unless one is given (it is asked for). An empty string clears a field."""
+    no ZIP code unless one is given (it is asked for). An empty string clears a field. The country is
+    kept unless given (the assistant never gives one: an order is re-addressed within its country)."""
     if current is None:
         return dict(fields)
     kept = {name: value for name, value in fields.items() if value is not None}
     new_street = "line1" in kept and _same_words(kept["line1"]) != _same_words(current.line1)
-    new_place = ("city" in kept and _same_words(kept["city"]) != _same_words(current.city)) or (
-        "state" in kept and state_code(str(kept["state"])) != state_code(current.state)
+    new_place = (
+        ("city" in kept and _same_words(kept["city"]) != _same_words(current.city))
+        or ("state" in kept and _other_state(kept["state"], current.state))
+        or ("country" in kept and _same_words(kept["country"]) != _same_words(current.country))
     )
     for name, value in current.as_fields().items():
         if (name == "line2" and new_street) or (name == "zip" and new_place):
             continue
         kept.setdefault(name, value)
     return kept
+
+
+def _other_state(sent: object, kept: str) -> bool:
+    """Whether a state sent is another than the one on the order: "illinois" is IL."""
+    return (state_code(str(sent)) or _same_words(sent)) != (state_code(kept) or _same_words(kept))
 
 
 def _same_words(value: object) -> object:
@@ -105,13 +134,16 @@ _PUNCTUATION_RE = re.compile(r"[^\w\s]")
 
 
 def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
-    """The address from raw fields (to, line1, line2, city, state, zip), or AddressInvalid listing
-    every problem. Unknown field names are the caller's to refuse."""
+    """The address from raw fields (to, line1, line2, city, state, zip, country), or AddressInvalid
+    listing every problem. Unknown field names are the caller's to refuse."""
     problems: list[dict[str, str]] = []
     cleaned: dict[str, str] = {}
-    for name in ADDRESS_FIELDS:
+    # The country first: the state's and the ZIP code's rules are its.
+    for name in ("country", *(name for name in ADDRESS_FIELDS if name != "country")):
         try:
-            cleaned[name] = address_field_clean(name=name, value=fields.get(name))
+            cleaned[name] = address_field_clean(
+                name=name, value=fields.get(name), country=cleaned.get("country")
+            )
         except AddressInvalid as invalid:
             problems += invalid.problems
     if problems:
@@ -119,16 +151,18 @@ def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
     return ShippingAddress(**cleaned)
 
 
-def address_field_clean(*, name: str, value: object) -> str:
-    """One field of an address (to, line1, line2, city, state, zip) as the store keeps it (a state as
-    its code), or AddressInvalid naming its problem. An address sent in other words for its fields
-    (the shop's) checks each field here too."""
+def address_field_clean(*, name: str, value: object, country: str | None) -> str:
+    """One field of an address (to, line1, line2, city, state, zip, country) as the store keeps it (a
+    state and a country as their codes), or AddressInvalid naming its problem; `country` is the address's
+    (cleaned; None when it has none that passed), whose rules the state and the ZIP code follow. An
+    address sent in other words for its fields (the shop's) checks each field here too."""
 
     def refused(problem: str) -> AddressInvalid:
         return AddressInvalid([{"field": name, "problem": problem}])
 
+    required = _REQUIRED_IN_THE_UNITED_STATES if country == UNITED_STATES else _REQUIRED
     if value is None or value == "":
-        if name in _REQUIRED:
+        if name in required:
             raise refused("is required")
         return ""
     if not isinstance(value, str):
@@ -140,22 +174,28 @@ def address_field_clean(*, name: str, value: object) -> str:
     if text_has_unseen(value.translate(_PASTED_SPACE)):
         raise refused("must not contain control or invisible characters")
     value = text_single_line(value)
-    if not value and name in _REQUIRED:
+    if not value and name in required:
         raise refused("is required")
     if len(value) > _INPUT_LENGTHS[name]:
         raise refused(too_long)
-    problem = _field_problem(name, value)
+    problem = _field_problem(name, value, country)
     if problem:
         raise refused(problem)
-    return _normal(name, value)
+    return _normal(name, value, country)
 
 
-def _field_problem(name: str, value: str) -> str | None:
-    if name == "state" and state_code(value) is None:
-        return "must be one of the 50 US states we ship to, like IL or Illinois"
-    if name == "zip" and not ZIP_CODE_RE.fullmatch(value):
+def _field_problem(name: str, value: str, country: str | None) -> str | None:
+    if name == "country" and country_code(value) is None:
+        return "must be a country, by its ISO 3166 code like US, BR or IN"
+    if name == "state" and country == UNITED_STATES and state_code(value) is None:
+        return "must be one of the 50 US states, like IL or Illinois"
+    if name == "zip" and country == UNITED_STATES and not ZIP_CODE_RE.fullmatch(value):
         return "must be a US ZIP code, like 62701 or 62701-1234"
-    if name in ("to", "city") and not _LETTER_RE.search(value):
+    if name == "zip" and not POSTAL_CODE_RE.fullmatch(value.upper()):
+        return "must be a postal code of letters, digits, spaces and hyphens, like 01310-100"
+    if name == "state" and len(value) > ADDRESS_FIELD_LENGTHS["state"]:
+        return f"must be at most {ADDRESS_FIELD_LENGTHS['state']} characters"
+    if name in ("to", "city", "state") and not _LETTER_RE.search(value):
         return "must contain letters"
     if name in ("line1", "line2") and not _WORD_CHAR_RE.search(value):
         return "must contain letters or digits"
@@ -170,7 +210,20 @@ def state_code(value: str) -> UsState | None:
     return _STATE_NAMES.get(value.strip(" .").casefold())
 
 
-def _normal(name: str, value: str) -> str:
-    if name == "state":
+def country_code(value: str) -> str | None:
+    """The country a person or a shop named, by its ISO 3166 code or its English name in any case
+    ("br", "Brazil"), or None."""
+    value = value.strip(" .")
+    if len(value) == 2 and value.upper() in countries:
+        return value.upper()
+    return countries.by_name(value, insensitive=True) or None
+
+
+def _normal(name: str, value: str, country: str | None) -> str:
+    if name == "country":
+        return country_code(value)
+    if name == "state" and country == UNITED_STATES:
         return state_code(value).value
+    if name == "zip":
+        return value.upper()
     return value

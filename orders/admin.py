@@ -24,6 +24,7 @@ from orders.models import (
     ReturnStatus,
     ReturnStatusChange,
 )
+from orders.money import money_text
 from orders.services import (
     RETURN_STATUS_TRANSITIONS,
     RETURN_STATUSES_NEEDING_A_REASON,
@@ -174,7 +175,7 @@ class OrderAdmin(admin.ModelAdmin):
         "status",
         "ordered_on",
         "delivered_on",
-        "total_in_dollars",
+        "total_in_currency",
         "source",
         "updated_at",
     ]
@@ -184,9 +185,10 @@ class OrderAdmin(admin.ModelAdmin):
     inlines = [OrderItemInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
     # Where it came from, and when it last changed, are the intake's to record.
-    readonly_fields = ["status", "shipping_address", "source", "updated_at", "shop_updated_at"]
+    # The currency is the shop's: every amount of the order is in it.
+    readonly_fields = ["status", "currency", "shipping_address", "source", "updated_at", "shop_updated_at"]
     fieldsets = [
-        (None, {"fields": ["number", "customer_name", "customer_email", "status", "total"]}),
+        (None, {"fields": ["number", "customer_name", "customer_email", "status", ("total", "currency")]}),
         (
             "Dates and delivery",
             {"fields": ["ordered_on", "delivered_on", "tracking_number", "carrier", "shipping_address"]},
@@ -284,9 +286,8 @@ class OrderAdmin(admin.ModelAdmin):
         return address.one_line() if address else "none on file"
 
     @admin.display(description="total", ordering="total")
-    def total_in_dollars(self, obj):
-        # The store sells in US dollars only (it ships to the 50 states).
-        return f"${obj.total:,.2f}"
+    def total_in_currency(self, obj):
+        return money_text(amount=obj.total, currency=obj.currency)
 
     def has_add_permission(self, request):
         # Orders come from the store (its import, or the demo fixture), never made up here.

@@ -20,6 +20,7 @@ from django_q.tasks import async_task
 
 from orders.addresses import ShippingAddress, shipping_address_of
 from orders.models import CustomerEmail, DeliveryCase, DeliveryProblem, Order, ReturnRecord, ReturnStatus
+from orders.money import money_text
 
 logger = logging.getLogger(__name__)
 
@@ -223,7 +224,17 @@ def order_receipt_email(*, order: Order) -> tuple[CustomerEmail, bool]:
             "orders/emails/receipt.txt",
             {
                 "order": order,
-                "items": list(order.items.all()),
+                "items": [
+                    {
+                        "quantity": item.quantity,
+                        "title": item.title,
+                        "author": item.author,
+                        "unit_price": money_text(amount=item.unit_price, currency=order.currency),
+                        "line_total": money_text(amount=item.line_total, currency=order.currency),
+                    }
+                    for item in order.items.all()
+                ],
+                "total": money_text(amount=order.total, currency=order.currency),
                 "address": address.one_line() if address else "",
             },
         ).strip()

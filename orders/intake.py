@@ -68,6 +68,7 @@ class IncomingOrder:
     tracking_number: str
     carrier: str
     total: Decimal
+    currency: str
     address: ShippingAddress | None
     items: tuple[ShopItem, ...]
     updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
@@ -98,6 +99,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         tracking_number=order.tracking_number,
         carrier=order.carrier,
         total=order.total,
+        currency=order.currency,
         address=order.shipping_address.shipping_address() if order.shipping_address else None,
         items=order.items,
         updated_at=order.updated_at,
@@ -121,6 +123,7 @@ def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
         "tracking_number": incoming.tracking_number,
         "carrier": incoming.carrier,
         "total": incoming.total,
+        "currency": incoming.currency,
         **{f"ship_{name}": value for name, value in address.items()},
     }
 
@@ -351,7 +354,7 @@ def shipping_address_shape(*, order: Order) -> dict[str, str] | None:
 
 def address_shape(*, address: ShippingAddress) -> dict[str, str]:
     """An address in the shop's shape."""
-    return {theirs: getattr(address, mine) if mine else "US" for theirs, mine in SHOP_ADDRESS_FIELDS.items()}
+    return {theirs: getattr(address, mine) for theirs, mine in SHOP_ADDRESS_FIELDS.items()}
 
 
 def order_shape(*, order: Order) -> dict[str, object]:
@@ -367,6 +370,7 @@ def order_shape(*, order: Order) -> dict[str, object]:
         "tracking_number": order.tracking_number,
         "carrier": order.carrier,
         "total": str(order.total),
+        "currency": order.currency,
         "shipping_address": shipping_address_shape(order=order),
         "items": [
             {

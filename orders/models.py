@@ -2,6 +2,7 @@ import re
 import secrets
 from decimal import Decimal
 
+from babel.numbers import list_currencies
 from django.conf import settings
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
@@ -24,10 +25,32 @@ EMAIL_MENTION_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # A date as the store writes it (ISO 8601, "2026-04-01"): the shape the shop sends and replies name.
 ISO_DATE_PATTERN = r"\d{4}-\d{2}-\d{2}"
 ISO_DATE_MENTION_RE = re.compile(rf"\b{ISO_DATE_PATTERN}\b")
-# An amount in dollars in running text ("$24.99", "$ 1,200"); its group is the number.
-AMOUNT_MENTION_RE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d{1,2})?)")
-# A US ZIP code, five digits or ZIP+4: the store ships to the 50 states only (see the shipping FAQ).
+# An amount of money in running text, in any currency: after a sign ("$24.99", "R$ 1,200", "€5", "₹899")
+# or a code ("USD 24.99"), or before a code ("24.99 BRL"). amount_mention_number reads its number. Codes
+# that are English words a shouted reply may put before a number ("ALL 3 books") are left out.
+_CURRENCY_CODES = "|".join(sorted(set(list_currencies()) - {"ALL", "TOP"}))
+_AMOUNT_NUMBER = r"\d[\d,]*(?:\.\d{1,2})?"
+AMOUNT_MENTION_RE = re.compile(
+    rf"(?:[A-Z]{{0,2}}\$|[€£¥₹₩₽₺₪₫₱₦]|\b(?:{_CURRENCY_CODES})\b)\s?({_AMOUNT_NUMBER})"
+    rf"|\b({_AMOUNT_NUMBER})\s?(?:{_CURRENCY_CODES})\b"
+)
+
+
+def amount_mention_number(match: re.Match) -> str:
+    """The number of an amount AMOUNT_MENTION_RE found ("1,200" of "R$ 1,200")."""
+    return match.group(1) or match.group(2)
+
+
+# A US ZIP code, five digits or ZIP+4 (an address in the United States has one).
 ZIP_CODE_PATTERN = r"^[0-9]{5}(?:-[0-9]{4})?$"
+# Any other country's postal code: letters, digits, spaces and hyphens ("01310-100", "SW1A 1AA", "110001").
+POSTAL_CODE_PATTERN = r"^[A-Z0-9](?:[A-Z0-9 -]{0,14}[A-Z0-9])?$"
+CURRENCY_CODE_LENGTH = 3  # ISO 4217: "USD", "BRL", "INR"
+
+
+def store_currency() -> str:
+    """The currency of an order whose shop does not say (settings.BOOKLY_STORE_CURRENCY)."""
+    return settings.BOOKLY_STORE_CURRENCY
 
 
 class OrderStatus(models.TextChoices):
@@ -38,7 +61,7 @@ class OrderStatus(models.TextChoices):
 
 
 class UsState(models.TextChoices):
-    """The states the store ships to, by their USPS codes."""
+    """The 50 states, by their USPS codes: an address in the United States names one."""
 
     AL = "AL", "Alabama"
     AK = "AK", "Alaska"
@@ -145,14 +168,19 @@ class Order(models.Model):
     tracking_number = models.CharField(max_length=64, blank=True)
     carrier = models.CharField(max_length=40, blank=True)
     total = models.DecimalField(max_digits=10, decimal_places=2)
-    # Where the order ships (orders.services.ShippingAddress checks each field). Blank only for an
-    # order placed before addresses were kept.
+    # What every amount of the order is in (ISO 4217): the shop's, or the store's when it does not say.
+    currency = models.CharField(max_length=CURRENCY_CODE_LENGTH, default=store_currency)
+    # Where the order ships (orders.addresses checks each field, by the country's rules). Blank only for
+    # an order placed before addresses were kept.
     ship_to = models.CharField("recipient", max_length=100, blank=True)
     ship_line1 = models.CharField("address line 1", max_length=100, blank=True)
     ship_line2 = models.CharField("address line 2", max_length=100, blank=True)
     ship_city = models.CharField("city", max_length=60, blank=True)
-    ship_state = models.CharField("state", max_length=2, choices=UsState.choices, blank=True)
-    ship_zip = models.CharField("ZIP code", max_length=10, blank=True)
+    # In the United States, the state's USPS code; elsewhere the region, province or state as written.
+    ship_state = models.CharField("state or region", max_length=60, blank=True)
+    ship_zip = models.CharField("ZIP or postal code", max_length=16, blank=True)
+    # ISO 3166 code (orders.addresses names it); blank only with no address.
+    ship_country = models.CharField("country", max_length=2, blank=True)
     source = models.CharField(max_length=10, choices=OrderSource.choices, default=OrderSource.FIXTURE)
     # When the shop or Bookly last changed the order (the store API lists orders changed since a time).
     updated_at = models.DateTimeField(default=timezone.now, db_index=True)
@@ -188,8 +216,14 @@ class Order(models.Model):
                 violation_error_message="An order still processing has no tracking number.",
             ),
             models.CheckConstraint(
-                condition=models.Q(ship_state="") | models.Q(ship_state__in=UsState.values),
+                condition=models.Q(ship_state="")
+                | ~models.Q(ship_country="US")
+                | models.Q(ship_state__in=UsState.values),
                 name="order_ship_state_valid",
+                violation_error_message="An address in the United States names its state by its USPS code.",
+            ),
+            models.CheckConstraint(
+                condition=Exact(Length("currency"), CURRENCY_CODE_LENGTH), name="order_currency_code"
             ),
             models.CheckConstraint(
                 condition=models.Q(source__in=OrderSource.values), name="order_source_valid"
@@ -219,7 +253,8 @@ class OrderItem(models.Model):
         max_digits=8, decimal_places=2, validators=[MinValueValidator(Decimal("0"))]
     )
     quantity = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
-    category = models.CharField(max_length=30, choices=ItemCategory.choices)
+    # Blank when the shop does not say (a real shop's products have no such kinds): returnable then.
+    category = models.CharField(max_length=30, choices=ItemCategory.choices, blank=True)
 
     objects = OrderItemManager()
 
@@ -232,7 +267,8 @@ class OrderItem(models.Model):
                 condition=models.Q(unit_price__gte=0), name="order_item_price_not_negative"
             ),
             models.CheckConstraint(
-                condition=models.Q(category__in=ItemCategory.values), name="order_item_category_valid"
+                condition=models.Q(category="") | models.Q(category__in=ItemCategory.values),
+                name="order_item_category_valid",
             ),
         ]
 

@@ -12,9 +12,9 @@ The shape (the API's body; a JSON Lines line adds "number"):
 
     {"customer_name": "Ada Reader", "customer_email": "ada@example.com", "status": "shipped",
      "ordered_on": "2026-04-01", "delivered_on": null, "tracking_number": "1Z999AA10123456799",
-     "carrier": "UPS", "total": "24.99",
-     "shipping_address": {"name": "Ada Reader", "line1": "1 Main St", "line2": "", "city": "Springfield",
-                          "region": "IL", "postal_code": "62701", "country": "US"},
+     "carrier": "UPS", "total": "24.99", "currency": "USD",
+     "shipping_address": {"country": "US", "name": "Ada Reader", "line1": "1 Main St", "line2": "",
+                          "city": "Springfield", "region": "IL", "postal_code": "62701"},
      "items": [{"line_number": 1, "title": "Dune", "author": "Frank Herbert", "unit_price": "24.99",
                 "quantity": 1, "category": "fiction"}],
      "updated_at": "2026-04-02T09:30:00Z"}
@@ -25,6 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Annotated
 
+from babel.numbers import list_currencies
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
@@ -42,14 +43,13 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from orders.addresses import AddressInvalid, ShippingAddress, address_field_clean
-from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus
+from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, store_currency
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
-# The shop's address fields, and ours (orders.addresses): the store ships within the United States.
+# The shop's address fields, and ours (orders.addresses).
 SHOP_ADDRESS_FIELDS = {"name": "to", "line1": "line1", "line2": "line2", "city": "city", "region": "state",
-                  "postal_code": "zip", "country": None}  # fmt: skip
-SHIPS_TO_COUNTRIES = frozenset({"US"})
+                  "postal_code": "zip", "country": "country"}  # fmt: skip
 MAX_ITEMS = 200
 MAX_LINE_NUMBER = MAX_ITEMS * 100
 MAX_QUANTITY = 999
@@ -67,14 +67,15 @@ ORDER_EXAMPLE = {
     "tracking_number": "1Z999AA10123456799",
     "carrier": "UPS",
     "total": "24.99",
+    "currency": "USD",
     "shipping_address": {
+        "country": "US",
         "name": "Ada Reader",
         "line1": "1 Main St",
         "line2": "",
         "city": "Springfield",
         "region": "IL",
         "postal_code": "62701",
-        "country": "US",
     },
     "items": [
         {
@@ -152,9 +153,12 @@ def _email(value: object) -> str:
     return canonical
 
 
-def _choice(choices) -> PlainValidator:
+def _choice(choices, *, required: bool = True) -> PlainValidator:
     def clean(value: object) -> str:
-        _required(value)
+        if required:
+            _required(value)
+        elif value is None or value == "":
+            return ""
         if not isinstance(value, str) or value not in choices.values:
             raise _problem("must be one of " + ", ".join(choices.values))
         return value
@@ -204,8 +208,8 @@ _AMOUNT_RE = re.compile(r"[+-]?\d+(?:\.\d+)?")
 
 
 def _money(model, field: str) -> PlainValidator:
-    """An amount of dollars and cents, as a string ("24.99"; a whole number is taken too), that fits its
-    column."""
+    """An amount in the order's currency, as a string ("24.99"; a whole number is taken too), with at most
+    two decimals, that fits its column."""
     limit = Decimal(10) ** (model._meta.get_field(field).max_digits - 2)
 
     def clean(value: object) -> Decimal:
@@ -227,6 +231,14 @@ def _money(model, field: str) -> PlainValidator:
     return PlainValidator(clean)
 
 
+def _currency(value: object) -> str:
+    _required(value)
+    code = value.strip().upper() if isinstance(value, str) else None
+    if code not in list_currencies():
+        raise _problem('must be a currency by its ISO 4217 code, like "USD", "EUR" or "BRL"')
+    return code
+
+
 def _whole_number(*, low: int, high: int) -> PlainValidator:
     def clean(value: object) -> int:
         _required(value)
@@ -238,22 +250,17 @@ def _whole_number(*, low: int, high: int) -> PlainValidator:
 
 
 def _address_field(shops: str) -> PlainValidator:
-    """One of the address's fields, as orders.addresses checks every address the store keeps."""
+    """One of the address's fields, as orders.addresses checks every address the store keeps, by the
+    rules of the address's country (read before the other fields)."""
     ours = SHOP_ADDRESS_FIELDS[shops]
 
-    def clean(value: object) -> str:
+    def clean(value: object, info: ValidationInfo) -> str:
         try:
-            return address_field_clean(name=ours, value=value)
+            return address_field_clean(name=ours, value=value, country=info.data.get("country"))
         except AddressInvalid as invalid:
             raise _problem(invalid.problems[0]["problem"]) from None
 
     return PlainValidator(clean)
-
-
-def _country(value: object) -> str:
-    if not isinstance(value, str) or value.strip().upper() not in SHIPS_TO_COUNTRIES:
-        raise _problem("must be US: the store ships within the United States")
-    return value.strip().upper()
 
 
 class ShopAddress(BaseModel):
@@ -261,19 +268,19 @@ class ShopAddress(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # First: the region's and the postal code's rules are the country's ("US" when the shop does not say,
+    # as before countries were kept).
+    country: Annotated[str, _address_field("country")] = Field(default="US", validate_default=True)
     name: Annotated[str, _address_field("name")]
     line1: Annotated[str, _address_field("line1")]
     line2: Annotated[str, _address_field("line2")] = ""
     city: Annotated[str, _address_field("city")]
-    region: Annotated[str, _address_field("region")]
-    postal_code: Annotated[str, _address_field("postal_code")]
-    country: Annotated[str, PlainValidator(_country)] = "US"
+    region: Annotated[str, _address_field("region")] = Field(default="", validate_default=True)
+    postal_code: Annotated[str, _address_field("postal_code")] = Field(default="", validate_default=True)
 
     def shipping_address(self) -> ShippingAddress:
         """The address as the store keeps it."""
-        return ShippingAddress(
-            **{ours: getattr(self, shops) for shops, ours in SHOP_ADDRESS_FIELDS.items() if ours}
-        )
+        return ShippingAddress(**{ours: getattr(self, shops) for shops, ours in SHOP_ADDRESS_FIELDS.items()})
 
 
 class ShopItem(BaseModel):
@@ -286,7 +293,9 @@ class ShopItem(BaseModel):
     author: Annotated[str, _text(OrderItem, "author")] = ""
     unit_price: Annotated[Decimal, _money(OrderItem, "unit_price")]
     quantity: Annotated[int, _whole_number(low=1, high=MAX_QUANTITY)]
-    category: Annotated[str, _choice(ItemCategory)]
+    # What kind of item, when the shop says (the return policy excludes some kinds); a real shop's
+    # products have no such kinds, and an item of none is returnable.
+    category: Annotated[str, _choice(ItemCategory, required=False)] = ""
 
 
 def _items(value: object, handler) -> tuple[ShopItem, ...]:
@@ -345,6 +354,8 @@ class ShopOrder(BaseModel):
     tracking_number: Annotated[str, _text(Order, "tracking_number")] = ""
     carrier: Annotated[str, _text(Order, "carrier")] = ""
     total: Annotated[Decimal, _money(Order, "total")]
+    # What every amount is in: the store's currency (settings.BOOKLY_STORE_CURRENCY) when not sent.
+    currency: Annotated[str, PlainValidator(_currency)] = Field(default_factory=store_currency)
     shipping_address: ShopAddress | None = None
     items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)]
     # The shop's own time of this version, when it sends one (orders.intake's rule: never older).

@@ -50,6 +50,7 @@ ADDRESS = {
     "city": "Springfield",
     "state": "IL",
     "zip": "62701",
+    "country": "US",
 }
 
 pytestmark = pytest.mark.django_db

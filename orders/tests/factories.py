@@ -20,6 +20,8 @@ class OrderFactory(DjangoModelFactory):
     delivered_on = None
     tracking_number = ""
     total = Decimal("0.00")
+    currency = "USD"
+    ship_country = "US"  # for the address a test gives (none by default)
 
     class Params:
         shipped = factory.Trait(status=OrderStatus.SHIPPED, tracking_number="1Z999AA10000000001")

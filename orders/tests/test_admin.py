@@ -16,6 +16,7 @@ from orders.models import (
 )
 from orders.schemas import ORDER_EXAMPLE
 from orders.services import delivery_case_open, return_record_create
+from orders.tests.factories import OrderFactory
 
 TODAY = date(2026, 4, 14)
 
@@ -34,6 +35,14 @@ class TestOrderAdminForSupportStaff:
         html = page.content.decode()
         for expected in ["BK-10042", "BK-10089", "BK-10103", "BK-9871", "Sarah Chen", "$36.98"]:
             assert expected in html
+
+    def test_an_order_abroad_shows_its_amounts_in_its_currency_and_its_country(self, staff_client):
+        address = {"ship_to": "Maria Souza", "ship_line1": "Av. Paulista 1000", "ship_city": "São Paulo",
+                   "ship_state": "SP", "ship_zip": "01310-100", "ship_country": "BR"}  # fmt: skip
+        order = OrderFactory(total="189.90", currency="BRL", **address)
+        assert "R$189.90" in staff_client.get("/admin/orders/order/").content.decode()
+        html = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+        assert "BRL" in html and "São Paulo, SP 01310-100, Brazil" in html
 
     @pytest.mark.parametrize(
         ("query", "found", "absent"),

@@ -23,6 +23,17 @@ NEW_ADDRESS = {
     "city": "Springfield",
     "state": "IL",
     "zip": "62701",
+    "country": "US",
+}
+# An address abroad, as a Brazilian shop's order has it.
+ADDRESS_IN_BRAZIL = {
+    "to": "Maria Souza",
+    "line1": "Av. Paulista 1000",
+    "line2": "",
+    "city": "São Paulo",
+    "state": "SP",
+    "zip": "01310-100",
+    "country": "BR",
 }
 
 
@@ -33,7 +44,7 @@ def _problems(fields) -> dict[str, str]:
 
 
 CURRENT = ShippingAddress(
-    to="Ana Diaz", line1="12 Elm St", line2="Apt 3", city="Springfield", state="IL", zip="62701"
+    to="Ana Diaz", line1="12 Elm St", line2="Apt 3", city="Springfield", state="IL", zip="62701", country="US"
 )
 
 
@@ -98,7 +109,28 @@ class TestShippingAddressClean:
         assert address.one_line() == "Ana Diaz, 12 Elm St, Springfield, IL 62701"
 
     def test_every_missing_field_is_named_at_once(self):
-        assert _problems({}) == {name: "is required" for name in ("to", "line1", "city", "state", "zip")}
+        assert _problems({}) == {name: "is required" for name in ("to", "line1", "city", "country")}
+        missing_in_the_us = _problems({"country": "US"})
+        assert missing_in_the_us == {name: "is required" for name in ("to", "line1", "city", "state", "zip")}
+
+    def test_an_address_abroad_keeps_its_region_as_written_and_its_postal_code(self):
+        address = shipping_address_clean(fields=ADDRESS_IN_BRAZIL)
+        assert (address.state, address.zip, address.country) == ("SP", "01310-100", "BR")
+        assert address.one_line() == "Maria Souza, Av. Paulista 1000, São Paulo, SP 01310-100, Brazil"
+        by_name = shipping_address_clean(
+            fields={**ADDRESS_IN_BRAZIL, "country": "brazil", "state": "São Paulo"}
+        )
+        assert (by_name.country, by_name.state) == ("BR", "São Paulo")
+
+    def test_abroad_the_region_and_postal_code_may_be_missing_and_a_postal_code_is_upper_case(self):
+        hong_kong = shipping_address_clean(
+            fields={**ADDRESS_IN_BRAZIL, "state": "", "zip": "", "country": "HK"}
+        )
+        assert hong_kong.one_line() == "Maria Souza, Av. Paulista 1000, São Paulo, Hong Kong"
+        london = shipping_address_clean(
+            fields={**ADDRESS_IN_BRAZIL, "state": "", "zip": "sw1a 1aa", "country": "GB"}
+        )
+        assert london.zip == "SW1A 1AA"
 
     def test_a_pasted_line_break_becomes_a_space(self):
         assert shipping_address_clean(fields={**NEW_ADDRESS, "line1": "12 Elm St\n"}).line1 == "12 Elm St"
@@ -121,17 +153,35 @@ class TestShippingAddressClean:
     @pytest.mark.parametrize(
         ("field", "value", "problem"),
         [
-            ("state", "Ontario", "must be one of the 50 US states we ship to, like IL or Illinois"),
-            ("state", "DC", "must be one of the 50 US states we ship to, like IL or Illinois"),
+            ("state", "Ontario", "must be one of the 50 US states, like IL or Illinois"),
+            ("state", "DC", "must be one of the 50 US states, like IL or Illinois"),
             ("zip", "6270", "must be a US ZIP code, like 62701 or 62701-1234"),
             ("zip", "SW1A 1AA", "must be a US ZIP code, like 62701 or 62701-1234"),
             ("to", "12345", "must contain letters"),
             ("line1", "---", "must contain letters or digits"),
             ("city", 42, "must be text"),
+            ("country", "Narnia", "must be a country, by its ISO 3166 code like US, BR or IN"),
+            ("country", "XX", "must be a country, by its ISO 3166 code like US, BR or IN"),
         ],
     )
     def test_a_malformed_field_is_named_with_what_it_must_be(self, field, value, problem):
         assert _problems({**NEW_ADDRESS, field: value}) == {field: problem}
+
+    @pytest.mark.parametrize(
+        ("field", "value", "problem"),
+        [
+            (
+                "zip",
+                "01310/100",
+                "must be a postal code of letters, digits, spaces and hyphens, like 01310-100",
+            ),
+            ("zip", "-0131", "must be a postal code of letters, digits, spaces and hyphens, like 01310-100"),
+            ("state", "12", "must contain letters"),
+            ("state", "S" * 61, "must be at most 60 characters"),
+        ],
+    )
+    def test_abroad_a_malformed_field_is_named_with_what_it_must_be(self, field, value, problem):
+        assert _problems({**ADDRESS_IN_BRAZIL, field: value}) == {field: problem}
 
 
 @pytest.mark.django_db
@@ -265,6 +315,7 @@ class TestOrderShippingAddressChange:
             "city": "Peoria",
             "state": "IL",
             "zip": "61602",
+            "country": "US",
         }
         assert change.after == new.as_fields()
 

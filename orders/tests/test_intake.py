@@ -142,11 +142,36 @@ class TestClean:
         items = [{**GRUFFALO, "line_number": line} for line in range(1, MAX_ITEMS + 2)]
         assert problems(changed(items=items)) == {"items": f"must hold at most {MAX_ITEMS} items"}
 
-    def test_an_address_abroad_or_malformed_is_named_by_the_shops_field(self):
-        address = {**ADA["shipping_address"], "country": "CA", "postal_code": "M5V 2T6"}
-        found = problems(changed(shipping_address=address))
-        assert found["shipping_address.country"].startswith("must be US")
-        assert "shipping_address.postal_code" in found
+    def test_an_address_abroad_is_taken_by_its_countrys_rules(self):
+        toronto = {**ADA["shipping_address"], "city": "Toronto", "region": "ON", "postal_code": "m5v 2t6"}
+        order = incoming_order_clean(
+            number="BK-20001", data=changed(shipping_address={**toronto, "country": "ca"})
+        )
+        assert order.address.one_line() == "Ada Reader, 1 Main St, Toronto, ON M5V 2T6, Canada"
+        assert problems(changed(shipping_address={**toronto, "country": "US"})) == {
+            "shipping_address.region": "must be one of the 50 US states, like IL or Illinois",
+            "shipping_address.postal_code": "must be a US ZIP code, like 62701 or 62701-1234",
+        }
+
+    def test_a_malformed_address_is_named_by_the_shops_field(self):
+        address = {**ADA["shipping_address"], "country": "Narnia", "postal_code": "62701!"}
+        assert problems(changed(shipping_address=address)) == {
+            "shipping_address.country": "must be a country, by its ISO 3166 code like US, BR or IN",
+            "shipping_address.postal_code": (
+                "must be a postal code of letters, digits, spaces and hyphens, like 01310-100"
+            ),
+        }
+
+    def test_the_currency_is_the_shops_or_the_stores_and_an_item_needs_no_category(self, settings):
+        settings.BOOKLY_STORE_CURRENCY = "EUR"
+        unsaid = {key: value for key, value in ADA.items() if key != "currency"}
+        assert incoming_order_clean(number="BK-20001", data=unsaid).currency == "EUR"
+        item = {key: value for key, value in GRUFFALO.items() if key != "category"}
+        order = incoming_order_clean(number="BK-20001", data=changed(currency="inr", items=[item]))
+        assert (order.currency, order.items[0].category) == ("INR", "")
+        assert problems(changed(currency="XYZ")) == {
+            "currency": 'must be a currency by its ISO 4217 code, like "USD", "EUR" or "BRL"'
+        }
 
     def test_every_missing_field_is_named_at_once(self):
         assert set(problems({})) == {
@@ -301,7 +326,7 @@ def refusal(data, number="BK-20001") -> OrderConflict:
 PROCESSING = changed(status="processing", tracking_number="")
 DELIVERED = changed(status="delivered", delivered_on="2026-04-04")
 NEW_HOME = ShippingAddress(to="Ada Reader", line1="9 Lake Shore Drive", line2="", city="Chicago", state="IL",
-                           zip="60611")  # fmt: skip
+                           zip="60611", country="US")  # fmt: skip
 
 
 @pytest.mark.django_db

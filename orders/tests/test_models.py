@@ -5,7 +5,7 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
-from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, OrderStatus
+from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, OrderStatus, amount_mention_number
 from orders.tests.factories import OrderFactory, OrderItemFactory
 
 
@@ -72,9 +72,15 @@ class TestThePatternsDefinedHereOnce:
             ("a refund of $24.99.", "24.99"),
             ("$ 1,200 in all", "1,200"),
             ("$5.999", "5.99"),
-            ("24.99 USD", None),
+            ("24.99 USD", "24.99"),
+            ("a total of R$ 189.90", "189.90"),
+            ("₹1,499.00 in all", "1,499.00"),
+            ("EUR 12.50", "12.50"),
+            ("CA$30", "30"),
+            ("ALL 3 books", None),
+            ("order BK-10042 has 2 books", None),
         ],
     )
-    def test_an_amount_in_dollars_is_found_with_its_number(self, text, number):
+    def test_an_amount_in_any_currency_is_found_with_its_number(self, text, number):
         match = AMOUNT_MENTION_RE.search(text)
-        assert (match.group(1) if match else None) == number
+        assert (amount_mention_number(match) if match else None) == number

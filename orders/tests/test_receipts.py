@@ -22,7 +22,14 @@ def order():
 def test_the_receipt_goes_to_the_order_s_address_with_its_lines_and_total(order):
     email, new = order_receipt_email(order=order)
     assert new and email.to == "ada@example.com"
-    assert "2 x Dune" in email.body and "10.99 each, 21.98" in email.body and "Total: 21.98" in email.body
+    assert "2 x Dune" in email.body and "$10.99 each, $21.98" in email.body and "Total: $21.98" in email.body
+
+
+def test_the_receipt_says_the_orders_currency():
+    order = OrderFactory(total="189.90", currency="BRL")
+    OrderItemFactory(order=order, title="Dom Casmurro", quantity=1, unit_price="189.90")
+    email, _ = order_receipt_email(order=order)
+    assert "Dom Casmurro" in email.body and "R$189.90 each" in email.body and "Total: R$189.90" in email.body
 
 
 def test_asked_again_within_the_hour_it_is_the_same_email(order):

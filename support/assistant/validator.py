@@ -23,7 +23,7 @@ It assumes the prompt, the reminders and the model all failed, and checks:
 import re
 from dataclasses import dataclass
 
-from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, RMA_NUMBER_MENTION_RE, amount_mention_number
 from orders.numbers import ORDER_NUMBERS
 from support.assistant.claims import (
     ToolResult,
@@ -34,17 +34,22 @@ from support.assistant.claims import (
 )
 from support.assistant.conduct import REFUSAL_RE, conduct_violations, emails_vouched_for, normalised
 
+
+def _whole(match: re.Match) -> str:
+    return match.group(0)
+
+
 FALLBACK_REPLY = (
     "Sorry, I couldn't put together a reliable answer to that. I can help with the status of an order, "
     "a return, or our store policies. Could you rephrase your question?"
 )
 
-# (violation code, pattern, the group holding the value: the whole match or the number of an amount)
+# (violation code, pattern, what of a match is the value: the whole of it or an amount's number)
 _IDENTIFIER_PATTERNS = (
-    ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, 0),
-    ("ungrounded_date", ISO_DATE_MENTION_RE, 0),
-    ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, 0),
-    ("ungrounded_amount", AMOUNT_MENTION_RE, 1),
+    ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, _whole),
+    ("ungrounded_date", ISO_DATE_MENTION_RE, _whole),
+    ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, _whole),
+    ("ungrounded_amount", AMOUNT_MENTION_RE, amount_mention_number),
 )
 
 _MARKDOWN_PATTERNS = [
@@ -109,9 +114,9 @@ def reply_validate(
     shown = normalised(reply)
 
     corpus = _normalize("\n".join([*customer_words, *(result.content for result in tool_results)]))
-    for code, pattern, group in _IDENTIFIER_PATTERNS:
+    for code, pattern, value_of in _IDENTIFIER_PATTERNS:
         for match in pattern.finditer(shown):
-            value = match.group(group)
+            value = value_of(match)
             if _normalize(value.replace(",", "")) not in corpus.replace(",", ""):
                 violations.append(code)
                 break

@@ -96,6 +96,7 @@ CORRECT = [
     ("one_delivered", "Your order was placed on March 25th and delivered on March 30th."),
     ("one_delivered", "The tracking number for BK-10042 is 1Z999AA10123456784."),
     ("one_delivered", "Order BK-10042 contains The Goldfinch and Sapiens, for a total of $36.98."),
+    ("one_delivered", "Order BK-10042 came to 36.98 USD."),
     ("one_delivered", "Sapiens cost $19.99 and The Goldfinch $16.99."),
     ("one_delivered", "Your order has been delivered. Is there anything else I can help with?"),
     ("one_delivered", "Yes, it shipped and was delivered on Mar 30."),
@@ -262,6 +263,8 @@ WRONG = [
     ("one_delivered", "Your order BK-10042 was delivered on 31.03.2026.", "date_not_for_order"),
     ("one_delivered", "Your order BK-10042 was delivered on 2026/03/31.", "date_not_for_order"),
     ("one_delivered", "Your total was $39.98.", "amount_not_for_order"),
+    ("one_delivered", "Your order BK-10042 came to R$36.98.", "amount_currency_not_for_order"),
+    ("one_delivered", "Your order BK-10042 came to 36.98 EUR.", "amount_currency_not_for_order"),
     # Refund terms, return progress, and wordings first seen on the held-out sets.
     (
         "eligible",

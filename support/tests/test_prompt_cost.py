@@ -44,6 +44,8 @@ ISSUE_34_OTHER_TOKENS = math.ceil(len(receipt.CAPABILITY.prompt) / 4)  # the cac
 # Issue 37 states that the store's FAQ topics come before anything out of scope, and to ask which of two
 # (138 characters more of system prompt, measured), by the same rule.
 ISSUE_37_OTHER_TOKENS = math.ceil(138 / 4)
+# Issue 35: an order's result says its currency, which replies name with an amount, by the same rule.
+ISSUE_35_OTHER_TOKENS = math.ceil(len(', "currency": "USD"') / 4)
 
 
 class CachedModel:
@@ -92,6 +94,14 @@ def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
         {"tools": [tool for tool in TOOLS if tool["name"] in (*ISSUE_22_TOOLS, *ISSUE_34_TOOLS)]}
     )
     order_changes = (
-        len(usage) * 0.1 * (added + ISSUE_22_OTHER_TOKENS + ISSUE_34_OTHER_TOKENS + ISSUE_37_OTHER_TOKENS)
+        len(usage)
+        * 0.1
+        * (
+            added
+            + ISSUE_22_OTHER_TOKENS
+            + ISSUE_34_OTHER_TOKENS
+            + ISSUE_37_OTHER_TOKENS
+            + ISSUE_35_OTHER_TOKENS
+        )
     )
     assert cost_index(usage) <= 0.85 * OLD_DESIGN_COST_INDEX + order_changes

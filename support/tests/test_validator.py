@@ -33,6 +33,7 @@ def codes(reply, customer_message="Where is my order?", said=SAID, results=(ORDE
     [
         "Your order BK-10042 was delivered on 2026-03-30. Tracking number: 1Z999AA10123456784.",
         "The order total was $36.98.",
+        "The order total was 36.98 USD.",
         "Order bk-10042 was delivered.",
         "Please check your spam folder for the password_reset email about your order.",
         "Your return policy question: I can look that up for you.",
@@ -62,6 +63,9 @@ def test_the_refusal_with_a_typographic_apostrophe_passes():
         ("Your return RMA-AB12CD34 is open.", "ungrounded_rma_number"),
         ("We emailed james.murphy@example.com about your order.", "ungrounded_email"),
         ("Your order total was $99.99.", "ungrounded_amount"),
+        ("Your order total was R$ 99.99.", "ungrounded_amount"),
+        ("Your order total was ₹1,299.", "ungrounded_amount"),
+        ("Your order total was 99.99 EUR.", "ungrounded_amount"),
         ("Your order is **delivered**.", "markdown"),
         ("Your order is *delivered*.", "markdown"),
         ("Your order is _delivered_.", "markdown"),

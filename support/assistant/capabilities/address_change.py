@@ -32,7 +32,7 @@ from support.assistant.capabilities.base import (
 )
 from support.assistant.capabilities.steps import cannot_change_reply, change_answer
 from support.assistant.understanding.history import ToolCall
-from support.assistant.understanding.reading import address_in, latest_found
+from support.assistant.understanding.reading import address_abroad_in, address_in, latest_found
 from support.assistant.understanding.turn import Step, TaskAt, Turn
 from support.assistant.understanding.wording import (
     ADDRESS_CONFIRM_QUESTION,
@@ -137,9 +137,15 @@ def change_shipping_address(args: OrderArguments, context: ToolContext) -> ToolO
 # --- The built-in model's steps ---
 
 
+def _address_in(text: str) -> dict | None:
+    """An address as written in the United States, else as written elsewhere (the order's country's
+    rules are the tool's)."""
+    return address_in(text) or address_abroad_in(text)
+
+
 def _address_step(task: TaskAt) -> Step:
     """The new address the customer gave since asking, checked for the order, or the question for it."""
-    address = latest_found(address_in, task.turn.units[task.start :])
+    address = latest_found(_address_in, task.turn.units[task.start :])
     if address is None:
         return f"Thanks. {ask(Waiting.ADDRESS, ASK_ADDRESS)}"
     return ToolCall("check_address_change", {**task.arguments, "new_address": address})
@@ -164,7 +170,7 @@ def _changed_reply(_turn: Turn, result: dict) -> str:
 
 def _another_address(words: str, arguments: dict[str, str]) -> ToolCall | None:
     """Another address given in answer: checked in turn."""
-    if address := address_in(words):
+    if address := _address_in(words):
         return ToolCall("check_address_change", {**arguments, "new_address": address})
     return None
 

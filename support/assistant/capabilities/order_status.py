@@ -96,6 +96,7 @@ def order_summary(order: Order) -> dict[str, Any]:
             for item in order.items.all()
         ],
         "total": str(order.total),
+        "currency": order.currency,
         "shipping_address": current_address_line(order),
         "returns": returns_of(order),
     }

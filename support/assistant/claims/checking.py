@@ -15,6 +15,7 @@ from support.assistant.claims.text import (
     _business_days,
     _compact,
     _has_title,
+    amount_currencies_in,
     amounts_in,
     day_counts_in,
     order_number,
@@ -153,12 +154,14 @@ def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said
             found.append("claim_without_lookup")
         elif not _date_known((month, day, year), getattr(facts, role) if role else facts.dates):
             found.append("date_not_for_order")
-    for amount in amounts_in(text):
+    for amount, currencies in amount_currencies_in(text):
         if facts is None:
             if amount not in said.amounts | said.policy_amounts:
                 found.append("claim_without_lookup")
         elif amount not in facts.amounts | said.policy_amounts:
             found.append("amount_not_for_order")
+        elif amount in facts.amounts and facts.currency and facts.currency not in currencies:
+            found.append("amount_currency_not_for_order")  # the order's amount, in another currency
     for tracking in tracking_in(text):
         if tracking in said.tracking:
             continue  # the customer's own number (an ISBN, a phone number) repeated

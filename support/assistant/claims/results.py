@@ -43,6 +43,7 @@ class OrderFacts:
     statuses: frozenset[str] | None = None  # None: no tool said
     dates: set[date] = field(default_factory=set)
     amounts: set[Decimal] = field(default_factory=set)
+    currency: str | None = None  # what its amounts are in (ISO 4217), as the lookup said
     titles: set[str] = field(default_factory=set)  # casefolded
     tracking: set[str] = field(default_factory=set)
     rmas: set[str] = field(default_factory=set)
@@ -193,6 +194,8 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
     if tool == "lookup_order":
         if (total := _amount(data.get("total"))) is not None:
             facts.amounts.add(total)
+        if isinstance(data.get("currency"), str):
+            facts.currency = data["currency"]
         if data.get("tracking_number"):
             facts.tracking.add(_compact(str(data["tracking_number"])))
     elif tool == "check_return_eligibility":

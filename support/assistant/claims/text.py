@@ -5,7 +5,8 @@ titles, amounts, tracking and RMA numbers, counts of days, refund timelines and 
 import re
 from decimal import Decimal, InvalidOperation
 
-from orders.models import AMOUNT_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.models import AMOUNT_MENTION_RE, RMA_NUMBER_MENTION_RE, amount_mention_number
+from orders.money import currencies_written
 from orders.numbers import ORDER_NUMBERS
 
 
@@ -86,11 +87,21 @@ def refund_methods_in(text: str) -> list[str]:
     ]
 
 
+def amount_currencies_in(text: str) -> list[tuple[Decimal, frozenset[str]]]:
+    """Each amount with the currencies its sign or code may be ("R$ 189.90": BRL; "$5": the dollars')."""
+    found = []
+    for match in AMOUNT_MENTION_RE.finditer(text):
+        number = amount_mention_number(match)
+        if (amount := _amount(number)) is not None:
+            found.append((amount, currencies_written(match.group(0).replace(number, "", 1))))
+    return found
+
+
 def amounts_in(text: str) -> list[Decimal]:
     return [
         amount
         for match in AMOUNT_MENTION_RE.finditer(text)
-        if (amount := _amount(match.group(1))) is not None
+        if (amount := _amount(amount_mention_number(match))) is not None
     ]
 
 

@@ -228,6 +228,30 @@ def _state_at_end(text: str) -> tuple[str, str] | None:
     return None
 
 
+def _address_parts(text: str) -> list[str]:
+    """An address's parts as typed (by commas, lines or semicolons), without the words leading into it."""
+    lines = [part.strip() for part in re.split(r"[\n;]+", text) if part.strip()]
+    parts = [part.strip(" .") for line in lines for part in line.split(",") if part.strip(" .")]
+    if parts and (leads := list(_ADDRESS_LEAD_RE.finditer(parts[0]))):
+        parts[0] = parts[0][leads[-1].end() :].strip(" .!?")
+        if not parts[0]:
+            parts.pop(0)
+    return parts
+
+
+def _address_fields(parts: list[str], *, city: str, state: str, zip_code: str) -> dict:
+    """The fields from the parts before the city: a name first when it is not a street number, the
+    street, then the unit."""
+    name = parts.pop(0) if len(parts) > 1 and not re.match(r"\d", parts[0]) else ""
+    # No name given: the recipient on the order stays (the tool keeps what is left out).
+    address = {"line1": parts[0], "city": city, "state": state, "zip": zip_code}
+    if name:
+        address["to"] = name
+    if len(parts) > 1:
+        address["line2"] = ", ".join(parts[1:])
+    return address
+
+
 def address_in(text: str) -> dict | None:
     """The address fields in a message that ends with a ZIP code, or None."""
     text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBERS.replace(" ", text)).strip()
@@ -236,12 +260,7 @@ def address_in(text: str) -> dict | None:
         return None
     zip_code = zip_codes[-1]  # what follows it ("my email is …") is no part of the address
     text = text[: zip_code.start()]
-    lines = [part.strip() for part in re.split(r"[\n;]+", text) if part.strip()]
-    parts = [part.strip(" .") for line in lines for part in line.split(",") if part.strip(" .")]
-    if parts and (leads := list(_ADDRESS_LEAD_RE.finditer(parts[0]))):
-        parts[0] = parts[0][leads[-1].end() :].strip(" .!?")
-        if not parts[0]:
-            parts.pop(0)
+    parts = _address_parts(text)
     if not parts:
         return None
     found = _state_at_end(parts[-1])
@@ -257,14 +276,54 @@ def address_in(text: str) -> dict | None:
     if len(parts) < 2:
         return None
     city = parts.pop()
-    name = parts.pop(0) if len(parts) > 1 and not re.match(r"\d", parts[0]) else ""
-    # No name given: the recipient on the order stays (the tool keeps what is left out).
-    address = {"line1": parts[0], "city": city, "state": state, "zip": zip_code.group(1)}
-    if name:
-        address["to"] = name
-    if len(parts) > 1:
-        address["line2"] = ", ".join(parts[1:])
-    return address
+    return _address_fields(parts, city=city, state=state, zip_code=zip_code.group(1))
+
+
+# A postal code as other countries write it ("01305-000", "SW1A 1AA", "110001", "75001"): letters and
+# digits, perhaps in two groups, at least three characters and two digits.
+_POSTAL_CODE_RE = re.compile(r"(?<![\w-])([A-Z0-9]{2,8}(?:[ -][A-Z0-9]{2,4})?)(?![\w-])", re.IGNORECASE)
+
+
+# A postal code ending a part: in two groups ("NW1 6XE", "01305-000"), else in one ("110001").
+_POSTAL_CODE_ENDS = (r"([A-Z0-9]{2,8}[ -][A-Z0-9]{2,4})", r"([A-Z0-9]{3,10})")
+
+
+def _postal_code(text: str) -> str | None:
+    return text if len(text) >= 3 and sum(char.isdigit() for char in text) >= 2 else None
+
+
+def address_abroad_in(text: str) -> dict | None:
+    """The address fields in a message written as addresses are outside the United States, or None:
+    "Rua Augusta 500, São Paulo, SP 01305-000" (the region and postal code last), "12 Rue de Rivoli,
+    75001 Paris" (the postal code before the city), "221B Baker Street, London NW1 6XE". Read only where
+    an address was asked for: what each field must be is the order's country's, and the tool's to say."""
+    text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBERS.replace(" ", text)).strip(" .!?")
+    parts = _address_parts(text)
+    if len(parts) < 2:
+        return None
+    last = parts.pop()
+    region = ""
+    if (
+        (first := _POSTAL_CODE_RE.match(last))
+        and _postal_code(first.group(1))
+        and last[first.end() :].strip()
+    ):
+        postal, city = first.group(1), last[first.end() :].strip()  # "75001 Paris"
+    else:
+        ends = (re.search(rf"(?<![\w-]){pattern}$", last, re.IGNORECASE) for pattern in _POSTAL_CODE_ENDS)
+        found = next((match for match in ends if match and _postal_code(match.group(1))), None)
+        if found is None:
+            return None
+        postal, before = found.group(1), last[: found.start()].strip(" ,")
+        if len(parts) >= 2 and before:  # "São Paulo, SP 01305-000": the city came before
+            city, region = parts.pop(), before
+        elif before:  # "London NW1 6XE"
+            city = before
+        else:
+            return None
+    if not parts or not city:
+        return None
+    return _address_fields(parts, city=city, state=region, zip_code=postal)
 
 
 def _title_named(title: str, text: str) -> bool:

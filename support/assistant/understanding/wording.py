@@ -21,8 +21,8 @@ ASK_WHICH_ITEM = "Which would you like to return?"
 ASK_WHICH_BOOKS = "Which of the books does this concern?"
 ASK_WHICH_TASK = "Would you like me to check the status of that order, or start a return?"
 ASK_ADDRESS = (
-    "What is the new shipping address? Please send the street, apartment or unit if any, city, state and "
-    "ZIP code, separated by commas, and the recipient's name first if it changes."
+    "What is the new shipping address? Please send the street, apartment or unit if any, city, state or "
+    "region and ZIP or postal code, separated by commas, and the recipient's name first if it changes."
 )
 CANCEL_CONFIRM_QUESTION = "Would you like me to cancel this order? Please reply yes or no."
 ADDRESS_CONFIRM_QUESTION = "Shall I send the order to this new address? Please reply yes or no."

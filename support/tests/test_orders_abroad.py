@@ -1,0 +1,86 @@
+"""An order shipping outside the United States, with the built-in model: its address read as written
+there, re-addressed within its country, its amounts in its currency."""
+
+import pytest
+
+from orders.models import Order
+from orders.tests.factories import OrderFactory, OrderItemFactory
+from support.assistant.understanding.reading import address_abroad_in
+
+MARIA = "maria.souza@example.com"
+
+
+@pytest.fixture
+def order_in_brazil(db):
+    order = OrderFactory(
+        number="BK-20003",
+        customer_name="Maria Souza",
+        customer_email=MARIA,
+        total="189.90",
+        currency="BRL",
+        ship_to="Maria Souza",
+        ship_line1="Av. Paulista 1000",
+        ship_city="São Paulo",
+        ship_state="SP",
+        ship_zip="01310-100",
+        ship_country="BR",
+    )
+    OrderItemFactory(order=order, line_number=1, title="Dom Casmurro", unit_price="189.90", category="")
+    return order
+
+
+def test_an_address_in_brazil_is_read_as_written_there_confirmed_and_kept_in_brazil(
+    customer, order_in_brazil
+):
+    customer.send(f"Can I change the address of order BK-20003? {MARIA}")
+
+    reply = customer.send("Rua Augusta 500, São Paulo, SP 01305-000").json()["reply"]
+    assert "Maria Souza, Rua Augusta 500, São Paulo, SP 01305-000, Brazil" in reply
+    customer.send("yes")
+
+    order = Order.objects.get(number="BK-20003")
+    assert (order.ship_line1, order.ship_state, order.ship_zip, order.ship_country) == (
+        "Rua Augusta 500",
+        "SP",
+        "01305-000",
+        "BR",
+    )
+
+
+def test_a_us_order_is_not_sent_abroad(customer, order_in_brazil):
+    address = {"ship_to": "Maria Souza", "ship_line1": "1 Main St", "ship_city": "Springfield",
+               "ship_state": "IL", "ship_zip": "62701"}  # fmt: skip
+    us_order = OrderFactory(number="BK-20004", customer_email=MARIA, **address)
+    customer.send(f"Can I change the address of order BK-20004? {MARIA}")
+
+    reply = customer.send("12 Rue de Rivoli, 75001 Paris").json()["reply"]
+    assert "the state is missing or not right" in reply  # a US address's rules: no state, no ZIP code
+    customer.send("yes")
+
+    us_order.refresh_from_db()
+    assert (us_order.ship_line1, us_order.ship_country) == ("1 Main St", "US")
+
+
+BAKER_STREET = {"line1": "221B Baker Street", "city": "London", "state": "", "zip": "NW1 6XE"}
+CONNAUGHT_PLACE = {"line1": "A-12 Connaught Place", "city": "New Delhi", "state": "Delhi", "zip": "110001"}
+SAO_PAULO = {"to": "Maria Souza", "line1": "Rua Augusta 500", "line2": "Apto 3", "city": "São Paulo",
+             "state": "SP", "zip": "01305-000"}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("text", "fields"),
+    [
+        ("Maria Souza, Rua Augusta 500, Apto 3, São Paulo, SP 01305-000", SAO_PAULO),
+        (
+            "12 Rue de Rivoli, 75001 Paris",
+            {"line1": "12 Rue de Rivoli", "city": "Paris", "state": "", "zip": "75001"},
+        ),
+        ("the new one is 221B Baker Street, London NW1 6XE", BAKER_STREET),
+        ("A-12 Connaught Place, New Delhi, Delhi 110001", CONNAUGHT_PLACE),
+        ("yes please", None),
+        ("I paid 24.99, ok", None),
+        ("12 Rue de Rivoli, Paris", None),  # no postal code: asked again
+    ],
+)
+def test_an_address_is_read_as_other_countries_write_it(text, fields):
+    assert address_abroad_in(text) == fields
