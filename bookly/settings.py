@@ -190,6 +190,13 @@ if BOOKLY_STORE_CURRENCY not in list_currencies():
         f"not {BOOKLY_STORE_CURRENCY!r}."
     )
 
+# Shopify's webhooks (connection.shopify): the app's client secret they are signed with. Empty: the
+# store is not connected to Shopify and its webhook address answers 404.
+SHOPIFY_WEBHOOK_SECRET = env.str("SHOPIFY_WEBHOOK_SECRET", default="")
+# WooCommerce's webhooks (connection.woocommerce): the secret given to each webhook in WooCommerce
+# (Settings > Advanced > Webhooks). Empty: not connected.
+WOOCOMMERCE_WEBHOOK_SECRET = env.str("WOOCOMMERCE_WEBHOOK_SECRET", default="")
+
 # The shape of the store's order numbers, a regular expression an order number matches whole, and one
 # number of that shape for the assistant's "it looks like …" (the demo's: BK- and 4 to 6 digits).
 BOOKLY_ORDER_NUMBER_PATTERN = env.str("BOOKLY_ORDER_NUMBER_PATTERN", default=r"BK-[0-9]{4,6}")

@@ -2,6 +2,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from bookly import views
+from connection.receivers import shopify_webhook, woocommerce_webhook
 
 admin.site.site_header = "Bookly support"
 admin.site.site_title = "Bookly support"
@@ -15,5 +16,7 @@ urlpatterns = [
     path("metrics", views.metrics, name="metrics"),
     path("favicon.ico", views.favicon),
     path("api/store/v1/", include("connection.api.urls")),
+    path("connect/shopify/webhooks", shopify_webhook, name="shopify_webhook"),
+    path("connect/woocommerce/webhooks", woocommerce_webhook, name="woocommerce_webhook"),
     path("", include("support.web.urls")),
 ]

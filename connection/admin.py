@@ -9,7 +9,7 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 from connection.deliveries import delivery_send_again, event_body, webhook_url_problem
-from connection.models import DeliveryStatus, StoreApiKey, WebhookDelivery, WebhookEndpoint
+from connection.models import DeliveryStatus, ShopEvent, StoreApiKey, WebhookDelivery, WebhookEndpoint
 from connection.selectors import webhook_endpoint_list_with_counts
 from connection.tasks import deliveries_queue
 from orders.models import EventType
@@ -92,8 +92,22 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             )
 
 
+class LogAdmin(admin.ModelAdmin):
+    """A log, read as it was written: nothing added, changed or deleted here (what the store's systems
+    were sent, what a shop platform sent)."""
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(admin.ModelAdmin):
+class WebhookDeliveryAdmin(LogAdmin):
     """The delivery log: each event to each endpoint, how far it got, the receiver's last answer; staff
     send one again (failed, or lost by the receiver) with its same webhook-id."""
 
@@ -123,15 +137,6 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
         "body",
     ]
     readonly_fields = fields
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False  # the log of what the store's systems were sent stays whole
 
     @admin.display(description="event", ordering="event__type")
     def event_type(self, delivery):
@@ -165,3 +170,25 @@ class WebhookDeliveryAdmin(admin.ModelAdmin):
             f"{len(ids)} deliver{'y' if len(ids) == 1 else 'ies'} sent again"
             + (f"; {skipped} being sent at this moment, left alone." if skipped else "."),
         )
+
+
+@admin.register(ShopEvent)
+class ShopEventAdmin(LogAdmin):
+    """What the shop platform sent (its webhooks, signature checked) and what became of each: the order
+    created, updated or unchanged, or why the intake refused it, by field."""
+
+    list_display = ["received_at", "platform", "topic", "order_number", "outcome", "detail"]
+    list_filter = ["platform", "outcome", "topic"]
+    search_fields = ["order_number", "delivery_id"]
+    fields = [
+        "platform",
+        "topic",
+        "delivery_id",
+        "received_at",
+        "applied_at",
+        "order_number",
+        "outcome",
+        "detail",
+        "body",
+    ]
+    readonly_fields = fields

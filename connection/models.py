@@ -87,3 +87,57 @@ class WebhookDelivery(models.Model):
 
     def __str__(self):
         return f"{self.event} to {self.endpoint}"
+
+
+class ShopPlatform(models.TextChoices):
+    """A shop platform whose own webhooks Bookly receives (each in its room: connection.shopify …)."""
+
+    SHOPIFY = "shopify", "Shopify"
+    WOOCOMMERCE = "woocommerce", "WooCommerce"
+
+
+class ShopEventOutcome(models.TextChoices):
+    """What became of a platform's event: the order's intake outcome, or why nothing was applied."""
+
+    PENDING = "pending", "Not applied yet"
+    CREATED = "created", "Order created"
+    UPDATED = "updated", "Order updated"
+    UNCHANGED = "unchanged", "Order unchanged"
+    REFUSED = "refused", "Refused by the intake"
+    CONFLICT = "conflict", "Would undo a change made here"
+    IGNORED = "ignored", "Not an order event Bookly applies"
+
+
+class ShopEvent(models.Model):
+    """One delivery of a shop platform's webhook, kept as received (signature verified) before its work
+    is queued: Shopify waits five seconds for an answer, the order's intake can take longer. The
+    platform's delivery id is unique, so a delivery sent again is applied once."""
+
+    platform = models.CharField(max_length=20, choices=ShopPlatform.choices)
+    delivery_id = models.CharField(max_length=100)
+    topic = models.CharField(max_length=100)
+    body = models.JSONField()
+    received_at = models.DateTimeField(default=timezone.now)
+    applied_at = models.DateTimeField(null=True, blank=True)
+    outcome = models.CharField(
+        max_length=20, choices=ShopEventOutcome.choices, default=ShopEventOutcome.PENDING
+    )
+    order_number = models.CharField(max_length=40, blank=True)
+    # What the intake said, for staff: each problem by field, or the conflict's words.
+    detail = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-received_at", "-id"]
+        verbose_name = "shop event"
+        constraints = [
+            models.UniqueConstraint(fields=["platform", "delivery_id"], name="shop_event_delivered_once"),
+            models.CheckConstraint(
+                condition=models.Q(platform__in=ShopPlatform.values), name="shop_event_platform"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(outcome__in=ShopEventOutcome.values), name="shop_event_outcome_valid"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.get_platform_display()} {self.topic} {self.delivery_id}"

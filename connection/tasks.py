@@ -17,6 +17,7 @@ from connection.deliveries import (
     event_dispatch,
     events_undispatched,
 )
+from connection.shop_events import shop_event_apply, shop_event_queue, shop_events_pending
 
 logger = logging.getLogger(__name__)
 
@@ -38,10 +39,17 @@ def delivery_attempt_task(delivery_id: int) -> None:
 
 def deliveries_sweep_task() -> None:
     """Every minute (a schedule the connection app's migration adds): events whose signal was lost,
-    deliveries due again after their back-off, attempts a killed worker left."""
+    deliveries due again after their back-off, attempts a killed worker left, shop platforms' events
+    whose task was lost."""
     for event_id in events_undispatched():
         event_dispatch_task(event_id)
     deliveries_queue(delivery_ids=deliveries_take_due(now=timezone.now()))
+    for event_id in shop_events_pending():
+        shop_event_queue(event_id=event_id)
+
+
+def shop_event_apply_task(event_id: int) -> None:
+    shop_event_apply(event_id=event_id)
 
 
 def worker_database_pools_forget(sender, proc_name, **kwargs) -> None:

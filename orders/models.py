@@ -141,12 +141,14 @@ RETURN_STATUSES_RELEASING_ITEMS = frozenset({ReturnStatus.REJECTED, ReturnStatus
 
 
 class OrderSource(models.TextChoices):
-    """Where an order came from: the demo fixture (or a test), a file import, or the shop through the
-    store API. The last path to write it is kept."""
+    """Where an order came from: the demo fixture (or a test), a file import, the shop through the store
+    API, or a shop platform's own webhooks. The last path to write it is kept."""
 
     FIXTURE = "fixture", "Fixture"
     IMPORT = "import", "File import"
     API = "api", "Store API"
+    SHOPIFY = "shopify", "Shopify"
+    WOOCOMMERCE = "woocommerce", "WooCommerce"
 
 
 class OrderManager(models.Manager):
@@ -181,7 +183,7 @@ class Order(models.Model):
     ship_zip = models.CharField("ZIP or postal code", max_length=16, blank=True)
     # ISO 3166 code (orders.addresses names it); blank only with no address.
     ship_country = models.CharField("country", max_length=2, blank=True)
-    source = models.CharField(max_length=10, choices=OrderSource.choices, default=OrderSource.FIXTURE)
+    source = models.CharField(max_length=20, choices=OrderSource.choices, default=OrderSource.FIXTURE)
     # When the shop or Bookly last changed the order (the store API lists orders changed since a time).
     updated_at = models.DateTimeField(default=timezone.now, db_index=True)
     # The shop's own time of the version Bookly last took (its optional "updated_at"): an older version

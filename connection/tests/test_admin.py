@@ -3,7 +3,14 @@ import re
 import pytest
 from standardwebhooks.webhooks import Webhook
 
-from connection.models import DeliveryStatus, StoreApiKey, WebhookDelivery, WebhookEndpoint
+from connection.models import (
+    DeliveryStatus,
+    ShopEvent,
+    ShopEventOutcome,
+    StoreApiKey,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from orders.services import order_cancel
 from orders.tests.factories import OrderFactory
 
@@ -100,3 +107,24 @@ def test_a_secret_shown_once_never_travels_in_a_cookie(superuser_client, receive
     )
     assert response.status_code == 302 and WebhookEndpoint.objects.exists()
     assert "messages" not in response.cookies  # signed and compressed there, but readable by anyone
+
+
+def test_an_operator_reads_what_shopify_sent_and_why_the_intake_refused_it(superuser_client):
+    event = ShopEvent.objects.create(
+        platform="shopify",
+        delivery_id="d-1",
+        topic="orders/create",
+        body={"name": "#1001"},
+        outcome=ShopEventOutcome.REFUSED,
+        order_number="#1001",
+        detail="number must look like BK-10042",
+    )
+    listed = superuser_client.get("/admin/connection/shopevent/?outcome__exact=refused").content.decode()
+    assert "#1001" in listed and "number must look like BK-10042" in listed
+    detail = superuser_client.get(f"/admin/connection/shopevent/{event.pk}/change/")
+    assert detail.status_code == 200 and "orders/create" in detail.content.decode()
+    assert superuser_client.post(f"/admin/connection/shopevent/{event.pk}/delete/").status_code == 403
+
+
+def test_support_staff_never_see_what_shop_platforms_send(staff_client):
+    assert staff_client.get("/admin/connection/shopevent/").status_code == 403

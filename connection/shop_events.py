@@ -1,0 +1,96 @@
+"""Shop platforms' own webhooks: each delivery kept as received, then applied on the task queue
+through the order intake every other write goes through (orders.intake: its checks, and its rule that
+a shop's version never undoes what Bookly did). Each platform's room says how its deliveries are signed
+and how its orders read (connection.shopify); what is common to all is here."""
+
+import logging
+from collections.abc import Callable, Mapping
+from datetime import timedelta
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+from django_q.tasks import async_task
+
+from connection.models import ShopEvent, ShopEventOutcome, ShopPlatform
+from connection.shopify.orders import ORDER_TOPICS as SHOPIFY_ORDER_TOPICS
+from connection.shopify.orders import shopify_order
+from connection.woocommerce.orders import ORDER_TOPICS as WOOCOMMERCE_ORDER_TOPICS
+from connection.woocommerce.orders import woocommerce_order
+from orders.intake import OrderConflict, OrderRefused, UpsertOutcome, incoming_order_clean, order_upsert
+from orders.models import OrderSource
+
+logger = logging.getLogger(__name__)
+
+# Per platform: the topics whose body is a whole order, how to read one, and the orders' source.
+_ORDERS: dict[str, tuple[frozenset[str], Callable[[Mapping], tuple[object, dict]], str]] = {
+    ShopPlatform.SHOPIFY: (SHOPIFY_ORDER_TOPICS, shopify_order, OrderSource.SHOPIFY),
+    ShopPlatform.WOOCOMMERCE: (WOOCOMMERCE_ORDER_TOPICS, woocommerce_order, OrderSource.WOOCOMMERCE),
+}
+_OUTCOMES = {
+    UpsertOutcome.CREATED: ShopEventOutcome.CREATED,
+    UpsertOutcome.UPDATED: ShopEventOutcome.UPDATED,
+    UpsertOutcome.UNCHANGED: ShopEventOutcome.UNCHANGED,
+}
+
+
+def shop_event_receive(
+    *, platform: str, delivery_id: str, topic: str, body: Mapping
+) -> tuple[ShopEvent, bool]:
+    """Keep a verified delivery and queue its work once it is committed: (the event, whether it is new).
+    A delivery the platform sends again (same delivery id) is the first one's."""
+    try:
+        with transaction.atomic():
+            event = ShopEvent.objects.create(
+                platform=platform, delivery_id=delivery_id, topic=topic, body=body
+            )
+    except IntegrityError:
+        return ShopEvent.objects.get(platform=platform, delivery_id=delivery_id), False
+    transaction.on_commit(lambda: shop_event_queue(event_id=event.pk))
+    return event, True
+
+
+def shop_event_queue(*, event_id: int) -> None:
+    """On the queue; a queue that cannot take it now loses nothing (the sweep applies what is pending)."""
+    try:
+        async_task("connection.tasks.shop_event_apply_task", event_id, task_name=f"shop event {event_id}")
+    except Exception:
+        logger.exception("could not queue shop event %s; the sweep will apply it", event_id)
+
+
+def shop_event_apply(*, event_id: int) -> ShopEvent:
+    """Apply a kept delivery once, under its row lock: the order as the platform sent it, through the
+    intake; the outcome (and, when refused, each problem) kept on the event for staff."""
+    with transaction.atomic():
+        event = ShopEvent.objects.select_for_update().get(pk=event_id)
+        if event.applied_at is not None:
+            return event
+        topics, read, source = _ORDERS[event.platform]
+        event.outcome, event.detail = ShopEventOutcome.IGNORED, ""
+        if event.topic in topics:
+            number, data = read(event.body)
+            event.order_number = str(number or "")[:40]
+            try:
+                incoming = incoming_order_clean(number=number, data=data)
+                # In this transaction: a conflict's record on the order is kept with the event.
+                _, outcome = order_upsert(incoming=incoming, source=source)
+                event.outcome = _OUTCOMES[outcome]
+            except OrderConflict as conflict:
+                event.outcome, event.detail = ShopEventOutcome.CONFLICT, conflict.message
+            except OrderRefused as refused:
+                event.outcome = ShopEventOutcome.REFUSED
+                event.detail = "; ".join(
+                    f"{problem['field']} {problem['problem']}" for problem in refused.problems
+                )
+        event.applied_at = timezone.now()
+        event.save(update_fields=["outcome", "detail", "order_number", "applied_at"])
+    return event
+
+
+def shop_events_pending() -> list[int]:
+    """Events kept but not applied a minute after (their task lost): the sweep's to apply."""
+    before = timezone.now() - timedelta(minutes=1)
+    return list(
+        ShopEvent.objects.filter(applied_at__isnull=True, received_at__lt=before).values_list(
+            "pk", flat=True
+        )[:500]
+    )

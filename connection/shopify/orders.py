@@ -1,0 +1,113 @@
+"""A Shopify order (the Admin REST API's `order` resource, as its webhooks `orders/create`,
+`orders/updated` and `orders/cancelled` send it) in the shape Bookly's intake takes (orders.schemas):
+each of Shopify's fields read where Shopify documents it, nothing made up. What Shopify does not say
+is left out, for the intake to name or default (no category: Shopify's products have none).
+
+- number: the order's `name` ("#1001", or with the shop's own prefix and suffix), as customers see it;
+- status: `cancelled_at` set, cancelled; else a successful fulfilment whose `shipment_status` is
+  "delivered" for every shipped line, delivered (on that fulfilment's last update); else a successful
+  fulfilment, shipped; else processing;
+- tracking and carrier: the latest successful fulfilment's `tracking_number` and `tracking_company`;
+- lines: `line_items` in Shopify's order, numbered from 1 (an order edit appends lines and keeps
+  removed ones at quantity 0, so a line keeps its number); a line at quantity 0 is left out.
+"""
+
+from collections.abc import Mapping
+from datetime import datetime
+
+from orders.models import OrderStatus
+
+_SHIPPED = "success"  # a fulfilment's status once its parcel left
+# The webhook topics whose body is the whole order. A fulfilment's or a refund's change comes as
+# orders/updated too (with its fulfillments), so the order is read whole each time.
+ORDER_TOPICS = frozenset({"orders/create", "orders/updated", "orders/cancelled", "orders/fulfilled",
+                          "orders/partially_fulfilled", "orders/paid"})  # fmt: skip
+
+
+def _date(moment: object) -> str | None:
+    """The calendar date of an ISO time, in the shop's own offset ("2008-01-10T11:00:00-05:00")."""
+    try:
+        return datetime.fromisoformat(str(moment)).date().isoformat()
+    except ValueError:
+        return None
+
+
+def _name(*candidates: Mapping | None) -> str:
+    for candidate in candidates:
+        if not isinstance(candidate, Mapping):
+            continue
+        name = candidate.get("name") or " ".join(
+            part for part in (candidate.get("first_name"), candidate.get("last_name")) if part
+        )
+        if name:
+            return str(name)
+    return ""
+
+
+def _address(address: Mapping | None) -> dict | None:
+    if not isinstance(address, Mapping) or not address.get("address1"):
+        return None  # nothing to ship (a gift card, an ebook): no address on file
+    return {
+        "country": address.get("country_code") or address.get("country") or "",
+        "name": _name(address),
+        "line1": address.get("address1") or "",
+        "line2": address.get("address2") or "",
+        "city": address.get("city") or "",
+        "region": address.get("province_code") or address.get("province") or "",
+        "postal_code": address.get("zip") or "",
+    }
+
+
+def _items(line_items: list) -> list[dict]:
+    items = []
+    for number, line in enumerate(line_items, start=1):
+        quantity = line.get("current_quantity", line.get("quantity"))
+        if quantity == 0:
+            continue  # removed by an order edit: its number stays taken
+        items.append(
+            {
+                "line_number": number,
+                "title": line.get("title") or line.get("name") or "",
+                "unit_price": line.get("price"),
+                "quantity": quantity,
+            }
+        )
+    return items
+
+
+def _status(order: Mapping, shipped: list[Mapping]) -> tuple[str, str | None]:
+    """The status and, when delivered, the day."""
+    if order.get("cancelled_at"):
+        return OrderStatus.CANCELLED, None
+    if not shipped:
+        return OrderStatus.PROCESSING, None
+    everything_shipped = order.get("fulfillment_status") == "fulfilled"
+    if everything_shipped and all(fulfilment.get("shipment_status") == "delivered" for fulfilment in shipped):
+        return OrderStatus.DELIVERED, _date(max(str(fulfilment.get("updated_at")) for fulfilment in shipped))
+    return OrderStatus.SHIPPED, None
+
+
+def shopify_order(payload: Mapping) -> tuple[object, dict]:
+    """(the order's number, the order in the intake's shape) from Shopify's order resource. Nothing is
+    checked here: orders.intake checks what this gives as it checks every order."""
+    fulfilments = [f for f in payload.get("fulfillments") or [] if isinstance(f, Mapping)]
+    shipped = [fulfilment for fulfilment in fulfilments if fulfilment.get("status") == _SHIPPED]
+    status, delivered_on = _status(payload, shipped)
+    latest = max(shipped, key=lambda fulfilment: str(fulfilment.get("created_at")), default={})
+    customer = payload.get("customer") if isinstance(payload.get("customer"), Mapping) else {}
+    shipping = payload.get("shipping_address")
+    data = {
+        "customer_name": _name(shipping, payload.get("billing_address"), customer),
+        "customer_email": payload.get("email") or payload.get("contact_email") or customer.get("email"),
+        "status": status,
+        "ordered_on": _date(payload.get("created_at")),
+        "delivered_on": delivered_on,
+        "tracking_number": (latest.get("tracking_number") or "") if status != OrderStatus.PROCESSING else "",
+        "carrier": (latest.get("tracking_company") or "") if status != OrderStatus.PROCESSING else "",
+        "total": payload.get("current_total_price") or payload.get("total_price"),
+        "currency": payload.get("currency"),
+        "shipping_address": _address(shipping),
+        "items": _items([line for line in payload.get("line_items") or [] if isinstance(line, Mapping)]),
+        "updated_at": payload.get("updated_at"),
+    }
+    return payload.get("name"), data

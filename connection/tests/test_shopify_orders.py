@@ -1,0 +1,110 @@
+"""A Shopify order, as Shopify's own client fixture has it, read into the intake's shape and taken by
+the intake as every order is."""
+
+import copy
+import json
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from connection.shopify.orders import shopify_order
+from orders.intake import OrderRefused, incoming_order_clean
+
+PAYLOAD = json.loads((Path(__file__).with_name("platforms") / "shopify_order.json").read_text())["order"]
+
+
+def shopify(**fields) -> dict:
+    payload = copy.deepcopy(PAYLOAD)
+    payload.update(fields)
+    return payload
+
+
+def fulfilment(*, status="success", shipment_status=None, created_at, updated_at=None, tracking) -> dict:
+    """A fulfilment with Shopify's field names (the fixture's, with another state)."""
+    return {**PAYLOAD["fulfillments"][0], "status": status, "shipment_status": shipment_status,
+            "created_at": created_at, "updated_at": updated_at or created_at, "tracking_number": tracking,
+            "tracking_company": "UPS"}  # fmt: skip
+
+
+def taken(payload: dict):
+    number, data = shopify_order(payload)
+    assert number == "#1001"  # the order's name as customers see it; the tests' store writes BK- numbers
+    return incoming_order_clean(number="BK-11001", data=data)
+
+
+def test_shopifys_own_order_is_taken_with_its_lines_amounts_currency_and_address():
+    order = taken(PAYLOAD)  # its one fulfilment failed: nothing has left
+
+    assert (order.customer_name, order.customer_email) == ("Bob Norman", "bob.norman@hostmail.com")
+    assert (order.status, order.tracking_number, order.ordered_on.isoformat()) == (
+        "processing",
+        "",
+        "2008-01-10",
+    )
+    assert (order.total, order.currency) == (Decimal("409.94"), "USD")
+    assert order.address.one_line() == "Bob Norman, Chestnut Street 92, Louisville, KY 40202"
+    assert [(item.line_number, item.title, item.unit_price, item.category) for item in order.items] == [
+        (1, "IPod Nano - 8gb", Decimal("199.00"), ""),
+        (2, "IPod Nano - 8gb", Decimal("199.00"), ""),
+        (3, "IPod Nano - 8gb", Decimal("199.00"), ""),
+    ]
+
+
+def test_two_fulfilments_one_on_its_way_make_it_shipped_with_the_latest_tracking():
+    shipped = [
+        fulfilment(shipment_status="delivered", created_at="2008-01-11T09:00:00-05:00", tracking="1Z0001"),
+        fulfilment(shipment_status="in_transit", created_at="2008-01-12T09:00:00-05:00", tracking="1Z0002"),
+    ]
+    order = taken(shopify(fulfillments=shipped, fulfillment_status="fulfilled"))
+    assert (order.status, order.tracking_number, order.carrier) == ("shipped", "1Z0002", "UPS")
+
+
+def test_every_fulfilment_delivered_makes_it_delivered_on_the_last_ones_day():
+    shipped = [
+        fulfilment(shipment_status="delivered", created_at="2008-01-11T09:00:00-05:00",
+                   updated_at="2008-01-14T10:00:00-05:00", tracking="1Z0001"),
+        fulfilment(shipment_status="delivered", created_at="2008-01-12T09:00:00-05:00",
+                   updated_at="2008-01-15T16:00:00-05:00", tracking="1Z0002"),
+    ]  # fmt: skip
+    order = taken(shopify(fulfillments=shipped, fulfillment_status="fulfilled"))
+    assert (order.status, order.delivered_on.isoformat()) == ("delivered", "2008-01-15")
+    partly = taken(shopify(fulfillments=shipped, fulfillment_status="partial"))  # a line still to ship
+    assert (partly.status, partly.delivered_on) == ("shipped", None)
+
+
+def test_a_cancelled_order_an_edited_one_and_a_refund_read_as_shopify_says():
+    assert taken(shopify(cancelled_at="2008-01-10T12:00:00-05:00")).status == "cancelled"
+    lines = copy.deepcopy(PAYLOAD["line_items"])
+    lines[1]["current_quantity"] = 0  # removed by an order edit: its line number stays taken
+    edited = taken(shopify(line_items=lines, current_total_price="210.94"))
+    assert [item.line_number for item in edited.items] == [1, 3]
+    assert edited.total == Decimal("210.94")  # what the customer pays now, edits and refunds counted
+
+
+def test_an_order_from_brazil_keeps_its_country_region_and_currency():
+    address = {**PAYLOAD["shipping_address"], "address1": "Av. Paulista 1000", "city": "São Paulo",
+               "province": "São Paulo", "province_code": "SP", "zip": "01310-100", "country": "Brazil",
+               "country_code": "BR", "name": "Maria Souza"}  # fmt: skip
+    order = taken(shopify(shipping_address=address, currency="BRL"))
+    assert order.currency == "BRL"
+    assert order.address.one_line() == "Maria Souza, Av. Paulista 1000, São Paulo, SP 01310-100, Brazil"
+
+
+@pytest.mark.parametrize(
+    ("missing", "field"),
+    [
+        ("email", "customer_email"),
+        ("created_at", "ordered_on"),
+        ("total_price", "total"),
+        ("line_items", "items"),
+    ],
+)
+def test_what_shopify_left_out_is_named_by_the_intake(missing, field):
+    payload = shopify(**{missing: None})
+    if missing == "email":
+        payload["customer"] = {**payload["customer"], "email": None}
+    _, data = shopify_order(payload)
+    with pytest.raises(OrderRefused) as refused:
+        incoming_order_clean(number="BK-11001", data=data)
+    assert [problem["field"] for problem in refused.value.problems] == [field]

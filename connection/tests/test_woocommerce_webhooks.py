@@ -1,0 +1,98 @@
+"""WooCommerce's webhooks in: its ping answered, each delivery signed as WooCommerce signs it, kept once,
+applied through the order intake on the task queue (synchronous in tests)."""
+
+import base64
+import hashlib
+import hmac
+import json
+from pathlib import Path
+
+import pytest
+
+from connection.models import ShopEvent, ShopEventOutcome
+from orders.models import Order, OrderSource
+
+SECRET = "wc-secret-0123456789"
+# WooCommerce's documented order from Brazil, from a shop whose order numbers carry the prefix "BK-1"
+# (a numbering extension's setting): the tests' store writes its numbers so.
+BRAZIL = {
+    **json.loads((Path(__file__).with_name("platforms") / "woocommerce_order_br.json").read_text()),
+    "number": "BK-10723",
+}
+URL = "/connect/woocommerce/webhooks"
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def connected(settings):
+    settings.WOOCOMMERCE_WEBHOOK_SECRET = SECRET
+
+
+def signed(body: bytes, secret: str = SECRET) -> str:
+    return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
+
+
+def deliver(
+    client, capture, payload: dict, *, topic="order.created", delivery="101", signature=None, body=None
+):
+    body = body if body is not None else json.dumps(payload).encode()
+    headers = {
+        "X-WC-Webhook-Topic": topic,
+        "X-WC-Webhook-Resource": topic.split(".")[0],
+        "X-WC-Webhook-Event": topic.split(".")[-1],
+        "X-WC-Webhook-Delivery-ID": delivery,
+        "X-WC-Webhook-Signature": signature if signature is not None else signed(body),
+        "X-WC-Webhook-Source": "https://shop.example.com/",
+    }
+    with capture(execute=True):
+        return client.post(URL, body, content_type="application/json", headers=headers)
+
+
+def test_the_documented_order_from_brazil_is_kept_and_applied(client, django_capture_on_commit_callbacks):
+    answer = deliver(client, django_capture_on_commit_callbacks, BRAZIL)
+
+    assert answer.status_code == 200 and answer.json() == {"received": "101", "duplicate": False}
+    order = Order.objects.get(number="BK-10723")
+    assert (order.source, order.status, order.ship_country, str(order.total)) == (
+        OrderSource.WOOCOMMERCE,
+        "shipped",
+        "BR",
+        "39.00",
+    )
+    again = deliver(client, django_capture_on_commit_callbacks, {**BRAZIL, "total": "1.00"})
+    assert again.json()["duplicate"] is True and str(Order.objects.get().total) == "39.00"
+
+
+def test_a_tampered_body_is_refused_and_nothing_kept(client, django_capture_on_commit_callbacks):
+    body = json.dumps(BRAZIL).encode()
+    tampered = body.replace(b'"39.00"', b'"0.01"')
+    answer = deliver(
+        client, django_capture_on_commit_callbacks, BRAZIL, body=tampered, signature=signed(body)
+    )
+    assert (answer.status_code, answer.json()["error"]["code"]) == (401, "invalid_signature")
+    assert not ShopEvent.objects.exists() and not Order.objects.exists()
+
+
+def test_the_ping_when_a_webhook_is_saved_is_answered_and_a_deletion_kept_but_not_applied(
+    client, django_capture_on_commit_callbacks
+):
+    ping = client.post(URL, b"webhook_id=42", content_type="application/x-www-form-urlencoded")
+    assert ping.status_code == 200 and not ShopEvent.objects.exists()
+    deliver(client, django_capture_on_commit_callbacks, BRAZIL)
+    deleted = deliver(
+        client, django_capture_on_commit_callbacks, {"id": 723}, topic="order.deleted", delivery="102"
+    )
+    assert deleted.status_code == 200
+    assert ShopEvent.objects.get(delivery_id="102").outcome == ShopEventOutcome.IGNORED
+    assert Order.objects.filter(number="BK-10723").exists()  # the shop's deletion removes nothing here
+
+
+def test_a_forged_ping_with_a_wrong_signature_is_refused(client):
+    forged = client.post(
+        URL,
+        b"webhook_id=42",
+        content_type="application/x-www-form-urlencoded",
+        headers={"X-WC-Webhook-Signature": "x"},
+    )
+    assert forged.status_code == 401

@@ -1,0 +1,121 @@
+"""A WooCommerce order (the REST API v3's `order` resource, as its webhooks `order.created` and
+`order.updated` send it) in the shape Bookly's intake takes (orders.schemas): each field read where
+WooCommerce documents it, nothing made up. What WooCommerce does not say is left out, for the intake to
+name or default (no category: WooCommerce's products have none Bookly reads).
+
+- number: the order's `number` as customers see it ("727", or with a numbering plugin's prefix);
+- status: WooCommerce's core has no shipping: `completed` ("fulfilled and complete") is shipped;
+  `cancelled` is cancelled; `refunded` is cancelled unless it was completed first (then shipped); any
+  other (`pending`, `processing`, `on-hold`, `failed`) is processing;
+- tracking: the WooCommerce Shipment Tracking extension's `_wc_shipment_tracking_items` in `meta_data`,
+  the latest, when the shop has it;
+- lines: `line_items` in WooCommerce's order, numbered from 1, their names unescaped ("&ndash;").
+"""
+
+import html
+from collections.abc import Mapping
+from datetime import datetime
+from decimal import Decimal, InvalidOperation
+
+from orders.models import OrderStatus
+
+# The webhook topics whose body is the whole order (order.deleted sends only its id).
+ORDER_TOPICS = frozenset({"order.created", "order.updated", "order.restored"})
+_TRACKING_KEY = "_wc_shipment_tracking_items"
+
+
+def _date(moment: object) -> str | None:
+    try:
+        return datetime.fromisoformat(str(moment)).date().isoformat()
+    except ValueError:
+        return None
+
+
+def _price(value: object) -> object:
+    """A line's unit price: WooCommerce writes it as a JSON number (3, 12.99); the intake takes a string."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return value
+    try:
+        return str(Decimal(str(value)).quantize(Decimal("0.01")))
+    except InvalidOperation:
+        return value
+
+
+def _name(*people: Mapping | None) -> str:
+    for person in people:
+        if isinstance(person, Mapping):
+            name = " ".join(part for part in (person.get("first_name"), person.get("last_name")) if part)
+            if name:
+                return name
+    return ""
+
+
+def _address(shipping: Mapping | None) -> dict | None:
+    if not isinstance(shipping, Mapping) or not shipping.get("address_1"):
+        return None  # nothing to ship (a download): no address on file
+    return {
+        "country": shipping.get("country") or "",
+        "name": _name(shipping),
+        "line1": shipping.get("address_1") or "",
+        "line2": shipping.get("address_2") or "",
+        "city": shipping.get("city") or "",
+        "region": shipping.get("state") or "",
+        "postal_code": shipping.get("postcode") or "",
+    }
+
+
+def _tracking(meta: list) -> Mapping:
+    for entry in meta:
+        if (
+            isinstance(entry, Mapping)
+            and entry.get("key") == _TRACKING_KEY
+            and isinstance(entry.get("value"), list)
+        ):
+            shipped = [item for item in entry["value"] if isinstance(item, Mapping)]
+            return max(shipped, key=lambda item: str(item.get("date_shipped")), default={})
+    return {}
+
+
+def _status(order: Mapping) -> str:
+    status = order.get("status")
+    if status == "completed":
+        return OrderStatus.SHIPPED
+    if status == "cancelled":
+        return OrderStatus.CANCELLED
+    if status == "refunded":
+        return OrderStatus.SHIPPED if order.get("date_completed") else OrderStatus.CANCELLED
+    return OrderStatus.PROCESSING
+
+
+def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
+    """(the order's number, the order in the intake's shape) from WooCommerce's order resource. Nothing
+    is checked here: orders.intake checks what this gives as it checks every order."""
+    status = _status(payload)
+    tracking = _tracking(payload.get("meta_data") or []) if status != OrderStatus.PROCESSING else {}
+    billing = payload.get("billing") if isinstance(payload.get("billing"), Mapping) else {}
+    shipping = payload.get("shipping")
+    modified = payload.get("date_modified_gmt")
+    items = [
+        {
+            "line_number": number,
+            "title": html.unescape(str(line.get("name") or "")),
+            "unit_price": _price(line.get("price")),
+            "quantity": line.get("quantity"),
+        }
+        for number, line in enumerate(payload.get("line_items") or [], start=1)
+        if isinstance(line, Mapping)
+    ]
+    data = {
+        "customer_name": _name(shipping, billing),
+        "customer_email": billing.get("email"),
+        "status": status,
+        "ordered_on": _date(payload.get("date_created")),
+        "tracking_number": tracking.get("tracking_number") or "",
+        "carrier": tracking.get("tracking_provider") or tracking.get("custom_tracking_provider") or "",
+        "total": payload.get("total"),
+        "currency": payload.get("currency"),
+        "shipping_address": _address(shipping),
+        "items": items,
+        "updated_at": f"{modified}Z" if isinstance(modified, str) and modified else None,  # GMT, unmarked
+    }
+    return payload.get("number"), data
