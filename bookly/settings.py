@@ -193,6 +193,9 @@ if BOOKLY_STORE_CURRENCY not in list_currencies():
 # Shopify's webhooks (connection.shopify): the app's client secret they are signed with. Empty: the
 # store is not connected to Shopify and its webhook address answers 404.
 SHOPIFY_WEBHOOK_SECRET = env.str("SHOPIFY_WEBHOOK_SECRET", default="")
+# The shop (its myshopify.com domain) whose deliveries are taken, when one app serves several shops:
+# another shop's are refused. Empty: any shop the app's secret signs for.
+SHOPIFY_SHOP_DOMAIN = env.str("SHOPIFY_SHOP_DOMAIN", default="").strip().lower()
 # WooCommerce's webhooks (connection.woocommerce): the secret given to each webhook in WooCommerce
 # (Settings > Advanced > Webhooks). Empty: not connected.
 WOOCOMMERCE_WEBHOOK_SECRET = env.str("WOOCOMMERCE_WEBHOOK_SECRET", default="")

@@ -106,6 +106,7 @@ class ShopEventOutcome(models.TextChoices):
     REFUSED = "refused", "Refused by the intake"
     CONFLICT = "conflict", "Would undo a change made here"
     IGNORED = "ignored", "Not an order event Bookly applies"
+    FAILED = "failed", "Failed every attempt"
 
 
 class ShopEvent(models.Model):
@@ -122,6 +123,8 @@ class ShopEvent(models.Model):
     outcome = models.CharField(
         max_length=20, choices=ShopEventOutcome.choices, default=ShopEventOutcome.PENDING
     )
+    # Times the sweep queued it again after its task was lost or failed (bounded: see shop_events).
+    attempts = models.PositiveSmallIntegerField(default=0)
     order_number = models.CharField(max_length=40, blank=True)
     # What the intake said, for staff: each problem by field, or the conflict's words.
     detail = models.TextField(blank=True)

@@ -3,6 +3,7 @@
 task queue (connection.shop_events). Shopify waits five seconds, retries, and drops a subscription that
 keeps failing; WooCommerce disables a webhook after repeated failures."""
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -22,6 +23,19 @@ _MAX_ID = 100
 _WOOCOMMERCE_PING_RE = re.compile(rb"webhook_id=\d{1,20}")
 
 
+def _as_sent(delivery_id: str, body: bytes) -> str:
+    """The delivery's id as the platform means it: Shopify's X-Shopify-Webhook-Id names one delivery
+    (and its retries)."""
+    return delivery_id
+
+
+def _with_its_body(delivery_id: str, body: bytes) -> str:
+    """WooCommerce's X-WC-Webhook-Delivery-ID is a hash of the webhook's id and the current second, so
+    two deliveries of one webhook within a second (a bulk status change) share it: with the body, one
+    delivery sent twice is still one, and two orders are two."""
+    return hashlib.sha256(delivery_id.encode() + b"\n" + body).hexdigest()
+
+
 @dataclass(frozen=True)
 class _Platform:
     platform: str
@@ -30,6 +44,7 @@ class _Platform:
     delivery_header: str
     topic_header: str
     signature_valid: Callable[..., bool]
+    delivery_key: Callable[[str, bytes], str]
 
 
 _SHOPIFY = _Platform(
@@ -39,6 +54,7 @@ _SHOPIFY = _Platform(
     "X-Shopify-Webhook-Id",
     "X-Shopify-Topic",
     shopify_signature_valid,
+    _as_sent,
 )
 _WOOCOMMERCE = _Platform(
     ShopPlatform.WOOCOMMERCE,
@@ -47,6 +63,7 @@ _WOOCOMMERCE = _Platform(
     "X-WC-Webhook-Delivery-ID",
     "X-WC-Webhook-Topic",
     woocommerce_signature_valid,
+    _with_its_body,
 )
 
 
@@ -80,10 +97,9 @@ def _receive(request, platform: _Platform) -> JsonResponse:
         return _error("invalid_json", "The body is not JSON.", 400)
     if not isinstance(payload, dict):
         return _error("invalid_json", "The body is not a JSON object.", 400)
-    event, new = shop_event_receive(
-        platform=platform.platform, delivery_id=delivery_id, topic=topic, body=payload
-    )
-    return JsonResponse({"received": event.delivery_id, "duplicate": not new}, status=200)
+    key = platform.delivery_key(delivery_id, body)
+    _, new = shop_event_receive(platform=platform.platform, delivery_id=key, topic=topic, body=payload)
+    return JsonResponse({"received": delivery_id, "duplicate": not new}, status=200)
 
 
 def _not_a_post() -> JsonResponse:
@@ -96,6 +112,10 @@ def _not_a_post() -> JsonResponse:
 def shopify_webhook(request):
     if request.method != "POST":
         return _not_a_post()
+    shop = settings.SHOPIFY_SHOP_DOMAIN
+    if shop and request.headers.get("X-Shopify-Shop-Domain", "").strip().lower() != shop:
+        # An app installed in several shops signs every shop's deliveries with one secret.
+        return _error("another_shop", "This store takes only its own shop's deliveries.", 403)
     return _receive(request, _SHOPIFY)
 
 

@@ -8,6 +8,7 @@ from collections.abc import Callable, Mapping
 from datetime import timedelta
 
 from django.db import IntegrityError, transaction
+from django.db.models import F
 from django.utils import timezone
 from django_q.tasks import async_task
 
@@ -57,9 +58,29 @@ def shop_event_queue(*, event_id: int) -> None:
         logger.exception("could not queue shop event %s; the sweep will apply it", event_id)
 
 
+# How many times the sweep queues an event again before it is recorded as failed.
+SHOP_EVENT_ATTEMPTS = 5
+
+
 def shop_event_apply(*, event_id: int) -> ShopEvent:
     """Apply a kept delivery once, under its row lock: the order as the platform sent it, through the
-    intake; the outcome (and, when refused, each problem) kept on the event for staff."""
+    intake; the outcome (and, when refused, each problem) kept on the event for staff. An error of ours
+    fails the task (the sweep queues it again), and on the last attempt is recorded as the outcome."""
+    try:
+        return _apply(event_id=event_id)
+    except Exception as error:
+        event = ShopEvent.objects.get(pk=event_id)
+        if event.attempts + 1 < SHOP_EVENT_ATTEMPTS:
+            raise
+        logger.exception("shop event %s failed its last attempt", event_id)
+        ShopEvent.objects.filter(pk=event_id, applied_at__isnull=True).update(
+            outcome=ShopEventOutcome.FAILED, detail=type(error).__name__, applied_at=timezone.now()
+        )
+        event.refresh_from_db()
+        return event
+
+
+def _apply(*, event_id: int) -> ShopEvent:
     with transaction.atomic():
         event = ShopEvent.objects.select_for_update().get(pk=event_id)
         if event.applied_at is not None:
@@ -86,11 +107,14 @@ def shop_event_apply(*, event_id: int) -> ShopEvent:
     return event
 
 
-def shop_events_pending() -> list[int]:
-    """Events kept but not applied a minute after (their task lost): the sweep's to apply."""
+def shop_events_take_pending() -> list[int]:
+    """Events kept but not applied a minute after (their task lost or failed), each counted as one more
+    attempt: the sweep's to queue again, at most SHOP_EVENT_ATTEMPTS times."""
     before = timezone.now() - timedelta(minutes=1)
-    return list(
-        ShopEvent.objects.filter(applied_at__isnull=True, received_at__lt=before).values_list(
-            "pk", flat=True
-        )[:500]
+    pending = list(
+        ShopEvent.objects.filter(
+            applied_at__isnull=True, received_at__lt=before, attempts__lt=SHOP_EVENT_ATTEMPTS
+        ).values_list("pk", flat=True)[:100]
     )
+    ShopEvent.objects.filter(pk__in=pending).update(attempts=F("attempts") + 1)
+    return pending

@@ -17,7 +17,7 @@ from connection.deliveries import (
     event_dispatch,
     events_undispatched,
 )
-from connection.shop_events import shop_event_apply, shop_event_queue, shop_events_pending
+from connection.shop_events import shop_event_apply, shop_event_queue, shop_events_take_pending
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def deliveries_sweep_task() -> None:
     for event_id in events_undispatched():
         event_dispatch_task(event_id)
     deliveries_queue(delivery_ids=deliveries_take_due(now=timezone.now()))
-    for event_id in shop_events_pending():
+    for event_id in shop_events_take_pending():
         shop_event_queue(event_id=event_id)
 
 

@@ -3,9 +3,9 @@
 Whoever proposes an address (a customer through the assistant, staff, the store's own system) goes
 through shipping_address_clean: each field is one line of text of a bounded length with no control or
 format characters; the country is an ISO 3166 country; in the United States the state is one of the 50
-and the ZIP code has its shape, elsewhere the region is free text and the postal code, when there is one,
-letters, digits, spaces and hyphens. Problems come back by field name, in words a person can act on,
-never echoing what was sent.
+or DC and the ZIP code has its shape, elsewhere the region is free text and the postal code, when there
+is one, letters, digits, spaces and hyphens. Problems come back by field name, in words a person can act
+on, never echoing what was sent.
 """
 
 import re
@@ -188,7 +188,7 @@ def _field_problem(name: str, value: str, country: str | None) -> str | None:
     if name == "country" and country_code(value) is None:
         return "must be a country, by its ISO 3166 code like US, BR or IN"
     if name == "state" and country == UNITED_STATES and state_code(value) is None:
-        return "must be one of the 50 US states, like IL or Illinois"
+        return "must be a US state or DC, like IL or Illinois"
     if name == "zip" and country == UNITED_STATES and not ZIP_CODE_RE.fullmatch(value):
         return "must be a US ZIP code, like 62701 or 62701-1234"
     if name == "zip" and not POSTAL_CODE_RE.fullmatch(value.upper()):

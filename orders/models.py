@@ -31,8 +31,11 @@ ISO_DATE_MENTION_RE = re.compile(rf"\b{ISO_DATE_PATTERN}\b")
 _CURRENCY_CODES = "|".join(sorted(set(list_currencies()) - {"ALL", "TOP"}))
 _AMOUNT_NUMBER = r"\d[\d,]*(?:\.\d{1,2})?"
 AMOUNT_MENTION_RE = re.compile(
-    rf"(?:[A-Z]{{0,2}}\$|[€£¥₹₩₽₺₪₫₱₦]|\b(?:{_CURRENCY_CODES})\b)\s?({_AMOUNT_NUMBER})"
-    rf"|\b({_AMOUNT_NUMBER})\s?(?:{_CURRENCY_CODES})\b"
+    # A code is a word of its own: never part of an identifier ("RMA-GBP12345", "RMA-7EUR1234").
+    rf"(?:[A-Z]{{0,2}}\$|[€£¥₹₩₽₺₪₫₱₦]|(?<![\w-])(?:{_CURRENCY_CODES})(?![A-Za-z]))\s?({_AMOUNT_NUMBER})"
+    # The number starts where no digit, comma or point is before it: tried at every digit of "1,1,1…",
+    # a run of 4,000 characters would take seconds.
+    rf"|(?<![\w,.-])({_AMOUNT_NUMBER})\s?(?:{_CURRENCY_CODES})(?![\w-])"
 )
 
 
@@ -61,7 +64,8 @@ class OrderStatus(models.TextChoices):
 
 
 class UsState(models.TextChoices):
-    """The 50 states, by their USPS codes: an address in the United States names one."""
+    """The 50 states and the District of Columbia, by their USPS codes: an address in the United States
+    names one."""
 
     AL = "AL", "Alabama"
     AK = "AK", "Alaska"
@@ -71,6 +75,7 @@ class UsState(models.TextChoices):
     CO = "CO", "Colorado"
     CT = "CT", "Connecticut"
     DE = "DE", "Delaware"
+    DC = "DC", "District of Columbia"
     FL = "FL", "Florida"
     GA = "GA", "Georgia"
     HI = "HI", "Hawaii"

@@ -21,14 +21,17 @@ def money_text(*, amount: Decimal, currency: str) -> str:
 
 @cache
 def currencies_written(sign: str) -> frozenset[str]:
-    """The currencies an amount's sign or code may be in ("R$": BRL; "$": USD, CAD, MXN…; "EUR": EUR),
-    empty for a sign none has."""
+    """The currencies an amount's sign or code may be in ("R$": BRL; "$", "AU$": the dollars' and
+    pesos'; "EUR": EUR); empty when the sign is none Babel knows in English ("₽" is written "RUB"): the
+    currency is then not said."""
     sign = sign.strip()
     if sign.upper() in list_currencies():
         return frozenset({sign.upper()})
     if sign == "US$":
         return frozenset({"USD"})
     codes = {code for code in list_currencies() if get_currency_symbol(code, locale="en_US") == sign}
+    if not codes and sign.endswith("$"):
+        sign = "$"  # "AU$", "C$", "S$": a dollar, as each country writes its own
     if words := _SHARED_SIGNS.get(sign):
         codes |= {
             code

@@ -25,7 +25,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
 from typing import Annotated
 
-from babel.numbers import list_currencies
+from babel.numbers import get_currency_precision, list_currencies
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.core.validators import validate_email
 from django.utils import timezone
@@ -236,6 +236,8 @@ def _currency(value: object) -> str:
     code = value.strip().upper() if isinstance(value, str) else None
     if code not in list_currencies():
         raise _problem('must be a currency by its ISO 4217 code, like "USD", "EUR" or "BRL"')
+    if get_currency_precision(code) > 2:
+        raise _problem("is not supported yet: amounts are kept with at most two decimals")
     return code
 
 

@@ -70,6 +70,8 @@ def _items(line_items: list) -> list[dict]:
                 "title": line.get("title") or line.get("name") or "",
                 "unit_price": line.get("price"),
                 "quantity": quantity,
+                # A gift card is never returnable (the return policy's kinds); Shopify says which lines are.
+                **({"category": "gift_card"} if line.get("gift_card") is True else {}),
             }
         )
     return items

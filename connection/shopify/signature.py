@@ -1,11 +1,8 @@
 """Shopify's webhook signature: X-Shopify-Hmac-Sha256, the base64 HMAC-SHA256 of the raw body keyed with
-the app's client secret, compared in constant time."""
+the app's client secret."""
 
-import base64
-import hashlib
-import hmac
+from connection.signatures import base64_hmac_sha256_valid
 
 
 def shopify_signature_valid(*, body: bytes, signature: str, secret: str) -> bool:
-    expected = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
-    return hmac.compare_digest(expected, signature)
+    return base64_hmac_sha256_valid(body=body, signature=signature, secret=secret)

@@ -13,6 +13,8 @@ import pytest
 from django.utils import timezone
 
 from connection.models import ShopEvent, ShopEventOutcome
+from connection.shop_events import SHOP_EVENT_ATTEMPTS, shop_event_apply
+from connection.shopify.orders import shopify_order
 from connection.tasks import deliveries_sweep_task
 from orders.models import Order, OrderChangeKind, OrderSource
 
@@ -25,6 +27,7 @@ SHOPIFY = {
     "updated_at": "2026-04-10T11:00:00-05:00",
 }
 URL = "/connect/shopify/webhooks"
+PAYLOAD_LINE = SHOPIFY["line_items"][0]
 
 pytestmark = pytest.mark.django_db
 
@@ -135,6 +138,8 @@ def test_a_topic_that_is_not_an_order_is_kept_and_ignored(client):
 @pytest.mark.parametrize(
     ("body", "headers", "status", "code"),
     [
+        (json.dumps(SHOPIFY).encode(), {"X-Shopify-Webhook-Id": "d" * 101}, 400, "invalid_headers"),
+        (json.dumps(SHOPIFY).encode(), {"X-Shopify-Hmac-Sha256": "signé"}, 401, "invalid_signature"),
         (b"{not json", {}, 400, "invalid_json"),
         (b"[1, 2]", {}, 400, "invalid_json"),
         (json.dumps(SHOPIFY).encode(), {"X-Shopify-Webhook-Id": ""}, 400, "invalid_headers"),
@@ -151,6 +156,15 @@ def test_odd_deliveries_get_a_clear_json_answer(client, body, headers, status, c
     answer = client.post(URL, body, content_type="application/json", headers=sent)
     assert (answer.status_code, answer.json()["error"]["code"]) == (status, code)
     assert not ShopEvent.objects.exists()
+
+
+def test_another_shops_delivery_is_refused_when_the_store_names_its_own(client, settings):
+    settings.SHOPIFY_SHOP_DOMAIN = "our-books.myshopify.com"
+    refused = deliver(client, SHOPIFY)  # from bookly-test.myshopify.com, signed with the app's secret
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "another_shop")
+    assert not ShopEvent.objects.exists()
+    settings.SHOPIFY_SHOP_DOMAIN = "bookly-test.myshopify.com"
+    assert deliver(client, SHOPIFY).status_code == 200
 
 
 def test_not_connected_or_not_a_post_is_told_so(client, settings):
@@ -176,3 +190,37 @@ def test_an_event_whose_task_was_lost_is_applied_by_the_sweep():
     deliveries_sweep_task()
     event.refresh_from_db()
     assert event.outcome == ShopEventOutcome.CREATED and Order.objects.filter(number="BK-11001").exists()
+
+
+def test_an_event_applied_is_never_applied_again(client):
+    deliver(client, SHOPIFY)
+    event = ShopEvent.objects.get()
+    ShopEvent.objects.filter(pk=event.pk).update(body={**SHOPIFY, "total_price": "1.00"})
+
+    again = shop_event_apply(event_id=event.pk)
+
+    assert again.outcome == ShopEventOutcome.CREATED and str(Order.objects.get().total) == "409.94"
+
+
+def test_an_error_of_ours_is_tried_again_by_the_sweep_and_recorded_on_the_last_attempt(client, monkeypatch):
+    def broken(**kwargs):
+        raise RuntimeError("the database went away")
+
+    monkeypatch.setattr("connection.shop_events.order_upsert", broken)
+    deliver(client, SHOPIFY)  # the task fails: nothing recorded yet
+    event = ShopEvent.objects.get()
+    assert (event.outcome, event.applied_at) == (ShopEventOutcome.PENDING, None)
+    for _ in range(SHOP_EVENT_ATTEMPTS):
+        ShopEvent.objects.filter(pk=event.pk).update(received_at=timezone.now() - timedelta(minutes=2))
+        deliveries_sweep_task()
+    event.refresh_from_db()
+    assert (event.outcome, event.detail, event.attempts) == (ShopEventOutcome.FAILED, "RuntimeError", 4)
+    deliveries_sweep_task()  # no more attempts
+    event.refresh_from_db()
+    assert event.attempts == 4
+
+
+def test_a_gift_card_line_is_never_returnable():
+    lines = [{**PAYLOAD_LINE, "gift_card": True, "title": "Gift card"}, PAYLOAD_LINE]
+    _, data = shopify_order({**SHOPIFY, "line_items": lines})
+    assert [item.get("category", "") for item in data["items"]] == ["gift_card", ""]

@@ -1,11 +1,8 @@
 """WooCommerce's webhook signature: X-WC-Webhook-Signature, the base64 HMAC-SHA256 of the raw body keyed
-with the webhook's secret, compared in constant time."""
+with the webhook's secret."""
 
-import base64
-import hashlib
-import hmac
+from connection.signatures import base64_hmac_sha256_valid
 
 
 def woocommerce_signature_valid(*, body: bytes, signature: str, secret: str) -> bool:
-    expected = base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
-    return hmac.compare_digest(expected, signature)
+    return base64_hmac_sha256_valid(body=body, signature=signature, secret=secret)

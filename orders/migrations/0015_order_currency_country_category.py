@@ -7,8 +7,10 @@ from django.db import migrations, models
 
 
 def addresses_in_the_united_states(apps, schema_editor):
-    # Every address kept before countries were was one in the United States (its state a USPS code).
+    # Every order kept before currencies were was in US dollars (whatever BOOKLY_STORE_CURRENCY says
+    # now), and every address one in the United States (its state a USPS code).
     Order = apps.get_model("orders", "Order")
+    Order.objects.update(currency="USD")
     Order.objects.exclude(ship_line1="").update(ship_country="US")
     # And so was every address a change recorded (its before and after, compared with the shop's).
     OrderChange = apps.get_model("orders", "OrderChange")
@@ -62,7 +64,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='order',
-            constraint=models.CheckConstraint(condition=models.Q(('ship_state', ''), models.Q(('ship_country', 'US'), _negated=True), ('ship_state__in', ['AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY', 'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY']), _connector='OR'), name='order_ship_state_valid', violation_error_message='An address in the United States names its state by its USPS code.'),
+            constraint=models.CheckConstraint(condition=models.Q(('ship_state', ''), models.Q(('ship_country', 'US'), _negated=True), ('ship_state__in', ['AL', 'AK', 'AZ', 'AR', 'CA', 'CO', 'CT', 'DE', 'DC', 'FL', 'GA', 'HI', 'ID', 'IL', 'IN', 'IA', 'KS', 'KY', 'LA', 'ME', 'MD', 'MA', 'MI', 'MN', 'MS', 'MO', 'MT', 'NE', 'NV', 'NH', 'NJ', 'NM', 'NY', 'NC', 'ND', 'OH', 'OK', 'OR', 'PA', 'RI', 'SC', 'SD', 'TN', 'TX', 'UT', 'VT', 'VA', 'WA', 'WV', 'WI', 'WY']), _connector='OR'), name='order_ship_state_valid', violation_error_message='An address in the United States names its state by its USPS code.'),
         ),
         migrations.AddConstraint(
             model_name='order',

@@ -103,6 +103,7 @@ class TestShippingAddressClean:
         address = shipping_address_clean(fields={**NEW_ADDRESS, "state": "illinois", "zip": "62701-1234"})
         assert (address.state, address.zip) == ("IL", "62701-1234")
         assert shipping_address_clean(fields={**NEW_ADDRESS, "state": "il."}).state == "IL"
+        assert shipping_address_clean(fields={**NEW_ADDRESS, "state": "District of Columbia"}).state == "DC"
 
     def test_second_line_is_optional(self):
         address = shipping_address_clean(fields={**NEW_ADDRESS, "line2": ""})
@@ -153,8 +154,9 @@ class TestShippingAddressClean:
     @pytest.mark.parametrize(
         ("field", "value", "problem"),
         [
-            ("state", "Ontario", "must be one of the 50 US states, like IL or Illinois"),
-            ("state", "DC", "must be one of the 50 US states, like IL or Illinois"),
+            ("state", "Ontario", "must be a US state or DC, like IL or Illinois"),
+            ("state", "PR", "must be a US state or DC, like IL or Illinois"),  # Puerto Rico is a country
+            ("state", "Washington DC", "must be a US state or DC, like IL or Illinois"),
             ("zip", "6270", "must be a US ZIP code, like 62701 or 62701-1234"),
             ("zip", "SW1A 1AA", "must be a US ZIP code, like 62701 or 62701-1234"),
             ("to", "12345", "must contain letters"),

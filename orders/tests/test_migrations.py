@@ -8,7 +8,10 @@ AFTER = [("orders", "0015_order_currency_country_category")]
 
 # Serialized rollback, like the suite's other transactional tests: the content types survive the flush.
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_every_order_kept_before_countries_keeps_its_address_in_the_united_states_and_its_amounts(migrate):
+def test_every_order_kept_before_countries_keeps_its_address_in_the_united_states_and_its_amounts(
+    migrate, settings
+):
+    settings.BOOKLY_STORE_CURRENCY = "EUR"  # set before upgrading: the orders kept before were in dollars
     old = migrate(BEFORE)
     orders = old.get_model("orders", "Order").objects
     fields = {"customer_name": "Ann", "customer_email": "ann@example.com", "status": "processing",

@@ -78,6 +78,10 @@ class TestThePatternsDefinedHereOnce:
             ("EUR 12.50", "12.50"),
             ("CA$30", "30"),
             ("ALL 3 books", None),
+            ("SGD12.50 in all", "12.50"),
+            ("your return RMA-GBP12345", None),
+            ("your return RMA-7EUR1234", None),
+            ("your return RMA-1234EUR5", None),
             ("order BK-10042 has 2 books", None),
         ],
     )

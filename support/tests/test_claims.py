@@ -97,6 +97,7 @@ CORRECT = [
     ("one_delivered", "The tracking number for BK-10042 is 1Z999AA10123456784."),
     ("one_delivered", "Order BK-10042 contains The Goldfinch and Sapiens, for a total of $36.98."),
     ("one_delivered", "Order BK-10042 came to 36.98 USD."),
+    ("one_delivered", "Order BK-10042 came to USD36.98."),  # as Babel writes a currency without a sign
     ("one_delivered", "Sapiens cost $19.99 and The Goldfinch $16.99."),
     ("one_delivered", "Your order has been delivered. Is there anything else I can help with?"),
     ("one_delivered", "Yes, it shipped and was delivered on Mar 30."),

@@ -613,7 +613,7 @@ ERROR_REPLIES = {
     ToolError.INVALID_ADDRESS: (
         "check_address_change",
         {"problems": [{"field": "new_address.zip"}, {"field": "new_address.to"}]},
-        "the recipient's name and ZIP code are missing or not right",
+        "the recipient's name and ZIP or postal code are missing or not right",
     ),
     ChangeCode.SHIPPED: (
         "cancel_order",

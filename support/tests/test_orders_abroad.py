@@ -54,7 +54,7 @@ def test_a_us_order_is_not_sent_abroad(customer, order_in_brazil):
     customer.send(f"Can I change the address of order BK-20004? {MARIA}")
 
     reply = customer.send("12 Rue de Rivoli, 75001 Paris").json()["reply"]
-    assert "the state is missing or not right" in reply  # a US address's rules: no state, no ZIP code
+    assert "the state or region is missing or not right" in reply  # a US address: a state is required
     customer.send("yes")
 
     us_order.refresh_from_db()
@@ -77,10 +77,25 @@ SAO_PAULO = {"to": "Maria Souza", "line1": "Rua Augusta 500", "line2": "Apto 3",
         ),
         ("the new one is 221B Baker Street, London NW1 6XE", BAKER_STREET),
         ("A-12 Connaught Place, New Delhi, Delhi 110001", CONNAUGHT_PLACE),
+        ("Rua Augusta 500, Apto 3, São Paulo, SP 01305-000, Brazil", {**SAO_PAULO, "to": None}),
         ("yes please", None),
         ("I paid 24.99, ok", None),
+        ("Hmm, wait, what's the fee, is it 10 USD", None),
+        ("Sorry, I meant the one from March 2024", None),
         ("12 Rue de Rivoli, Paris", None),  # no postal code: asked again
     ],
 )
 def test_an_address_is_read_as_other_countries_write_it(text, fields):
+    if fields and fields.get("to", "") is None:
+        fields = {key: value for key, value in fields.items() if key != "to"}
     assert address_abroad_in(text) == fields
+
+
+def test_a_postal_code_before_the_city_is_read_as_written_abroad_though_a_us_state_is_named(customer):
+    OrderFactory(number="BK-20005", customer_email=MARIA, ship_to="Sophie Martin", ship_line1="1 Rue Cler",
+                 ship_city="Paris", ship_zip="75007", ship_country="FR")  # fmt: skip
+    customer.send(f"Can I change the address of order BK-20005? {MARIA}")
+
+    reply = customer.send("Sophie Martin, 10 Rue de Washington, 75008 Paris").json()["reply"]
+
+    assert "Sophie Martin, 10 Rue de Washington, Paris, 75008, France" in reply

@@ -38,8 +38,9 @@ _ADDRESS_FIELD_WORDS = {
     "line1": "street",
     "line2": "apartment or unit",
     "city": "city",
-    "state": "state",
-    "zip": "ZIP code",
+    "state": "state or region",
+    "zip": "ZIP or postal code",
+    "country": "country",
 }
 
 

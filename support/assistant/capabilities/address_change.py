@@ -139,8 +139,12 @@ def change_shipping_address(args: OrderArguments, context: ToolContext) -> ToolO
 
 def _address_in(text: str) -> dict | None:
     """An address as written in the United States, else as written elsewhere (the order's country's
-    rules are the tool's)."""
-    return address_in(text) or address_abroad_in(text)
+    rules are the tool's); as written elsewhere first when its postal code comes before the city, as no
+    US address has it ("10 Rue de Washington, 75008 Paris" names no state)."""
+    abroad = address_abroad_in(text)
+    if abroad and abroad["zip"] and text.find(abroad["zip"]) < text.rfind(abroad["city"]):
+        return abroad
+    return address_in(text) or abroad
 
 
 def _address_step(task: TaskAt) -> Step:

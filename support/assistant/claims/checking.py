@@ -160,7 +160,7 @@ def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said
                 found.append("claim_without_lookup")
         elif amount not in facts.amounts | said.policy_amounts:
             found.append("amount_not_for_order")
-        elif amount in facts.amounts and facts.currency and facts.currency not in currencies:
+        elif amount in facts.amounts and facts.currency and currencies and facts.currency not in currencies:
             found.append("amount_currency_not_for_order")  # the order's amount, in another currency
     for tracking in tracking_in(text):
         if tracking in said.tracking:

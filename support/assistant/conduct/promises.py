@@ -31,13 +31,16 @@ _PROMISE_RES = [
         r"promo\w*|voucher|store credit|"
         r"(?:we|i)(?:'ll| will| can|'ve| have| are going to)\s+(?:gladly\s+)?replace|"
         r"account credit|compensation|free of charge|for free|at no (?:extra )?(?:cost|charge)|no charge|"
-        r"on the house|on us|complimentary|\d+\s?% off|[\w-]+ (?:percent|per cent) off|\$\s?\d+ off|"
+        r"on the house|on us|complimentary|\d+\s?% off|[\w-]+ (?:percent|per cent) off|"
+        r"\d+(?:[.,]\d+)?\s?(?-i:[A-Z]{3}) off|"
         r"half (?:price|off)|as an exception|an exception|goodwill|waive[ds]?|"
         r"just this once|this one time|(?:a|another) (?:new|free|fresh|replacement) copy|replacement copy|"
         r"(?:send|ship|mail)(?:ing)? you (?:a |another )?(?:new|replacement|free)|reship|re-ship|"
         r"extend(?:ed)? (?:the|your) (?:return )?window|at checkout)\b",
         re.IGNORECASE,
     ),
+    # An amount off in any currency's sign ("$5 off", "€5 off"): a sign is no word's edge, so not above.
+    re.compile(r"(?:[$€£¥₹]|R\$)\s?\d+(?:[.,]\d+)? off\b", re.IGNORECASE),
     # A code: "code SAVE50", "enter SAVE50", "use BOOKLY20"; after "code" or "promo", letters alone too.
     re.compile(
         r"\b(?:code|enter|use|apply|redeem)\s*[:#]?\s*[\"']?(?=[A-Z0-9]*\d)(?=[A-Z0-9]*[A-Z])[A-Z0-9]{4,}\b"

@@ -2,11 +2,12 @@
 RMA numbers, an address, titles).
 """
 
+import calendar
 import functools
 import re
 
-from orders.addresses import state_code
-from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
+from orders.addresses import country_code, state_code
+from orders.models import AMOUNT_MENTION_RE, EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
 
 
@@ -240,9 +241,9 @@ def _address_parts(text: str) -> list[str]:
 
 
 def _address_fields(parts: list[str], *, city: str, state: str, zip_code: str) -> dict:
-    """The fields from the parts before the city: a name first when it is not a street number, the
-    street, then the unit."""
-    name = parts.pop(0) if len(parts) > 1 and not re.match(r"\d", parts[0]) else ""
+    """The fields from the parts before the city: a name first when it has no digit (a street has its
+    number, before or after: "12 Elm St", "Rua Augusta 500"), the street, then the unit."""
+    name = parts.pop(0) if len(parts) > 1 and not re.search(r"\d", parts[0]) else ""
     # No name given: the recipient on the order stays (the tool keeps what is left out).
     address = {"line1": parts[0], "city": city, "state": state, "zip": zip_code}
     if name:
@@ -288,8 +289,15 @@ _POSTAL_CODE_RE = re.compile(r"(?<![\w-])([A-Z0-9]{2,8}(?:[ -][A-Z0-9]{2,4})?)(?
 _POSTAL_CODE_ENDS = (r"([A-Z0-9]{2,8}[ -][A-Z0-9]{2,4})", r"([A-Z0-9]{3,10})")
 
 
+_MONTHS = frozenset(calendar.month_name[1:]) | frozenset(calendar.month_abbr[1:])
+
+
 def _postal_code(text: str) -> str | None:
-    return text if len(text) >= 3 and sum(char.isdigit() for char in text) >= 2 else None
+    """The text when it can be a postal code: three characters or more, two digits or more, and neither
+    an amount ("10 USD") nor a month ("March 2024")."""
+    if len(text) < 3 or sum(char.isdigit() for char in text) < 2 or AMOUNT_MENTION_RE.fullmatch(text):
+        return None
+    return None if text.split()[0].capitalize() in _MONTHS else text
 
 
 def address_abroad_in(text: str) -> dict | None:
@@ -299,6 +307,8 @@ def address_abroad_in(text: str) -> dict | None:
     an address was asked for: what each field must be is the order's country's, and the tool's to say."""
     text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBERS.replace(" ", text)).strip(" .!?")
     parts = _address_parts(text)
+    if parts and len(parts[-1]) > 1 and country_code(parts[-1]):
+        parts.pop()  # "…, Brazil": the order's country, which an address change keeps
     if len(parts) < 2:
         return None
     last = parts.pop()
@@ -311,8 +321,9 @@ def address_abroad_in(text: str) -> dict | None:
         postal, city = first.group(1), last[first.end() :].strip()  # "75001 Paris"
     else:
         ends = (re.search(rf"(?<![\w-]){pattern}$", last, re.IGNORECASE) for pattern in _POSTAL_CODE_ENDS)
-        found = next((match for match in ends if match and _postal_code(match.group(1))), None)
-        if found is None:
+        # The longest that ends it, or nothing: "March 2024" is a month, not "March" and a code "2024".
+        found = next((match for match in ends if match), None)
+        if found is None or not _postal_code(found.group(1)):
             return None
         postal, before = found.group(1), last[: found.start()].strip(" ,")
         if len(parts) >= 2 and before:  # "São Paulo, SP 01305-000": the city came before
