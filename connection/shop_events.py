@@ -5,7 +5,7 @@ and how its orders read (connection.shopify); what is common to all is here."""
 
 import logging
 from collections.abc import Callable, Mapping
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
 from django.db.models import F
@@ -58,6 +58,7 @@ def shop_event_queue(*, event_id: int) -> None:
         logger.exception("could not queue shop event %s; the sweep will apply it", event_id)
 
 
+_PURGE_BATCH = 1000
 # How many times the sweep queues an event again before it is recorded as failed.
 SHOP_EVENT_ATTEMPTS = 5
 
@@ -118,3 +119,15 @@ def shop_events_take_pending() -> list[int]:
     )
     ShopEvent.objects.filter(pk__in=pending).update(attempts=F("attempts") + 1)
     return pending
+
+
+def shop_events_purge(*, older_than: datetime) -> int:
+    """Delete what shop platforms sent (whole orders: names, addresses) received before `older_than` and
+    applied; one still pending is kept, whatever its age. In batches. Returns how many were deleted."""
+    done = ShopEvent.objects.filter(received_at__lt=older_than, applied_at__isnull=False)
+    deleted = 0
+    while batch := list(done.order_by("pk").values_list("pk", flat=True)[:_PURGE_BATCH]):
+        deleted += ShopEvent.objects.filter(pk__in=batch).delete()[0]
+        if len(batch) < _PURGE_BATCH:
+            break
+    return deleted

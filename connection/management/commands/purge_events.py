@@ -5,10 +5,14 @@ from django.core.management.base import BaseCommand
 from django.utils import timezone
 
 from connection.deliveries import events_purge
+from connection.shop_events import shop_events_purge
 
 
 class Command(BaseCommand):
-    help = "Delete the events (and their webhook deliveries) older than the retention period, once done with."
+    help = (
+        "Delete the events (and their webhook deliveries) and what shop platforms sent older than the "
+        "retention period, once done with."
+    )
 
     def add_arguments(self, parser):
         parser.add_argument(
@@ -19,8 +23,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, days, **options):
-        deleted = events_purge(older_than=timezone.now() - timedelta(days=days))
+        older_than = timezone.now() - timedelta(days=days)
+        deleted = events_purge(older_than=older_than)
+        received = shop_events_purge(older_than=older_than)
         self.stdout.write(
             f"Deleted {deleted} event(s) older than {days} days, with their webhook deliveries; events "
-            "not yet dispatched or with a delivery still being tried are kept."
+            "not yet dispatched or with a delivery still being tried are kept. Deleted "
+            f"{received} shop event(s) applied; those still pending are kept."
         )
