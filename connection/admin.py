@@ -12,6 +12,7 @@ from connection.deliveries import delivery_send_again, event_body, webhook_url_p
 from connection.models import DeliveryStatus, ShopEvent, StoreApiKey, WebhookDelivery, WebhookEndpoint
 from connection.selectors import webhook_endpoint_list_with_counts
 from connection.tasks import deliveries_queue
+from orders.admin import ReadOnlyModelAdmin
 from orders.models import EventType
 
 # The library's own key model is unused: the store API takes only StoreApiKey.
@@ -92,22 +93,8 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
             )
 
 
-class LogAdmin(admin.ModelAdmin):
-    """A log, read as it was written: nothing added, changed or deleted here (what the store's systems
-    were sent, what a shop platform sent)."""
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
-
-
 @admin.register(WebhookDelivery)
-class WebhookDeliveryAdmin(LogAdmin):
+class WebhookDeliveryAdmin(ReadOnlyModelAdmin):
     """The delivery log: each event to each endpoint, how far it got, the receiver's last answer; staff
     send one again (failed, or lost by the receiver) with its same webhook-id."""
 
@@ -173,7 +160,7 @@ class WebhookDeliveryAdmin(LogAdmin):
 
 
 @admin.register(ShopEvent)
-class ShopEventAdmin(LogAdmin):
+class ShopEventAdmin(ReadOnlyModelAdmin):
     """What the shop platform sent (its webhooks, signature checked) and what became of each: the order
     created, updated or unchanged, or why the intake refused it, by field."""
 
