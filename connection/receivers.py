@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
@@ -78,7 +79,10 @@ def _receive(request, platform: _Platform) -> JsonResponse:
         return _error(
             "not_connected", f"This store is not connected to {label} ({platform.secret_setting}).", 404
         )
-    body = request.body
+    try:
+        body = request.body
+    except RequestDataTooBig:
+        return _error("body_too_large", "The body is too large for one order.", 413)
     if not platform.signature_valid(
         body=body, signature=request.headers.get(platform.signature_header, ""), secret=secret
     ):
@@ -93,7 +97,7 @@ def _receive(request, platform: _Platform) -> JsonResponse:
         )
     try:
         payload = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested past the parser
         return _error("invalid_json", "The body is not JSON.", 400)
     if not isinstance(payload, dict):
         return _error("invalid_json", "The body is not a JSON object.", 400)

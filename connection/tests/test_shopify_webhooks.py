@@ -141,6 +141,8 @@ def test_a_topic_that_is_not_an_order_is_kept_and_ignored(client):
         (json.dumps(SHOPIFY).encode(), {"X-Shopify-Webhook-Id": "d" * 101}, 400, "invalid_headers"),
         (json.dumps(SHOPIFY).encode(), {"X-Shopify-Hmac-Sha256": "signé"}, 401, "invalid_signature"),
         (b"{not json", {}, 400, "invalid_json"),
+        (b"[" * 100_000 + b"]" * 100_000, {}, 400, "invalid_json"),  # signed, nested past the parser
+        (b'{"a": "' + b"x" * 3_000_000 + b'"}', {}, 413, "body_too_large"),
         (b"[1, 2]", {}, 400, "invalid_json"),
         (json.dumps(SHOPIFY).encode(), {"X-Shopify-Webhook-Id": ""}, 400, "invalid_headers"),
         (json.dumps(SHOPIFY).encode(), {"X-Shopify-Topic": ""}, 400, "invalid_headers"),
