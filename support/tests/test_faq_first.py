@@ -278,6 +278,25 @@ def test_where_meaning_is_unsure_the_words_staff_wrote_decide(question, topic):
     assert looked_up(ask(question, topics=(*DEMO, *_eval_topics()))) == topic
 
 
+@pytest.mark.parametrize(
+    ("question", "topic"),
+    [
+        ("do you sell bookmarks?", None),  # as near "Do you sell gift cards?" as "do you sell gift cards"
+        ("do u sell kindles", None),
+        ("Is Dune in stock?", None),  # near "Can I pre-order a book?"
+        ("do you have signed copies?", None),
+        ("do you sell gift cards?", "gift_cards"),
+        ("do you stock gift vouchers", "gift_cards"),  # not a word of the title: its meaning
+        ("do you guys have an email list", "newsletter"),
+        ("do you offer guest checkout?", "placing_order"),  # "guest": its question and its answer
+    ],
+)
+def test_whether_the_store_has_a_thing_is_a_topics_only_when_the_thing_is(question, topic):
+    """A topic answers whether the store sells or has a thing only when the thing is what the topic is
+    about, whatever the frame's nearness to staff's question."""
+    assert looked_up(ask(question, topics=(*DEMO, *_eval_topics()))) == topic
+
+
 CANCELLATION_FEE = FaqTopic(
     "cancellation_fee",
     "Cancellation fee",

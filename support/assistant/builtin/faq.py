@@ -73,6 +73,20 @@ SURE = 0.5
 LIKELY = 0.3
 _LEAD = 0.1
 
+# A question whether the store sells or has a thing ("do you sell bookmarks?", "is Dune in stock?") is
+# answered by a topic only when the thing is the topic's own ("do you sell gift cards?"): its frame alone
+# is as near staff's "Do you sell gift cards?" in meaning and in words, whatever the thing. The thing is
+# the topic's when it uses a word of the topic's key or title or one both its questions and its answer use
+# ("guest" in "Can I order as a guest?" and "continue as a guest"), or means nearly what key or title say
+# (_ITS_THING: "gift vouchers" 0.72, "a mailing list" 0.61 to "newsletter"; "kindles" 0.35, "bookmarks"
+# 0.26 to "Gift cards").
+_HAS_IT_RE = re.compile(
+    r"\b(?:do|does|can|will)\s+(?:you|u|ya|yall|y'all|bookly)(?:\s+guys)?\s+"
+    r"(?:sell|carry|stock|have|offer|do)\s+(?!to\b|it\b|that\b|this\b)(?P<thing>[^?.!,;]{1,80})"
+    r"|\b(?:is|are)\s+(?P<stocked>[^?.!,;]{1,80}?)\s+(?:in|out\s+of|back\s+in)\s+stock\b"
+)
+_ITS_THING = 0.42
+
 _WORD_RE = re.compile(r"[a-z]+")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
 _STOP_WORDS = frozenset(
@@ -293,9 +307,18 @@ _Written = tuple[str, str, str, tuple[str, ...]]
 class _Reader:
     classifier: object
     vocabulary: tuple[str, ...]  # the topics' own words, to which a misspelled word is read
+    # What each topic is about: the words of its key and title and those its questions and answer both use
+    # (of those customers seldom use), and the meanings of its key and title.
+    names: dict[str, tuple[frozenset[str], object]]
 
     def words(self, text: str) -> str:
         return " ".join(_corrected(word, self.vocabulary) for word in _words(text))
+
+    def about(self, thing: str, meaning, key: str) -> bool:
+        """Whether `thing` (what a customer asks the store to have; `meaning`, its sentence vector) is what
+        the topic is about."""
+        words, meanings = self.names[key]
+        return bool(words & set(self.words(thing).split())) or float((meanings @ meaning).max()) >= _ITS_THING
 
 
 @functools.lru_cache(maxsize=4096)
@@ -405,6 +428,17 @@ def _reader_trained(topics: tuple[_Written, ...]) -> _Reader | None:
         # Balanced: a topic's few dozen examples weigh as much as the thousands of "none".
         classifier=LinearSVC(random_state=0, C=0.5, class_weight="balanced"),
         vocabulary=tuple(sorted({word for text in documents for word in _words(text)})),
+        names={
+            key: (
+                frozenset(
+                    set(_words(f"{key.replace('_', ' ')} {title}"))
+                    | set(_words(" ".join(questions))) & set(_words(answer))
+                )
+                - background.common_words,
+                np.vstack([sentence_encode(key.replace("_", " ")), sentence_encode(title)]),
+            )
+            for key, title, answer, questions in topics
+        },
     )
     staff = background.featured([reader.words(text) for text in documents], meanings)
     matrix = vstack([background.features[kept], *[staff] * _STAFF_WEIGHT]).tocsr()
@@ -488,6 +522,17 @@ def _match(text: str, topics: tuple[_Written, ...]) -> Match:
         ),
         key=lambda item: -item[1],
     )
+    if had := _HAS_IT_RE.search(plain(text)):
+        # Not even likely: a topic about another thing is not offered ("Is your question about gift cards?").
+        thing = had.group("thing") or had.group("stocked")
+        meaning = sentence_encode(thing)
+        ranked = sorted(
+            (
+                (key, score if reader.about(thing, meaning, key) else min(score, LIKELY / 2))
+                for key, score in ranked
+            ),
+            key=lambda item: -item[1],
+        )
     return Match(tuple(ranked))
 
 
