@@ -220,6 +220,23 @@ if _order_number.fullmatch("") or not _order_number.fullmatch(BOOKLY_ORDER_NUMBE
     )
 if len(BOOKLY_ORDER_NUMBER_EXAMPLE) > 32:
     raise SystemExit("bookly: an order number holds at most 32 characters (BOOKLY_ORDER_NUMBER_EXAMPLE).")
+# The shapes the store's numbers had before, separated by spaces (`BK-[0-9]{4,6}`): orders stored with
+# them are still found, by customers, the tools and the store API. `manage.py migrate` refuses to run
+# while stored orders have a number of no shape listed.
+BOOKLY_ORDER_NUMBER_FORMER_PATTERNS = env.str("BOOKLY_ORDER_NUMBER_FORMER_PATTERNS", default="").split()
+for _former in BOOKLY_ORDER_NUMBER_FORMER_PATTERNS:
+    try:
+        if re.compile(_former).fullmatch("") or _former.startswith("^") or _former.endswith("$"):
+            raise SystemExit(
+                f"bookly: BOOKLY_ORDER_NUMBER_FORMER_PATTERNS: {_former!r} matches an empty number or has ^ "
+                "or $ (each is matched whole)."
+            )
+        re.compile(rf"(?<![\w-])(?:{_former})(?![\w-])")
+    except re.error as _error:
+        raise SystemExit(
+            f"bookly: BOOKLY_ORDER_NUMBER_FORMER_PATTERNS: {_former!r} is not a regular expression without "
+            f"inline flags ({_error})."
+        ) from None
 
 # The assistant's model. "auto": Claude when ANTHROPIC_API_KEY is set, else the
 # built-in offline model; "offline" forces the offline model; "anthropic" requires a key;

@@ -4,3 +4,6 @@ from django.apps import AppConfig
 class OrdersConfig(AppConfig):
     name = "orders"
     verbose_name = "Orders and returns"
+
+    def ready(self):
+        from orders import checks  # noqa: F401 (registers the stored orders' checks)

@@ -1,8 +1,14 @@
-"""The store's order numbers. Their shape is the store's own (`#1001`, `100-2345678`, `WEB-88812`; the
-demo's is `BK-` and 4 to 6 digits): BOOKLY_ORDER_NUMBER_PATTERN, checked with its example when the
-settings load. Every place that reads, checks or writes an order number goes through ORDER_NUMBERS, so
-the shape is defined once: the model's validator, the intake, the tools and their schemas, the reply
-validator, the built-in model and the prompts' example.
+"""The store's order numbers. Their shape is the store's own (`#1001`, `727`, `100-2345678`,
+`WEB-88812`; the demo's is `BK-` and 4 to 6 digits): BOOKLY_ORDER_NUMBER_PATTERN, checked with its example
+when the settings load, and the shapes the store used before (BOOKLY_ORDER_NUMBER_FORMER_PATTERNS), whose
+orders are still found. Every place that reads, checks or writes an order number goes through
+ORDER_NUMBERS, so the shapes are defined once: the model's validator, the intake, the tools and their
+schemas, the reply validator, the built-in model and the prompts' example.
+
+A number written without letters or `#` ("727", or "1050" for `#1050`) is an order's only where the
+words say so: after "order" ("order 1050", "order no. 1050", "my order number is 1050"), after `#`, or
+alone as the whole message ("1050", "it's 1050"). A street number, a ZIP code, a phone number or an
+amount is not one ("I live at 969 Market, San Francisco 94103").
 """
 
 import re
@@ -14,6 +20,31 @@ from django.utils.deconstruct import deconstructible
 
 # The longest order number Order.number holds.
 MAX_LENGTH = 32
+
+# What, right before a number written without letters, says it is an order's: "order", "order no.",
+# "order number is", "purchase #", or a "#" alone.
+_ORDER_CUE_RE = re.compile(
+    r"(?:\b(?:orders?|ordr|oder|purchase)(?:\s*(?:number|num|nr|no\.?|id|ref|is|was|[:#=-]))*|#)\s*$",
+    re.IGNORECASE,
+)
+# Between two numbers of one list ("orders 1050 and 1051"): the first says what the second is.
+_LIST_RE = re.compile(
+    r"\s*(?:,|&|\+|/|\band\b|\bor\b)(?:\s*(?:maybe|perhaps|possibly|also|else))?\s*(?:#\s*)?", re.IGNORECASE
+)
+# A message that is a number and nothing else said (the answer to "What is your order number?").
+_ALONE_RE = re.compile(
+    r"(?:[\s\W]|\b(?:it'?s|it|is|the|my|number|order|thanks?|thank you|ty|please|pls|plz|ok|okay|yes|"
+    r"yeah|yep|sure|here|sorry|hi|hello|hey)\b)*",
+    re.IGNORECASE,
+)
+# After a number, what makes it a count or an amount, not an order ("order 150 copies").
+_COUNTED_RE = re.compile(
+    r"\s*(?:copies|copy|books?|items?|units?|pages?|dollars?|bucks|usd|eur|euros?|gbp|pounds?|days?|weeks?)\b",
+    re.IGNORECASE,
+)
+# Digits on their own, or after a "#" ("order#10552"): not part of a word, an amount ("$45", "45.99"), a
+# time, a date or a postal code written with a hyphen ("01310-100").
+_DIGITS_RE = re.compile(r"(?:(?<=#)|(?<![\w#$€£¥/.,:-]))[0-9]+(?![\w/-]|[.,:][0-9])")
 
 
 def _hyphen_parts(pattern: str) -> list[str]:
@@ -53,16 +84,17 @@ def _separator(before: str) -> str:
 
 
 @dataclass(frozen=True)
-class OrderNumbering:
-    """One store's order-number shape: the exact form stored and checked, and the loose forms people
-    type ("bk 10042", "BK10042") that mean the same number."""
+class _Shape:
+    """One shape of number: the exact form stored and checked, and the loose forms people type ("bk
+    10042", "BK10042") that mean the same number."""
 
     pattern: str
-    example: str
     exact: re.Pattern = field(init=False, repr=False)
-    mention_re: re.Pattern = field(init=False, repr=False)
-    # The loose form without groups, to embed in a larger expression ("shipped" said of an order).
-    mention_pattern: str = field(init=False, repr=False)
+    loose: re.Pattern = field(init=False, repr=False)
+    # The loose form without groups, to embed in a larger expression.
+    loose_pattern: str = field(init=False, repr=False)
+    # The letters a number of this shape starts with ("BK" of "BK-[0-9]{4,6}"), if any.
+    letters: str = field(init=False, repr=False)
     _parts: int = field(init=False, repr=False)
 
     def __post_init__(self):
@@ -78,37 +110,13 @@ class OrderNumbering:
         except (re.error, IndexError):  # a hyphen the cut misread (e.g. "-?"): the exact shape, any case
             parts, unnamed = [], f"(?:{self.pattern})"
             loose = re.compile(rf"(?<![\w-]){unnamed}(?![\w-])", re.IGNORECASE)
-        object.__setattr__(self, "mention_re", loose)
-        object.__setattr__(self, "mention_pattern", rf"(?<![\w-]){unnamed}(?![\w-])")
+        object.__setattr__(self, "loose", loose)
+        object.__setattr__(self, "loose_pattern", rf"(?<![\w-]){unnamed}(?![\w-])")
         object.__setattr__(self, "_parts", len(parts))
+        first = parts[0] if len(parts) > 1 else ""
+        object.__setattr__(self, "letters", first if re.fullmatch(r"[A-Za-z]+", first) else "")
 
-    @property
-    def prefix(self) -> str:
-        """What the example has before its first digit ("BK-", "#", or nothing for "100-2345678"): what
-        customers are told a number starts with. The example itself is never shown to them: it may be a
-        real order's number, which a reply may only name from a tool's result."""
-        return re.match(r"\D*", self.example).group()
-
-    @property
-    def look_alike_re(self) -> re.Pattern:
-        """What reads as an order number even when it is not one of the store's shape ("BK-123",
-        "BK-1234567"): the prefix and digits, or the shape itself when numbers have no prefix. What a
-        reply may not name unless a tool's result did."""
-        letters = self.prefix.rstrip("- ")
-        if not letters:
-            return self.mention_re
-        return re.compile(rf"(?<![\w-]){re.escape(letters)}\s*-?\s*\d+", re.IGNORECASE)
-
-    def starts_with(self, template: str, otherwise: str) -> str:
-        """`template` with {prefix} filled in when numbers have one, else `otherwise`."""
-        return template.format(prefix=self.prefix) if self.prefix else otherwise
-
-    @property
-    def json_schema_pattern(self) -> str:
-        """The exact shape for a JSON Schema `pattern`, which matches anywhere unless anchored."""
-        return f"^(?:{self.pattern})$"
-
-    def _canonical(self, match: re.Match) -> str | None:
+    def canonical(self, match: re.Match) -> str | None:
         parts = [match.group(f"p{index}") for index in range(self._parts)]
         number = "-".join(parts) if parts else match.group(0)
         for form in (number, number.upper(), number.lower()):
@@ -116,19 +124,121 @@ class OrderNumbering:
                 return form
         return None
 
+
+@dataclass(frozen=True)
+class _Mention:
+    start: int
+    end: int
+    number: str
+    bare: bool  # written without letters or "#": an order's only where the words say so
+
+
+@dataclass(frozen=True)
+class OrderNumbering:
+    """The store's order-number shapes: the one its numbers have now (`pattern`, of which `example` is
+    one), and those its stored orders may have from before (`former`)."""
+
+    pattern: str
+    example: str
+    former: tuple[str, ...] = ()
+    exact: re.Pattern = field(init=False, repr=False)
+    mention_re: re.Pattern = field(init=False, repr=False)
+    # The loose forms without groups, to embed in a larger expression ("shipped" said of an order).
+    mention_pattern: str = field(init=False, repr=False)
+    _shapes: tuple[_Shape, ...] = field(init=False, repr=False)
+
+    def __post_init__(self):
+        shapes = tuple(_Shape(pattern) for pattern in (self.pattern, *self.former))
+        object.__setattr__(self, "_shapes", shapes)
+        object.__setattr__(self, "exact", re.compile("|".join(f"(?:{shape.pattern})" for shape in shapes)))
+        mention_pattern = "|".join(f"(?:{shape.loose_pattern})" for shape in shapes)
+        object.__setattr__(self, "mention_pattern", f"(?:{mention_pattern})")
+        object.__setattr__(self, "mention_re", re.compile(self.mention_pattern, re.IGNORECASE))
+
+    @property
+    def prefix(self) -> str:
+        """What the example has before its first digit ("BK-", "#", or nothing for "100-2345678"): what
+        customers are told a number starts with, and what they may leave out after "order" or "#". The example
+        itself is never shown to them: it may be a real order's number, which a reply may only name from
+        a tool's result."""
+        return re.match(r"\D*", self.example).group()
+
+    @property
+    def look_alike_re(self) -> re.Pattern:
+        """What reads as an order number of any of the store's shapes even when it is not one ("BK-123",
+        "BK-1234567"): the letters and digits, or the shape itself when numbers have no letters. What a
+        reply may not name unless a tool's result did."""
+        alike = [
+            rf"(?<![\w-]){re.escape(shape.letters)}\s*-?\s*\d+" if shape.letters else shape.loose_pattern
+            for shape in self._shapes
+        ]
+        return re.compile("|".join(f"(?:{pattern})" for pattern in alike), re.IGNORECASE)
+
+    def starts_with(self, template: str, otherwise: str) -> str:
+        """`template` with {prefix} filled in when numbers have one, else `otherwise`."""
+        return template.format(prefix=self.prefix) if self.prefix else otherwise
+
+    @property
+    def json_schema_pattern(self) -> str:
+        """The exact shapes for a JSON Schema `pattern`, which matches anywhere unless anchored."""
+        return f"^(?:{self.exact.pattern})$"
+
+    def _fits(self, number: str) -> str | None:
+        for form in (number, number.upper(), number.lower()):
+            if len(form) <= MAX_LENGTH and self.exact.fullmatch(form):
+                return form
+        return None
+
     def canonical(self, text: str) -> str | None:
-        """The number as the store writes it, when `text` is one number written any way; else None."""
-        match = self.mention_re.fullmatch(text.strip())
-        return self._canonical(match) if match else None
+        """The number as the store writes it, when `text` is one number of one of its shapes written any
+        way; else None."""
+        text = text.strip()
+        for shape in self._shapes:
+            if (match := shape.loose.fullmatch(text)) and (number := shape.canonical(match)):
+                return number
+        return None
 
     def key(self, text: str) -> str:
         """The number as the store writes it, or the text as given when it is not one (to be refused)."""
         return self.canonical(text) or text.strip()
 
+    def _candidates(self, text: str) -> list[_Mention]:
+        found = []
+        for shape in self._shapes:
+            for match in shape.loose.finditer(text):
+                if number := shape.canonical(match):
+                    bare = not re.search(r"[^0-9\s-]", match.group(0))
+                    found.append(_Mention(match.start(), match.end(), number, bare))
+        if self.prefix:
+            for match in _DIGITS_RE.finditer(text):
+                if number := self._fits(self.prefix + match.group(0)):
+                    found.append(_Mention(match.start(), match.end(), number, bare=True))
+        # Where two overlap, the one starting first, then the longest.
+        found.sort(key=lambda mention: (mention.start, -mention.end))
+        kept: list[_Mention] = []
+        for mention in found:
+            if not kept or mention.start >= kept[-1].end:
+                kept.append(mention)
+        return kept
+
+    def _mentions(self, text: str) -> list[_Mention]:
+        """The numbers in `text` that are surely orders' (see the module's docstring)."""
+        sure: list[_Mention] = []
+        candidates = self._candidates(text)
+        for mention in candidates:
+            if mention.bare:
+                listed = sure and _LIST_RE.fullmatch(text[sure[-1].end : mention.start])
+                rest = text[: mention.start] + text[mention.end :]
+                alone = len(candidates) == 1 and _ALONE_RE.fullmatch(rest)
+                cued = _ORDER_CUE_RE.search(text[max(0, mention.start - 40) : mention.start])
+                if not (listed or alone or (cued and not _COUNTED_RE.match(text, mention.end))):
+                    continue
+            sure.append(mention)
+        return sure
+
     def mentions(self, text: str) -> list[str]:
         """The numbers written in running text, as the store writes them, in order."""
-        found = (self._canonical(match) for match in self.mention_re.finditer(text))
-        return [number for number in found if number]
+        return [mention.number for mention in self._mentions(text)]
 
     def last_mention(self, text: str) -> str | None:
         numbers = self.mentions(text)
@@ -136,10 +246,16 @@ class OrderNumbering:
 
     def replace(self, replacement: str, text: str) -> str:
         """`text` with every number in it replaced (for redaction and for reading the words around it)."""
-        return self.mention_re.sub(replacement, text)
+        for mention in reversed(self._mentions(text)):
+            text = text[: mention.start] + replacement + text[mention.end :]
+        return text
 
 
-ORDER_NUMBERS = OrderNumbering(settings.BOOKLY_ORDER_NUMBER_PATTERN, settings.BOOKLY_ORDER_NUMBER_EXAMPLE)
+ORDER_NUMBERS = OrderNumbering(
+    settings.BOOKLY_ORDER_NUMBER_PATTERN,
+    settings.BOOKLY_ORDER_NUMBER_EXAMPLE,
+    tuple(settings.BOOKLY_ORDER_NUMBER_FORMER_PATTERNS),
+)
 
 
 @deconstructible

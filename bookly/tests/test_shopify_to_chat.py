@@ -3,9 +3,13 @@ order, to the chat's answer (the project wires the connection and the chat, so t
 
 import base64
 import copy
+import functools
 import hashlib
 import hmac
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +17,8 @@ import pytest
 from support.testing.chat_client import ChatClient
 
 SECRET = "shpss_0123456789abcdef"
-PLATFORMS = Path(__file__).resolve().parents[2] / "connection" / "tests" / "platforms"
+ROOT = Path(__file__).resolve().parents[2]
+PLATFORMS = ROOT / "connection" / "tests" / "platforms"
 
 
 @pytest.mark.django_db
@@ -51,3 +56,62 @@ def test_an_order_in_brazil_from_shopify_is_answered_in_the_chat(
 
     reply = ChatClient().send("where is order BK-11050? bob.norman@hostmail.com").json()["reply"]
     assert "BK-11050" in reply and "shipped" in reply and "1Z2345" in reply
+
+
+# In a fresh process with the platform's own number shape (ORDER_NUMBERS is read once per process): the
+# platform's documented order, as its webhook delivers it, applied; then a customer asks for it by number
+# as they write it, beside a street number and a ZIP code.
+_PLATFORM_CONVERSATION = """
+import json, os
+from importlib import import_module
+from django.conf import settings
+from connection.shop_events import shop_event_apply, shop_event_receive
+from support.assistant.turn import conversation_take_turn
+platform, path, topic, number, email = json.loads(os.environ["PLATFORM_CASE"])
+body = json.loads(open(path).read())
+body = body.get("order", body)
+if platform == "shopify":
+    body.update(fulfillment_status="fulfilled")
+    body["fulfillments"][0].update(status="success")
+event, _ = shop_event_receive(platform=platform, delivery_id="d-1", topic=topic, body=body)
+print("applied:", shop_event_apply(event_id=event.pk).outcome)
+session = import_module(settings.SESSION_ENGINE).SessionStore()
+session.create()
+for text in [f"where is order {number}? I live at 969 Market St, San Francisco 94103", email]:
+    print("reply:", conversation_take_turn(session=session, text=text).reply.replace(chr(10), " "))
+"""
+
+
+@pytest.mark.parametrize(
+    ("platform", "fixture", "topic", "pattern", "example", "asked", "shown", "email", "status"),
+    [
+        ("shopify", "shopify_order.json", "orders/updated", "#[0-9]{4,}", "#1001", "1001", "#1001",
+         "bob.norman@hostmail.com", "shipped"),
+        ("woocommerce", "woocommerce_order_br.json", "order.updated", "[0-9]{3,}", "727", "723", "723",
+         "joao.silva@example.com", "shipped"),  # "completed": shipped, no delivery date
+    ],
+)  # fmt: skip
+@pytest.mark.multiprocess
+def test_a_platform_s_own_order_number_is_read_as_its_customers_write_it(
+    tmp_path, platform, fixture, topic, pattern, example, asked, shown, email, status
+):
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "BOOKLY_"))}
+    env.update(
+        DJANGO_DEBUG="true",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        BOOKLY_LLM="offline",
+        BOOKLY_TODAY="2026-04-14",
+        REDIS_URL="",
+        BOOKLY_ORDER_NUMBER_PATTERN=pattern,
+        BOOKLY_ORDER_NUMBER_EXAMPLE=example,
+    )
+    run = functools.partial(subprocess.run, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert run([sys.executable, "manage.py", "migrate", "-v0"]).returncode == 0
+    env["PLATFORM_CASE"] = json.dumps([platform, str(PLATFORMS / fixture), topic, asked, email])
+    result = run([sys.executable, "manage.py", "shell", "-c", _PLATFORM_CONVERSATION])
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "applied: created" in lines
+    first, second = [line for line in lines if line.startswith("reply:")]
+    assert "email" in first.lower()
+    assert shown in second and status in second.lower()
