@@ -1,4 +1,9 @@
+import os
+import subprocess
+import sys
+
 import pytest
+from django.conf import settings
 from django.contrib.auth.models import Group
 from django.core.cache import cache
 from django.core.management import call_command
@@ -22,6 +27,35 @@ def _a_cache_of_its_own():
     counts) decides another test's model or limits."""
     yield
     cache.clear()
+
+
+@pytest.fixture
+def manage_py(tmp_path):
+    """`manage.py` in a fresh process, for what a process reads once at start (an order-number shape,
+    a secret): manage_py(*arguments, env={...}) on a SQLite database of the test's own, the built-in
+    model answering, nothing of the developer's DJANGO_ or BOOKLY_ settings."""
+
+    def run(*arguments: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+        environment = {
+            key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "BOOKLY_"))
+        }
+        environment.update(
+            DJANGO_DEBUG="true",
+            DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+            BOOKLY_LLM="offline",
+            REDIS_URL="",
+            **(env or {}),
+        )
+        return subprocess.run(
+            [sys.executable, "manage.py", *arguments],
+            cwd=settings.BASE_DIR,
+            env=environment,
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+
+    return run
 
 
 @pytest.fixture

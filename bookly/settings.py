@@ -199,6 +199,17 @@ SHOPIFY_SHOP_DOMAIN = env.str("SHOPIFY_SHOP_DOMAIN", default="").strip().lower()
 # WooCommerce's webhooks (connection.woocommerce): the secret given to each webhook in WooCommerce
 # (Settings > Advanced > Webhooks). Empty: not connected.
 WOOCOMMERCE_WEBHOOK_SECRET = env.str("WOOCOMMERCE_WEBHOOK_SECRET", default="")
+# Reading the shop's orders for `manage.py shop_sync` (connection.shop_sync). Shopify: a custom app's
+# Admin API access token (scope read_orders) for SHOPIFY_SHOP_DOMAIN, the API version, and the Admin
+# API's address when it is not https://<domain>/admin/api/<version> (a proxy).
+SHOPIFY_ADMIN_ACCESS_TOKEN = env.str("SHOPIFY_ADMIN_ACCESS_TOKEN", default="")
+SHOPIFY_API_VERSION = env.str("SHOPIFY_API_VERSION", default="2025-07")
+SHOPIFY_ADMIN_API_URL = env.str("SHOPIFY_ADMIN_API_URL", default="")
+# WooCommerce: the store's address and a REST API key (WooCommerce > Settings > Advanced > REST API,
+# permission Read).
+WOOCOMMERCE_URL = env.str("WOOCOMMERCE_URL", default="")
+WOOCOMMERCE_CONSUMER_KEY = env.str("WOOCOMMERCE_CONSUMER_KEY", default="")
+WOOCOMMERCE_CONSUMER_SECRET = env.str("WOOCOMMERCE_CONSUMER_SECRET", default="")
 
 # The shape of the store's order numbers, a regular expression an order number matches whole, and one
 # number of that shape for the assistant's "it looks like …" (the demo's: BK- and 4 to 6 digits).

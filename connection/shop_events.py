@@ -35,10 +35,11 @@ _OUTCOMES = {
 
 
 def shop_event_receive(
-    *, platform: str, delivery_id: str, topic: str, body: Mapping
+    *, platform: str, delivery_id: str, topic: str, body: Mapping, queue: bool = True
 ) -> tuple[ShopEvent, bool]:
-    """Keep a verified delivery and queue its work once it is committed: (the event, whether it is new).
-    A delivery the platform sends again (same delivery id) is the first one's."""
+    """Keep a verified delivery and (unless the caller applies it itself) queue its work once it is
+    committed: (the event, whether it is new). A delivery the platform sends again (same delivery id)
+    is the first one's."""
     try:
         with transaction.atomic():
             event = ShopEvent.objects.create(
@@ -46,7 +47,8 @@ def shop_event_receive(
             )
     except IntegrityError:
         return ShopEvent.objects.get(platform=platform, delivery_id=delivery_id), False
-    transaction.on_commit(lambda: shop_event_queue(event_id=event.pk))
+    if queue:
+        transaction.on_commit(lambda: shop_event_queue(event_id=event.pk))
     return event, True
 
 

@@ -3,13 +3,9 @@ order, to the chat's answer (the project wires the connection and the chat, so t
 
 import base64
 import copy
-import functools
 import hashlib
 import hmac
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -93,22 +89,16 @@ for text in [f"where is order {number}? I live at 969 Market St, San Francisco 9
 )  # fmt: skip
 @pytest.mark.multiprocess
 def test_a_platform_s_own_order_number_is_read_as_its_customers_write_it(
-    tmp_path, platform, fixture, topic, pattern, example, asked, shown, email, status
+    manage_py, platform, fixture, topic, pattern, example, asked, shown, email, status
 ):
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "BOOKLY_"))}
-    env.update(
-        DJANGO_DEBUG="true",
-        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
-        BOOKLY_LLM="offline",
-        BOOKLY_TODAY="2026-04-14",
-        REDIS_URL="",
-        BOOKLY_ORDER_NUMBER_PATTERN=pattern,
-        BOOKLY_ORDER_NUMBER_EXAMPLE=example,
-    )
-    run = functools.partial(subprocess.run, cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
-    assert run([sys.executable, "manage.py", "migrate", "-v0"]).returncode == 0
+    env = {
+        "BOOKLY_TODAY": "2026-04-14",
+        "BOOKLY_ORDER_NUMBER_PATTERN": pattern,
+        "BOOKLY_ORDER_NUMBER_EXAMPLE": example,
+    }
+    assert manage_py("migrate", "-v0", env=env).returncode == 0
     env["PLATFORM_CASE"] = json.dumps([platform, str(PLATFORMS / fixture), topic, asked, email])
-    result = run([sys.executable, "manage.py", "shell", "-c", _PLATFORM_CONVERSATION])
+    result = manage_py("shell", "-c", _PLATFORM_CONVERSATION, env=env)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert "applied: created" in lines

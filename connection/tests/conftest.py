@@ -25,7 +25,26 @@ class Receiver:
 
 
 @pytest.fixture
-def receiver():
+def loopback():
+    """Serves a request handler class on 127.0.0.1 (a real HTTP server, in a thread) for the test's
+    length: loopback(Handler) gives its address."""
+    servers = []
+
+    def serve(handler) -> str:
+        server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        server.daemon_threads = True
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield serve
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture
+def receiver(loopback):
     state = Receiver(url="")
 
     class Handler(BaseHTTPRequestHandler):
@@ -49,14 +68,8 @@ def receiver():
         def log_message(self, *args):
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}/hooks"
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield state
-    server.shutdown()
-    server.server_close()
+    state.url = f"{loopback(Handler)}/hooks"
+    return state
 
 
 @pytest.fixture

@@ -1,9 +1,6 @@
 """The store's own order-number shape: one setting read everywhere, checked when the settings load."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 from django.conf import settings
@@ -123,40 +120,20 @@ def test_stored_orders_no_shape_matches_fail_the_database_check(monkeypatch):
 
 
 @pytest.mark.multiprocess
-def test_a_changed_shape_that_would_orphan_stored_orders_stops_migrate(tmp_path):
-    database = str(tmp_path / "db.sqlite3")
-    assert _manage("migrate", "-v0", overrides={}, database=database).returncode == 0
-    assert _manage("loaddata", "demo", "-v0", overrides={}, database=database).returncode == 0
+def test_a_changed_shape_that_would_orphan_stored_orders_stops_migrate(manage_py):
+    assert manage_py("migrate", "-v0").returncode == 0
+    assert manage_py("loaddata", "demo", "-v0").returncode == 0
     woo = {"BOOKLY_ORDER_NUMBER_PATTERN": "[0-9]{3,}", "BOOKLY_ORDER_NUMBER_EXAMPLE": "727"}
-    refused = _manage("migrate", "-v0", overrides=woo, database=database)
+    refused = manage_py("migrate", "-v0", env=woo)
     assert refused.returncode != 0 and "orders.E001" in refused.stderr
     kept = {**woo, "BOOKLY_ORDER_NUMBER_FORMER_PATTERNS": "BK-[0-9]{4,6}"}
-    assert _manage("migrate", "-v0", overrides=kept, database=database).returncode == 0
+    assert manage_py("migrate", "-v0", env=kept).returncode == 0
 
 
 def test_a_pattern_a_cut_would_break_is_read_whole():
     numbering = OrderNumbering(r"SO-?[0-9]{4}", "SO-1234")  # "-?": the cut would leave "?[0-9]{4}"
     assert numbering.canonical("so-1234") == "SO-1234"
     assert numbering.canonical("SO1234") == "SO1234"
-
-
-def _manage(*arguments: str, overrides: dict[str, str], database: str) -> subprocess.CompletedProcess:
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("DJANGO_", "BOOKLY_"))}
-    env.update(
-        DJANGO_DEBUG="true",
-        DATABASE_URL=f"sqlite:///{database}",
-        BOOKLY_LLM="offline",
-        REDIS_URL="",
-        **overrides,
-    )
-    return subprocess.run(
-        [sys.executable, "manage.py", *arguments],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
 
 
 @pytest.mark.parametrize(
@@ -169,9 +146,9 @@ def _manage(*arguments: str, overrides: dict[str, str], database: str) -> subpro
     ],
 )
 @pytest.mark.multiprocess
-def test_a_shape_that_cannot_work_stops_the_settings_from_loading(tmp_path, pattern, example, problem):
+def test_a_shape_that_cannot_work_stops_the_settings_from_loading(manage_py, pattern, example, problem):
     overrides = {"BOOKLY_ORDER_NUMBER_PATTERN": pattern, "BOOKLY_ORDER_NUMBER_EXAMPLE": example}
-    result = _manage("check", overrides=overrides, database=str(tmp_path / "db.sqlite3"))
+    result = manage_py("check", env=overrides)
     assert result.returncode != 0
     assert problem in result.stderr
 
@@ -198,12 +175,11 @@ for text in ["hi, where is my order web88812?", "ada@example.com"]:
 
 
 @pytest.mark.multiprocess
-def test_a_store_s_own_numbers_work_from_intake_to_the_assistant_s_reply(tmp_path):
-    database = str(tmp_path / "db.sqlite3")
+def test_a_store_s_own_numbers_work_from_intake_to_the_assistant_s_reply(manage_py):
     overrides = {"BOOKLY_ORDER_NUMBER_PATTERN": "WEB-[0-9]{5}", "BOOKLY_ORDER_NUMBER_EXAMPLE": "WEB-88812"}
-    migrated = _manage("migrate", "-v0", overrides=overrides, database=database)
+    migrated = manage_py("migrate", "-v0", env=overrides)
     assert migrated.returncode == 0, migrated.stderr
-    result = _manage("shell", "-c", _STORE_CONVERSATION, overrides=overrides, database=database)
+    result = manage_py("shell", "-c", _STORE_CONVERSATION, env=overrides)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     assert any(line.startswith("refused:") and "must look like WEB-88812" in line for line in lines)

@@ -1,0 +1,88 @@
+"""Reading a shop platform's API within its limits, for every platform's room: a thin client of httpx
+(already here for the model SDKs). Shopify's own Python library (ShopifyAPI) keeps one global session
+and neither waits on a 429 nor reads the call limit; WooCommerce's (wc-api-python) is requests with a
+URL builder. Each room says only its URLs, its pagination and its fields."""
+
+import email.utils
+import logging
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import httpx2 as httpx
+
+logger = logging.getLogger(__name__)
+
+# A request is tried this many times when the platform is busy (429, 503) or fails (other 5xx, network).
+ATTEMPTS = 5
+# Waits between attempts when the platform says none (seconds, doubling), and the longest wait obeyed.
+_FIRST_WAIT = 1.0
+_LONGEST_WAIT = 60.0
+TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+
+
+class PlatformError(Exception):
+    """The platform refused or kept failing: its status and what it said, for the operator."""
+
+    def __init__(self, message: str, *, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Page:
+    """One page of a platform's order list: its orders, and how many the whole list has (when said)."""
+
+    orders: list[Mapping]
+    total: int | None
+
+
+def _retry_after(response: httpx.Response) -> float | None:
+    """Seconds the platform asks to wait: Retry-After as seconds (Shopify: "2.0") or an HTTP date."""
+    value = response.headers.get("Retry-After", "").strip()
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = email.utils.parsedate_to_datetime(value) if value else None
+        return max(0.0, when.timestamp() - time.time()) if when else None
+
+
+def platform_get(
+    client: httpx.Client,
+    url: str,
+    *,
+    params: Mapping | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    pace: Callable[[httpx.Response], float] | None = None,
+) -> httpx.Response:
+    """GET `url`, waiting as the platform asks: a 429 or 503 waits its Retry-After (else a back-off),
+    another 5xx or a network error is tried again, up to ATTEMPTS; `pace` says how long to wait after a
+    success (Shopify's call limit nearly used). Anything else not 2xx is a PlatformError."""
+    wait = _FIRST_WAIT
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            response = client.get(url, params=params)
+        except httpx.TransportError as error:
+            if attempt == ATTEMPTS:
+                raise PlatformError(f"{url}: {type(error).__name__} ({error})") from error
+            sleep(wait)
+            wait = min(wait * 2, _LONGEST_WAIT)
+            continue
+        if response.is_success:
+            if pace and (seconds := pace(response)):
+                sleep(seconds)
+            return response
+        if response.status_code in (429, 503) or response.status_code >= 500:
+            if attempt == ATTEMPTS:
+                break
+            asked = _retry_after(response)
+            logger.info("%s answered %s; waiting %.1fs", url, response.status_code, asked or wait)
+            sleep(min(asked if asked is not None else wait, _LONGEST_WAIT))
+            wait = min(wait * 2, _LONGEST_WAIT)
+            continue
+        break
+    raise PlatformError(
+        f"{url} answered {response.status_code}: {response.text[:300]}", status=response.status_code
+    )

@@ -1,0 +1,179 @@
+"""Backfill from the platforms' order lists (`manage.py shop_sync`): a real HTTP server on 127.0.0.1
+standing in for Shopify's Admin API and WooCommerce's REST API, serving their documented orders with
+their documented pagination and limits; nothing leaves loopback."""
+
+import base64
+import copy
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from connection.models import ShopEvent, ShopEventOutcome
+from connection.shop_sync import shop_sync
+from orders.models import Order, OrderSource
+
+PLATFORMS = Path(__file__).with_name("platforms")
+SINCE = datetime(2026, 1, 1, tzinfo=UTC)
+TOKEN = "shpat_0123456789abcdef"
+
+pytestmark = pytest.mark.django_db
+
+
+def _shopify_orders() -> list[dict]:
+    """Shopify's documented order three times, as three orders of a shop numbering them BK-2001…"""
+    order = json.loads((PLATFORMS / "shopify_order.json").read_text())["order"]
+    return [{**copy.deepcopy(order), "id": 450789469 + index, "name": f"BK-{2001 + index}",
+             "updated_at": f"2026-02-0{index + 1}T10:00:00-05:00"} for index in range(3)]  # fmt: skip
+
+
+def _woocommerce_orders() -> list[dict]:
+    order = json.loads((PLATFORMS / "woocommerce_order_br.json").read_text())
+    return [{**copy.deepcopy(order), "id": 723 + index, "number": f"BK-{3001 + index}",
+             "date_modified_gmt": f"2026-02-0{index + 1}T10:00:00"} for index in range(3)]  # fmt: skip
+
+
+@dataclass
+class Platform:
+    """What the stand-in serves, and every request it was sent (path, query, headers)."""
+
+    url: str = ""
+    requests: list[tuple[str, dict, dict]] = field(default_factory=list)
+    # Answers taken one a request before the normal ones: (status, headers).
+    failures: list[tuple[int, dict]] = field(default_factory=list)
+
+
+@pytest.fixture
+def platform(loopback):
+    state = Platform()
+    shopify, woocommerce = _shopify_orders(), _woocommerce_orders()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):
+            parts = urlsplit(self.path)
+            query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+            state.requests.append((parts.path, query, dict(self.headers.items())))
+            if state.failures:
+                status, headers = state.failures.pop(0)
+                return self.answer(status, {"errors": "Exceeded 2 calls per second"}, headers)
+            if parts.path == "/admin/api/2025-07/orders/count.json":
+                return self.answer(200, {"count": len(shopify)})
+            if parts.path == "/admin/api/2025-07/orders.json":
+                # Cursor pagination as Shopify does it: the next page's address in Link, nothing else.
+                if query.get("page_info") == "page-2":
+                    return self.answer(
+                        200, {"orders": shopify[2:]}, {"X-Shopify-Shop-Api-Call-Limit": "3/40"}
+                    )
+                link = f'<{state.url}/admin/api/2025-07/orders.json?limit=250&page_info=page-2>; rel="next"'
+                calls = {"Link": link, "X-Shopify-Shop-Api-Call-Limit": "39/40"}
+                return self.answer(200, {"orders": shopify[:2]}, calls)
+            if parts.path == "/wp-json/wc/v3/orders":
+                page = int(query.get("page", 1))
+                pages = {"X-WP-Total": "3", "X-WP-TotalPages": "2"}
+                return self.answer(200, woocommerce[:2] if page == 1 else woocommerce[2:], pages)
+            return self.answer(404, {"errors": "Not Found"})
+
+        def answer(self, status, body, headers=None):
+            payload = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    state.url = loopback(Handler)
+    return state
+
+
+@pytest.fixture
+def shopify(platform, settings):
+    settings.SHOPIFY_ADMIN_ACCESS_TOKEN = TOKEN
+    settings.SHOPIFY_ADMIN_API_URL = f"{platform.url}/admin/api/2025-07"
+    return platform
+
+
+@pytest.fixture
+def woocommerce(platform, settings):
+    settings.WOOCOMMERCE_URL = platform.url
+    settings.WOOCOMMERCE_CONSUMER_KEY = "ck_123"
+    settings.WOOCOMMERCE_CONSUMER_SECRET = "cs_456"
+    return platform
+
+
+def test_shopify_s_orders_are_read_page_by_page_within_its_limits(shopify):
+    waited = []
+
+    report = shop_sync(platform="shopify", since=SINCE, sleep=waited.append)
+
+    assert report.outcomes == {ShopEventOutcome.CREATED: 3} and report.total == 3
+    orders = Order.objects.filter(source=OrderSource.SHOPIFY).order_by("number")
+    assert [order.number for order in orders] == ["BK-2001", "BK-2002", "BK-2003"]
+    paths = [(path, query) for path, query, _ in shopify.requests]
+    assert paths[1] == (
+        "/admin/api/2025-07/orders.json",
+        {"status": "any", "updated_at_min": SINCE.isoformat(), "limit": "250"},
+    )
+    assert paths[2] == ("/admin/api/2025-07/orders.json", {"limit": "250", "page_info": "page-2"})
+    assert all(headers["X-Shopify-Access-Token"] == TOKEN for _, _, headers in shopify.requests)
+    assert waited == [1.0]  # 39 of 40 calls used: a second for the bucket to drain
+
+
+def test_a_429_waits_what_shopify_asks_and_is_tried_again(shopify):
+    shopify.failures = [(429, {"Retry-After": "2.0"})]
+    waited = []
+
+    report = shop_sync(platform="shopify", since=SINCE, sleep=waited.append)
+
+    assert report.outcomes == {ShopEventOutcome.CREATED: 3}
+    assert waited[0] == 2.0
+    assert [path for path, _, _ in shopify.requests[:2]] == ["/admin/api/2025-07/orders/count.json"] * 2
+
+
+def test_run_again_what_was_received_is_skipped(shopify):
+    shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+
+    again = shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+
+    assert again.already == 3 and not again.outcomes
+    assert ShopEvent.objects.count() == 3
+
+
+def test_woocommerce_s_orders_are_read_page_by_page_with_its_key(woocommerce, capsys):
+    call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
+
+    assert "3 orders read from WooCommerce: 3 order created; 0 already received." in capsys.readouterr().out
+    assert Order.objects.filter(source=OrderSource.WOOCOMMERCE).count() == 3
+    queries = [query for _, query, _ in woocommerce.requests]
+    assert [query["page"] for query in queries] == ["1", "2"]
+    assert queries[0]["modified_after"].startswith("2026-01-01T00:00:00")
+    assert queries[0]["status"] == "any" and queries[0]["orderby"] == "id"
+    authorization = woocommerce.requests[0][2]["Authorization"]
+    assert base64.b64decode(authorization.removeprefix("Basic ")) == b"ck_123:cs_456"
+
+
+def test_a_platform_that_refuses_stops_the_sync_with_its_answer(shopify):
+    shopify.failures = [(401, {})]
+
+    with pytest.raises(CommandError, match=r"Shopify stopped the sync: .* answered 401.*Run it again"):
+        call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
+    assert not Order.objects.exists()
+
+
+def test_without_a_platform_configured_the_sync_says_what_to_set():
+    with pytest.raises(CommandError, match="SHOPIFY_ADMIN_ACCESS_TOKEN"):
+        call_command("shop_sync", "--since", "2026-01-01")
+
+
+def test_a_since_that_is_no_date_is_refused():
+    with pytest.raises(CommandError, match="is not a date like 2026-01-01"):
+        call_command("shop_sync", "--since", "last tuesday")
