@@ -150,7 +150,8 @@ class OrderNumbering:
     def __post_init__(self):
         shapes = tuple(_Shape(pattern) for pattern in (self.pattern, *self.former))
         object.__setattr__(self, "_shapes", shapes)
-        object.__setattr__(self, "exact", re.compile("|".join(f"(?:{shape.pattern})" for shape in shapes)))
+        either = "|".join(f"(?:{shape.pattern})" for shape in shapes) if self.former else self.pattern
+        object.__setattr__(self, "exact", re.compile(either))
         mention_pattern = "|".join(f"(?:{shape.loose_pattern})" for shape in shapes)
         object.__setattr__(self, "mention_pattern", f"(?:{mention_pattern})")
         object.__setattr__(self, "mention_re", re.compile(self.mention_pattern, re.IGNORECASE))
