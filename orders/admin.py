@@ -23,6 +23,7 @@ from orders.models import (
     ReturnRecord,
     ReturnStatus,
     ReturnStatusChange,
+    Shipment,
 )
 from orders.money import money_text
 from orders.services import (
@@ -59,6 +60,25 @@ class OrderItemInline(ReadOnlyInline):
     model = OrderItem
     fields = ["line_number", "title", "author", "category", "unit_price", "quantity"]
     readonly_fields = fields
+
+
+class ShipmentInline(ReadOnlyInline):
+    """The parcels the shop sent the order in, when it ships in parts."""
+
+    model = Shipment
+    fields = ["number", "holds", "carrier", "tracking_number", "tracking_url", "shipped_on", "delivered_on"]
+    readonly_fields = fields
+    verbose_name_plural = "parcels (as the shop sent them)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("lines__item")
+
+    @admin.display(description="holds")
+    def holds(self, shipment: Shipment) -> str:
+        return ", ".join(
+            f"{line.quantity} x line {line.item.line_number} ({line.item.title})"
+            for line in shipment.lines.all()
+        )
 
 
 def _staff_name(user) -> str:
@@ -182,7 +202,7 @@ class OrderAdmin(admin.ModelAdmin):
     list_filter = ["status", "source"]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
-    inlines = [OrderItemInline, OrderChangeInline, DeliveryCaseInline]
+    inlines = [OrderItemInline, ShipmentInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
     # Where it came from, and when it last changed, are the intake's to record.
     # The currency is the shop's: every amount of the order is in it.

@@ -41,9 +41,11 @@ from orders.models import (
     OrderItem,
     OrderSource,
     OrderStatus,
+    Shipment,
+    ShipmentLine,
 )
 from orders.numbers import ORDER_NUMBERS
-from orders.schemas import ITEM_FIELDS, SHOP_ADDRESS_FIELDS, ShopItem, ShopOrder, order_problems
+from orders.schemas import ITEM_FIELDS, SHOP_ADDRESS_FIELDS, ShopItem, ShopOrder, ShopShipment, order_problems
 from orders.selectors import order_open_return_numbers
 
 
@@ -72,6 +74,7 @@ class IncomingOrder:
     address: ShippingAddress | None
     items: tuple[ShopItem, ...]
     updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
+    shipments: tuple[ShopShipment, ...] = ()
 
 
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
@@ -103,6 +106,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         address=order.shipping_address.shipping_address() if order.shipping_address else None,
         items=order.items,
         updated_at=order.updated_at,
+        shipments=order.shipments,
     )
 
 
@@ -130,6 +134,44 @@ def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
 
 def _item_fields(item: ShopItem) -> dict[str, object]:
     return {name: getattr(item, name) for name in ITEM_FIELDS if name != "line_number"}
+
+
+_SHIPMENT_FIELDS = ("carrier", "tracking_number", "tracking_url", "shipped_on", "delivered_on")
+
+
+def _shipments_as_sent(shipments) -> list[tuple]:
+    """Shipments (the shop's or the stored ones) in one comparable form."""
+    return [
+        (
+            *(getattr(shipment, name) for name in _SHIPMENT_FIELDS),
+            tuple(sorted((line.line_number, line.quantity) for line in shipment.lines)),
+        )
+        for shipment in shipments
+    ]
+
+
+def _shipments_stored(order: Order) -> list[tuple]:
+    return [
+        (
+            *(getattr(shipment, name) for name in _SHIPMENT_FIELDS),
+            tuple(sorted((line.item.line_number, line.quantity) for line in shipment.lines.all())),
+        )
+        for shipment in order.shipments.prefetch_related("lines__item")
+    ]
+
+
+def _shipments_write(order: Order, shipments: tuple[ShopShipment, ...]) -> None:
+    """The order's shipments, replaced by the shop's (its items already stored)."""
+    order.shipments.all().delete()
+    items = {item.line_number: item for item in order.items.all()}
+    for number, sent in enumerate(shipments, start=1):
+        shipment = Shipment.objects.create(
+            order=order, number=number, **{name: getattr(sent, name) for name in _SHIPMENT_FIELDS}
+        )
+        ShipmentLine.objects.bulk_create(
+            ShipmentLine(shipment=shipment, item=items[line.line_number], quantity=line.quantity)
+            for line in sent.lines
+        )
 
 
 class ConflictCode(StrEnum):
@@ -255,6 +297,7 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
                         OrderItem(order=order, line_number=item.line_number, **_item_fields(item))
                         for item in incoming.items
                     )
+                    _shipments_write(order, incoming.shipments)
                 return order, UpsertOutcome.CREATED
             except IntegrityError:
                 # Another request created it a moment ago (a missing row has nothing to lock): replace it.
@@ -312,8 +355,9 @@ def _replace(order: Order, incoming: IncomingOrder, fields: dict[str, object], s
         or any(getattr(current[line], name) != value for name, value in _item_fields(item).items())
     ]
     gone = [current[line] for line in current if line not in wanted]
+    shipments_changed = _shipments_stored(order) != _shipments_as_sent(incoming.shipments)
     newer = incoming.updated_at is not None and incoming.updated_at != order.shop_updated_at
-    if not (changed_fields or changed_items or gone):
+    if not (changed_fields or changed_items or gone or shipments_changed):
         if newer:
             # The shop's clock moved on with nothing else: kept for the next staleness check only.
             order.shop_updated_at = incoming.updated_at
@@ -343,6 +387,8 @@ def _replace(order: Order, incoming: IncomingOrder, fields: dict[str, object], s
         OrderItem.objects.update_or_create(
             order=order, line_number=item.line_number, defaults=_item_fields(item)
         )
+    if shipments_changed:
+        _shipments_write(order, incoming.shipments)
     return UpsertOutcome.UPDATED
 
 
@@ -382,6 +428,18 @@ def order_shape(*, order: Order) -> dict[str, object]:
                 "category": item.category,
             }
             for item in order.items.all()
+        ],
+        "shipments": [
+            {
+                **{name: getattr(shipment, name) for name in ("carrier", "tracking_number", "tracking_url")},
+                "shipped_on": shipment.shipped_on.isoformat() if shipment.shipped_on else None,
+                "delivered_on": shipment.delivered_on.isoformat() if shipment.delivered_on else None,
+                "lines": [
+                    {"line_number": line.item.line_number, "quantity": line.quantity}
+                    for line in shipment.lines.all()
+                ],
+            }
+            for shipment in order.shipments.all()
         ],
         "source": order.source,
         "updated_at": order.updated_at.isoformat(),

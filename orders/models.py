@@ -292,6 +292,56 @@ class OrderItem(models.Model):
         return self.unit_price * self.quantity
 
 
+class Shipment(models.Model):
+    """One parcel the shop sent (a Shopify fulfilment): the lines it holds and how many of each, its
+    carrier and tracking, when it left and when it arrived, as the shop says. An order the shop ships in
+    parts has several; the order's own tracking number is the latest one's. Replaced whole with each
+    version of the order the shop sends."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="shipments")
+    number = models.PositiveSmallIntegerField()  # 1, 2, … in the order the shop sent them
+    carrier = models.CharField(max_length=40, blank=True)
+    tracking_number = models.CharField(max_length=64, blank=True)
+    tracking_url = models.URLField(max_length=500, blank=True)
+    shipped_on = models.DateField(null=True, blank=True)
+    delivered_on = models.DateField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["order", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["order", "number"], name="shipment_number_unique"),
+            models.CheckConstraint(
+                condition=models.Q(delivered_on__isnull=True)
+                | models.Q(shipped_on__isnull=True)
+                | models.Q(delivered_on__gte=models.F("shipped_on")),
+                name="shipment_delivered_after_shipped",
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.order.number} parcel {self.number}"
+
+
+class ShipmentLine(models.Model):
+    """How many of one line of the order a parcel holds."""
+
+    shipment = models.ForeignKey(Shipment, on_delete=models.CASCADE, related_name="lines")
+    item = models.ForeignKey(OrderItem, on_delete=models.CASCADE, related_name="shipped")
+    quantity = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
+
+    class Meta:
+        ordering = ["shipment", "item__line_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["shipment", "item"], name="shipment_line_unique"),
+            models.CheckConstraint(
+                condition=models.Q(quantity__gte=1), name="shipment_line_quantity_positive"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.quantity} x {self.item.title}"
+
+
 class OrderChange(models.Model):
     """One change to an order after it was placed: what, before and after, by whom, when.
 

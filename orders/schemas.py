@@ -27,7 +27,7 @@ from typing import Annotated
 
 from babel.numbers import get_currency_precision, list_currencies
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.core.validators import validate_email
+from django.core.validators import URLValidator, validate_email
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from pydantic import (
@@ -43,7 +43,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from orders.addresses import AddressInvalid, ShippingAddress, address_field_clean
-from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, store_currency
+from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, Shipment, store_currency
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
@@ -53,6 +53,8 @@ SHOP_ADDRESS_FIELDS = {"name": "to", "line1": "line1", "line2": "line2", "city":
 MAX_ITEMS = 200
 MAX_LINE_NUMBER = MAX_ITEMS * 100
 MAX_QUANTITY = 999
+# Parcels an order may be sent in.
+MAX_SHIPMENTS = 50
 # How far ahead of our clock the shop's `updated_at` may be: two clocks a little apart, not a time zone
 # read wrong (an hour or more) or a year mistyped. A time far ahead would make every later real version
 # of the order stale (orders.intake's rule).
@@ -300,6 +302,56 @@ class ShopItem(BaseModel):
     category: Annotated[str, _choice(ItemCategory, required=False)] = ""
 
 
+def _url(value: object) -> str:
+    """A web address (http or https) a customer may open, or nothing."""
+    value = _text_clean(value, max_length=Shipment._meta.get_field("tracking_url").max_length, required=False)
+    if value:
+        try:
+            URLValidator(schemes=["http", "https"])(value)
+        except DjangoValidationError:
+            raise _problem("must be a web address (https://…)") from None
+    return value
+
+
+class ShopShipmentLine(BaseModel):
+    """How many of one line of the order a parcel holds."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    line_number: Annotated[int, _whole_number(low=1, high=MAX_LINE_NUMBER)]
+    quantity: Annotated[int, _whole_number(low=1, high=MAX_QUANTITY)]
+
+
+class ShopShipment(BaseModel):
+    """One parcel the shop sent: its lines, carrier, tracking and dates."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    carrier: Annotated[str, _text(Shipment, "carrier")] = ""
+    tracking_number: Annotated[str, _text(Shipment, "tracking_number")] = ""
+    tracking_url: Annotated[str, PlainValidator(_url)] = ""
+    shipped_on: Annotated[date | None, _date(required=False)] = None
+    delivered_on: Annotated[date | None, _date(required=False)] = None
+    lines: tuple[ShopShipmentLine, ...]
+
+    @field_validator("delivered_on")
+    @classmethod
+    def _arrived_after_it_left(cls, delivered_on: date | None, info: ValidationInfo) -> date | None:
+        shipped_on = info.data.get("shipped_on")
+        if delivered_on and shipped_on and delivered_on < shipped_on:
+            raise _problem("must not be before shipped_on")
+        return delivered_on
+
+    @field_validator("lines")
+    @classmethod
+    def _some_lines(cls, lines: tuple[ShopShipmentLine, ...]) -> tuple[ShopShipmentLine, ...]:
+        if not lines:
+            raise _problem("must hold at least one line")
+        if len({line.line_number for line in lines}) != len(lines):
+            raise _problem("must name each line once")
+        return lines
+
+
 def _items(value: object, handler) -> tuple[ShopItem, ...]:
     """The order's lines: a list of at least one and at most MAX_ITEMS (refused before any is read), each
     with a line number of its own."""
@@ -360,6 +412,8 @@ class ShopOrder(BaseModel):
     currency: Annotated[str, PlainValidator(_currency)] = Field(default_factory=store_currency)
     shipping_address: ShopAddress | None = None
     items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)]
+    # The parcels it went out in, when the shop ships in parts and says which lines each holds.
+    shipments: tuple[ShopShipment, ...] = ()
     # The shop's own time of this version, when it sends one (orders.intake's rule: never older).
     updated_at: Annotated[datetime | None, PlainValidator(_shop_time)] = None
 
@@ -382,6 +436,29 @@ class ShopOrder(BaseModel):
         if info.data.get("status") == OrderStatus.PROCESSING and tracking_number:
             raise _problem("must be empty while the order is processing")
         return tracking_number
+
+    @field_validator("shipments")
+    @classmethod
+    def _shipments_of_its_lines(cls, shipments: tuple[ShopShipment, ...], info: ValidationInfo):
+        if not shipments:
+            return shipments
+        if len(shipments) > MAX_SHIPMENTS:
+            raise _problem(f"must hold at most {MAX_SHIPMENTS} parcels")
+        if info.data.get("status") == OrderStatus.PROCESSING:
+            raise _problem("must be empty while the order is processing")
+        items = {item.line_number: item.quantity for item in info.data.get("items") or ()}
+        if not items:
+            return shipments  # the items' own problems are named
+        sent: dict[int, int] = {}
+        for shipment in shipments:
+            for line in shipment.lines:
+                if line.line_number not in items:
+                    raise _problem(f"must name only lines of the order (line {line.line_number} is not one)")
+                sent[line.line_number] = sent.get(line.line_number, 0) + line.quantity
+        over = [line for line, quantity in sorted(sent.items()) if quantity > items[line]]
+        if over:
+            raise _problem(f"must not send more of line {over[0]} than the order has")
+        return shipments
 
 
 ORDER_FIELDS = tuple(ShopOrder.model_fields)

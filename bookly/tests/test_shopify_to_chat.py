@@ -54,6 +54,53 @@ def test_an_order_in_brazil_from_shopify_is_answered_in_the_chat(
     assert "BK-11050" in reply and "shipped" in reply and "1Z2345" in reply
 
 
+@pytest.mark.django_db
+def test_an_order_shopify_ships_in_parts_is_answered_parcel_by_parcel(
+    client, settings, django_capture_on_commit_callbacks
+):
+    """Shopify's documented order and fulfilment: its first line delivered, its second on its way in
+    another parcel, its third not yet sent. The customer reads each parcel and what has not left."""
+    settings.SHOPIFY_WEBHOOK_SECRET = SECRET
+    order = copy.deepcopy(json.loads((PLATFORMS / "shopify_order.json").read_text())["order"])
+    fulfilment = json.loads((PLATFORMS / "shopify_fulfillment.json").read_text())["fulfillment"]
+    second_line = {**fulfilment["line_items"][0], "id": order["line_items"][1]["id"], "title": "Dune"}
+    order["line_items"][0]["title"] = "The Hobbit"
+    order["line_items"][1]["title"] = "Dune"
+    order["line_items"][2]["title"] = "Emma"
+    order.update(
+        name="BK-11051",
+        fulfillment_status="partial",
+        updated_at="2026-04-10T11:00:00-04:00",
+        fulfillments=[
+            {**fulfilment, "status": "success", "shipment_status": "delivered",
+             "created_at": "2026-04-02T10:00:00-04:00", "updated_at": "2026-04-04T15:00:00-04:00"},
+            {**fulfilment, "id": 255858047, "status": "success", "shipment_status": "in_transit",
+             "tracking_number": "1Z6789", "tracking_company": "UPS", "line_items": [second_line],
+             "created_at": "2026-04-09T10:00:00-04:00", "updated_at": "2026-04-09T10:00:00-04:00"},
+        ],
+    )  # fmt: skip
+    body = json.dumps(order).encode()
+    signature = base64.b64encode(hmac.new(SECRET.encode(), body, hashlib.sha256).digest()).decode()
+    headers = {
+        "X-Shopify-Topic": "orders/updated",
+        "X-Shopify-Webhook-Id": "e2e-2",
+        "X-Shopify-Hmac-Sha256": signature,
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(
+            "/connect/shopify/webhooks", body, content_type="application/json", headers=headers
+        )
+        assert response.status_code == 200
+
+    reply = ChatClient().send("where is order BK-11051? bob.norman@hostmail.com").json()["reply"]
+    assert (
+        "Parcel 1 (The Hobbit) was shipped on 2026-04-02 with null-company, tracking number 1Z2345" in reply
+    )
+    assert "delivered on 2026-04-04" in reply
+    assert "Parcel 2 (Dune) was shipped on 2026-04-09 with UPS, tracking number 1Z6789." in reply
+    assert "Still to come in another parcel: Emma." in reply
+
+
 # In a fresh process with the platform's own number shape (ORDER_NUMBERS is read once per process): the
 # platform's documented order, as its webhook delivers it, applied; then a customer asks for it by number
 # as they write it, beside a street number and a ZIP code.

@@ -8,6 +8,9 @@ is left out, for the intake to name or default (no category: Shopify's products 
   "delivered" for every shipped line, delivered (on that fulfilment's last update); else a successful
   fulfilment, shipped; else processing;
 - tracking and carrier: the latest successful fulfilment's `tracking_number` and `tracking_company`;
+- shipments: each successful fulfilment, its `line_items` (by id) and their quantities, its tracking
+  number, company and URL, shipped on its `created_at`, delivered on its last update once its
+  `shipment_status` is "delivered";
 - lines: `line_items` in Shopify's order, numbered from 1 (an order edit appends lines and keeps
   removed ones at quantity 0, so a line keeps its number); a line at quantity 0 is left out.
 """
@@ -77,6 +80,41 @@ def _items(line_items: list) -> list[dict]:
     return items
 
 
+def _shipments(shipped: list[Mapping], line_items: list[Mapping], status: str) -> list[dict]:
+    """Each successful fulfilment as a parcel: its lines (Shopify names the order's line items by id; a
+    line is numbered by its place in the order), tracking and dates. A fulfilment's lines that are no
+    longer in the order (removed by an edit) are left out, and a fulfilment with none left with them."""
+    if status in (OrderStatus.PROCESSING, OrderStatus.CANCELLED):
+        return []
+    numbers = {line.get("id"): number for number, line in enumerate(line_items, start=1) if line.get("id")}
+    kept = {
+        number
+        for number, line in enumerate(line_items, start=1)
+        if line.get("current_quantity", line.get("quantity")) != 0
+    }
+    shipments = []
+    for fulfilment in sorted(shipped, key=lambda fulfilment: str(fulfilment.get("created_at"))):
+        lines = [
+            {"line_number": numbers[line.get("id")], "quantity": line.get("quantity")}
+            for line in fulfilment.get("line_items") or []
+            if isinstance(line, Mapping) and numbers.get(line.get("id")) in kept
+        ]
+        if not lines:
+            continue
+        delivered = fulfilment.get("shipment_status") == "delivered"
+        shipments.append(
+            {
+                "carrier": fulfilment.get("tracking_company") or "",
+                "tracking_number": fulfilment.get("tracking_number") or "",
+                "tracking_url": fulfilment.get("tracking_url") or "",
+                "shipped_on": _date(fulfilment.get("created_at")),
+                "delivered_on": _date(fulfilment.get("updated_at")) if delivered else None,
+                "lines": lines,
+            }
+        )
+    return shipments
+
+
 def _status(order: Mapping, shipped: list[Mapping]) -> tuple[str, str | None]:
     """The status and, when delivered, the day."""
     if order.get("cancelled_at"):
@@ -98,6 +136,7 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
     latest = max(shipped, key=lambda fulfilment: str(fulfilment.get("created_at")), default={})
     customer = payload.get("customer") if isinstance(payload.get("customer"), Mapping) else {}
     shipping = payload.get("shipping_address")
+    line_items = [line for line in payload.get("line_items") or [] if isinstance(line, Mapping)]
     data = {
         "customer_name": _name(shipping, payload.get("billing_address"), customer),
         "customer_email": payload.get("email") or payload.get("contact_email") or customer.get("email"),
@@ -109,7 +148,8 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
         "total": payload.get("current_total_price") or payload.get("total_price"),
         "currency": payload.get("currency"),
         "shipping_address": _address(shipping),
-        "items": _items([line for line in payload.get("line_items") or [] if isinstance(line, Mapping)]),
+        "items": _items(line_items),
+        "shipments": _shipments(shipped, line_items, status),
         "updated_at": payload.get("updated_at"),
     }
     return payload.get("name"), data

@@ -3,6 +3,7 @@ the intake as every order is."""
 
 import copy
 import json
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,7 +12,10 @@ import pytest
 from connection.shopify.orders import shopify_order
 from orders.intake import OrderRefused, incoming_order_clean
 
-PAYLOAD = json.loads((Path(__file__).with_name("platforms") / "shopify_order.json").read_text())["order"]
+PLATFORMS = Path(__file__).with_name("platforms")
+PAYLOAD = json.loads((PLATFORMS / "shopify_order.json").read_text())["order"]
+# Shopify's documented fulfilment of this order: line 466157049 (the order's first line), UPS-shaped.
+FULFILMENT = json.loads((PLATFORMS / "shopify_fulfillment.json").read_text())["fulfillment"]
 
 
 def shopify(**fields) -> dict:
@@ -20,11 +24,15 @@ def shopify(**fields) -> dict:
     return payload
 
 
-def fulfilment(*, status="success", shipment_status=None, created_at, updated_at=None, tracking) -> dict:
-    """A fulfilment with Shopify's field names (the fixture's, with another state)."""
-    return {**PAYLOAD["fulfillments"][0], "status": status, "shipment_status": shipment_status,
-            "created_at": created_at, "updated_at": updated_at or created_at, "tracking_number": tracking,
-            "tracking_company": "UPS"}  # fmt: skip
+def fulfilment(
+    *, status="success", shipment_status=None, created_at, updated_at=None, tracking, line=0
+) -> dict:
+    """A fulfilment with Shopify's field names (the fixture's, with another state), of the order's
+    line at index `line`."""
+    line_item = {**FULFILMENT["line_items"][0], "id": PAYLOAD["line_items"][line]["id"]}
+    return {**FULFILMENT, "status": status, "shipment_status": shipment_status, "created_at": created_at,
+            "updated_at": updated_at or created_at, "tracking_number": tracking, "tracking_company": "UPS",
+            "line_items": [line_item]}  # fmt: skip
 
 
 def taken(payload: dict):
@@ -54,10 +62,39 @@ def test_shopifys_own_order_is_taken_with_its_lines_amounts_currency_and_address
 def test_two_fulfilments_one_on_its_way_make_it_shipped_with_the_latest_tracking():
     shipped = [
         fulfilment(shipment_status="delivered", created_at="2008-01-11T09:00:00-05:00", tracking="1Z0001"),
-        fulfilment(shipment_status="in_transit", created_at="2008-01-12T09:00:00-05:00", tracking="1Z0002"),
+        fulfilment(
+            shipment_status="in_transit", created_at="2008-01-12T09:00:00-05:00", tracking="1Z0002", line=1
+        ),
     ]
-    order = taken(shopify(fulfillments=shipped, fulfillment_status="fulfilled"))
+    order = taken(shopify(fulfillments=shipped, fulfillment_status="partial"))
     assert (order.status, order.tracking_number, order.carrier) == ("shipped", "1Z0002", "UPS")
+    # Each parcel with its line, tracking and days; the third line has not left.
+    parcels = [
+        (
+            parcel.tracking_number,
+            [line.line_number for line in parcel.lines],
+            parcel.shipped_on,
+            parcel.delivered_on,
+        )
+        for parcel in order.shipments
+    ]
+    assert parcels == [
+        ("1Z0001", [1], date(2008, 1, 11), date(2008, 1, 11)),
+        ("1Z0002", [2], date(2008, 1, 12), None),
+    ]
+
+
+def test_shopifys_documented_fulfilment_is_a_parcel_with_its_tracking_address():
+    sent = {**FULFILMENT, "status": "success"}  # documented as pending (not yet left): now it has
+    order = taken(shopify(fulfillments=[sent], fulfillment_status="partial"))
+    [parcel] = order.shipments
+    assert (parcel.carrier, parcel.tracking_number, parcel.tracking_url) == (
+        "null-company",
+        "1Z2345",
+        "http://www.google.com/search?q=1Z2345",
+    )
+    assert [(line.line_number, line.quantity) for line in parcel.lines] == [(1, 1)]
+    assert not taken(shopify(fulfillments=[FULFILMENT])).shipments  # pending: nothing has left
 
 
 def test_every_fulfilment_delivered_makes_it_delivered_on_the_last_ones_day():
@@ -65,7 +102,7 @@ def test_every_fulfilment_delivered_makes_it_delivered_on_the_last_ones_day():
         fulfilment(shipment_status="delivered", created_at="2008-01-11T09:00:00-05:00",
                    updated_at="2008-01-14T10:00:00-05:00", tracking="1Z0001"),
         fulfilment(shipment_status="delivered", created_at="2008-01-12T09:00:00-05:00",
-                   updated_at="2008-01-15T16:00:00-05:00", tracking="1Z0002"),
+                   updated_at="2008-01-15T16:00:00-05:00", tracking="1Z0002", line=1),
     ]  # fmt: skip
     order = taken(shopify(fulfillments=shipped, fulfillment_status="fulfilled"))
     assert (order.status, order.delivered_on.isoformat()) == ("delivered", "2008-01-15")

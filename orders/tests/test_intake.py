@@ -446,3 +446,60 @@ class TestNeverBackwards:
         assert problems(changed(updated_at=sent)) == {
             "updated_at": "must be a time like 2026-04-01T09:30:00Z, with its time zone"
         }
+
+
+# The shop sent the order in two parcels: Dune first, then one of the two Gruffalos; one still to go.
+PARCELS = [
+    {"carrier": "UPS", "tracking_number": "1Z999AA10123456784", "tracking_url": "https://ups.example/1Z9",
+     "shipped_on": "2026-04-02", "delivered_on": "2026-04-05", "lines": [{"line_number": 1, "quantity": 1}]},
+    {"carrier": "USPS", "tracking_number": "9400111899223344556677", "shipped_on": "2026-04-06",
+     "lines": [{"line_number": 2, "quantity": 1}]},
+]  # fmt: skip
+
+
+@pytest.mark.django_db
+class TestShipments:
+    def test_an_order_shipped_in_parts_keeps_each_parcel_with_its_lines(self):
+        order, outcome = upsert(changed(shipments=PARCELS))
+        assert outcome == UpsertOutcome.CREATED
+        kept = [
+            (parcel.number, parcel.carrier, parcel.tracking_number, parcel.delivered_on is not None,
+             [(line.item.line_number, line.quantity) for line in parcel.lines.all()])
+            for parcel in order.shipments.all()
+        ]  # fmt: skip
+        assert kept == [(1, "UPS", "1Z999AA10123456784", True, [(1, 1)]),
+                        (2, "USPS", "9400111899223344556677", False, [(2, 1)])]  # fmt: skip
+
+    def test_the_shops_next_version_replaces_the_parcels_and_the_same_one_changes_nothing(self):
+        upsert(changed(shipments=PARCELS))
+        assert upsert(changed(shipments=PARCELS))[1] == UpsertOutcome.UNCHANGED
+        both = [PARCELS[0], {**PARCELS[1], "lines": [{"line_number": 2, "quantity": 2}]}]
+        order, outcome = upsert(changed(shipments=both))
+        assert outcome == UpsertOutcome.UPDATED
+        assert [line.quantity for line in order.shipments.get(number=2).lines.all()] == [2]
+        assert upsert(changed())[1] == UpsertOutcome.UPDATED
+        assert not order.shipments.exists()
+
+    @pytest.mark.parametrize(
+        ("shipments", "problem"),
+        [
+            ([{**PARCELS[0], "lines": [{"line_number": 7, "quantity": 1}]}],
+             "must name only lines of the order (line 7 is not one)"),
+            ([PARCELS[1], {**PARCELS[1], "lines": [{"line_number": 2, "quantity": 2}]}],
+             "must not send more of line 2 than the order has"),
+            ([{**PARCELS[0], "lines": []}], None),
+            ([{**PARCELS[0], "delivered_on": "2026-04-01"}], None),
+            ([{**PARCELS[0], "tracking_url": "javascript:alert(1)"}], None),
+        ],
+    )  # fmt: skip
+    def test_parcels_the_order_cannot_have_are_refused_by_field(self, shipments, problem):
+        found = problems(changed(shipments=shipments))
+        assert found
+        if problem:
+            assert found == {"shipments": problem}
+        assert not Order.objects.exists()
+
+    def test_an_order_still_processing_has_no_parcels(self):
+        assert problems(changed(status="processing", tracking_number="", shipments=PARCELS[:1])) == {
+            "shipments": "must be empty while the order is processing"
+        }

@@ -44,8 +44,9 @@ ISSUE_34_OTHER_TOKENS = math.ceil(len(receipt.CAPABILITY.prompt) / 4)  # the cac
 # Issue 37 states that the store's FAQ topics come before anything out of scope, and to ask which of two
 # (138 characters more of system prompt, measured), by the same rule.
 ISSUE_37_OTHER_TOKENS = math.ceil(138 / 4)
-# Issue 35: an order's result says its currency, which replies name with an amount, by the same rule.
-ISSUE_35_OTHER_TOKENS = math.ceil(len(', "currency": "USD"') / 4)
+# Issue 35: an order's result says its currency, which replies name with an amount, and the lookup's
+# description its parcels (59 characters more, measured), by the same rule.
+ISSUE_35_OTHER_TOKENS = math.ceil(len(', "currency": "USD"') / 4) + math.ceil(59 / 4)
 
 
 class CachedModel:

@@ -131,3 +131,40 @@ def test_quoting_a_faq_answer_is_on_topic_whatever_staff_wrote_it_about():
     reply = "We gift-wrap any book with a handwritten card."
     assert codes(reply, "Do you gift wrap?", results=(ToolResult("lookup_policy", GIFT_WRAPPING),)) == ()
     assert codes(reply, "Do you gift wrap?", results=()) == ("off_topic",)
+
+
+# An order the shop sent in two parcels: the first delivered, the second on its way, one book to come.
+PARCELS_RESULT = ToolResult(
+    "lookup_order",
+    json.dumps(
+        {
+            "order_id": "BK-10042",
+            "status": "shipped",
+            "tracking_number": "1Z6789000000000001",
+            "items": [{"title": "The Hobbit"}, {"title": "Dune"}, {"title": "Emma"}],
+            "shipments": [
+                {"items": ["The Hobbit"], "carrier": "UPS", "tracking_number": "1Z2345000000000001",
+                 "shipped_on": "2026-04-02", "delivered_on": "2026-04-04"},
+                {"items": ["Dune"], "carrier": "UPS", "tracking_number": "1Z6789000000000001",
+                 "shipped_on": "2026-04-09", "delivered_on": None},
+            ],
+            "not_shipped": ["Emma"],
+        }
+    ),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("reply", "code"),
+    [
+        ("Parcel 1 (The Hobbit) was shipped on 2026-04-02 with UPS, tracking number 1Z2345000000000001, "
+         "and delivered on 2026-04-04.", None),
+        ("Parcel 2 (Dune) was shipped on 2026-04-09 with UPS, tracking number 1Z6789000000000001.", None),
+        ("Parcel 2 (Dune) was delivered on 2026-04-04.", "status_not_in_result"),  # that was parcel 1
+        ("Parcel 3 (Emma) was shipped.", "status_not_in_result"),  # no third parcel
+        ("Your order BK-10042 was delivered on 2026-04-04.", "status_not_in_result"),  # one parcel was
+    ],
+)  # fmt: skip
+def test_a_parcel_s_state_is_that_parcel_s(reply, code):
+    found = codes(reply, results=(PARCELS_RESULT,))
+    assert (code in found) if code else found == ()

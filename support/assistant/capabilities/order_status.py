@@ -99,7 +99,41 @@ def order_summary(order: Order) -> dict[str, Any]:
         "currency": order.currency,
         "shipping_address": current_address_line(order),
         "returns": returns_of(order),
+        **_shipments_of(order),
     }
+
+
+def _copies(title: str, quantity: int) -> str:
+    return title if quantity == 1 else f"{quantity} copies of {title}"
+
+
+def _shipments_of(order: Order) -> dict[str, Any]:
+    """An order the shop ships in parts: each parcel (what it holds, carrier, tracking, dates) and what
+    has not left yet. Nothing for an order the shop sends no parcels of."""
+    shipments = list(order.shipments.prefetch_related("lines__item"))
+    if not shipments:
+        return {}
+    sent: dict[int, int] = {}
+    parcels = []
+    for shipment in shipments:
+        for line in shipment.lines.all():
+            sent[line.item_id] = sent.get(line.item_id, 0) + line.quantity
+        parcels.append(
+            {
+                "items": [_copies(line.item.title, line.quantity) for line in shipment.lines.all()],
+                "carrier": shipment.carrier or None,
+                "tracking_number": shipment.tracking_number or None,
+                "tracking_url": shipment.tracking_url or None,
+                "shipped_on": shipment.shipped_on.isoformat() if shipment.shipped_on else None,
+                "delivered_on": shipment.delivered_on.isoformat() if shipment.delivered_on else None,
+            }
+        )
+    waiting = [
+        _copies(item.title, item.quantity - sent.get(item.pk, 0))
+        for item in order.items.all()
+        if item.quantity > sent.get(item.pk, 0)
+    ]
+    return {"shipments": parcels, "not_shipped": waiting if order.status != OrderStatus.CANCELLED else []}
 
 
 _RETURN_NOT_FOUND = (
@@ -161,12 +195,17 @@ def _order_reply(_turn: Turn, result: dict) -> str:
     if result.get("ordered_on"):
         delivered = f" and delivered on {result['delivered_on']}" if result.get("delivered_on") else ""
         sentences.append(f"It was ordered on {result['ordered_on']}{delivered}.")
+    parcels = [parcel for parcel in result.get("shipments") or [] if isinstance(parcel, dict)]
+    if len(parcels) > 1 or result.get("not_shipped"):
+        # Shipped in parts: what each parcel holds and where it is, then what has not left yet.
+        sentences += [_parcel_sentence(number, parcel) for number, parcel in enumerate(parcels, start=1)]
+        if result.get("not_shipped"):
+            sentences.append(f"Still to come in another parcel: {joined(result['not_shipped'])}.")
+        sentences += returns_sentences(result.get("returns", []))
+        return " ".join(sentences)
     if result.get("tracking_number"):
         sentences.append(f"The tracking number is {result['tracking_number']}.")
-    items = [
-        item["title"] if item.get("quantity", 1) == 1 else f"{item['quantity']} copies of {item['title']}"
-        for item in result.get("items", [])
-    ]
+    items = [_copies(item["title"], item.get("quantity", 1)) for item in result.get("items", [])]
     if items:
         sentences.append(f"It contains {joined(items)}.")
     if result.get("shipping_address") and result.get("status") == "processing":
@@ -174,6 +213,20 @@ def _order_reply(_turn: Turn, result: dict) -> str:
         sentences.append(f"It is going to {result['shipping_address']}.")
     sentences += returns_sentences(result.get("returns", []))
     return " ".join(sentences)
+
+
+def _parcel_sentence(number: int, parcel: dict) -> str:
+    """ "Parcel 1 (Dune) was shipped on 2026-04-02 with UPS, tracking number 1Z…, and delivered on …" """
+    said = f"Parcel {number} ({joined(parcel.get('items') or [])}) was shipped"
+    if parcel.get("shipped_on"):
+        said += f" on {parcel['shipped_on']}"
+    if parcel.get("carrier"):
+        said += f" with {parcel['carrier']}"
+    if parcel.get("tracking_number"):
+        said += f", tracking number {parcel['tracking_number']}"
+    if parcel.get("delivered_on"):
+        said += f", and delivered on {parcel['delivered_on']}"
+    return said + "."
 
 
 def _recent_orders_reply(_turn: Turn, result: dict) -> str:
@@ -233,9 +286,10 @@ CAPABILITY = Capability(
         Tool(
             name="lookup_order",
             description=(
-                "An order's status, dates, tracking, items and returns. Needs the order number (or a "
-                "return's rma_number) and the email on the order, from the customer. order_not_found if "
-                "either is wrong, never saying which."
+                "An order's status, dates, tracking, items, returns, and its parcels if shipped in parts "
+                "(say 'Parcel N' of each). Needs the order number (or a return's rma_number) and the "
+                "email on the order, from the customer. order_not_found if either is wrong, never saying "
+                "which."
             ),
             arguments=LookupOrderArguments,
             handler=lookup_order,

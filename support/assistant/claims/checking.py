@@ -107,9 +107,10 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
             breaks = list(_CLAUSE_SPLIT_RE.finditer(sentence))
             stated = segments_of(sentence[: breaks[-1].start()], focus, titles) if breaks else []
         focus = segments[-1].order
+        parcel = int(about.group(1)) if (about := _PARCEL_RE.match(sentence.strip())) else None
         for segment in stated:
             facts = knowledge.orders.get(segment.order) if segment.order else None
-            violations += _segment_violations(segment, facts, said)
+            violations += _segment_violations(segment, facts, said, parcel=parcel)
     return violations
 
 
@@ -122,9 +123,23 @@ def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool
     return facts.eligible if claim == ELIGIBLE else (not facts.eligible or bool(facts.not_returnable))
 
 
-def _segment_violations(segment: _Segment, facts: OrderFacts | None, said: _Said) -> list[str]:
+# A sentence about one parcel of an order shipped in parts ("Parcel 2 (Dune) was shipped …"): its
+# status words are that parcel's.
+_PARCEL_RE = re.compile(r"parcel (\d{1,3})\b", re.IGNORECASE)
+
+
+def _segment_violations(
+    segment: _Segment, facts: OrderFacts | None, said: _Said, *, parcel: int | None = None
+) -> list[str]:
     text, found = segment.text, []
     stated = status_claims(text)
+    if parcel is not None:
+        for statuses in stated:
+            if facts is None or not facts.parcels:
+                found.append("claim_without_lookup")
+            elif facts.parcels.get(parcel) not in statuses:
+                found.append("status_not_in_result")
+        stated = []
     for statuses in stated:
         if facts is None or facts.statuses is None:
             if statuses not in said.statuses:  # the customer's own words may be repeated

@@ -54,6 +54,8 @@ class OrderFacts:
     ordered_on: set[date] = field(default_factory=set)
     returnable: set[str] = field(default_factory=set)  # casefolded titles
     not_returnable: set[str] = field(default_factory=set)
+    # An order shipped in parts: each parcel's state (shipped, or delivered), by its number from 1.
+    parcels: dict[int, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -198,6 +200,14 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
             facts.currency = data["currency"]
         if data.get("tracking_number"):
             facts.tracking.add(_compact(str(data["tracking_number"])))
+        for number, shipment in enumerate(data.get("shipments") or [], start=1):  # an order shipped in parts
+            if not isinstance(shipment, dict):
+                continue
+            if shipment.get("tracking_number"):
+                facts.tracking.add(_compact(str(shipment["tracking_number"])))
+            if (day := _iso_date(shipment.get("delivered_on"))) is not None:
+                facts.delivered_on.add(day)
+            facts.parcels[number] = "delivered" if day is not None else "shipped"
     elif tool == "check_return_eligibility":
         facts.eligible = bool(data.get("eligible"))
         facts.window_closed = not facts.eligible and bool(data.get("last_day_to_start_return"))

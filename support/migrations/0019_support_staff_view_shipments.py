@@ -1,0 +1,14 @@
+"""Support staff see the parcels an order was sent in (orders.Shipment, on the order's page)."""
+
+from django.db import migrations
+
+from support.migrations._support_staff import support_staff_grant
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("support", "0018_conversation_message_model_state"),
+        ("orders", "0017_shipments"),
+    ]
+
+    operations = [support_staff_grant(("orders", "view_shipment"))]
