@@ -19,6 +19,7 @@ from orders.models import (
     OrderItem,
     OrderSource,
     OrderStatus,
+    Refund,
     ReturnLine,
     ReturnRecord,
     ReturnStatus,
@@ -78,6 +79,29 @@ class ShipmentInline(ReadOnlyInline):
         return ", ".join(
             f"{line.quantity} x line {line.item.line_number} ({line.item.title})"
             for line in shipment.lines.all()
+        )
+
+
+class RefundInline(ReadOnlyInline):
+    """The money the shop gave back on the order, as it recorded it."""
+
+    model = Refund
+    fields = ["number", "amount_shown", "refunded_on", "reason", "for_lines"]
+    readonly_fields = fields
+    verbose_name_plural = "refunds (as the shop made them)"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("order").prefetch_related("lines__item")
+
+    @admin.display(description="amount")
+    def amount_shown(self, refund: Refund) -> str:
+        return money_text(amount=refund.amount, currency=refund.order.currency)
+
+    @admin.display(description="for")
+    def for_lines(self, refund: Refund) -> str:
+        return ", ".join(
+            f"{line.quantity} x line {line.item.line_number} ({line.item.title})"
+            for line in refund.lines.all()
         )
 
 
@@ -202,7 +226,7 @@ class OrderAdmin(admin.ModelAdmin):
     list_filter = ["status", "source"]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
-    inlines = [OrderItemInline, ShipmentInline, OrderChangeInline, DeliveryCaseInline]
+    inlines = [OrderItemInline, ShipmentInline, RefundInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
     # Where it came from, and when it last changed, are the intake's to record.
     # The currency is the shop's: every amount of the order is in it.

@@ -19,10 +19,10 @@ from orders.numbers import ORDER_NUMBERS
 from orders.schemas import ITEM_FIELDS, ITEM_REQUIRED, ORDER_FIELDS, ORDER_REQUIRED, SHOP_ADDRESS_FIELDS
 
 # The CSV's columns are the intake's fields: the order's (its address as ship_ columns), then the item's.
-# The order's own columns: its address and items have theirs; its parcels (a list of lists) are JSON only.
+# The order's own columns: its address and items have theirs; its parcels and refunds are JSON only.
 ORDER_COLUMNS = (
     "number",
-    *(name for name in ORDER_FIELDS if name not in ("shipping_address", "items", "shipments")),
+    *(name for name in ORDER_FIELDS if name not in ("shipping_address", "items", "shipments", "refunds")),
 )
 ADDRESS_COLUMNS = {f"ship_{name}": name for name in SHOP_ADDRESS_FIELDS}
 ITEM_COLUMNS = ITEM_FIELDS

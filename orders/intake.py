@@ -41,11 +41,21 @@ from orders.models import (
     OrderItem,
     OrderSource,
     OrderStatus,
+    Refund,
+    RefundLine,
     Shipment,
     ShipmentLine,
 )
 from orders.numbers import ORDER_NUMBERS
-from orders.schemas import ITEM_FIELDS, SHOP_ADDRESS_FIELDS, ShopItem, ShopOrder, ShopShipment, order_problems
+from orders.schemas import (
+    ITEM_FIELDS,
+    SHOP_ADDRESS_FIELDS,
+    ShopItem,
+    ShopOrder,
+    ShopRefund,
+    ShopShipment,
+    order_problems,
+)
 from orders.selectors import order_open_return_numbers
 
 
@@ -75,6 +85,7 @@ class IncomingOrder:
     items: tuple[ShopItem, ...]
     updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
     shipments: tuple[ShopShipment, ...] = ()
+    refunds: tuple[ShopRefund, ...] = ()
 
 
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
@@ -107,6 +118,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         items=order.items,
         updated_at=order.updated_at,
         shipments=order.shipments,
+        refunds=order.refunds,
     )
 
 
@@ -136,40 +148,53 @@ def _item_fields(item: ShopItem) -> dict[str, object]:
     return {name: getattr(item, name) for name in ITEM_FIELDS if name != "line_number"}
 
 
-_SHIPMENT_FIELDS = ("carrier", "tracking_number", "tracking_url", "shipped_on", "delivered_on")
+# The order's parts the shop sends whole, each a list of records with lines of the order: its parcels
+# and its refunds (the model, its lines' model, and the fields besides the lines).
+_PARTS = {
+    "shipments": (
+        Shipment,
+        ShipmentLine,
+        ("carrier", "tracking_number", "tracking_url", "shipped_on", "delivered_on"),
+    ),
+    "refunds": (Refund, RefundLine, ("amount", "refunded_on", "reason")),
+}
 
 
-def _shipments_as_sent(shipments) -> list[tuple]:
-    """Shipments (the shop's or the stored ones) in one comparable form."""
+def _parts_as_sent(incoming: IncomingOrder, name: str) -> list[tuple]:
+    """The shop's parcels or refunds, in one comparable form."""
+    fields = _PARTS[name][2]
     return [
         (
-            *(getattr(shipment, name) for name in _SHIPMENT_FIELDS),
-            tuple(sorted((line.line_number, line.quantity) for line in shipment.lines)),
+            *(getattr(part, field) for field in fields),
+            tuple(sorted((line.line_number, line.quantity) for line in part.lines)),
         )
-        for shipment in shipments
+        for part in getattr(incoming, name)
     ]
 
 
-def _shipments_stored(order: Order) -> list[tuple]:
+def _parts_stored(order: Order, name: str) -> list[tuple]:
+    fields = _PARTS[name][2]
     return [
         (
-            *(getattr(shipment, name) for name in _SHIPMENT_FIELDS),
-            tuple(sorted((line.item.line_number, line.quantity) for line in shipment.lines.all())),
+            *(getattr(part, field) for field in fields),
+            tuple(sorted((line.item.line_number, line.quantity) for line in part.lines.all())),
         )
-        for shipment in order.shipments.prefetch_related("lines__item")
+        for part in getattr(order, name).prefetch_related("lines__item")
     ]
 
 
-def _shipments_write(order: Order, shipments: tuple[ShopShipment, ...]) -> None:
-    """The order's shipments, replaced by the shop's (its items already stored)."""
-    order.shipments.all().delete()
+def _parts_write(order: Order, incoming: IncomingOrder, name: str) -> None:
+    """The order's parcels or refunds, replaced by the shop's (its items already stored)."""
+    model, line_model, fields = _PARTS[name]
+    getattr(order, name).all().delete()
     items = {item.line_number: item for item in order.items.all()}
-    for number, sent in enumerate(shipments, start=1):
-        shipment = Shipment.objects.create(
-            order=order, number=number, **{name: getattr(sent, name) for name in _SHIPMENT_FIELDS}
+    owner = model._meta.model_name
+    for number, sent in enumerate(getattr(incoming, name), start=1):
+        part = model.objects.create(
+            order=order, number=number, **{field: getattr(sent, field) for field in fields}
         )
-        ShipmentLine.objects.bulk_create(
-            ShipmentLine(shipment=shipment, item=items[line.line_number], quantity=line.quantity)
+        line_model.objects.bulk_create(
+            line_model(**{owner: part}, item=items[line.line_number], quantity=line.quantity)
             for line in sent.lines
         )
 
@@ -297,7 +322,8 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
                         OrderItem(order=order, line_number=item.line_number, **_item_fields(item))
                         for item in incoming.items
                     )
-                    _shipments_write(order, incoming.shipments)
+                    for name in _PARTS:
+                        _parts_write(order, incoming, name)
                 return order, UpsertOutcome.CREATED
             except IntegrityError:
                 # Another request created it a moment ago (a missing row has nothing to lock): replace it.
@@ -355,9 +381,9 @@ def _replace(order: Order, incoming: IncomingOrder, fields: dict[str, object], s
         or any(getattr(current[line], name) != value for name, value in _item_fields(item).items())
     ]
     gone = [current[line] for line in current if line not in wanted]
-    shipments_changed = _shipments_stored(order) != _shipments_as_sent(incoming.shipments)
+    changed_parts = [name for name in _PARTS if _parts_stored(order, name) != _parts_as_sent(incoming, name)]
     newer = incoming.updated_at is not None and incoming.updated_at != order.shop_updated_at
-    if not (changed_fields or changed_items or gone or shipments_changed):
+    if not (changed_fields or changed_items or gone or changed_parts):
         if newer:
             # The shop's clock moved on with nothing else: kept for the next staleness check only.
             order.shop_updated_at = incoming.updated_at
@@ -387,8 +413,8 @@ def _replace(order: Order, incoming: IncomingOrder, fields: dict[str, object], s
         OrderItem.objects.update_or_create(
             order=order, line_number=item.line_number, defaults=_item_fields(item)
         )
-    if shipments_changed:
-        _shipments_write(order, incoming.shipments)
+    for name in changed_parts:
+        _parts_write(order, incoming, name)
     return UpsertOutcome.UPDATED
 
 
@@ -440,6 +466,18 @@ def order_shape(*, order: Order) -> dict[str, object]:
                 ],
             }
             for shipment in order.shipments.all()
+        ],
+        "refunds": [
+            {
+                "amount": str(refund.amount),
+                "refunded_on": refund.refunded_on.isoformat() if refund.refunded_on else None,
+                "reason": refund.reason,
+                "lines": [
+                    {"line_number": line.item.line_number, "quantity": line.quantity}
+                    for line in refund.lines.all()
+                ],
+            }
+            for refund in order.refunds.all()
         ],
         "source": order.source,
         "updated_at": order.updated_at.isoformat(),

@@ -342,6 +342,48 @@ class ShipmentLine(models.Model):
         return f"{self.quantity} x {self.item.title}"
 
 
+class Refund(models.Model):
+    """Money the shop gave back on the order, as the shop records it (Shopify's and WooCommerce's
+    refunds): how much, in the order's currency, when, why, and for which lines when it says. Replaced
+    whole with each version of the order the shop sends; a return's refund made here is the return's."""
+
+    order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refunds")
+    number = models.PositiveSmallIntegerField()  # 1, 2, … in the order the shop sent them
+    amount = models.DecimalField(
+        max_digits=10, decimal_places=2, validators=[MinValueValidator(Decimal("0"))]
+    )
+    refunded_on = models.DateField(null=True, blank=True)
+    reason = models.CharField(max_length=300, blank=True)
+
+    class Meta:
+        ordering = ["order", "number"]
+        constraints = [
+            models.UniqueConstraint(fields=["order", "number"], name="refund_number_unique"),
+            models.CheckConstraint(condition=models.Q(amount__gte=0), name="refund_amount_not_negative"),
+        ]
+
+    def __str__(self):
+        return f"{self.order.number} refund {self.number}"
+
+
+class RefundLine(models.Model):
+    """How many of one line of the order a refund was for."""
+
+    refund = models.ForeignKey(Refund, on_delete=models.CASCADE, related_name="lines")
+    item = models.ForeignKey(OrderItem, on_delete=models.CASCADE, related_name="refunded")
+    quantity = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
+
+    class Meta:
+        ordering = ["refund", "item__line_number"]
+        constraints = [
+            models.UniqueConstraint(fields=["refund", "item"], name="refund_line_unique"),
+            models.CheckConstraint(condition=models.Q(quantity__gte=1), name="refund_line_quantity_positive"),
+        ]
+
+    def __str__(self):
+        return f"{self.quantity} x {self.item.title}"
+
+
 class OrderChange(models.Model):
     """One change to an order after it was placed: what, before and after, by whom, when.
 

@@ -43,7 +43,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from orders.addresses import AddressInvalid, ShippingAddress, address_field_clean
-from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, Shipment, store_currency
+from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, Refund, Shipment, store_currency
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
@@ -53,7 +53,7 @@ SHOP_ADDRESS_FIELDS = {"name": "to", "line1": "line1", "line2": "line2", "city":
 MAX_ITEMS = 200
 MAX_LINE_NUMBER = MAX_ITEMS * 100
 MAX_QUANTITY = 999
-# Parcels an order may be sent in.
+# Parcels an order may be sent in, and refunds made on it.
 MAX_SHIPMENTS = 50
 # How far ahead of our clock the shop's `updated_at` may be: two clocks a little apart, not a time zone
 # read wrong (an hour or more) or a year mistyped. A time far ahead would make every later real version
@@ -313,8 +313,8 @@ def _url(value: object) -> str:
     return value
 
 
-class ShopShipmentLine(BaseModel):
-    """How many of one line of the order a parcel holds."""
+class ShopLineQuantity(BaseModel):
+    """How many of one line of the order a parcel holds, or a refund was for."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -332,7 +332,7 @@ class ShopShipment(BaseModel):
     tracking_url: Annotated[str, PlainValidator(_url)] = ""
     shipped_on: Annotated[date | None, _date(required=False)] = None
     delivered_on: Annotated[date | None, _date(required=False)] = None
-    lines: tuple[ShopShipmentLine, ...]
+    lines: tuple[ShopLineQuantity, ...]
 
     @field_validator("delivered_on")
     @classmethod
@@ -344,12 +344,44 @@ class ShopShipment(BaseModel):
 
     @field_validator("lines")
     @classmethod
-    def _some_lines(cls, lines: tuple[ShopShipmentLine, ...]) -> tuple[ShopShipmentLine, ...]:
+    def _some_lines(cls, lines: tuple[ShopLineQuantity, ...]) -> tuple[ShopLineQuantity, ...]:
         if not lines:
             raise _problem("must hold at least one line")
         if len({line.line_number for line in lines}) != len(lines):
             raise _problem("must name each line once")
         return lines
+
+
+class ShopRefund(BaseModel):
+    """Money the shop gave back on the order: how much (in the order's currency), when, why, and for
+    which lines when it says."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    amount: Annotated[Decimal, _money(Refund, "amount")]
+    refunded_on: Annotated[date | None, _date(required=False)] = None
+    reason: Annotated[str, _text(Refund, "reason")] = ""
+    lines: tuple[ShopLineQuantity, ...] = ()
+
+    @field_validator("lines")
+    @classmethod
+    def _each_line_once(cls, lines: tuple[ShopLineQuantity, ...]) -> tuple[ShopLineQuantity, ...]:
+        if len({line.line_number for line in lines}) != len(lines):
+            raise _problem("must name each line once")
+        return lines
+
+
+def _of_the_order(parts, items: dict[int, int]) -> None:
+    """Parcels' or refunds' lines: lines of the order only, never more of one than it has."""
+    counted: dict[int, int] = {}
+    for part in parts:
+        for line in part.lines:
+            if line.line_number not in items:
+                raise _problem(f"must name only lines of the order (line {line.line_number} is not one)")
+            counted[line.line_number] = counted.get(line.line_number, 0) + line.quantity
+    over = [line for line, quantity in sorted(counted.items()) if quantity > items[line]]
+    if over:
+        raise _problem(f"must not count more of line {over[0]} than the order has")
 
 
 def _items(value: object, handler) -> tuple[ShopItem, ...]:
@@ -414,6 +446,8 @@ class ShopOrder(BaseModel):
     items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)]
     # The parcels it went out in, when the shop ships in parts and says which lines each holds.
     shipments: tuple[ShopShipment, ...] = ()
+    # The money the shop gave back, when it did (a return's refund made here is the return's).
+    refunds: tuple[ShopRefund, ...] = ()
     # The shop's own time of this version, when it sends one (orders.intake's rule: never older).
     updated_at: Annotated[datetime | None, PlainValidator(_shop_time)] = None
 
@@ -447,18 +481,19 @@ class ShopOrder(BaseModel):
         if info.data.get("status") == OrderStatus.PROCESSING:
             raise _problem("must be empty while the order is processing")
         items = {item.line_number: item.quantity for item in info.data.get("items") or ()}
-        if not items:
-            return shipments  # the items' own problems are named
-        sent: dict[int, int] = {}
-        for shipment in shipments:
-            for line in shipment.lines:
-                if line.line_number not in items:
-                    raise _problem(f"must name only lines of the order (line {line.line_number} is not one)")
-                sent[line.line_number] = sent.get(line.line_number, 0) + line.quantity
-        over = [line for line, quantity in sorted(sent.items()) if quantity > items[line]]
-        if over:
-            raise _problem(f"must not send more of line {over[0]} than the order has")
+        if items:  # else the items' own problems are named
+            _of_the_order(shipments, items)
         return shipments
+
+    @field_validator("refunds")
+    @classmethod
+    def _refunds_of_its_lines(cls, refunds: tuple[ShopRefund, ...], info: ValidationInfo):
+        if len(refunds) > MAX_SHIPMENTS:
+            raise _problem(f"must hold at most {MAX_SHIPMENTS} refunds")
+        items = {item.line_number: item.quantity for item in info.data.get("items") or ()}
+        if items:
+            _of_the_order(refunds, items)
+        return refunds
 
 
 ORDER_FIELDS = tuple(ShopOrder.model_fields)

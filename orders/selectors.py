@@ -337,7 +337,9 @@ def order_get_by_number(*, number: str) -> Order | None:
     """The order with this number, items with it, for the shop's own backend (no email asked)."""
     number = ORDER_NUMBERS.canonical(number)
     return (
-        Order.objects.filter(number=number).prefetch_related("items", "shipments__lines__item").first()
+        Order.objects.filter(number=number)
+        .prefetch_related("items", "shipments__lines__item", "refunds__lines__item")
+        .first()
         if number
         else None
     )
@@ -345,7 +347,9 @@ def order_get_by_number(*, number: str) -> Order | None:
 
 def orders_changed_since(*, since=None):
     """Orders in the order they last changed (oldest first), since a time if given, items with them."""
-    orders = Order.objects.prefetch_related("items", "shipments__lines__item").order_by("updated_at", "id")
+    orders = Order.objects.prefetch_related(
+        "items", "shipments__lines__item", "refunds__lines__item"
+    ).order_by("updated_at", "id")
     return orders.filter(updated_at__gt=since) if since else orders
 
 

@@ -58,8 +58,9 @@ def test_an_order_in_brazil_from_shopify_is_answered_in_the_chat(
 def test_an_order_shopify_ships_in_parts_is_answered_parcel_by_parcel(
     client, settings, django_capture_on_commit_callbacks
 ):
-    """Shopify's documented order and fulfilment: its first line delivered, its second on its way in
-    another parcel, its third not yet sent. The customer reads each parcel and what has not left."""
+    """Shopify's documented order, fulfilment and refund: its first line delivered, its second on its way
+    in another parcel, its third not yet sent, $209.00 refunded. The customer reads each parcel, what has
+    not left and the refund."""
     settings.SHOPIFY_WEBHOOK_SECRET = SECRET
     order = copy.deepcopy(json.loads((PLATFORMS / "shopify_order.json").read_text())["order"])
     fulfilment = json.loads((PLATFORMS / "shopify_fulfillment.json").read_text())["fulfillment"]
@@ -67,8 +68,10 @@ def test_an_order_shopify_ships_in_parts_is_answered_parcel_by_parcel(
     order["line_items"][0]["title"] = "The Hobbit"
     order["line_items"][1]["title"] = "Dune"
     order["line_items"][2]["title"] = "Emma"
+    refund = json.loads((PLATFORMS / "shopify_refund.json").read_text())["refund"]
     order.update(
         name="BK-11051",
+        refunds=[refund],  # Emma's line and The Hobbit's, $209.00 together
         fulfillment_status="partial",
         updated_at="2026-04-10T11:00:00-04:00",
         fulfillments=[
@@ -99,6 +102,7 @@ def test_an_order_shopify_ships_in_parts_is_answered_parcel_by_parcel(
     assert "delivered on 2026-04-04" in reply
     assert "Parcel 2 (Dune) was shipped on 2026-04-09 with UPS, tracking number 1Z6789." in reply
     assert "Still to come in another parcel: Emma." in reply
+    assert "The store refunded $209.00 on 2016-06-20, for The Hobbit and Emma." in reply
 
 
 # In a fresh process with the platform's own number shape (ORDER_NUMBERS is read once per process): the

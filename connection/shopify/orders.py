@@ -11,12 +11,15 @@ is left out, for the intake to name or default (no category: Shopify's products 
 - shipments: each successful fulfilment, its `line_items` (by id) and their quantities, its tracking
   number, company and URL, shipped on its `created_at`, delivered on its last update once its
   `shipment_status` is "delivered";
+- refunds: each of `refunds`, its successful refund transactions' amounts together, its day, its note
+  and its `refund_line_items` (by line id);
 - lines: `line_items` in Shopify's order, numbered from 1 (an order edit appends lines and keeps
   removed ones at quantity 0, so a line keeps its number); a line at quantity 0 is left out.
 """
 
 from collections.abc import Mapping
 from datetime import datetime
+from decimal import Decimal, InvalidOperation
 
 from orders.models import OrderStatus
 
@@ -115,6 +118,40 @@ def _shipments(shipped: list[Mapping], line_items: list[Mapping], status: str) -
     return shipments
 
 
+def _refunds(refunds: list, line_items: list[Mapping]) -> list[dict]:
+    """Each refund: its successful refund transactions' amounts together, its day, its note, and its
+    `refund_line_items` matched to the order's lines by id."""
+    numbers = {line.get("id"): number for number, line in enumerate(line_items, start=1) if line.get("id")}
+    found = []
+    for refund in refunds:
+        if not isinstance(refund, Mapping):
+            continue
+        paid = [
+            transaction.get("amount")
+            for transaction in refund.get("transactions") or []
+            if isinstance(transaction, Mapping)
+            and transaction.get("kind") == "refund"
+            and transaction.get("status") == "success"
+        ]
+        try:
+            amount = str(sum((Decimal(str(value)) for value in paid), Decimal("0.00")))
+        except InvalidOperation:
+            amount = None  # the intake names it
+        found.append(
+            {
+                "amount": amount,
+                "refunded_on": _date(refund.get("created_at")),
+                "reason": str(refund.get("note") or ""),
+                "lines": [
+                    {"line_number": numbers[line.get("line_item_id")], "quantity": line.get("quantity")}
+                    for line in refund.get("refund_line_items") or []
+                    if isinstance(line, Mapping) and line.get("line_item_id") in numbers
+                ],
+            }
+        )
+    return found
+
+
 def _status(order: Mapping, shipped: list[Mapping]) -> tuple[str, str | None]:
     """The status and, when delivered, the day."""
     if order.get("cancelled_at"):
@@ -150,6 +187,7 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
         "shipping_address": _address(shipping),
         "items": _items(line_items),
         "shipments": _shipments(shipped, line_items, status),
+        "refunds": _refunds(payload.get("refunds") or [], line_items),
         "updated_at": payload.get("updated_at"),
     }
     return payload.get("name"), data

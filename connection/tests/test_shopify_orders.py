@@ -145,3 +145,14 @@ def test_what_shopify_left_out_is_named_by_the_intake(missing, field):
     with pytest.raises(OrderRefused) as refused:
         incoming_order_clean(number="BK-11001", data=data)
     assert [problem["field"] for problem in refused.value.problems] == [field]
+
+
+def test_shopifys_documented_refund_is_kept_with_its_amount_day_reason_and_lines():
+    refund = json.loads((PLATFORMS / "shopify_refund.json").read_text())["refund"]
+    [kept] = taken(shopify(refunds=[refund])).refunds
+    assert (kept.amount, kept.refunded_on, kept.reason) == (
+        Decimal("209.00"),
+        date(2016, 6, 20),
+        "it broke during shipping",
+    )
+    assert [(line.line_number, line.quantity) for line in kept.lines] == [(3, 1), (1, 1)]

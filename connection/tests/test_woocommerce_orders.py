@@ -82,3 +82,11 @@ def test_what_woocommerce_left_out_is_named_by_the_intake(missing, field):
     with pytest.raises(OrderRefused) as refused:
         incoming_order_clean(number="BK-10727", data=data)
     assert [problem["field"] for problem in refused.value.problems] == [field]
+
+
+def test_the_documented_refunds_of_the_order_in_brazil_are_kept_as_amounts():
+    order = taken(BRAZIL, "723")
+    assert [(refund.amount, refund.refunded_on, refund.lines) for refund in order.refunds] == [
+        (Decimal("10.00"), None, ()),
+        (Decimal("9.00"), None, ()),
+    ]

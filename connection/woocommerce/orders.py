@@ -87,6 +87,19 @@ def _status(order: Mapping) -> str:
     return OrderStatus.PROCESSING
 
 
+def _refunds(refunds: list) -> list[dict]:
+    """The order's `refunds` as WooCommerce lists them: each one's `total` (negative: money out) and
+    `reason`; no date or lines (the refund resource has them, the order's list does not)."""
+    found = []
+    for refund in refunds:
+        if not isinstance(refund, Mapping):
+            continue
+        total = str(refund.get("total") or "")
+        reason = refund.get("reason") or refund.get("refund") or ""  # the docs' example names it "refund"
+        found.append({"amount": total.removeprefix("-"), "reason": str(reason)})
+    return found
+
+
 def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
     """(the order's number, the order in the intake's shape) from WooCommerce's order resource. Nothing
     is checked here: orders.intake checks what this gives as it checks every order."""
@@ -116,6 +129,7 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
         "currency": payload.get("currency"),
         "shipping_address": _address(shipping),
         "items": items,
+        "refunds": _refunds(payload.get("refunds") or []),
         "updated_at": f"{modified}Z" if isinstance(modified, str) and modified else None,  # GMT, unmarked
     }
     return payload.get("number"), data

@@ -44,15 +44,19 @@ class TestOrderAdminForSupportStaff:
         html = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
         assert "BRL" in html and "São Paulo, SP 01310-100, Brazil" in html
 
-    def test_an_order_shipped_in_parts_shows_each_parcel(self, staff_client):
+    def test_an_order_shipped_in_parts_shows_each_parcel_and_the_shops_refunds(self, staff_client):
         parcels = [
             {"carrier": "UPS", "tracking_number": "1Z999AA10123456784", "shipped_on": "2026-04-02",
              "lines": [{"line_number": 1, "quantity": 1}]},
         ]  # fmt: skip
-        incoming = incoming_order_clean(number="BK-20002", data={**ORDER_EXAMPLE, "shipments": parcels})
-        order, _ = order_upsert(incoming=incoming, source=OrderSource.API)
+        refunds = [{"amount": "5.00", "reason": "late", "lines": [{"line_number": 1, "quantity": 1}]}]
+        data = {**ORDER_EXAMPLE, "shipments": parcels, "refunds": refunds}
+        order, _ = order_upsert(
+            incoming=incoming_order_clean(number="BK-20002", data=data), source=OrderSource.API
+        )
         html = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
         assert "1 x line 1 (Dune)" in html and "1Z999AA10123456784" in html
+        assert "$5.00" in html and "late" in html
 
     @pytest.mark.parametrize(
         ("query", "found", "absent"),

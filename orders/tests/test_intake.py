@@ -486,7 +486,7 @@ class TestShipments:
             ([{**PARCELS[0], "lines": [{"line_number": 7, "quantity": 1}]}],
              "must name only lines of the order (line 7 is not one)"),
             ([PARCELS[1], {**PARCELS[1], "lines": [{"line_number": 2, "quantity": 2}]}],
-             "must not send more of line 2 than the order has"),
+             "must not count more of line 2 than the order has"),
             ([{**PARCELS[0], "lines": []}], None),
             ([{**PARCELS[0], "delivered_on": "2026-04-01"}], None),
             ([{**PARCELS[0], "tracking_url": "javascript:alert(1)"}], None),
@@ -502,4 +502,28 @@ class TestShipments:
     def test_an_order_still_processing_has_no_parcels(self):
         assert problems(changed(status="processing", tracking_number="", shipments=PARCELS[:1])) == {
             "shipments": "must be empty while the order is processing"
+        }
+
+
+@pytest.mark.django_db
+class TestRefunds:
+    def test_the_shops_refunds_are_kept_with_their_lines_and_replaced_by_its_next_version(self):
+        refunds = [{"amount": "8.99", "refunded_on": "2026-04-07", "reason": "damaged",
+                    "lines": [{"line_number": 2, "quantity": 1}]}, {"amount": "5.00"}]  # fmt: skip
+        order, _ = upsert(changed(refunds=refunds))
+        kept = [
+            (r.amount, r.refunded_on and r.refunded_on.isoformat(), r.reason,
+             [(line.item.line_number, line.quantity) for line in r.lines.all()])
+            for r in order.refunds.all()
+        ]  # fmt: skip
+        assert kept == [(Decimal("8.99"), "2026-04-07", "damaged", [(2, 1)]), (Decimal("5.00"), None, "", [])]
+        assert upsert(changed(refunds=refunds))[1] == UpsertOutcome.UNCHANGED
+        assert upsert(changed(refunds=refunds[:1]))[1] == UpsertOutcome.UPDATED
+        assert order.refunds.count() == 1
+
+    def test_a_refund_of_lines_the_order_has_not_is_refused_by_field(self):
+        found = problems(changed(refunds=[{"amount": "1.00", "lines": [{"line_number": 9, "quantity": 1}]}]))
+        assert found == {"refunds": "must name only lines of the order (line 9 is not one)"}
+        assert problems(changed(refunds=[{"amount": "-1.00"}])) == {
+            "refunds[0].amount": "must be zero or more, with at most two decimals"
         }

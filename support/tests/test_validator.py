@@ -168,3 +168,14 @@ PARCELS_RESULT = ToolResult(
 def test_a_parcel_s_state_is_that_parcel_s(reply, code):
     found = codes(reply, results=(PARCELS_RESULT,))
     assert (code in found) if code else found == ()
+
+
+def test_a_refund_the_shop_made_grounds_its_amount_and_no_other():
+    refunded = json.loads(PARCELS_RESULT.content) | {
+        "refunds": [{"amount": "209.00", "refunded_on": "2016-06-20"}]
+    }
+    result = ToolResult("lookup_order", json.dumps(refunded))
+    assert codes("The store refunded $209.00 on 2016-06-20.", results=(result,)) == ()
+    assert "amount_not_for_order" in codes(
+        "The store refunded $209.00 on 2016-06-20.", results=(PARCELS_RESULT,)
+    )

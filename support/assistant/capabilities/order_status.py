@@ -3,11 +3,13 @@ customer's recent orders."""
 
 import re
 from dataclasses import replace
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from orders.models import RMA_NUMBER_PATTERN, DeliveryProblem, Order, OrderStatus
+from orders.models import RMA_NUMBER_PATTERN, DeliveryProblem, Order, OrderStatus, store_currency
+from orders.money import money_text
 from orders.numbers import ORDER_NUMBERS
 from orders.selectors import order_get_for_customer_by_rma, order_list_for_customer
 from support.assistant.capabilities.base import (
@@ -100,6 +102,24 @@ def order_summary(order: Order) -> dict[str, Any]:
         "shipping_address": current_address_line(order),
         "returns": returns_of(order),
         **_shipments_of(order),
+        **_refunds_of(order),
+    }
+
+
+def _refunds_of(order: Order) -> dict[str, Any]:
+    """The money the shop gave back on the order, as it recorded it. Nothing when it gave none."""
+    refunds = list(order.refunds.prefetch_related("lines__item"))
+    if not refunds:
+        return {}
+    return {
+        "refunds": [
+            {
+                "amount": str(refund.amount),
+                "refunded_on": refund.refunded_on.isoformat() if refund.refunded_on else None,
+                "items": [_copies(line.item.title, line.quantity) for line in refund.lines.all()],
+            }
+            for refund in refunds
+        ]
     }
 
 
@@ -202,6 +222,9 @@ def _order_reply(_turn: Turn, result: dict) -> str:
         if result.get("not_shipped"):
             sentences.append(f"Still to come in another parcel: {joined(result['not_shipped'])}.")
         sentences += returns_sentences(result.get("returns", []))
+        sentences += [
+            _refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []
+        ]
         return " ".join(sentences)
     if result.get("tracking_number"):
         sentences.append(f"The tracking number is {result['tracking_number']}.")
@@ -212,7 +235,22 @@ def _order_reply(_turn: Turn, result: dict) -> str:
         # While it can still be sent elsewhere; once shipped, the tracking number says where it is.
         sentences.append(f"It is going to {result['shipping_address']}.")
     sentences += returns_sentences(result.get("returns", []))
+    sentences += [_refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []]
     return " ".join(sentences)
+
+
+def _refund_sentence(refund: dict, currency: str | None) -> str:
+    """ "The store refunded $209.00 on 2016-06-20, for IPod Nano." """
+    try:
+        amount = money_text(amount=Decimal(str(refund.get("amount"))), currency=currency or store_currency())
+    except (InvalidOperation, ValueError):
+        amount = str(refund.get("amount"))
+    said = f"The store refunded {amount}"
+    if refund.get("refunded_on"):
+        said += f" on {refund['refunded_on']}"
+    if refund.get("items"):
+        said += f", for {joined(refund['items'])}"
+    return said + "."
 
 
 def _parcel_sentence(number: int, parcel: dict) -> str:

@@ -200,6 +200,9 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
             facts.currency = data["currency"]
         if data.get("tracking_number"):
             facts.tracking.add(_compact(str(data["tracking_number"])))
+        for refund in data.get("refunds") or []:  # what the shop gave back
+            if isinstance(refund, dict) and (amount := _amount(refund.get("amount"))) is not None:
+                facts.amounts.add(amount)
         for number, shipment in enumerate(data.get("shipments") or [], start=1):  # an order shipped in parts
             if not isinstance(shipment, dict):
                 continue
