@@ -292,6 +292,22 @@ class OrderItem(models.Model):
         return self.unit_price * self.quantity
 
 
+class LineCount(models.Model):
+    """How many of one line of the order a part of it (a parcel, a refund) is for."""
+
+    item = models.ForeignKey(OrderItem, on_delete=models.CASCADE, related_name="+")
+    quantity = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
+
+    class Meta:
+        abstract = True
+        constraints = [
+            models.CheckConstraint(condition=models.Q(quantity__gte=1), name="%(class)s_quantity_positive")
+        ]
+
+    def __str__(self):
+        return f"{self.quantity} x {self.item.title}"
+
+
 class Shipment(models.Model):
     """One parcel the shop sent (a Shopify fulfilment): the lines it holds and how many of each, its
     carrier and tracking, when it left and when it arrived, as the shop says. An order the shop ships in
@@ -322,24 +338,17 @@ class Shipment(models.Model):
         return f"{self.order.number} parcel {self.number}"
 
 
-class ShipmentLine(models.Model):
+class ShipmentLine(LineCount):
     """How many of one line of the order a parcel holds."""
 
     shipment = models.ForeignKey(Shipment, on_delete=models.CASCADE, related_name="lines")
-    item = models.ForeignKey(OrderItem, on_delete=models.CASCADE, related_name="shipped")
-    quantity = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
 
-    class Meta:
+    class Meta(LineCount.Meta):
         ordering = ["shipment", "item__line_number"]
         constraints = [
+            *LineCount.Meta.constraints,
             models.UniqueConstraint(fields=["shipment", "item"], name="shipment_line_unique"),
-            models.CheckConstraint(
-                condition=models.Q(quantity__gte=1), name="shipment_line_quantity_positive"
-            ),
         ]
-
-    def __str__(self):
-        return f"{self.quantity} x {self.item.title}"
 
 
 class Refund(models.Model):
@@ -366,22 +375,17 @@ class Refund(models.Model):
         return f"{self.order.number} refund {self.number}"
 
 
-class RefundLine(models.Model):
+class RefundLine(LineCount):
     """How many of one line of the order a refund was for."""
 
     refund = models.ForeignKey(Refund, on_delete=models.CASCADE, related_name="lines")
-    item = models.ForeignKey(OrderItem, on_delete=models.CASCADE, related_name="refunded")
-    quantity = models.PositiveSmallIntegerField(validators=[MinValueValidator(1)])
 
-    class Meta:
+    class Meta(LineCount.Meta):
         ordering = ["refund", "item__line_number"]
         constraints = [
+            *LineCount.Meta.constraints,
             models.UniqueConstraint(fields=["refund", "item"], name="refund_line_unique"),
-            models.CheckConstraint(condition=models.Q(quantity__gte=1), name="refund_line_quantity_positive"),
         ]
-
-    def __str__(self):
-        return f"{self.quantity} x {self.item.title}"
 
 
 class OrderChange(models.Model):

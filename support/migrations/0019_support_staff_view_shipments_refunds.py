@@ -9,7 +9,7 @@ from support.migrations._support_staff import support_staff_grant
 class Migration(migrations.Migration):
     dependencies = [
         ("support", "0018_conversation_message_model_state"),
-        ("orders", "0018_refunds"),
+        ("orders", "0017_shipments_refunds"),
     ]
 
     operations = [support_staff_grant(("orders", "view_shipment"), ("orders", "view_refund"))]
