@@ -45,8 +45,11 @@ def _retry_after(response: httpx.Response) -> float | None:
     try:
         return max(0.0, float(value))
     except ValueError:
-        when = email.utils.parsedate_to_datetime(value) if value else None
-        return max(0.0, when.timestamp() - time.time()) if when else None
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None  # neither: waited as if it were not said
+        return max(0.0, when.timestamp() - time.time())
 
 
 def platform_get(
@@ -86,3 +89,24 @@ def platform_get(
     raise PlatformError(
         f"{url} answered {response.status_code}: {response.text[:300]}", status=response.status_code
     )
+
+
+def platform_json(response: httpx.Response) -> object:
+    """The body of a platform's answer, which must be JSON."""
+    try:
+        return response.json()
+    except ValueError:
+        raise PlatformError(
+            f"{response.request.url} answered a body that is not JSON", status=response.status_code
+        ) from None
+
+
+def platform_address(url: str, setting: str) -> str:
+    """A platform's address, which must be https (its key goes with every request); plain http only on
+    this machine (a stand-in, a tunnel)."""
+    parts = httpx.URL(url)
+    if parts.scheme != "https" and not (
+        parts.scheme == "http" and parts.host in ("127.0.0.1", "localhost", "::1")
+    ):
+        raise PlatformError(f"{setting} must be an https address: the API key is sent with every request")
+    return url.rstrip("/")

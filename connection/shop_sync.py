@@ -3,6 +3,7 @@ kept as a shop event, through the order intake, so its rules hold and staff see 
 again, it reads the list again and skips every order already received as it is now (same id, same
 last change): an interrupted run is resumed by running it again."""
 
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -13,6 +14,8 @@ from connection.models import ShopEventOutcome, ShopPlatform
 from connection.shop_events import shop_event_apply, shop_event_receive
 from connection.shopify.listing import shopify_client, shopify_order_pages
 from connection.woocommerce.listing import woocommerce_client, woocommerce_order_pages
+
+logger = logging.getLogger(__name__)
 
 # Per platform: its client, its order list, the webhook topic a listed order is applied as, and the
 # field of its last change.
@@ -31,11 +34,12 @@ _PLATFORMS = {
 class SyncReport:
     outcomes: Counter = field(default_factory=Counter)  # per ShopEventOutcome, of the orders applied
     already: int = 0  # received before as they are now: skipped
+    failed: int = 0  # could not be applied now (kept: the sweep applies them, or the next run)
     total: int | None = None  # what the platform said its list holds
 
     @property
     def read(self) -> int:
-        return sum(self.outcomes.values()) + self.already
+        return sum(self.outcomes.values()) + self.already + self.failed
 
 
 def shop_sync(
@@ -63,7 +67,12 @@ def _apply(*, platform: str, topic: str, order: Mapping, changed: object, report
     event, new = shop_event_receive(
         platform=platform, delivery_id=delivery_id, topic=topic, body=order, queue=False
     )
-    if not new:
+    if not new and event.applied_at is not None:
         report.already += 1
         return
-    report.outcomes[ShopEventOutcome(shop_event_apply(event_id=event.pk).outcome)] += 1
+    try:
+        report.outcomes[ShopEventOutcome(shop_event_apply(event_id=event.pk).outcome)] += 1
+    except Exception:
+        # One order's error stops no other: the event stays pending for the sweep and the next run.
+        logger.exception("shop sync: %s event %s could not be applied", platform, event.pk)
+        report.failed += 1

@@ -84,8 +84,9 @@ class IncomingOrder:
     address: ShippingAddress | None
     items: tuple[ShopItem, ...]
     updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
-    shipments: tuple[ShopShipment, ...] = ()
-    refunds: tuple[ShopRefund, ...] = ()
+    # None: not sent (a CSV row has no room for them), and those Bookly has are kept.
+    shipments: tuple[ShopShipment, ...] | None = None
+    refunds: tuple[ShopRefund, ...] | None = None
 
 
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
@@ -168,7 +169,7 @@ def _parts_as_sent(incoming: IncomingOrder, name: str) -> list[tuple]:
             *(getattr(part, field) for field in fields),
             tuple(sorted((line.line_number, line.quantity) for line in part.lines)),
         )
-        for part in getattr(incoming, name)
+        for part in getattr(incoming, name) or ()
     ]
 
 
@@ -189,7 +190,7 @@ def _parts_write(order: Order, incoming: IncomingOrder, name: str) -> None:
     getattr(order, name).all().delete()
     items = {item.line_number: item for item in order.items.all()}
     owner = model._meta.model_name
-    for number, sent in enumerate(getattr(incoming, name), start=1):
+    for number, sent in enumerate(getattr(incoming, name) or (), start=1):
         part = model.objects.create(
             order=order, number=number, **{field: getattr(sent, field) for field in fields}
         )
@@ -381,7 +382,12 @@ def _replace(order: Order, incoming: IncomingOrder, fields: dict[str, object], s
         or any(getattr(current[line], name) != value for name, value in _item_fields(item).items())
     ]
     gone = [current[line] for line in current if line not in wanted]
-    changed_parts = [name for name in _PARTS if _parts_stored(order, name) != _parts_as_sent(incoming, name)]
+    changed_parts = [
+        name
+        for name in _PARTS
+        if getattr(incoming, name) is not None
+        and _parts_stored(order, name) != _parts_as_sent(incoming, name)
+    ]
     newer = incoming.updated_at is not None and incoming.updated_at != order.shop_updated_at
     if not (changed_fields or changed_items or gone or changed_parts):
         if newer:

@@ -22,14 +22,27 @@ from django.utils.deconstruct import deconstructible
 MAX_LENGTH = 32
 
 # What, right before a number written without letters, says it is an order's: "order", "order no.",
-# "order number is", "purchase #", or a "#" alone.
+# "order number is", "where is my order? 10042", "purchase #", or a "#" alone (not "apt #302").
 _ORDER_CUE_RE = re.compile(
-    r"(?:\b(?:orders?|ordr|oder|purchase)(?:\s*(?:number|num|nr|no\.?|id|ref|is|was|[:#=-]))*|#)\s*$",
+    r"(?:\b(?:orders?|ordr|oder|purchase)(?:\s*(?:number|num|nr|no\.?|n\.|id|ref|is|was|[:#=?-]))*|#)\s*$",
     re.IGNORECASE,
 )
-# Between two numbers of one list ("orders 1050 and 1051"): the first says what the second is.
+# A "#" that numbers something else: "apt #302", "book #2", "unit #4".
+_OTHER_SIGN_RE = re.compile(
+    r"\b(?:apt|apartment|unit|suite|ste|flat|room|box|book|vol|volume|issue|page|no)\.?\s*#\s*$",
+    re.IGNORECASE,
+)
+# "order" as a verb ("can I order 1984?", "I'd like to purchase 1984"): what follows is what is bought.
+_ORDERING_RE = re.compile(
+    r"\b(?:i|we|you|to|can|could|would|will|wanna|gonna|please|pls|also|just|i'd|we'd|i'll)\s+(?:order|purchase)\s*$",
+    re.IGNORECASE,
+)
+# Between two numbers of one list ("orders 1050 and 1051", "#1050, #1051"): the first says what the second
+# is. A bare comma does not ("order 1050, 969 Market St": a street number).
 _LIST_RE = re.compile(
-    r"\s*(?:,|&|\+|/|\band\b|\bor\b)(?:\s*(?:maybe|perhaps|possibly|also|else))?\s*(?:#\s*)?", re.IGNORECASE
+    r"\s*(?:,\s*)?(?:&|\+|/|\band\b|\bor\b)(?:\s*(?:maybe|perhaps|possibly|also|else))?\s*(?:#\s*)?"
+    r"|\s*,\s*#\s*",
+    re.IGNORECASE,
 )
 # A message that is a number and nothing else said (the answer to "What is your order number?").
 _ALONE_RE = re.compile(
@@ -39,7 +52,8 @@ _ALONE_RE = re.compile(
 )
 # After a number, what makes it a count or an amount, not an order ("order 150 copies").
 _COUNTED_RE = re.compile(
-    r"\s*(?:copies|copy|books?|items?|units?|pages?|dollars?|bucks|usd|eur|euros?|gbp|pounds?|days?|weeks?)\b",
+    r"\s*(?:copies|copy|books?|items?|units?|pages?|dollars?|bucks|usd|eur|euros?|gbp|pounds?|yen|jpy|"
+    r"rupees?|inr|reais|brl|days?|weeks?)\b",
     re.IGNORECASE,
 )
 # Digits on their own, or after a "#" ("order#10552"): not part of a word, an amount ("$45", "45.99"), a
@@ -93,7 +107,7 @@ class _Shape:
     loose: re.Pattern = field(init=False, repr=False)
     # The loose form without groups, to embed in a larger expression.
     loose_pattern: str = field(init=False, repr=False)
-    # The letters a number of this shape starts with ("BK" of "BK-[0-9]{4,6}"), if any.
+    # The letters a number of this shape starts with ("BK" of "BK-[0-9]{4,6}", "#" of "#[0-9]{4,}").
     letters: str = field(init=False, repr=False)
     _parts: int = field(init=False, repr=False)
 
@@ -114,7 +128,10 @@ class _Shape:
         object.__setattr__(self, "loose_pattern", rf"(?<![\w-]){unnamed}(?![\w-])")
         object.__setattr__(self, "_parts", len(parts))
         first = parts[0] if len(parts) > 1 else ""
-        object.__setattr__(self, "letters", first if re.fullmatch(r"[A-Za-z]+", first) else "")
+        sign = re.match(r"#(?=[\[\\(0-9])", self.pattern)  # "#[0-9]{4,}": numbers written after a "#"
+        object.__setattr__(
+            self, "letters", first if re.fullmatch(r"[A-Za-z]+", first) else "#" if sign else ""
+        )
 
     def canonical(self, match: re.Match) -> str | None:
         parts = [match.group(f"p{index}") for index in range(self._parts)]
@@ -173,6 +190,8 @@ class OrderNumbering:
             rf"(?<![\w-]){re.escape(shape.letters)}\s*-?\s*\d+" if shape.letters else shape.loose_pattern
             for shape in self._shapes
         ]
+        if self.prefix:  # the prefix left out after "order" ("order 1051" for #1051): its digits
+            alike.append(r"\border\s+(?:number\s+|no\.?\s*)?(?P<digits>\d{3,})\b")
         return re.compile("|".join(f"(?:{pattern})" for pattern in alike), re.IGNORECASE)
 
     def starts_with(self, template: str, otherwise: str) -> str:
@@ -204,50 +223,64 @@ class OrderNumbering:
         return self.canonical(text) or text.strip()
 
     def _candidates(self, text: str) -> list[_Mention]:
-        found = []
-        for shape in self._shapes:
+        found = []  # (mention, its shape's place: the store's shape now first)
+        for place, shape in enumerate(self._shapes):
             for match in shape.loose.finditer(text):
                 if number := shape.canonical(match):
-                    bare = not re.search(r"[^0-9\s-]", match.group(0))
-                    found.append(_Mention(match.start(), match.end(), number, bare))
+                    found.append(
+                        (_Mention(match.start(), match.end(), number, match.group(0).isdigit()), place)
+                    )
         if self.prefix:
             for match in _DIGITS_RE.finditer(text):
                 if number := self._fits(self.prefix + match.group(0)):
-                    found.append(_Mention(match.start(), match.end(), number, bare=True))
-        # Where two overlap, the one starting first, then the longest.
-        found.sort(key=lambda mention: (mention.start, -mention.end))
+                    found.append((_Mention(match.start(), match.end(), number, bare=True), 0))
+        # Where two overlap, the one starting first, then the longest, then the store's shape now.
+        found.sort(key=lambda pair: (pair[0].start, -pair[0].end, pair[1]))
+        found = [mention for mention, _ in found]
         kept: list[_Mention] = []
         for mention in found:
             if not kept or mention.start >= kept[-1].end:
                 kept.append(mention)
         return kept
 
-    def _mentions(self, text: str) -> list[_Mention]:
-        """The numbers in `text` that are surely orders' (see the module's docstring)."""
+    def _mentions(self, text: str, *, anywhere: bool = False) -> list[_Mention]:
+        """The numbers in `text` that are surely orders' (see the module's docstring); `anywhere`, every
+        number of a shape (a reply's, which names only orders' numbers)."""
         sure: list[_Mention] = []
         candidates = self._candidates(text)
         for mention in candidates:
-            if mention.bare:
+            if text[mention.start] == "#" and _OTHER_SIGN_RE.search(
+                text[max(0, mention.start - 40) : mention.start + 1]
+            ):
+                continue  # "apt #3020"
+            if mention.bare and not anywhere:
+                before = text[max(0, mention.start - 40) : mention.start]
                 listed = sure and _LIST_RE.fullmatch(text[sure[-1].end : mention.start])
                 rest = text[: mention.start] + text[mention.end :]
                 alone = len(candidates) == 1 and _ALONE_RE.fullmatch(rest)
-                cued = _ORDER_CUE_RE.search(text[max(0, mention.start - 40) : mention.start])
+                cued = _ORDER_CUE_RE.search(before) and not (
+                    _ORDERING_RE.search(before) or _OTHER_SIGN_RE.search(before)
+                )
                 if not (listed or alone or (cued and not _COUNTED_RE.match(text, mention.end))):
                     continue
+            elif mention.bare and anywhere and not mention.number.isdigit():
+                continue  # a prefix left out is a customer's way of writing, never a reply's
             sure.append(mention)
         return sure
 
-    def mentions(self, text: str) -> list[str]:
-        """The numbers written in running text, as the store writes them, in order."""
-        return [mention.number for mention in self._mentions(text)]
+    def mentions(self, text: str, *, anywhere: bool = False) -> list[str]:
+        """The numbers written in running text, as the store writes them, in order: a customer's where
+        their words say so; `anywhere`, every number of a shape (in a reply)."""
+        return [mention.number for mention in self._mentions(text, anywhere=anywhere)]
 
     def last_mention(self, text: str) -> str | None:
         numbers = self.mentions(text)
         return numbers[-1] if numbers else None
 
-    def replace(self, replacement: str, text: str) -> str:
-        """`text` with every number in it replaced (for redaction and for reading the words around it)."""
-        for mention in reversed(self._mentions(text)):
+    def replace(self, replacement: str, text: str, *, anywhere: bool = False) -> str:
+        """`text` with every number in it replaced (for reading the words around it; `anywhere`, every
+        number of a shape, for redaction and for replies)."""
+        for mention in reversed(self._mentions(text, anywhere=anywhere)):
             text = text[: mention.start] + replacement + text[mention.end :]
         return text
 

@@ -444,10 +444,11 @@ class ShopOrder(BaseModel):
     currency: Annotated[str, PlainValidator(_currency)] = Field(default_factory=store_currency)
     shipping_address: ShopAddress | None = None
     items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)]
-    # The parcels it went out in, when the shop ships in parts and says which lines each holds.
-    shipments: tuple[ShopShipment, ...] = ()
-    # The money the shop gave back, when it did (a return's refund made here is the return's).
-    refunds: tuple[ShopRefund, ...] = ()
+    # The parcels it went out in, when the shop ships in parts and says which lines each holds, and the
+    # money it gave back (a return's refund made here is the return's). Left out (a CSV has no room for
+    # them), those Bookly has are kept; an empty list has none.
+    shipments: tuple[ShopShipment, ...] | None = None
+    refunds: tuple[ShopRefund, ...] | None = None
     # The shop's own time of this version, when it sends one (orders.intake's rule: never older).
     updated_at: Annotated[datetime | None, PlainValidator(_shop_time)] = None
 
@@ -473,7 +474,7 @@ class ShopOrder(BaseModel):
 
     @field_validator("shipments")
     @classmethod
-    def _shipments_of_its_lines(cls, shipments: tuple[ShopShipment, ...], info: ValidationInfo):
+    def _shipments_of_its_lines(cls, shipments: tuple[ShopShipment, ...] | None, info: ValidationInfo):
         if not shipments:
             return shipments
         if len(shipments) > MAX_SHIPMENTS:
@@ -487,7 +488,9 @@ class ShopOrder(BaseModel):
 
     @field_validator("refunds")
     @classmethod
-    def _refunds_of_its_lines(cls, refunds: tuple[ShopRefund, ...], info: ValidationInfo):
+    def _refunds_of_its_lines(cls, refunds: tuple[ShopRefund, ...] | None, info: ValidationInfo):
+        if not refunds:
+            return refunds
         if len(refunds) > MAX_SHIPMENTS:
             raise _problem(f"must hold at most {MAX_SHIPMENTS} refunds")
         items = {item.line_number: item.quantity for item in info.data.get("items") or ()}

@@ -10,7 +10,7 @@ from datetime import datetime
 import httpx2 as httpx
 from django.conf import settings
 
-from connection.platform_http import TIMEOUT, Page, platform_get
+from connection.platform_http import TIMEOUT, Page, platform_address, platform_get, platform_json
 
 PAGE_SIZE = 250
 # When this share of the bucket is used, wait for it to drain a little (2 calls a second come back).
@@ -27,20 +27,24 @@ def _pace(response: httpx.Response) -> float:
 
 def shopify_client() -> tuple[httpx.Client, str]:
     """A client with the shop's Admin API token, and the Admin API's base address."""
-    base = settings.SHOPIFY_ADMIN_API_URL or (
-        f"https://{settings.SHOPIFY_SHOP_DOMAIN}/admin/api/{settings.SHOPIFY_API_VERSION}"
+    base = platform_address(
+        settings.SHOPIFY_ADMIN_API_URL
+        or f"https://{settings.SHOPIFY_SHOP_DOMAIN}/admin/api/{settings.SHOPIFY_API_VERSION}",
+        "SHOPIFY_ADMIN_API_URL",
     )
     client = httpx.Client(
         headers={"X-Shopify-Access-Token": settings.SHOPIFY_ADMIN_ACCESS_TOKEN}, timeout=TIMEOUT
     )
-    return client, base.rstrip("/")
+    return client, base
 
 
 def shopify_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:
     query = {"status": "any", "updated_at_min": since.isoformat()}
-    total = platform_get(client, f"{base}/orders/count.json", params=query, sleep=sleep).json().get("count")
+    counted = platform_json(platform_get(client, f"{base}/orders/count.json", params=query, sleep=sleep))
+    total = counted.get("count") if isinstance(counted, dict) else None
     url, params = f"{base}/orders.json", {**query, "limit": PAGE_SIZE}
     while url:
         response = platform_get(client, url, params=params, sleep=sleep, pace=_pace)
-        yield Page(orders=response.json().get("orders") or [], total=total)
+        body = platform_json(response)
+        yield Page(orders=(body.get("orders") if isinstance(body, dict) else None) or [], total=total)
         url, params = response.links.get("next", {}).get("url"), None

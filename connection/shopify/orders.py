@@ -17,6 +17,7 @@ is left out, for the intake to name or default (no category: Shopify's products 
   removed ones at quantity 0, so a line keeps its number); a line at quantity 0 is left out.
 """
 
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -83,70 +84,122 @@ def _items(line_items: list) -> list[dict]:
     return items
 
 
-def _shipments(shipped: list[Mapping], line_items: list[Mapping], status: str) -> list[dict]:
-    """Each successful fulfilment as a parcel: its lines (Shopify names the order's line items by id; a
-    line is numbered by its place in the order), tracking and dates. A fulfilment's lines that are no
-    longer in the order (removed by an edit) are left out, and a fulfilment with none left with them."""
+def _text(value: object, limit: int) -> str:
+    """Free text staff typed in Shopify (a refund's note, a carrier's name), made to fit: on one line,
+    without invisible characters, cut at `limit`; an order is never refused for its note."""
+    text = "".join(char for char in str(value or "") if char.isprintable() or char.isspace())
+    return " ".join(text.split())[:limit]
+
+
+def _web_address(value: object) -> str:
+    address = str(value or "").strip()
+    return address if re.fullmatch(r"https?://[^\s]{1,490}", address) else ""
+
+
+class _Lines:
+    """The order's lines as the intake has them: Shopify's line ids to line numbers, and how many of each
+    the order holds now (`current_quantity`: removals and refunds taken off). A parcel or a refund may
+    name a line no longer there, or more of it than is left (a refunded copy): it names what is left,
+    so that the order is never refused for its history."""
+
+    def __init__(self, line_items: list[Mapping]):
+        self.numbers = {
+            line.get("id"): number for number, line in enumerate(line_items, start=1) if line.get("id")
+        }
+        self.now = {
+            number: quantity
+            for number, line in enumerate(line_items, start=1)
+            if isinstance(quantity := line.get("current_quantity", line.get("quantity")), int)
+            and quantity > 0
+        }
+
+    def counted(self, parts: list[list[tuple[object, object]]]) -> list[list[dict]]:
+        """Each part's (line id, quantity) pairs as the intake's lines, within what the order holds."""
+        left = dict(self.now)
+        counted = []
+        for pairs in parts:
+            lines = []
+            for line_id, quantity in pairs:
+                number = self.numbers.get(line_id)
+                if number not in left or not isinstance(quantity, int) or quantity < 1:
+                    continue
+                if taken := min(quantity, left[number]):
+                    lines.append({"line_number": number, "quantity": taken})
+                    left[number] -= taken
+            counted.append(lines)
+        return counted
+
+
+def _shipments(shipped: list[Mapping], lines: _Lines, status: str) -> list[dict]:
+    """Each successful fulfilment as a parcel: its lines (by line id), tracking and dates. A fulfilment
+    with none of the order's lines left (all removed or refunded) is left out."""
     if status in (OrderStatus.PROCESSING, OrderStatus.CANCELLED):
         return []
-    numbers = {line.get("id"): number for number, line in enumerate(line_items, start=1) if line.get("id")}
-    kept = {
-        number
-        for number, line in enumerate(line_items, start=1)
-        if line.get("current_quantity", line.get("quantity")) != 0
-    }
-    shipments = []
-    for fulfilment in sorted(shipped, key=lambda fulfilment: str(fulfilment.get("created_at"))):
-        lines = [
-            {"line_number": numbers[line.get("id")], "quantity": line.get("quantity")}
-            for line in fulfilment.get("line_items") or []
-            if isinstance(line, Mapping) and numbers.get(line.get("id")) in kept
+    fulfilments = sorted(shipped, key=lambda fulfilment: str(fulfilment.get("created_at")))
+    counted = lines.counted(
+        [
+            [
+                (line.get("id"), line.get("quantity"))
+                for line in f.get("line_items") or []
+                if isinstance(line, Mapping)
+            ]
+            for f in fulfilments
         ]
-        if not lines:
+    )
+    shipments = []
+    for fulfilment, parcel_lines in zip(fulfilments, counted, strict=True):
+        if not parcel_lines:
             continue
         delivered = fulfilment.get("shipment_status") == "delivered"
         shipments.append(
             {
-                "carrier": fulfilment.get("tracking_company") or "",
-                "tracking_number": fulfilment.get("tracking_number") or "",
-                "tracking_url": fulfilment.get("tracking_url") or "",
+                "carrier": _text(fulfilment.get("tracking_company"), 40),
+                "tracking_number": _text(fulfilment.get("tracking_number"), 64),
+                "tracking_url": _web_address(fulfilment.get("tracking_url")),
                 "shipped_on": _date(fulfilment.get("created_at")),
                 "delivered_on": _date(fulfilment.get("updated_at")) if delivered else None,
-                "lines": lines,
+                "lines": parcel_lines,
             }
         )
     return shipments
 
 
-def _refunds(refunds: list, line_items: list[Mapping]) -> list[dict]:
-    """Each refund: its successful refund transactions' amounts together, its day, its note, and its
-    `refund_line_items` matched to the order's lines by id."""
-    numbers = {line.get("id"): number for number, line in enumerate(line_items, start=1) if line.get("id")}
-    found = []
-    for refund in refunds:
-        if not isinstance(refund, Mapping):
-            continue
-        paid = [
-            transaction.get("amount")
-            for transaction in refund.get("transactions") or []
-            if isinstance(transaction, Mapping)
-            and transaction.get("kind") == "refund"
-            and transaction.get("status") == "success"
+def _refunds(refunds: list, lines: _Lines, currency: object) -> list[dict]:
+    """Each refund that gave money back: its successful refund transactions in the order's currency
+    together (a transaction in another, the customer's presentment currency, is not added to them), its
+    day, its note and its `refund_line_items` (by line id)."""
+    refunds = [refund for refund in refunds if isinstance(refund, Mapping)]
+    counted = lines.counted(
+        [
+            [(line.get("line_item_id"), line.get("quantity")) for line in r.get("refund_line_items") or []
+             if isinstance(line, Mapping)]
+            for r in refunds
         ]
+    )  # fmt: skip
+    found = []
+    for refund, refund_lines in zip(refunds, counted, strict=True):
         try:
-            amount = str(sum((Decimal(str(value)) for value in paid), Decimal("0.00")))
+            amount = sum(
+                (
+                    Decimal(str(transaction.get("amount")))
+                    for transaction in refund.get("transactions") or []
+                    if isinstance(transaction, Mapping)
+                    and transaction.get("kind") == "refund"
+                    and transaction.get("status") == "success"
+                    and transaction.get("currency", currency) == currency
+                ),
+                Decimal("0.00"),
+            )
         except InvalidOperation:
             amount = None  # the intake names it
+        if amount == 0:
+            continue  # a restock, or a refund not paid yet: no money given back
         found.append(
             {
-                "amount": amount,
+                "amount": str(amount) if amount is not None else None,
                 "refunded_on": _date(refund.get("created_at")),
-                "reason": str(refund.get("note") or ""),
-                "lines": [
-                    {"line_number": numbers[line.get("line_item_id")], "quantity": line.get("quantity")}
-                    for line in refund.get("refund_line_items") or []
-                    if isinstance(line, Mapping) and line.get("line_item_id") in numbers
-                ],
+                "reason": _text(refund.get("note"), 300),
+                "lines": refund_lines,
             }
         )
     return found
@@ -174,6 +227,7 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
     customer = payload.get("customer") if isinstance(payload.get("customer"), Mapping) else {}
     shipping = payload.get("shipping_address")
     line_items = [line for line in payload.get("line_items") or [] if isinstance(line, Mapping)]
+    lines = _Lines(line_items)
     data = {
         "customer_name": _name(shipping, payload.get("billing_address"), customer),
         "customer_email": payload.get("email") or payload.get("contact_email") or customer.get("email"),
@@ -186,8 +240,8 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
         "currency": payload.get("currency"),
         "shipping_address": _address(shipping),
         "items": _items(line_items),
-        "shipments": _shipments(shipped, line_items, status),
-        "refunds": _refunds(payload.get("refunds") or [], line_items),
+        "shipments": _shipments(shipped, lines, status),
+        "refunds": _refunds(payload.get("refunds") or [], lines, payload.get("currency")),
         "updated_at": payload.get("updated_at"),
     }
     return payload.get("name"), data

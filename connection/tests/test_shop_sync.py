@@ -13,6 +13,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from connection.models import ShopEvent, ShopEventOutcome
 from connection.shop_sync import shop_sync
@@ -155,7 +156,9 @@ def test_woocommerce_s_orders_are_read_page_by_page_with_its_key(woocommerce, ca
     assert Order.objects.filter(source=OrderSource.WOOCOMMERCE).count() == 3
     queries = [query for _, query, _ in woocommerce.requests]
     assert [query["page"] for query in queries] == ["1", "2"]
-    assert queries[0]["modified_after"].startswith("2026-01-01T00:00:00")
+    midnight = timezone.make_aware(datetime(2026, 1, 1))  # the store's midnight, said in UTC
+    assert queries[0]["modified_after"] == midnight.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S")
+    assert queries[0]["dates_are_gmt"] == "true"
     assert queries[0]["status"] == "any" and queries[0]["orderby"] == "id"
     authorization = woocommerce.requests[0][2]["Authorization"]
     assert base64.b64decode(authorization.removeprefix("Basic ")) == b"ck_123:cs_456"
@@ -177,3 +180,40 @@ def test_without_a_platform_configured_the_sync_says_what_to_set():
 def test_a_since_that_is_no_date_is_refused():
     with pytest.raises(CommandError, match="is not a date like 2026-01-01"):
         call_command("shop_sync", "--since", "last tuesday")
+
+
+def test_one_order_that_fails_stops_no_other_and_is_applied_on_the_next_run(shopify, monkeypatch):
+    from connection import shop_sync as sync
+
+    applied = sync.shop_event_apply
+
+    def failing_once(*, event_id):
+        if ShopEvent.objects.get(pk=event_id).order_number == "" and not failing_once.failed:
+            failing_once.failed = True
+            raise RuntimeError("the database went away")
+        return applied(event_id=event_id)
+
+    failing_once.failed = False
+    monkeypatch.setattr(sync, "shop_event_apply", failing_once)
+    first = shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    assert (first.failed, first.outcomes) == (1, {ShopEventOutcome.CREATED: 2})
+    again = shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    assert (again.already, again.outcomes) == (2, {ShopEventOutcome.CREATED: 1})
+    assert Order.objects.count() == 3
+
+
+@pytest.mark.parametrize("retry_after", ["Wed, 21 Oct 2015 07:28:00 GMT", "soon"])
+def test_a_retry_after_as_a_date_or_as_nonsense_still_waits_and_tries_again(shopify, retry_after):
+    shopify.failures = [(503, {"Retry-After": retry_after})]
+    waited = []
+    assert shop_sync(platform="shopify", since=SINCE, sleep=waited.append).outcomes == {
+        ShopEventOutcome.CREATED: 3
+    }
+    assert waited[0] in (0.0, 1.0)  # a date gone by: no wait; nonsense: the back-off's first second
+
+
+def test_a_platform_address_without_https_is_refused(settings):
+    settings.WOOCOMMERCE_URL = "http://shop.example.com"
+    settings.WOOCOMMERCE_CONSUMER_KEY, settings.WOOCOMMERCE_CONSUMER_SECRET = "ck_1", "cs_1"
+    with pytest.raises(CommandError, match="WOOCOMMERCE_URL must be an https address"):
+        call_command("shop_sync", "--since", "2026-01-01", "--no-progress")

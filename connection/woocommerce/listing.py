@@ -3,12 +3,12 @@ time (`modified_after`, WooCommerce 5.8 and later), by id, 100 a page, numbered 
 `X-WP-Total` and `X-WP-TotalPages`. Signed in with the REST API key (HTTP Basic, over HTTPS)."""
 
 from collections.abc import Iterator
-from datetime import datetime
+from datetime import UTC, datetime
 
 import httpx2 as httpx
 from django.conf import settings
 
-from connection.platform_http import TIMEOUT, Page, platform_get
+from connection.platform_http import TIMEOUT, Page, platform_address, platform_get, platform_json
 
 PAGE_SIZE = 100
 
@@ -16,16 +16,29 @@ PAGE_SIZE = 100
 def woocommerce_client() -> tuple[httpx.Client, str]:
     """A client with the store's REST API key, and the API's base address."""
     auth = httpx.BasicAuth(settings.WOOCOMMERCE_CONSUMER_KEY, settings.WOOCOMMERCE_CONSUMER_SECRET)
-    return httpx.Client(auth=auth, timeout=TIMEOUT), f"{settings.WOOCOMMERCE_URL.rstrip('/')}/wp-json/wc/v3"
+    base = platform_address(settings.WOOCOMMERCE_URL, "WOOCOMMERCE_URL")
+    return httpx.Client(auth=auth, timeout=TIMEOUT), f"{base}/wp-json/wc/v3"
 
 
 def woocommerce_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:
     page, pages = 1, 1
     while page <= pages:
-        params = {"status": "any", "modified_after": since.isoformat(), "orderby": "id", "order": "asc",
-                  "per_page": PAGE_SIZE, "page": page}  # fmt: skip
+        # In UTC, said so (else WooCommerce reads it in the site's own zone).
+        params = {
+            "status": "any",
+            "modified_after": since.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S"),
+            "dates_are_gmt": "true",
+            "orderby": "id",
+            "order": "asc",
+            "per_page": PAGE_SIZE,
+            "page": page,
+        }
         response = platform_get(client, f"{base}/orders", params=params, sleep=sleep)
         pages = int(response.headers.get("X-WP-TotalPages") or 1)
         total = response.headers.get("X-WP-Total")
-        yield Page(orders=response.json() or [], total=int(total) if total and total.isdigit() else None)
+        body = platform_json(response)
+        yield Page(
+            orders=body if isinstance(body, list) else [],
+            total=int(total) if total and total.isdigit() else None,
+        )
         page += 1

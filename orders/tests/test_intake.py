@@ -477,7 +477,8 @@ class TestShipments:
         order, outcome = upsert(changed(shipments=both))
         assert outcome == UpsertOutcome.UPDATED
         assert [line.quantity for line in order.shipments.get(number=2).lines.all()] == [2]
-        assert upsert(changed())[1] == UpsertOutcome.UPDATED
+        assert upsert(changed())[1] == UpsertOutcome.UNCHANGED  # left out (a CSV row): kept
+        assert upsert(changed(shipments=[]))[1] == UpsertOutcome.UPDATED
         assert not order.shipments.exists()
 
     @pytest.mark.parametrize(

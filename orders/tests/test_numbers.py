@@ -59,6 +59,12 @@ def test_street_numbers_zip_codes_and_amounts_are_never_order_numbers(pattern, e
         ("I live at 10042 Elm St", []),
         ("order 150 copies", []),
         ("orders 10042 and 10043", ["BK-10042", "BK-10043"]),
+        ("#10042, #10043", ["BK-10042", "BK-10043"]),
+        ("Order 10042, 9690 Market St, San Francisco, CA 94103", ["BK-10042"]),  # a comma lists nothing
+        ("where is my order? 10042", ["BK-10042"]),
+        ("Can I order 1984 by George Orwell?", []),  # "order" the verb: what is bought
+        ("I'd like to purchase 1984", []),
+        ("I live at 12 Main St, apt #3020", []),
     ],
 )
 def test_a_number_without_its_prefix_is_an_order_s_where_the_words_say_so(text, found):
@@ -87,7 +93,7 @@ def test_a_store_s_own_shape_is_found_in_running_text(pattern, example, text, fo
 
 
 def test_a_reply_s_look_alike_numbers_are_found_whatever_their_length():
-    assert DEMO.look_alike_re.findall("BK-123, bk 1234567 and BK-10042") == [
+    assert [match.group(0) for match in DEMO.look_alike_re.finditer("BK-123, bk 1234567 and BK-10042")] == [
         "BK-123",
         "bk 1234567",
         "BK-10042",
@@ -103,8 +109,24 @@ def test_the_shapes_a_store_had_before_are_still_found():
     assert changed.canonical("#1050") == "#1050"
     assert changed.mentions("order BK-10042, and order 1050") == ["BK-10042", "#1050"]
     assert changed.exact.fullmatch("BK-10042") and changed.exact.fullmatch("#1050")
-    assert changed.look_alike_re.findall("BK-123 or #1050") == ["BK-123", "#1050"]  # a reply's, either shape
+    assert [match.group(0) for match in changed.look_alike_re.finditer("BK-123 or #1050")] == [
+        "BK-123",
+        "#1050",
+    ]  # a reply's, either shape
     assert OrderNumbering("#[0-9]{4,}", "#1001").canonical("BK-10042") is None
+    # The store's shape now wins where a former one reads the same digits.
+    moved = OrderNumbering("#[0-9]{4,}", "#1050", former=("[0-9]{3,}",))
+    assert moved.mentions("order 1050") == ["#1050"]
+    # A reply names orders anywhere, bare digits too; a customer's bare digits need their words.
+    woo = OrderNumbering("[0-9]{3,}", "727")
+    assert woo.mentions("Order 727 is being prepared, but 728 has shipped.", anywhere=True) == ["727", "728"]
+    assert woo.mentions("Order 727 is being prepared, but 728 has shipped.") == ["727"]
+
+
+def test_a_reply_s_look_alikes_of_a_sign_shape_and_a_prefix_left_out_are_found():
+    shopify = OrderNumbering("#[0-9]{4,}", "#1001")
+    found = [match.group(0) for match in shopify.look_alike_re.finditer("Order #999, # 1051 and order 1052")]
+    assert found == ["#999", "# 1051", "order 1052"]
 
 
 @pytest.mark.django_db

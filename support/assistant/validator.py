@@ -39,6 +39,11 @@ def _whole(match: re.Match) -> str:
     return match.group(0)
 
 
+def _order_number_written(match: re.Match) -> str:
+    """An order number as a reply wrote it; after "order" without its prefix, its digits."""
+    return match.groupdict().get("digits") or match.group(0)
+
+
 FALLBACK_REPLY = (
     "Sorry, I couldn't put together a reliable answer to that. I can help with the status of an order, "
     "a return, or our store policies. Could you rephrase your question?"
@@ -46,7 +51,7 @@ FALLBACK_REPLY = (
 
 # (violation code, pattern, what of a match is the value: the whole of it or an amount's number)
 _IDENTIFIER_PATTERNS = (
-    ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, _whole),
+    ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, _order_number_written),
     ("ungrounded_date", ISO_DATE_MENTION_RE, _whole),
     ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, _whole),
     ("ungrounded_amount", AMOUNT_MENTION_RE, amount_mention_number),

@@ -125,7 +125,7 @@ class Dashboard:
 def customer_words_masked(*, text: str) -> str:
     """The customer's words without what identifies them: emails, order and RMA numbers, long numbers."""
     text = EMAIL_MENTION_RE.sub("[email]", text)
-    text = ORDER_NUMBERS.replace("[order number]", text)
+    text = ORDER_NUMBERS.replace("[order number]", text, anywhere=True)
     text = RMA_NUMBER_MENTION_RE.sub("[RMA number]", text)
     return _LONG_NUMBER_RE.sub("[number]", text)
 

@@ -163,6 +163,12 @@ PARCELS_RESULT = ToolResult(
         ("Parcel 2 (Dune) was delivered on 2026-04-04.", "status_not_in_result"),  # that was parcel 1
         ("Parcel 3 (Emma) was shipped.", "status_not_in_result"),  # no third parcel
         ("Your order BK-10042 was delivered on 2026-04-04.", "status_not_in_result"),  # one parcel was
+        # Each clause after "parcel N" is that parcel's; one naming the order is the order's.
+        ("Parcel 1 (The Hobbit) was delivered on 2026-04-04, and parcel 2 (Dune) was delivered too.",
+         "status_not_in_result"),
+        ("Parcel 1 was delivered; your order BK-10042 has been delivered.", "status_not_in_result"),
+        ("Parcel 1 (Emma) was delivered on 2026-04-04.", "title_not_in_parcel"),
+        ("Parcel 1 (The Hobbit) was delivered, and parcel 2 (Dune) was shipped.", None),
     ],
 )  # fmt: skip
 def test_a_parcel_s_state_is_that_parcel_s(reply, code):

@@ -82,4 +82,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"{report.read} orders read from {ShopPlatform(platform).label}: {said or 'none applied'}; "
             f"{report.already} already received."
+            + (f" {report.failed} could not be applied now: kept, and tried again." if report.failed else "")
         )

@@ -86,6 +86,7 @@ _HAS_IT_RE = re.compile(
     r"|\b(?:is|are)\s+(?P<stocked>[^?.!,;]{1,80}?)\s+(?:in|out\s+of|back\s+in)\s+stock\b"
 )
 _ITS_THING = 0.42
+_ASKED_RE = re.compile(r"[.?!;\n]+")
 
 _WORD_RE = re.compile(r"[a-z]+")
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -307,8 +308,8 @@ _Written = tuple[str, str, str, tuple[str, ...]]
 class _Reader:
     classifier: object
     vocabulary: tuple[str, ...]  # the topics' own words, to which a misspelled word is read
-    # What each topic is about: the words of its key and title and those its questions and answer both use
-    # (of those customers seldom use), and the meanings of its key and title.
+    # What each topic is about: the words of its key and title ("returns", "shipping"), those its
+    # questions and answer both use (of those customers seldom use), and the meanings of its key and title.
     names: dict[str, tuple[frozenset[str], object]]
 
     def words(self, text: str) -> str:
@@ -432,9 +433,8 @@ def _reader_trained(topics: tuple[_Written, ...]) -> _Reader | None:
             key: (
                 frozenset(
                     set(_words(f"{key.replace('_', ' ')} {title}"))
-                    | set(_words(" ".join(questions))) & set(_words(answer))
-                )
-                - background.common_words,
+                    | (set(_words(" ".join(questions))) & set(_words(answer))) - background.common_words
+                ),
                 np.vstack([sentence_encode(key.replace("_", " ")), sentence_encode(title)]),
             )
             for key, title, answer, questions in topics
@@ -522,7 +522,11 @@ def _match(text: str, topics: tuple[_Written, ...]) -> Match:
         ),
         key=lambda item: -item[1],
     )
-    if had := _HAS_IT_RE.search(plain(text)):
+    asked = plain(text)
+    # One question only: "What's your return policy? Do you have a phone number too?" asks the policy too.
+    if len([part for part in _ASKED_RE.split(asked) if _words(part)]) == 1 and (
+        had := _HAS_IT_RE.search(asked)
+    ):
         # Not even likely: a topic about another thing is not offered ("Is your question about gift cards?").
         thing = had.group("thing") or had.group("stocked")
         meaning = sentence_encode(thing)

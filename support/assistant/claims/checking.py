@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
+from orders.numbers import ORDER_NUMBERS
 from support.assistant.capabilities.base import ELIGIBLE, WINDOW_CLOSED
 from support.assistant.claims.dates import _date_known, _dates_with_roles, written_dates
 from support.assistant.claims.results import Knowledge, OrderFacts
@@ -18,7 +19,6 @@ from support.assistant.claims.text import (
     amount_currencies_in,
     amounts_in,
     day_counts_in,
-    order_number,
     refund_methods_in,
     rmas_in,
     sentences_of,
@@ -86,7 +86,11 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
     )
     quotable = [_normal(text) for text in knowledge.quotable]
     openings = {_normal(opening) for opening in knowledge.policy_openings}
-    focus = order_number(customer_message) or knowledge.latest_order
+    # The customer's words name an order where they say so (a street number is none); a reply's anywhere.
+    said_order = ORDER_NUMBERS.canonical(customer_message) or next(
+        iter(ORDER_NUMBERS.mentions(customer_message)), None
+    )
+    focus = said_order or knowledge.latest_order
     violations: list[str] = []
     if day_counts_in(reply) - knowledge.day_counts - day_counts_in(customer_message):
         violations.append("ungrounded_day_count")  # a refund timeline or window no tool gave
@@ -107,11 +111,44 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
             breaks = list(_CLAUSE_SPLIT_RE.finditer(sentence))
             stated = segments_of(sentence[: breaks[-1].start()], focus, titles) if breaks else []
         focus = segments[-1].order
-        parcel = int(about.group(1)) if (about := _PARCEL_RE.match(sentence.strip())) else None
+        if stated and _PARCEL_RE.search(sentence):
+            order = stated[-1].order
+            facts = knowledge.orders.get(order) if order else None
+            violations += _parcel_sentence_violations(sentence, order, facts, said)
+            continue
         for segment in stated:
             facts = knowledge.orders.get(segment.order) if segment.order else None
-            violations += _segment_violations(segment, facts, said, parcel=parcel)
+            violations += _segment_violations(segment, facts, said)
     return violations
+
+
+def _parcel_sentence_violations(
+    sentence: str, order: str | None, facts: OrderFacts | None, said
+) -> list[str]:
+    """A sentence about an order's parcels, clause by clause: a clause after "parcel N" (and naming no
+    order) speaks of that parcel, its state and its books; any other clause of the order."""
+    found: list[str] = []
+    mentions = [(match.start(), int(match.group(1))) for match in _PARCEL_RE.finditer(sentence)]
+    start = 0
+    for cut in [*_CLAUSE_SPLIT_RE.finditer(sentence), None]:
+        end = cut.start() if cut else len(sentence)
+        clause = sentence[start:end]
+        start = cut.end() if cut else end
+        if not clause.strip():
+            continue
+        governing = [number for at, number in mentions if at < end]
+        segment = _Segment(order, clause)
+        if not governing or _ORDER_NAMED_RE.search(clause):
+            found += _segment_violations(segment, facts, said)
+            continue
+        parcel = governing[-1]
+        found += _segment_violations(segment, facts, said, parcel=parcel)
+        if facts is not None and any(
+            _has_title(clause, title) and title not in facts.parcel_items.get(parcel, set())
+            for title in facts.titles
+        ):
+            found.append("title_not_in_parcel")
+    return found
 
 
 def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool:
@@ -123,9 +160,10 @@ def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool
     return facts.eligible if claim == ELIGIBLE else (not facts.eligible or bool(facts.not_returnable))
 
 
-# A sentence about one parcel of an order shipped in parts ("Parcel 2 (Dune) was shipped …"): its
-# status words are that parcel's.
-_PARCEL_RE = re.compile(r"parcel (\d{1,3})\b", re.IGNORECASE)
+# A sentence about the parcels of an order shipped in parts ("Parcel 2 (Dune) was shipped …"): the status
+# words after "parcel N" are that parcel's, unless their clause names the order.
+_PARCEL_RE = re.compile(r"\bparcel (\d{1,3})\b", re.IGNORECASE)
+_ORDER_NAMED_RE = re.compile(rf"\border\b|{ORDER_NUMBERS.mention_pattern}", re.IGNORECASE)
 
 
 def _segment_violations(

@@ -54,8 +54,10 @@ class OrderFacts:
     ordered_on: set[date] = field(default_factory=set)
     returnable: set[str] = field(default_factory=set)  # casefolded titles
     not_returnable: set[str] = field(default_factory=set)
-    # An order shipped in parts: each parcel's state (shipped, or delivered), by its number from 1.
+    # An order shipped in parts: each parcel's state (shipped, or delivered) and its books (casefolded
+    # titles), by its number from 1.
     parcels: dict[int, str] = field(default_factory=dict)
+    parcel_items: dict[int, set[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -163,6 +165,9 @@ def _terms_of(instructions: str) -> tuple[frozenset[int], frozenset[int], str]:
     return frozenset(day_counts_in(instructions)), frozenset(refund_days), instructions.casefold()
 
 
+# "2 copies of Dune": a parcel's item as the lookup writes it, its title after the count.
+_COPIES_RE = re.compile(r"^\d+ copies of ")
+
 # The tools whose results give an order's status now: as "order_status" (the checks) or "status".
 _CHECKS = frozenset({"check_return_eligibility", "check_cancellation", "check_address_change"})
 _STATUS_TOOLS = _CHECKS | {"lookup_order", "list_recent_orders", "cancel_order", "change_shipping_address"}
@@ -211,6 +216,9 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
             if (day := _iso_date(shipment.get("delivered_on"))) is not None:
                 facts.delivered_on.add(day)
             facts.parcels[number] = "delivered" if day is not None else "shipped"
+            facts.parcel_items[number] = {
+                _COPIES_RE.sub("", str(title)).casefold() for title in shipment.get("items") or []
+            }
     elif tool == "check_return_eligibility":
         facts.eligible = bool(data.get("eligible"))
         facts.window_closed = not facts.eligible and bool(data.get("last_day_to_start_return"))

@@ -12,7 +12,7 @@ from orders.numbers import ORDER_NUMBERS
 
 def order_number(text: str) -> str | None:
     """The canonical order number of a mention (any case, spacing, with or without the hyphen)."""
-    return ORDER_NUMBERS.canonical(text) or next(iter(ORDER_NUMBERS.mentions(text)), None)
+    return ORDER_NUMBERS.canonical(text) or next(iter(ORDER_NUMBERS.mentions(text, anywhere=True)), None)
 
 
 def _amount(value) -> Decimal | None:

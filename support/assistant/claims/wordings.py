@@ -136,5 +136,5 @@ _LISTING_WORDS = frozenset({"both", "order", "orders", "your", "the", "also", "e
 
 
 def _only_names_an_order(clause: str) -> bool:
-    rest = ORDER_NUMBERS.replace("", clause)
+    rest = ORDER_NUMBERS.replace("", clause, anywhere=True)
     return all(word.casefold() in _LISTING_WORDS for word in re.findall(r"[\w']+", rest))
