@@ -129,7 +129,7 @@ def _copies(title: str, quantity: int) -> str:
 
 def _shipments_of(order: Order) -> dict[str, Any]:
     """An order the shop ships in parts: each parcel (what it holds, carrier, tracking, dates) and what
-    has not left yet. Nothing for an order the shop sends no parcels of."""
+    is still to come (neither sent nor refunded). Nothing for an order the shop sends no parcels of."""
     shipments = list(order.shipments.prefetch_related("lines__item"))
     if not shipments:
         return {}
@@ -148,6 +148,10 @@ def _shipments_of(order: Order) -> dict[str, Any]:
                 "delivered_on": shipment.delivered_on.isoformat() if shipment.delivered_on else None,
             }
         )
+    # A copy the shop refunded without sending it is not to come (out of print, out of stock).
+    for refund in order.refunds.prefetch_related("lines"):
+        for line in refund.lines.all():
+            sent[line.item_id] = sent.get(line.item_id, 0) + line.quantity
     waiting = [
         _copies(item.title, item.quantity - sent.get(item.pk, 0))
         for item in order.items.all()

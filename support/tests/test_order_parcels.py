@@ -1,0 +1,40 @@
+"""An order the shop ships in parts, as the lookup tells it: each parcel, and what is still to come."""
+
+import pytest
+
+from orders.intake import incoming_order_clean, order_upsert
+from orders.models import OrderSource
+from orders.schemas import ORDER_EXAMPLE
+from support.assistant.capabilities.order_status import order_summary
+
+EMMA = {"line_number": 2, "title": "Emma", "unit_price": "12.99", "quantity": 2}
+PARCEL = {
+    "carrier": "UPS",
+    "tracking_number": "1Z999AA10123456784",
+    "lines": [{"line_number": 1, "quantity": 1}],
+}
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("refunds", "to_come"),
+    [
+        ([], ["2 copies of Emma"]),
+        ([{"amount": "12.99", "lines": [{"line_number": 2, "quantity": 1}]}], ["Emma"]),  # one out of print
+        ([{"amount": "25.98", "lines": [{"line_number": 2, "quantity": 2}]}], []),
+        ([{"amount": "5.00"}], ["2 copies of Emma"]),  # money back for no line
+    ],
+)
+def test_what_is_still_to_come_is_neither_sent_nor_refunded(refunds, to_come):
+    data = {
+        **ORDER_EXAMPLE,
+        "items": [*ORDER_EXAMPLE["items"], EMMA],
+        "shipments": [PARCEL],
+        "refunds": refunds,
+    }
+    order, _ = order_upsert(
+        incoming=incoming_order_clean(number="BK-20418", data=data), source=OrderSource.API
+    )
+    summary = order_summary(order)
+    assert [parcel["items"] for parcel in summary["shipments"]] == [["Dune"]]
+    assert summary["not_shipped"] == to_come
