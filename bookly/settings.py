@@ -200,8 +200,9 @@ SHOPIFY_SHOP_DOMAIN = env.str("SHOPIFY_SHOP_DOMAIN", default="").strip().lower()
 # (Settings > Advanced > Webhooks). Empty: not connected.
 WOOCOMMERCE_WEBHOOK_SECRET = env.str("WOOCOMMERCE_WEBHOOK_SECRET", default="")
 # Reading the shop's orders for `manage.py shop_sync` (connection.shop_sync). Shopify: a custom app's
-# Admin API access token (scope read_orders) for SHOPIFY_SHOP_DOMAIN, the API version, and the Admin
-# API's address when it is not https://<domain>/admin/api/<version> (a proxy).
+# Admin API access token (scope read_orders, and write_orders for SHOP_WRITE_BACK) for
+# SHOPIFY_SHOP_DOMAIN, the API version, and the Admin API's address when it is not
+# https://<domain>/admin/api/<version> (a proxy).
 SHOPIFY_ADMIN_ACCESS_TOKEN = env.str("SHOPIFY_ADMIN_ACCESS_TOKEN", default="")
 SHOPIFY_API_VERSION = env.str("SHOPIFY_API_VERSION", default="2025-07")
 SHOPIFY_ADMIN_API_URL = env.str("SHOPIFY_ADMIN_API_URL", default="")
@@ -210,6 +211,22 @@ SHOPIFY_ADMIN_API_URL = env.str("SHOPIFY_ADMIN_API_URL", default="")
 WOOCOMMERCE_URL = env.str("WOOCOMMERCE_URL", default="")
 WOOCOMMERCE_CONSUMER_KEY = env.str("WOOCOMMERCE_CONSUMER_KEY", default="")
 WOOCOMMERCE_CONSUMER_SECRET = env.str("WOOCOMMERCE_CONSUMER_SECRET", default="")
+# Write-back: a cancellation or an address change of an order a platform sent is made in the shop
+# first, through the same key (Shopify: scope write_orders; WooCommerce: permission Read/Write), and
+# is Bookly's (and the customer's email says so) only once the shop made it. On by default wherever a
+# platform's key is set; SHOP_WRITE_BACK=false keeps changes in Bookly alone (the shop is told only
+# through Bookly's own webhooks).
+SHOP_WRITE_BACK = env.bool("SHOP_WRITE_BACK", default=True)
+# The orders' sources (orders.models.OrderSource) whose changes go through their shop: a setting of its
+# own, so that the order domain reads which, never the connection.
+BOOKLY_CHANGES_THROUGH_SHOP = [
+    source
+    for source, key in (
+        ("shopify", SHOPIFY_ADMIN_ACCESS_TOKEN),
+        ("woocommerce", WOOCOMMERCE_CONSUMER_KEY and WOOCOMMERCE_CONSUMER_SECRET and WOOCOMMERCE_URL),
+    )
+    if SHOP_WRITE_BACK and key
+]
 
 # The shape of the store's order numbers, a regular expression an order number matches whole, and one
 # number of that shape for the assistant's "it looks like …" (the demo's: BK- and 4 to 6 digits).

@@ -9,7 +9,14 @@ from rest_framework_api_key.admin import APIKeyModelAdmin
 from rest_framework_api_key.models import APIKey
 
 from connection.deliveries import delivery_send_again, event_body, webhook_url_problem
-from connection.models import DeliveryStatus, ShopEvent, StoreApiKey, WebhookDelivery, WebhookEndpoint
+from connection.models import (
+    DeliveryStatus,
+    ShopEvent,
+    ShopWrite,
+    StoreApiKey,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 from connection.selectors import webhook_endpoint_list_with_counts
 from connection.tasks import deliveries_queue
 from orders.admin import ReadOnlyModelAdmin
@@ -177,5 +184,27 @@ class ShopEventAdmin(ReadOnlyModelAdmin):
         "outcome",
         "detail",
         "body",
+    ]
+    readonly_fields = fields
+
+
+@admin.register(ShopWrite)
+class ShopWriteAdmin(ReadOnlyModelAdmin):
+    """Each change Bookly asked of the shop platform that keeps the order: its attempts, when the next
+    is due, and what the shop answered (support staff see the outcome on the order itself)."""
+
+    list_display = ["created_at", "platform", "change", "outcome", "attempts", "next_attempt_at", "answer"]
+    list_filter = ["platform", "outcome"]
+    search_fields = ["change__order__number"]
+    list_select_related = ["change__order"]
+    fields = [
+        "change",
+        "platform",
+        "created_at",
+        "outcome",
+        "attempts",
+        "next_attempt_at",
+        "finished_at",
+        "answer",
     ]
     readonly_fields = fields

@@ -144,3 +144,45 @@ class ShopEvent(models.Model):
 
     def __str__(self):
         return f"{self.get_platform_display()} {self.topic} {self.delivery_id}"
+
+
+class ShopWriteOutcome(models.TextChoices):
+    PENDING = "pending", "Not made yet"
+    MADE = "made", "Made in the shop"
+    REFUSED = "refused", "Refused by the shop"
+    FAILED = "failed", "The shop could not be reached"
+
+
+class ShopWrite(models.Model):
+    """Bookly asking the shop platform that keeps an order to make a change (an orders.OrderChange
+    waiting for the shop): each attempt, when the next is due, and what the shop last answered. Once
+    the shop made it, the change is Bookly's (orders.services.order_change_shop_made)."""
+
+    change = models.OneToOneField("orders.OrderChange", on_delete=models.CASCADE, related_name="shop_write")
+    platform = models.CharField(max_length=20, choices=ShopPlatform.choices)
+    created_at = models.DateTimeField(default=timezone.now)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    # When the next attempt may start: a task that finds it later does nothing (another has it).
+    next_attempt_at = models.DateTimeField(default=timezone.now, db_index=True)
+    outcome = models.CharField(
+        max_length=20, choices=ShopWriteOutcome.choices, default=ShopWriteOutcome.PENDING
+    )
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # What the shop (or the network) last said, for staff.
+    answer = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name = "write to the shop"
+        verbose_name_plural = "writes to the shop"
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(platform__in=ShopPlatform.values), name="shop_write_platform"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(outcome__in=ShopWriteOutcome.values), name="shop_write_outcome_valid"
+            ),
+        ]
+
+    def __str__(self):
+        return f"{self.get_platform_display()}: {self.change}"

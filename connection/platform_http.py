@@ -28,6 +28,12 @@ class PlatformError(Exception):
         super().__init__(message)
         self.status = status
 
+    @property
+    def refused(self) -> bool:
+        """The platform said no (a 4xx other than 429): asking again the same way gets the same answer.
+        Otherwise it could not be reached or kept failing, and a later attempt may do."""
+        return self.status is not None and 400 <= self.status < 500 and self.status != 429
+
 
 @dataclass(frozen=True)
 class Page:
@@ -60,13 +66,29 @@ def platform_get(
     sleep: Callable[[float], None] = time.sleep,
     pace: Callable[[httpx.Response], float] | None = None,
 ) -> httpx.Response:
-    """GET `url`, waiting as the platform asks: a 429 or 503 waits its Retry-After (else a back-off),
-    another 5xx or a network error is tried again, up to ATTEMPTS; `pace` says how long to wait after a
-    success (Shopify's call limit nearly used). Anything else not 2xx is a PlatformError."""
+    """GET `url` within the platform's limits (platform_request); `pace` says how long to wait after a
+    success (Shopify's call limit nearly used)."""
+    return platform_request(client, "GET", url, params=params, sleep=sleep, pace=pace)
+
+
+def platform_request(
+    client: httpx.Client,
+    method: str,
+    url: str,
+    *,
+    params: Mapping | None = None,
+    json: Mapping | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    pace: Callable[[httpx.Response], float] | None = None,
+) -> httpx.Response:
+    """Send a request, waiting as the platform asks: a 429 or 503 waits its Retry-After (else a
+    back-off), another 5xx or a network error is tried again, up to ATTEMPTS (a write sent again is
+    the same write: cancelling or re-addressing an order twice does it once). Anything else not 2xx is
+    a PlatformError with its status."""
     wait = _FIRST_WAIT
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            response = client.get(url, params=params)
+            response = client.request(method, url, params=params, json=json)
         except httpx.TransportError as error:
             if attempt == ATTEMPTS:
                 raise PlatformError(f"{url}: {type(error).__name__} ({error})") from error
@@ -110,3 +132,10 @@ def platform_address(url: str, setting: str) -> str:
     ):
         raise PlatformError(f"{setting} must be an https address: the API key is sent with every request")
     return url.rstrip("/")
+
+
+def recipient_names(recipient: str) -> tuple[str, str]:
+    """A recipient as platforms keep one, first and last name: the last word is the last name ("Ana
+    de Souza" is "Ana de", "Souza"; one word is a first name only)."""
+    first, _, last = recipient.strip().rpartition(" ")
+    return (first, last) if first else (last, "")

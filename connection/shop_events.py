@@ -5,6 +5,7 @@ and how its orders read (connection.shopify); what is common to all is here."""
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from django.db import IntegrityError, transaction
@@ -94,7 +95,10 @@ def _apply(*, event_id: int) -> ShopEvent:
             number, data = read(event.body)
             event.order_number = str(number or "")[:40]
             try:
-                incoming = incoming_order_clean(number=number, data=data)
+                # With the platform's own id of the order, for writing changes back (connection.write_back).
+                incoming = replace(
+                    incoming_order_clean(number=number, data=data), shop_order_id=_platform_id(event.body)
+                )
                 # In this transaction: a conflict's record on the order is kept with the event.
                 _, outcome = order_upsert(incoming=incoming, source=source)
                 event.outcome = _OUTCOMES[outcome]
@@ -108,6 +112,16 @@ def _apply(*, event_id: int) -> ShopEvent:
         event.applied_at = timezone.now()
         event.save(update_fields=["outcome", "detail", "order_number", "applied_at"])
     return event
+
+
+def _platform_id(body: Mapping) -> str:
+    """Shopify's and WooCommerce's own id of an order: a positive whole number, its `id`."""
+    platform_id = body.get("id") if isinstance(body, Mapping) else None
+    return (
+        str(platform_id)
+        if isinstance(platform_id, int) and not isinstance(platform_id, bool) and platform_id > 0
+        else ""
+    )
 
 
 def shop_events_take_pending() -> list[int]:

@@ -18,6 +18,12 @@ from connection.deliveries import (
     events_undispatched,
 )
 from connection.shop_events import shop_event_apply, shop_event_queue, shop_events_take_pending
+from connection.write_back import (
+    shop_write_attempt,
+    shop_write_queue,
+    shop_write_request,
+    shop_writes_take_due,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -40,16 +46,28 @@ def delivery_attempt_task(delivery_id: int) -> None:
 def deliveries_sweep_task() -> None:
     """Every minute (a schedule the connection app's migration adds): events whose signal was lost,
     deliveries due again after their back-off, attempts a killed worker left, shop platforms' events
-    whose task was lost."""
+    whose task was lost, writes to a shop due again (or whose signal was lost)."""
     for event_id in events_undispatched():
         event_dispatch_task(event_id)
     deliveries_queue(delivery_ids=deliveries_take_due(now=timezone.now()))
     for event_id in shop_events_take_pending():
         shop_event_queue(event_id=event_id)
+    for write_id in shop_writes_take_due(now=timezone.now()):
+        shop_write_queue(write_id=write_id)
 
 
 def shop_event_apply_task(event_id: int) -> None:
     shop_event_apply(event_id=event_id)
+
+
+def shop_write_attempt_task(write_id: int) -> None:
+    shop_write_attempt(write_id=write_id, now=timezone.now())
+
+
+def order_change_requested_queue(sender, change, **kwargs) -> None:
+    """On the commit of a change its shop must make: its write goes on the queue at once (one missed
+    here is the sweep's)."""
+    shop_write_request(change=change)
 
 
 def worker_database_pools_forget(sender, proc_name, **kwargs) -> None:

@@ -16,6 +16,7 @@ from orders.models import (
     Order,
     OrderChange,
     OrderChangeKind,
+    OrderChangeState,
     OrderItem,
     OrderSource,
     OrderStatus,
@@ -136,7 +137,7 @@ class OrderChangeInline(ReadOnlyInline):
     """Every change to the order after it was placed: what, before and after, by whom, when."""
 
     model = OrderChange
-    fields = ["kind", "what_changed", "changed_by_name", "changed_at"]
+    fields = ["kind", "what_changed", "changed_by_name", "changed_at", "made"]
     readonly_fields = fields
     verbose_name = "change"
     verbose_name_plural = "changes after the order was placed"
@@ -150,6 +151,15 @@ class OrderChangeInline(ReadOnlyInline):
     @admin.display(description="what changed")
     def what_changed(self, obj):
         return order_change_summary(obj)
+
+    @admin.display(description="made")
+    def made(self, obj):
+        """Whether it is made: one asked of the shop that keeps the order says whether the shop made it,
+        and what the shop answered when it did not (staff follow it up: the customer was told only that
+        the store was asked)."""
+        if obj.state == OrderChangeState.SHOP_FAILED:
+            return f"{obj.get_state_display()}: {obj.shop_answer}"
+        return obj.get_state_display()
 
     @admin.display(description="by")
     def changed_by_name(self, obj):
@@ -210,6 +220,24 @@ FINAL_RETURN_STATUSES = frozenset(status for status, moves in RETURN_STATUS_TRAN
 _EXCEPTIONS_GRANTABLE = frozenset({ReturnRefusal.NOT_ELIGIBLE, ReturnRefusal.ITEM_NOT_RETURNABLE})
 
 
+class ShopChangeFilter(admin.SimpleListFilter):
+    """Orders with a change asked of their shop that it has not made (yet): for staff to follow up."""
+
+    title = "changes asked of the shop"
+    parameter_name = "shop_change"
+
+    def lookups(self, request, model_admin):
+        return [
+            (OrderChangeState.AWAITING_SHOP, "Waiting for the shop"),
+            (OrderChangeState.SHOP_FAILED, "The shop did not make it"),
+        ]
+
+    def queryset(self, request, queryset):
+        if self.value() in (OrderChangeState.AWAITING_SHOP, OrderChangeState.SHOP_FAILED):
+            return queryset.filter(changes__state=self.value()).distinct()
+        return queryset
+
+
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
     list_display = [
@@ -223,21 +251,29 @@ class OrderAdmin(admin.ModelAdmin):
         "source",
         "updated_at",
     ]
-    list_filter = ["status", "source"]
+    list_filter = ["status", "source", ShopChangeFilter]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
     inlines = [OrderItemInline, ShipmentInline, RefundInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
     # Where it came from, and when it last changed, are the intake's to record.
     # The currency is the shop's: every amount of the order is in it.
-    readonly_fields = ["status", "currency", "shipping_address", "source", "updated_at", "shop_updated_at"]
+    readonly_fields = [
+        "status",
+        "currency",
+        "shipping_address",
+        "source",
+        "shop_order_id",
+        "updated_at",
+        "shop_updated_at",
+    ]
     fieldsets = [
         (None, {"fields": ["number", "customer_name", "customer_email", "status", ("total", "currency")]}),
         (
             "Dates and delivery",
             {"fields": ["ordered_on", "delivered_on", "tracking_number", "carrier", "shipping_address"]},
         ),
-        ("Where it came from", {"fields": ["source", "updated_at", "shop_updated_at"]}),
+        ("Where it came from", {"fields": ["source", "shop_order_id", "updated_at", "shop_updated_at"]}),
     ]
     actions = ["accept_shop_next_update"]
 

@@ -5,6 +5,9 @@ the change (an outbox), and `event_recorded` is sent once that transaction commi
 delivers events (the connection app's webhooks) to pick it up at once. What this module knows of its
 listeners: nothing. An event whose signal was missed (the process died just after the commit) is still
 there, undispatched, for the deliverer's sweep.
+
+A change of an order its shop keeps is asked of the shop first: `order_change_requested` is sent once
+it is recorded (orders.services), for whoever writes to shops.
 """
 
 from django.db import transaction
@@ -12,11 +15,14 @@ from django.dispatch import Signal
 
 from orders.addresses import ShippingAddress
 from orders.intake import address_shape
-from orders.models import DeliveryCase, Event, EventType, Order, ReturnRecord
+from orders.models import DeliveryCase, Event, EventType, Order, OrderChange, ReturnRecord
 from orders.shapes import delivery_case_shape, order_shape, return_shape
 
 # Sent with `event` after the transaction that recorded it commits.
 event_recorded = Signal()
+# Sent with `change` (an OrderChange waiting for the shop) after the transaction that recorded it
+# commits: for whoever writes to the shop (the connection's write-back) to ask it at once.
+order_change_requested = Signal()
 
 
 def event_record(*, type: EventType, data: dict[str, object]) -> Event:
@@ -24,6 +30,12 @@ def event_record(*, type: EventType, data: dict[str, object]) -> Event:
     event = Event.objects.create(type=type, data=data)
     transaction.on_commit(lambda: event_recorded.send(sender=Event, event=event), robust=True)
     return event
+
+
+def order_change_requested_send(*, change: OrderChange) -> None:
+    """Once the caller's transaction commits, tell who writes to shops that the shop must make `change`.
+    One missed (the process died just after the commit) is still waiting, for the writer's sweep."""
+    transaction.on_commit(lambda: order_change_requested.send(sender=OrderChange, change=change), robust=True)
 
 
 def return_created_event(*, record: ReturnRecord) -> Event:

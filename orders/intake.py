@@ -38,6 +38,7 @@ from orders.models import (
     Order,
     OrderChange,
     OrderChangeKind,
+    OrderChangeState,
     OrderItem,
     OrderSource,
     OrderStatus,
@@ -87,6 +88,9 @@ class IncomingOrder:
     # None: not sent (a CSV row has no room for them), and those Bookly has are kept.
     shipments: tuple[ShopShipment, ...] | None = None
     refunds: tuple[ShopRefund, ...] | None = None
+    # The platform's own id of the order, from a platform's connector (never from the shop's body):
+    # kept for writing changes back. Blank: the one Bookly has is kept.
+    shop_order_id: str = ""
 
 
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
@@ -142,6 +146,7 @@ def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
         "total": incoming.total,
         "currency": incoming.currency,
         **{f"ship_{name}": value for name, value in address.items()},
+        **({"shop_order_id": incoming.shop_order_id} if incoming.shop_order_id else {}),
     }
 
 
@@ -241,7 +246,12 @@ def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | 
             f"is older than the version Bookly already has (updated_at {_when(order.shop_updated_at)}): "
             "an older copy of the order is not applied",
         )
-    changes = list(order.changes.exclude(kind=OrderChangeKind.UPDATE_REFUSED).order_by("changed_at", "id"))
+    # What Bookly made (one still waiting for the shop, or one it did not make, is not Bookly's yet).
+    changes = list(
+        order.changes.filter(state=OrderChangeState.MADE)
+        .exclude(kind=OrderChangeKind.UPDATE_REFUSED)
+        .order_by("changed_at", "id")
+    )
     if incoming.status not in STATUS_MAY_BECOME[order.status]:
         cancelled_here = next((c for c in changes if c.kind == OrderChangeKind.CANCELLED), None)
         why = (
@@ -335,7 +345,9 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
         else:
             if (
                 incoming.address is None
-                and order.changes.filter(kind=OrderChangeKind.ADDRESS_CHANGED).exists()
+                and order.changes.filter(
+                    kind=OrderChangeKind.ADDRESS_CHANGED, state=OrderChangeState.MADE
+                ).exists()
             ):
                 # A version without an address (a shop that sends none) keeps the one the customer asked
                 # for here: the rest of the version (shipped, delivered) still applies.

@@ -131,6 +131,17 @@ class OrderChangeKind(models.TextChoices):
     SHOP_TIME_CLEARED = "shop_time_cleared", "Shop's next update accepted"
 
 
+class OrderChangeState(models.TextChoices):
+    """Whether a change is made. An order a shop platform keeps (settings.BOOKLY_CHANGES_THROUGH_SHOP) is
+    changed in the shop first: the change waits for the shop, and only once the shop made it is it
+    Bookly's too (the order changed, the customer's email sent). One the shop did not make is kept for
+    staff, with what the shop said."""
+
+    MADE = "made", "Made"
+    AWAITING_SHOP = "awaiting_shop", "Waiting for the shop"
+    SHOP_FAILED = "shop_failed", "The shop did not make it"
+
+
 class ReturnStatus(models.TextChoices):
     INITIATED = "initiated", "Initiated"
     LABEL_SENT = "label_sent", "Label sent"
@@ -189,6 +200,9 @@ class Order(models.Model):
     # ISO 3166 code (orders.addresses names it); blank only with no address.
     ship_country = models.CharField("country", max_length=2, blank=True)
     source = models.CharField(max_length=20, choices=OrderSource.choices, default=OrderSource.FIXTURE)
+    # The shop platform's own id of the order (Shopify's and WooCommerce's `id`, not the number customers
+    # see): what a change is written back to the shop by. Blank for an order no platform sent.
+    shop_order_id = models.CharField("shop's order id", max_length=40, blank=True)
     # When the shop or Bookly last changed the order (the store API lists orders changed since a time).
     updated_at = models.DateTimeField(default=timezone.now, db_index=True)
     # The shop's own time of the version Bookly last took (its optional "updated_at"): an older version
@@ -407,6 +421,9 @@ class OrderChange(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     changed_at = models.DateTimeField(auto_now_add=True)
+    state = models.CharField(max_length=20, choices=OrderChangeState.choices, default=OrderChangeState.MADE)
+    # What the shop answered when it did not make the change (for staff), else blank.
+    shop_answer = models.TextField(blank=True)
 
     class Meta:
         ordering = ["order", "changed_at", "id"]
@@ -414,10 +431,15 @@ class OrderChange(models.Model):
             models.CheckConstraint(
                 condition=models.Q(kind__in=OrderChangeKind.values), name="order_change_kind_valid"
             ),
-            # Two confirmations at once (two tabs, the assistant and staff) cancel once.
+            models.CheckConstraint(
+                condition=models.Q(state__in=OrderChangeState.values), name="order_change_state_valid"
+            ),
+            # Two confirmations at once (two tabs, the assistant and staff) cancel once; one the shop
+            # did not make leaves the order to be cancelled again.
             models.UniqueConstraint(
                 fields=["order"],
-                condition=models.Q(kind=OrderChangeKind.CANCELLED),
+                condition=models.Q(kind=OrderChangeKind.CANCELLED)
+                & ~models.Q(state=OrderChangeState.SHOP_FAILED),
                 name="order_cancelled_once",
                 violation_error_message="This order is already cancelled.",
             ),

@@ -13,6 +13,7 @@ from orders.models import (
     DeliveryProblem,
     Order,
     OrderChangeKind,
+    OrderChangeState,
     OrderItem,
     OrderStatus,
     ReturnLine,
@@ -200,6 +201,8 @@ class ChangeCode(StrEnum):
     CANCELLED = "already_cancelled"
     # Returns that are not closed (rejected or cancelled): a refunded one counts, its books came back.
     HAS_RETURNS = "has_returns"
+    # A change asked of the shop that keeps the order, not made yet: the next waits for it.
+    AWAITING_SHOP = "awaiting_shop"
 
 
 @dataclass(frozen=True)
@@ -248,6 +251,17 @@ _CHANGE_ALLOWED = {
     ),
 }
 
+# By the kind of the change the shop is making now.
+_AWAITING_SHOP = {
+    OrderChangeKind.CANCELLED: (
+        "The store is already cancelling this order: you will get an email as soon as it is cancelled."
+    ),
+    OrderChangeKind.ADDRESS_CHANGED: (
+        "The store is already changing where this order ships: you will get an email as soon as it is "
+        "changed."
+    ),
+}
+
 _HAS_RETURNS = (
     "This order has a return in progress or completed, so it can no longer be cancelled. A member of our "
     "team can help."
@@ -271,10 +285,14 @@ def order_open_return_numbers(*, order: Order) -> list[str]:
 
 
 def order_change_check(*, order: Order, kind: OrderChangeKind) -> OrderChangeCheck:
-    """Whether the order can be cancelled or sent to another address now: only until it ships, and
-    never cancelled while it has returns that are not closed (a refund and a cancellation for the same
-    books); the order's status alone is not trusted for that, as an older import once moved some back."""
+    """Whether the order can be cancelled or sent to another address now: only until it ships, not while
+    its shop is making another change Bookly asked of it, and never cancelled while it has returns that
+    are not closed (a refund and a cancellation for the same books); the order's status alone is not
+    trusted for that, as an older import once moved some back."""
     if order.status == OrderStatus.PROCESSING:
+        awaiting = order.changes.filter(state=OrderChangeState.AWAITING_SHOP).order_by("-id").first()
+        if awaiting:
+            return OrderChangeCheck(order, kind, ChangeCode.AWAITING_SHOP, _AWAITING_SHOP[awaiting.kind])
         if kind == OrderChangeKind.CANCELLED and order_has_returns(order=order):
             return OrderChangeCheck(order, kind, ChangeCode.HAS_RETURNS, _HAS_RETURNS)
         return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])

@@ -4,6 +4,7 @@ from collections.abc import Collection
 from datetime import date
 from enum import StrEnum
 
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
@@ -20,6 +21,7 @@ from orders.events import (
     delivery_case_event,
     order_address_changed_event,
     order_cancelled_event,
+    order_change_requested_send,
     return_created_event,
     return_status_changed_event,
 )
@@ -33,6 +35,7 @@ from orders.models import (
     Order,
     OrderChange,
     OrderChangeKind,
+    OrderChangeState,
     OrderItem,
     OrderStatus,
     ReturnLine,
@@ -307,24 +310,54 @@ def _locked_for_change(order: Order, kind: OrderChangeKind) -> Order:
     return locked
 
 
+def order_changes_through_shop(*, order: Order) -> bool:
+    """Whether a change of this order is made in the shop first: a platform sent it (with its id) and
+    that platform's changes go through it (settings.BOOKLY_CHANGES_THROUGH_SHOP)."""
+    return bool(order.shop_order_id) and order.source in settings.BOOKLY_CHANGES_THROUGH_SHOP
+
+
+def _recorded(locked: Order, **fields) -> OrderChange:
+    """The change, made now or (for an order its shop keeps) asked of the shop once this commits."""
+    if not order_changes_through_shop(order=locked):
+        return OrderChange.objects.create(order=locked, **fields)
+    change = OrderChange.objects.create(order=locked, state=OrderChangeState.AWAITING_SHOP, **fields)
+    order_change_requested_send(change=change)
+    return change
+
+
+def _cancellation_make(locked: Order) -> None:
+    locked.status = OrderStatus.CANCELLED
+    locked.updated_at = timezone.now()
+    locked.save(update_fields=["status", "updated_at"])
+    order_cancelled_email(order=locked)
+    order_cancelled_event(order=locked)
+
+
+def _address_make(locked: Order, address: ShippingAddress, before: ShippingAddress | None) -> None:
+    for name, value in address.as_fields().items():
+        setattr(locked, f"ship_{name}", value)
+    locked.updated_at = timezone.now()
+    locked.save(update_fields=[*(f"ship_{name}" for name in address.as_fields()), "updated_at"])
+    order_address_changed_email(order=locked, address=address)
+    order_address_changed_event(order=locked, previous=before)
+
+
 def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
-    """Cancel an order that has not shipped, and record it. Raises OrderChangeNotAllowed (its code
-    ChangeCode.CANCELLED when it is cancelled already: asking twice changes nothing)."""
+    """Cancel an order that has not shipped, and record it; for an order its shop keeps, ask the shop
+    (the change's state says which). Raises OrderChangeNotAllowed (its code ChangeCode.CANCELLED when it
+    is cancelled already, or asked of the shop already: asking twice changes nothing)."""
     try:
         with transaction.atomic():
             locked = _locked_for_change(order, OrderChangeKind.CANCELLED)
-            change = OrderChange.objects.create(
-                order=locked,
+            change = _recorded(
+                locked,
                 kind=OrderChangeKind.CANCELLED,
                 before={"status": locked.status},
                 after={"status": OrderStatus.CANCELLED},
                 changed_by=changed_by,
             )
-            locked.status = OrderStatus.CANCELLED
-            locked.updated_at = timezone.now()
-            locked.save(update_fields=["status", "updated_at"])
-            order_cancelled_email(order=locked)
-            order_cancelled_event(order=locked)
+            if change.state == OrderChangeState.MADE:
+                _cancellation_make(locked)
     except IntegrityError:
         # The database's one-cancellation rule: another confirmation won a moment ago (SQLite has no
         # row locks to make this one wait and see it).
@@ -334,26 +367,53 @@ def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
 
 def order_shipping_address_change(*, order: Order, address: ShippingAddress, changed_by=None) -> OrderChange:
     """Send an order that has not shipped to another address (cleaned by shipping_address_clean), and
-    record before and after. Raises OrderChangeNotAllowed; code "unchanged" when it already ships
-    there."""
+    record before and after; for an order its shop keeps, ask the shop. Raises OrderChangeNotAllowed;
+    code "unchanged" when it already ships there."""
     with transaction.atomic():
         locked = _locked_for_change(order, OrderChangeKind.ADDRESS_CHANGED)
         before = shipping_address_of(order=locked)
         if before == address:
             raise OrderChangeNotAllowed(ADDRESS_UNCHANGED, "This order already ships to that address.")
-        change = OrderChange.objects.create(
-            order=locked,
+        change = _recorded(
+            locked,
             kind=OrderChangeKind.ADDRESS_CHANGED,
             before=before.as_fields() if before else {},
             after=address.as_fields(),
             changed_by=changed_by,
         )
-        for name, value in address.as_fields().items():
-            setattr(locked, f"ship_{name}", value)
-        locked.updated_at = timezone.now()
-        locked.save(update_fields=[*(f"ship_{name}" for name in address.as_fields()), "updated_at"])
-        order_address_changed_email(order=locked, address=address)
-        order_address_changed_event(order=locked, previous=before)
+        if change.state == OrderChangeState.MADE:
+            _address_make(locked, address, before)
+    return change
+
+
+def order_change_shop_made(*, change_id: int) -> OrderChange:
+    """The shop made a change Bookly asked of it: now it is Bookly's too (the order changed, the
+    customer's email and the store's event), once. The shop's word is final: the order is changed as
+    the shop changed it, whatever happened here since."""
+    with transaction.atomic():
+        change = OrderChange.objects.select_for_update().get(pk=change_id)
+        if change.state != OrderChangeState.AWAITING_SHOP:
+            return change
+        locked = Order.objects.select_for_update().get(pk=change.order_id)
+        if change.kind == OrderChangeKind.CANCELLED:
+            _cancellation_make(locked)
+        else:
+            _address_make(locked, ShippingAddress(**change.after), shipping_address_of(order=locked))
+        change.state = OrderChangeState.MADE
+        change.save(update_fields=["state"])
+    return change
+
+
+def order_change_shop_failed(*, change_id: int, answer: str) -> OrderChange:
+    """The shop did not make a change Bookly asked of it: kept for staff with what the shop said; the
+    order, and what the customer was told (that it was asked), stay as they are."""
+    with transaction.atomic():
+        change = OrderChange.objects.select_for_update().get(pk=change_id)
+        if change.state != OrderChangeState.AWAITING_SHOP:
+            return change
+        change.state = OrderChangeState.SHOP_FAILED
+        change.shop_answer = answer[:2000]
+        change.save(update_fields=["state", "shop_answer"])
     return change
 
 

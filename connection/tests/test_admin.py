@@ -7,11 +7,12 @@ from connection.models import (
     DeliveryStatus,
     ShopEvent,
     ShopEventOutcome,
+    ShopWrite,
     StoreApiKey,
     WebhookDelivery,
     WebhookEndpoint,
 )
-from orders.services import order_cancel
+from orders.services import order_cancel, order_change_shop_failed
 from orders.tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -128,3 +129,37 @@ def test_an_operator_reads_what_shopify_sent_and_why_the_intake_refused_it(super
 
 def test_support_staff_never_see_what_shop_platforms_send(staff_client):
     assert staff_client.get("/admin/connection/shopevent/").status_code == 403
+
+
+@pytest.fixture
+def shop_not_made(settings):
+    """BK-61001's cancellation refused by Shopify, BK-61002's waiting for it, BK-61003 Bookly's own."""
+    settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
+    refused = OrderFactory(number="BK-61001", source="shopify", shop_order_id="450789469")
+    OrderFactory(number="BK-61003")
+    order_cancel(order=OrderFactory(number="BK-61002", source="shopify", shop_order_id="450789470"))
+    change = order_cancel(order=refused)
+    order_change_shop_failed(change_id=change.pk, answer="422: Cannot cancel a fulfilled order")
+    return ShopWrite.objects.create(change=change, platform="shopify", attempts=1, outcome="refused",
+                                    answer="422: Cannot cancel a fulfilled order")  # fmt: skip
+
+
+def test_staff_follow_up_a_change_the_shop_did_not_make_from_the_order(staff_client, shop_not_made):
+    """The customer was told only that the store was asked: staff find the order, and what the shop
+    said, to follow it up."""
+    listed = staff_client.get("/admin/orders/order/?shop_change=shop_failed").content.decode()
+    assert "BK-61001" in listed and "BK-61002" not in listed and "BK-61003" not in listed
+    listed = staff_client.get("/admin/orders/order/?shop_change=awaiting_shop").content.decode()
+    assert "BK-61002" in listed and "BK-61001" not in listed
+    order = shop_not_made.change.order
+    page = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    assert "The shop did not make it: 422: Cannot cancel a fulfilled order" in page
+    assert "450789469" in page  # the shop's own id, to find it there
+    assert staff_client.get("/admin/connection/shopwrite/").status_code == 403
+
+
+def test_an_operator_reads_each_write_to_the_shop(superuser_client, shop_not_made):
+    listed = superuser_client.get("/admin/connection/shopwrite/?outcome__exact=refused").content.decode()
+    assert "BK-61001" in listed and "Cannot cancel a fulfilled order" in listed
+    assert superuser_client.get(f"/admin/connection/shopwrite/{shop_not_made.pk}/change/").status_code == 200
+    assert superuser_client.post(f"/admin/connection/shopwrite/{shop_not_made.pk}/delete/").status_code == 403

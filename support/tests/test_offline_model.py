@@ -626,6 +626,11 @@ ERROR_REPLIES = {
         "Delivered already.",
     ),
     ChangeCode.CANCELLED: ("change_shipping_address", {"message": "It is cancelled."}, "It is cancelled."),
+    ChangeCode.AWAITING_SHOP: (
+        "change_shipping_address",
+        {"message": "The store is already cancelling it: you will get an email once it is cancelled."},
+        "The store is already cancelling it: you will get an email once it is cancelled.",
+    ),
     ChangeCode.HAS_RETURNS: (
         "cancel_order",
         {"message": "This order has a return in progress or completed, so it can no longer be cancelled."},

@@ -264,6 +264,54 @@ def test_a_cancellation_is_emailed_to_the_orders_address(
     assert (mail.to, mail.subject) == (["sarah.chen@example.com"], "Your order BK-10103 is cancelled")
 
 
+@pytest.fixture
+def kept_by_shopify(demo_data, settings):
+    """Sarah's order, as Shopify sent it, with write-back on: a change is asked of Shopify first."""
+    settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
+    Order.objects.filter(number="BK-10103").update(source="shopify", shop_order_id="450789469")
+
+
+ASKED = (
+    "I have asked the store to cancel order BK-10103. You will get an email as soon as the store has "
+    "cancelled it."
+)
+
+
+@pytest.mark.usefixtures("kept_by_shopify", "cancel_checked")
+@pytest.mark.parametrize("told", ["Order BK-10103 is now cancelled.", "Done, it's cancelled."])
+def test_a_cancellation_its_shop_must_make_is_never_told_as_done(model_api, customer, mailoutbox, told):
+    model_api.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text(told)))
+    reply = customer.send("yes please cancel it").json()["reply"]
+
+    result = tool_results(model_api.sent[1])[0]
+    assert (result["cancellation_asked"], result["status"]) == (True, OrderStatus.PROCESSING)
+    assert reply != told  # the validator's fallback, never stored
+    assert told not in ConversationMessage.objects.values_list("content", flat=True)
+    assert order().status == OrderStatus.PROCESSING and mailoutbox == []
+
+
+@pytest.mark.usefixtures("kept_by_shopify", "cancel_checked")
+def test_a_cancellation_its_shop_must_make_is_told_as_asked(model_api, customer):
+    model_api.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text(ASKED)))
+    assert customer.send("yes please cancel it").json()["reply"] == ASKED
+    assert OrderChange.objects.get().state == "awaiting_shop"
+
+
+@pytest.mark.usefixtures("kept_by_shopify", "address_checked")
+@pytest.mark.parametrize(
+    "told",
+    ["Done. Order BK-10103 will now ship to Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611.",
+     "I've updated the address.", "Your shipping address has been changed."],
+)  # fmt: skip
+def test_an_address_change_its_shop_must_make_is_never_told_as_done(model_api, customer, told):
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text(told)))
+    reply = customer.send("yes").json()["reply"]
+
+    assert tool_results(model_api.sent[1])[0]["address_change_asked"] is True
+    assert reply != told
+    assert order().ship_line1 == "418 Maple Avenue"
+
+
 @pytest.mark.usefixtures("address_checked")
 def test_a_new_address_is_emailed_to_the_orders_address(
     model_api, customer, mailoutbox, django_capture_on_commit_callbacks
@@ -313,3 +361,12 @@ def test_a_reply_about_a_new_address_or_a_cancellation_is_on_topic(model_api, cu
     said = "Okay, I have not changed the address. Shall I cancel the order instead?"
     model_api.reset(message(text(said)))
     assert customer.send("no, leave the address as it is").json()["reply"] == said
+
+
+@pytest.mark.usefixtures("offline", "kept_by_shopify")
+def test_the_builtin_model_tells_a_change_its_shop_must_make_as_asked(customer):
+    customer.send("Please cancel my order BK-10103, my email is sarah.chen@example.com")
+    reply = customer.send("yes").json()["reply"]
+
+    assert reply == ASKED
+    assert order().status == OrderStatus.PROCESSING

@@ -98,6 +98,8 @@ def error_reply(result: dict) -> str:
             return f"I couldn't use that address: the {missing} {verb} missing or not right. {asked}"
         case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED | ChangeCode.HAS_RETURNS:
             return f"I couldn't make that change. {message}".strip()
+        case ChangeCode.AWAITING_SHOP:
+            return message or GENERIC_ERROR_REPLY  # the store's own words: it is making a change already
         case ProblemCode.NOT_SHIPPED | ProblemCode.NOT_DELIVERED | ProblemCode.CANCELLED:
             return f"{message} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}".strip()
         case ReturnRefusal.REASON_REQUIRED:

@@ -12,7 +12,7 @@ from orders.addresses import (
     shipping_address_fields_kept,
     shipping_address_of,
 )
-from orders.models import OrderChangeKind
+from orders.models import OrderChangeKind, OrderChangeState
 from orders.selectors import order_change_check
 from orders.services import ADDRESS_UNCHANGED, OrderChangeNotAllowed
 from support.assistant.capabilities.base import (
@@ -45,6 +45,7 @@ from support.conversations.services import conversation_order_address_change
 from support.llm.protocol import ToolError
 
 CHANGE = "address"  # its key in ToolContext.change_checks
+ADDRESS_ASKED_NEXT_STEPS = "You will get an email as soon as the store has changed it."
 
 # Each field as sent: the store checks what it holds (shipping_address_clean, by field, as invalid_address).
 _Field = Annotated[Any, WithJsonSchema({"type": "string"})]
@@ -125,10 +126,19 @@ def change_shipping_address(args: OrderArguments, context: ToolContext) -> ToolO
         # Only our own check writes this state; anything else in it is not an address the customer read.
         return error(ToolError.CHECK_NOT_DONE, "Call check_address_change for this order again.")
     try:
-        conversation_order_address_change(conversation=context.conversation, order=order, address=address)
+        change = conversation_order_address_change(
+            conversation=context.conversation, order=order, address=address
+        )
     except OrderChangeNotAllowed as refused:
         if refused.code != ADDRESS_UNCHANGED:
             return error(refused.code, refused.message)
+        change = None
+    if change is not None and change.state == OrderChangeState.AWAITING_SHOP:
+        # Asked of the shop that keeps the order: not changed until it says so, nor told so.
+        result = {"order_id": order.number, "status": order.status, "new_address": address.one_line(),
+                  "address_change_asked": True, "next_steps": ADDRESS_ASKED_NEXT_STEPS}  # fmt: skip
+        asked = f"The store was asked to send order {order.number} to {address.one_line()}."
+        return ToolOutcome(result, receipt=f"{asked} {ADDRESS_ASKED_NEXT_STEPS}")
     result = {"order_id": order.number, "status": order.status, "shipping_address": address.one_line()}
     receipt = f"Order {order.number} will now ship to {address.one_line()}."
     return ToolOutcome(result, receipt=receipt)
@@ -169,6 +179,11 @@ def _check_reply(_turn: Turn, result: dict) -> str:
 
 
 def _changed_reply(_turn: Turn, result: dict) -> str:
+    if result.get("address_change_asked"):
+        return (
+            f"I have asked the store to send order {result.get('order_id')} to {result.get('new_address')}. "
+            f"{result.get('next_steps', '')}"
+        )
     return f"Done. Order {result.get('order_id')} will now ship to {result.get('shipping_address')}."
 
 

@@ -1,6 +1,6 @@
 """Cancelling an order before it ships: a check the customer reads, then their yes."""
 
-from orders.models import Order, OrderChangeKind, OrderStatus
+from orders.models import Order, OrderChangeKind, OrderChangeState, OrderStatus
 from orders.selectors import ChangeCode, order_change_check
 from orders.services import OrderChangeNotAllowed
 from support.assistant.capabilities.base import (
@@ -26,6 +26,7 @@ from support.conversations.services import conversation_order_cancel
 
 CHANGE = "cancel"  # its key in ToolContext.change_checks
 CANCELLED_NEXT_STEPS = "The order will not ship. Nothing more is needed from you."
+CANCEL_ASKED_NEXT_STEPS = "You will get an email as soon as the store has cancelled it."
 
 
 def check_cancellation(args: OrderArguments, context: ToolContext) -> ToolOutcome:
@@ -58,12 +59,19 @@ def cancel_order(args: OrderArguments, context: ToolContext) -> ToolOutcome:
         return refusal
     context.checks(CHANGE).pop(order.number, None)
     try:
-        conversation_order_cancel(conversation=context.conversation, order=order)
+        change = conversation_order_cancel(conversation=context.conversation, order=order)
     except OrderChangeNotAllowed as refused:
         if refused.code == ChangeCode.CANCELLED:
             return _order_cancelled(order, already=True)
         # Shipped since the check: the store's reason, and what to do instead.
         return error(refused.code, refused.message)
+    if change.state == OrderChangeState.AWAITING_SHOP:
+        # Asked of the shop that keeps the order: not cancelled until it says so, nor told so.
+        result = {"order_id": order.number, "status": order.status, "cancellation_asked": True,
+                  "next_steps": CANCEL_ASKED_NEXT_STEPS}  # fmt: skip
+        return ToolOutcome(
+            result, receipt=f"The store was asked to cancel order {order.number}. {CANCEL_ASKED_NEXT_STEPS}"
+        )
     return _order_cancelled(order)
 
 
@@ -95,6 +103,10 @@ def _check_reply(_turn: Turn, result: dict) -> str:
 
 
 def _cancelled_reply(_turn: Turn, result: dict) -> str:
+    if result.get("cancellation_asked"):
+        return (
+            f"I have asked the store to cancel order {result.get('order_id')}. {result.get('next_steps', '')}"
+        )
     done = "was already cancelled" if result.get("already_cancelled") else "is now cancelled"
     return f"Order {result.get('order_id')} {done}. {result.get('next_steps', '')}".strip()
 

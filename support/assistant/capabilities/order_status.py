@@ -402,7 +402,11 @@ _STATUS_WORDINGS = (
     (r"\bleft\s+(?:our|the)\s+warehouse|\b(?:has|have)\s+gone\s+out", {_S, _D}),
     (_SUBJECT + r"\s+(?:is|are)\s+(?:now\s+)?in\s+the\s+mail\b", {_S}),
     (r"\b(?:is|are|still)\s+(?:still\s+)?(?:processing|in processing|being processed)", {_P}),
-    (r"\b(?:was|were|has been|have been|is|got)\s+(?:cancell?ed)", {_C}),
+    (
+        r"(?:\b(?:was|were|has been|have been|is|are|got)|['\u2019]s)\s+(?:now\s+|already\s+)?cancell?ed"
+        r"|\bI(?:['\u2019]ve|\s+have)?\s+(?:now\s+|just\s+)?cancell?ed",
+        {_C},
+    ),
     (r"\b(?:on (?:its|their|the) way|in transit|out for delivery|en route)", {_S}),
     (
         r"\b(?:has|have|was|were|has been|have been|got)\s+(?:already\s+)?(?:shipped|dispatched|sent out)",

@@ -166,6 +166,16 @@ _PARCEL_RE = re.compile(r"\bparcel (\d{1,3})\b", re.IGNORECASE)
 _ORDER_NAMED_RE = re.compile(rf"\border\b|{ORDER_NUMBERS.mention_pattern}", re.IGNORECASE)
 
 
+# A change told as made ("Done.", "it will now ship to …", "the address has been updated"): not while
+# the shop that keeps the order has only been asked to make it.
+_MADE_CHANGE_RE = re.compile(
+    r"^\W*(?:done|all set)\b|\b(?:will\s+)?now\s+(?:ships?|goes|go|be\s+sent|be\s+delivered)\s+to\b"
+    r"|\b(?:has|have)\s+(?:now\s+)?been\s+(?:changed|updated)\b"
+    r"|\bI(?:['\u2019]ve|\s+have)?\s+(?:now\s+|just\s+)?(?:changed|updated)\b",
+    re.IGNORECASE,
+)
+
+
 def _segment_violations(
     segment: _Segment, facts: OrderFacts | None, said: _Said, *, parcel: int | None = None
 ) -> list[str]:
@@ -197,6 +207,8 @@ def _segment_violations(
             found.append("claim_without_lookup")
         elif not any(status in statuses for status in about):
             found.append("return_status_not_in_result")
+    if facts is not None and facts.change_asked and _MADE_CHANGE_RE.search(text):
+        found.append("change_not_made")
     if segment.order is None:
         return found  # identifiers with no order to belong to: the token checks ground them
     states = bool(found) or bool(stated)

@@ -58,6 +58,8 @@ class OrderFacts:
     # titles), by its number from 1.
     parcels: dict[int, str] = field(default_factory=dict)
     parcel_items: dict[int, set[str]] = field(default_factory=dict)
+    # The latest change said a change was asked of the shop that keeps the order, not made yet.
+    change_asked: bool = False
 
 
 @dataclass
@@ -185,6 +187,7 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
     status = data.get("order_status" if tool in _CHECKS else "status")
     if tool in _STATUS_TOOLS and status in _ORDER_STATUSES:
         facts.statuses = frozenset({status})
+        facts.change_asked = bool(data.get("cancellation_asked") or data.get("address_change_asked"))
     items = data.get("items") or []
     for item in items:
         title = item.get("title") if isinstance(item, dict) else item

@@ -1,0 +1,268 @@
+"""Write-back: a cancellation or an address change of an order a shop platform keeps is made in the shop
+first (through its API, on the task queue) and is Bookly's, and the customer's email, only once the shop
+made it. A real HTTP server on 127.0.0.1 stands in for Shopify's Admin API and WooCommerce's REST API,
+answering as they document; nothing leaves loopback."""
+
+import base64
+import json
+from dataclasses import dataclass, field
+from datetime import timedelta
+from http.server import BaseHTTPRequestHandler
+
+import pytest
+from django.core import mail
+from django.test import override_settings
+from django.utils import timezone
+
+from connection.models import ShopWrite, ShopWriteOutcome
+from connection.write_back import SHOP_WRITE_ATTEMPTS, shop_write_attempt, shop_writes_take_due
+from orders.addresses import ShippingAddress
+from orders.models import Event, EventType, OrderChangeKind, OrderChangeState, OrderStatus
+from orders.selectors import ChangeCode, order_change_check
+from orders.services import order_cancel, order_shipping_address_change
+from orders.tests.factories import OrderFactory
+
+pytestmark = pytest.mark.django_db
+
+TOKEN = "shpat_0123456789abcdef"
+NEW_ADDRESS = ShippingAddress(
+    to="Maria de Souza", line1="Rua Augusta 500", line2="Apto 12", city="São Paulo", state="SP",
+    zip="01305-000", country="BR",
+)  # fmt: skip
+
+
+@dataclass
+class Shop:
+    """What the stand-in was sent (method, path, headers, JSON body), and its answers: taken one a
+    request (status, body), then 200 with the order."""
+
+    url: str = ""
+    requests: list[tuple[str, str, dict, object]] = field(default_factory=list)
+    answers: list[tuple[int, dict]] = field(default_factory=list)
+    cancelled_at: str | None = None  # what a GET of the Shopify order says
+
+
+@pytest.fixture
+def shop(loopback):
+    state = Shop()
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self):
+            length = int(self.headers.get("content-length", 0))
+            body = json.loads(self.rfile.read(length)) if length else None
+            state.requests.append((self.command, self.path, dict(self.headers.items()), body))
+            if self.command == "GET":
+                status, answer = 200, {"order": {"id": 450789469, "cancelled_at": state.cancelled_at}}
+            elif state.answers:
+                status, answer = state.answers.pop(0)
+            else:
+                status, answer = 200, {"order": {"id": 450789469}}
+            data = json.dumps(answer).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = do_PUT = _answer
+
+        def log_message(self, *args):
+            pass
+
+    state.url = loopback(Handler)
+    return state
+
+
+@pytest.fixture
+def shopify(shop):
+    with override_settings(
+        SHOPIFY_ADMIN_ACCESS_TOKEN=TOKEN,
+        SHOPIFY_ADMIN_API_URL=f"{shop.url}/admin/api/2025-07",
+        BOOKLY_CHANGES_THROUGH_SHOP=["shopify"],
+    ):
+        yield shop
+
+
+@pytest.fixture
+def woocommerce(shop):
+    with override_settings(
+        WOOCOMMERCE_URL=shop.url,
+        WOOCOMMERCE_CONSUMER_KEY="ck_key",
+        WOOCOMMERCE_CONSUMER_SECRET="cs_secret",
+        BOOKLY_CHANGES_THROUGH_SHOP=["woocommerce"],
+    ):
+        yield shop
+
+
+def _shopify_order(**fields):
+    return OrderFactory(
+        source="shopify", shop_order_id="450789469", customer_email="bob@example.com", **fields
+    )
+
+
+def _cancel_queued(order, django_capture_on_commit_callbacks):
+    """The customer's cancellation, committed: its write runs on the (synchronous, in tests) queue."""
+    with django_capture_on_commit_callbacks(execute=True):
+        return order_cancel(order=order)
+
+
+def test_a_cancellation_is_made_in_shopify_before_it_is_booklys(shopify, django_capture_on_commit_callbacks):
+    order = _shopify_order()
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        change = order_cancel(order=order)
+    # Asked, not made: the order, the customer's inbox and the store's events are as they were.
+    order.refresh_from_db()
+    assert (change.state, order.status) == (OrderChangeState.AWAITING_SHOP, OrderStatus.PROCESSING)
+    assert mail.outbox == [] and not Event.objects.exists()
+    assert order_change_check(order=order, kind=OrderChangeKind.CANCELLED).code == ChangeCode.AWAITING_SHOP
+    with django_capture_on_commit_callbacks(execute=True):
+        for callback in callbacks:
+            callback()  # the commit: the write goes on the queue, which runs it here
+
+    [(method, path, headers, body)] = shopify.requests
+    assert (method, path) == ("POST", "/admin/api/2025-07/orders/450789469/cancel.json")
+    assert headers["X-Shopify-Access-Token"] == TOKEN
+    assert body == {"reason": "customer", "email": False}  # Bookly's own email says it, once
+    change.refresh_from_db()
+    order.refresh_from_db()
+    assert (change.state, order.status) == (OrderChangeState.MADE, OrderStatus.CANCELLED)
+    assert [message.to for message in mail.outbox] == [["bob@example.com"]]
+    assert list(Event.objects.values_list("type", flat=True)) == [EventType.ORDER_CANCELLED]
+    assert ShopWrite.objects.get(change=change).outcome == ShopWriteOutcome.MADE
+
+
+def test_an_address_change_is_sent_to_shopify_as_its_shipping_address(
+    shopify, django_capture_on_commit_callbacks
+):
+    order = _shopify_order(ship_to="Maria Souza", ship_line1="Av. Paulista 1000", ship_city="São Paulo",
+                           ship_state="SP", ship_zip="01310-100", ship_country="BR")  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        change = order_shipping_address_change(order=order, address=NEW_ADDRESS)
+
+    [(method, path, _, body)] = shopify.requests
+    assert (method, path) == ("PUT", "/admin/api/2025-07/orders/450789469.json")
+    assert body == {
+        "order": {
+            "id": 450789469,
+            "shipping_address": {
+                "first_name": "Maria de", "last_name": "Souza", "address1": "Rua Augusta 500",
+                "address2": "Apto 12", "city": "São Paulo", "province": "SP", "zip": "01305-000",
+                "country_code": "BR",
+            },
+        }
+    }  # fmt: skip
+    order.refresh_from_db()
+    change.refresh_from_db()
+    assert change.state == OrderChangeState.MADE
+    assert (order.ship_line1, order.ship_zip) == ("Rua Augusta 500", "01305-000")
+    assert len(mail.outbox) == 1
+
+
+def test_a_change_shopify_refuses_is_kept_for_staff_and_never_told_as_done(
+    shopify, django_capture_on_commit_callbacks
+):
+    order = _shopify_order()
+    shopify.answers = [(422, {"errors": {"base": ["Cannot cancel an order that has been fulfilled"]}})]
+    change = _cancel_queued(order, django_capture_on_commit_callbacks)
+
+    change.refresh_from_db()
+    order.refresh_from_db()
+    assert change.state == OrderChangeState.SHOP_FAILED
+    assert "Cannot cancel an order that has been fulfilled" in change.shop_answer
+    assert order.status == OrderStatus.PROCESSING
+    assert mail.outbox == [] and not Event.objects.exists()
+    write = ShopWrite.objects.get(change=change)
+    assert (write.outcome, write.attempts) == (ShopWriteOutcome.REFUSED, 1)  # a refusal is not retried
+    # The order can be cancelled again (by staff, or the customer): the one-cancellation rule holds
+    # only for a cancellation made or asked.
+    assert order_change_check(order=order, kind=OrderChangeKind.CANCELLED).allowed
+    _cancel_queued(order, django_capture_on_commit_callbacks)
+    order.refresh_from_db()
+    assert order.status == OrderStatus.CANCELLED
+
+
+def test_a_cancellation_whose_answer_was_lost_is_made_when_shopify_says_it_is_cancelled(
+    shopify, django_capture_on_commit_callbacks
+):
+    order = _shopify_order()
+    shopify.answers = [(422, {"error": "Order has already been cancelled"})]
+    shopify.cancelled_at = "2026-11-27T10:00:00-05:00"
+    change = _cancel_queued(order, django_capture_on_commit_callbacks)
+
+    change.refresh_from_db()
+    assert change.state == OrderChangeState.MADE
+    assert [request[0] for request in shopify.requests] == ["POST", "GET"]
+
+
+def test_a_shop_that_cannot_be_reached_is_asked_again_on_a_back_off_then_staff_see_it(shopify):
+    order = _shopify_order()
+    change = order_cancel(order=order)  # its commit's signal lost: the sweep finds it
+    now = timezone.now()
+    assert shop_writes_take_due(now=now) == []  # not yet: its signal may still come
+    later = now + timedelta(minutes=2)
+    [write_id] = shop_writes_take_due(now=later)
+    shopify.answers = [(503, {"errors": "Unavailable"})] * 5 * SHOP_WRITE_ATTEMPTS
+
+    write = shop_write_attempt(write_id=write_id, now=later, sleep=lambda seconds: None)
+    assert (write.attempts, write.outcome) == (1, ShopWriteOutcome.PENDING)
+    assert "503" in write.answer
+    # A second task for the same write (the queue and the sweep both) finds no attempt due.
+    assert shop_write_attempt(write_id=write_id, now=later, sleep=lambda seconds: None).attempts == 1
+    assert shop_writes_take_due(now=later) == []
+    when = later
+    for _ in range(SHOP_WRITE_ATTEMPTS - 1):
+        when = ShopWrite.objects.get(pk=write_id).next_attempt_at
+        assert shop_writes_take_due(now=when) == [write_id]
+        write = shop_write_attempt(write_id=write_id, now=when, sleep=lambda seconds: None)
+    assert (write.attempts, write.outcome) == (SHOP_WRITE_ATTEMPTS, ShopWriteOutcome.FAILED)
+    assert when - later >= timedelta(minutes=60)  # over an hour of the shop's outage, not five minutes
+    change.refresh_from_db()
+    order.refresh_from_db()
+    assert change.state == OrderChangeState.SHOP_FAILED
+    assert order.status == OrderStatus.PROCESSING and mail.outbox == []
+
+
+def test_woocommerce_is_asked_with_its_rest_api_key(woocommerce, django_capture_on_commit_callbacks):
+    order = OrderFactory(source="woocommerce", shop_order_id="723", customer_email="joao@example.com",
+                         ship_to="João Silva", ship_line1="Av. Brasil 432", ship_city="Rio de Janeiro",
+                         ship_state="RJ", ship_zip="12345-000", ship_country="BR")  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        order_shipping_address_change(order=order, address=NEW_ADDRESS)
+    _cancel_queued(order, django_capture_on_commit_callbacks)
+
+    (_, path, headers, readdressed), (_, _, _, cancelled) = woocommerce.requests
+    assert path == "/wp-json/wc/v3/orders/723"
+    assert headers["Authorization"] == "Basic " + base64.b64encode(b"ck_key:cs_secret").decode()
+    assert readdressed == {
+        "shipping": {
+            "first_name": "Maria de", "last_name": "Souza", "address_1": "Rua Augusta 500",
+            "address_2": "Apto 12", "city": "São Paulo", "state": "SP", "postcode": "01305-000",
+            "country": "BR",
+        }
+    }  # fmt: skip
+    assert cancelled == {"status": "cancelled"}
+    order.refresh_from_db()
+    assert (order.status, order.ship_line1) == (OrderStatus.CANCELLED, "Rua Augusta 500")
+
+
+def test_an_order_no_platform_sent_is_changed_in_bookly_alone(shopify):
+    order = OrderFactory(source="api")
+    change = order_cancel(order=order)
+    assert change.state == OrderChangeState.MADE
+    assert shopify.requests == [] and not ShopWrite.objects.exists()
+
+
+def test_the_shops_own_updates_while_it_is_asked_are_taken(shopify, django_capture_on_commit_callbacks):
+    """A change waiting for the shop is not Bookly's yet: the shop's next version (still processing,
+    a new total) is no conflict with it."""
+    from orders.intake import incoming_order_clean, order_upsert
+
+    order = _shopify_order()
+    with django_capture_on_commit_callbacks(execute=False):
+        order_cancel(order=order)
+    data = {"customer_name": "Bob", "customer_email": "bob@example.com", "status": "processing",
+            "ordered_on": "2026-04-01", "total": "12.00",
+            "items": [{"line_number": 1, "title": "Dune", "author": "Frank Herbert", "unit_price": "12.00",
+                       "quantity": 1}]}  # fmt: skip
+    _, outcome = order_upsert(incoming=incoming_order_clean(number=order.number, data=data), source="shopify")
+    assert outcome == "updated"

@@ -1,0 +1,137 @@
+"""Changes written back to the shop that keeps an order: a cancellation or an address change asked in
+Bookly (by the customer through the assistant, or by staff) of an order a shop platform sent is made
+in the shop first, through its API, on the task queue; only once the shop made it is it Bookly's
+(orders.services.order_change_shop_made: the order changed, the customer's email, the store's event).
+
+Each write is tried at once, then again after a back-off while the shop cannot be reached or keeps
+failing; a refusal (Shopify's 422, WooCommerce's 400) is final. One the shop did not make is kept on
+the change for staff (orders.services.order_change_shop_failed): the customer was told only that the
+store was asked. Each platform's room says how it is asked (connection.shopify.changes …).
+"""
+
+import logging
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+
+from django.db import transaction
+from django_q.tasks import async_task
+
+from connection.models import ShopPlatform, ShopWrite, ShopWriteOutcome
+from connection.platform_http import PlatformError
+from connection.shopify.changes import shopify_change_write
+from connection.shopify.listing import shopify_client
+from connection.woocommerce.changes import woocommerce_change_write
+from connection.woocommerce.listing import woocommerce_client
+from orders.models import OrderChange, OrderChangeState, OrderSource
+from orders.services import order_change_shop_failed, order_change_shop_made
+
+logger = logging.getLogger(__name__)
+
+# Per source of the order: its platform, a client with the shop's key, and how a change is asked.
+_WRITERS: dict[str, tuple[str, Callable, Callable]] = {
+    OrderSource.SHOPIFY: (ShopPlatform.SHOPIFY, shopify_client, shopify_change_write),
+    OrderSource.WOOCOMMERCE: (ShopPlatform.WOOCOMMERCE, woocommerce_client, woocommerce_change_write),
+}
+# Minutes before each attempt after the first (each attempt already retries a busy platform itself).
+_BACK_OFF = (1, 5, 15, 60)
+SHOP_WRITE_ATTEMPTS = len(_BACK_OFF) + 1
+# A change whose signal was lost (the process died after its commit) is taken by the sweep after this.
+_SIGNAL_LOST_AFTER = timedelta(minutes=1)
+
+
+def _write_of(change: OrderChange) -> ShopWrite:
+    # Only an order a platform sent waits for its shop (orders.services); one whose source changed
+    # since is refused at its attempt.
+    platform = _WRITERS.get(change.order.source, (ShopPlatform.SHOPIFY,))[0]
+    return ShopWrite.objects.get_or_create(change=change, defaults={"platform": platform})[0]
+
+
+def shop_write_request(*, change: OrderChange) -> ShopWrite:
+    """The write of a change waiting for its shop (once), on the queue."""
+    write = _write_of(change)
+    shop_write_queue(write_id=write.pk)
+    return write
+
+
+def shop_write_queue(*, write_id: int) -> None:
+    """On the queue; a queue that cannot take it now loses nothing (the sweep takes what is due)."""
+    try:
+        async_task("connection.tasks.shop_write_attempt_task", write_id, task_name=f"shop write {write_id}")
+    except Exception:
+        logger.exception("could not queue shop write %s; the sweep will take it", write_id)
+
+
+def _claimed(write_id: int, now: datetime) -> ShopWrite | None:
+    """The write, counted as one more attempt and its next one scheduled, if an attempt is due now
+    (a task run twice, or late, finds it not due and does nothing)."""
+    with transaction.atomic():
+        write = ShopWrite.objects.select_for_update().get(pk=write_id)
+        if write.outcome != ShopWriteOutcome.PENDING or write.next_attempt_at > now:
+            return None
+        write.attempts += 1
+        write.next_attempt_at = now + timedelta(minutes=_BACK_OFF[min(write.attempts, len(_BACK_OFF)) - 1])
+        write.save(update_fields=["attempts", "next_attempt_at"])
+    return write
+
+
+def shop_write_attempt(
+    *, write_id: int, now: datetime, sleep: Callable[[float], None] = time.sleep
+) -> ShopWrite:
+    """Ask the shop to make the change, once (if an attempt is due): made, the change is Bookly's;
+    refused, or failed its last attempt, it is kept for staff with the shop's answer."""
+    write = _claimed(write_id, now)
+    if write is None:
+        return ShopWrite.objects.get(pk=write_id)
+    change = OrderChange.objects.select_related("order").get(pk=write.change_id)
+    order = change.order
+    try:
+        if order.source not in _WRITERS or not order.shop_order_id:
+            raise PlatformError(
+                f"order {order.number} is not kept by a shop platform Bookly writes to", status=400
+            )
+        _, client_of, write_change = _WRITERS[order.source]
+        client, base = client_of()
+        with client:
+            write_change(client=client, base=base, order=order, change=change, sleep=sleep)
+    except PlatformError as error:
+        return _not_made(write, str(error), refused=error.refused, now=now)
+    except Exception as error:  # ours (a bug, the database): tried again like an unreachable shop
+        logger.exception("shop write %s failed", write_id)
+        return _not_made(write, f"{type(error).__name__}: {error}", refused=False, now=now)
+    with transaction.atomic():
+        order_change_shop_made(change_id=change.pk)
+        _finish(write, ShopWriteOutcome.MADE, "", now)
+    return write
+
+
+def _not_made(write: ShopWrite, answer: str, *, refused: bool, now: datetime) -> ShopWrite:
+    if not refused and write.attempts < SHOP_WRITE_ATTEMPTS:
+        write.answer = answer[:2000]
+        write.save(update_fields=["answer"])
+        return write
+    outcome = ShopWriteOutcome.REFUSED if refused else ShopWriteOutcome.FAILED
+    with transaction.atomic():
+        order_change_shop_failed(change_id=write.change_id, answer=answer)
+        _finish(write, outcome, answer, now)
+    return write
+
+
+def _finish(write: ShopWrite, outcome: str, answer: str, now: datetime) -> None:
+    write.outcome, write.answer, write.finished_at = outcome, answer[:2000], now
+    write.save(update_fields=["outcome", "answer", "finished_at"])
+
+
+def shop_writes_take_due(*, now: datetime) -> list[int]:
+    """Writes due again, and those of changes whose signal was lost (created now): the sweep's to
+    queue."""
+    lost = OrderChange.objects.filter(
+        state=OrderChangeState.AWAITING_SHOP, shop_write__isnull=True, changed_at__lt=now - _SIGNAL_LOST_AFTER
+    ).select_related("order")[:100]
+    for change in lost:
+        _write_of(change)
+    return list(
+        ShopWrite.objects.filter(outcome=ShopWriteOutcome.PENDING, next_attempt_at__lte=now).values_list(
+            "pk", flat=True
+        )[:100]
+    )
