@@ -322,6 +322,25 @@ class LineCount(models.Model):
         return f"{self.quantity} x {self.item.title}"
 
 
+class OrderPartManager(models.Manager):
+    """A parcel or a refund by its order's number and its own (so that a fixture loads it again in
+    place)."""
+
+    def get_by_natural_key(self, order_number, number):
+        return self.get(order__number=order_number, number=number)
+
+
+class PartLineManager(models.Manager):
+    """A parcel's or a refund's line by theirs and the order's line number."""
+
+    def get_by_natural_key(self, order_number, number, line_number):
+        part = self.model.PART
+        return self.get(
+            **{f"{part}__order__number": order_number, f"{part}__number": number},
+            item__line_number=line_number,
+        )
+
+
 class Shipment(models.Model):
     """One parcel the shop sent (a Shopify fulfilment): the lines it holds and how many of each, its
     carrier and tracking, when it left and when it arrived, as the shop says. An order the shop ships in
@@ -335,6 +354,8 @@ class Shipment(models.Model):
     tracking_url = models.URLField(max_length=500, blank=True)
     shipped_on = models.DateField(null=True, blank=True)
     delivered_on = models.DateField(null=True, blank=True)
+
+    objects = OrderPartManager()
 
     class Meta:
         ordering = ["order", "number"]
@@ -351,11 +372,19 @@ class Shipment(models.Model):
     def __str__(self):
         return f"{self.order.number} parcel {self.number}"
 
+    def natural_key(self):
+        return (self.order.number, self.number)
+
+    natural_key.dependencies = ["orders.order"]
+
 
 class ShipmentLine(LineCount):
     """How many of one line of the order a parcel holds."""
 
     shipment = models.ForeignKey(Shipment, on_delete=models.CASCADE, related_name="lines")
+
+    PART = "shipment"
+    objects = PartLineManager()
 
     class Meta(LineCount.Meta):
         ordering = ["shipment", "item__line_number"]
@@ -363,6 +392,11 @@ class ShipmentLine(LineCount):
             *LineCount.Meta.constraints,
             models.UniqueConstraint(fields=["shipment", "item"], name="shipment_line_unique"),
         ]
+
+    def natural_key(self):
+        return (*self.shipment.natural_key(), self.item.line_number)
+
+    natural_key.dependencies = ["orders.shipment", "orders.orderitem"]
 
 
 class Refund(models.Model):
@@ -378,6 +412,8 @@ class Refund(models.Model):
     refunded_on = models.DateField(null=True, blank=True)
     reason = models.CharField(max_length=300, blank=True)
 
+    objects = OrderPartManager()
+
     class Meta:
         ordering = ["order", "number"]
         constraints = [
@@ -388,11 +424,19 @@ class Refund(models.Model):
     def __str__(self):
         return f"{self.order.number} refund {self.number}"
 
+    def natural_key(self):
+        return (self.order.number, self.number)
+
+    natural_key.dependencies = ["orders.order"]
+
 
 class RefundLine(LineCount):
     """How many of one line of the order a refund was for."""
 
     refund = models.ForeignKey(Refund, on_delete=models.CASCADE, related_name="lines")
+
+    PART = "refund"
+    objects = PartLineManager()
 
     class Meta(LineCount.Meta):
         ordering = ["refund", "item__line_number"]
@@ -400,6 +444,11 @@ class RefundLine(LineCount):
             *LineCount.Meta.constraints,
             models.UniqueConstraint(fields=["refund", "item"], name="refund_line_unique"),
         ]
+
+    def natural_key(self):
+        return (*self.refund.natural_key(), self.item.line_number)
+
+    natural_key.dependencies = ["orders.refund", "orders.orderitem"]
 
 
 class OrderChange(models.Model):

@@ -1,4 +1,4 @@
-"""The demo fixture gives exactly the four scenarios the demo relies on."""
+"""The demo fixture gives exactly the six scenarios the demo relies on."""
 
 from datetime import date
 from decimal import Decimal
@@ -6,7 +6,7 @@ from decimal import Decimal
 import pytest
 from django.core.management import call_command
 
-from orders.models import Order, OrderItem
+from orders.models import Order, OrderItem, Refund, RefundLine, Shipment, ShipmentLine
 from orders.selectors import EligibilityCode, order_get_for_customer, order_return_eligibility
 from orders.services import return_record_create
 from policies.models import PolicyEntry, ReturnPolicy
@@ -21,14 +21,16 @@ def order_facts(number):
 
 
 @pytest.mark.django_db
-def test_loads_exactly_four_orders_three_faq_entries_and_the_policy(demo_data):
+def test_loads_exactly_six_orders_three_faq_entries_and_the_policy(demo_data):
     assert sorted(Order.objects.values_list("number", flat=True)) == [
         "BK-10042",
         "BK-10089",
         "BK-10103",
+        "BK-10117",
+        "BK-10123",
         "BK-9871",
     ]
-    assert OrderItem.objects.count() == 5
+    assert OrderItem.objects.count() == 10
     assert sorted(PolicyEntry.objects.values_list("topic", flat=True)) == [
         "password_reset",
         "returns_overview",
@@ -141,7 +143,9 @@ def test_reloading_restores_edits_without_duplicating(demo_data):
 
     call_command("loaddata", "demo", verbosity=0)
 
-    assert Order.objects.count() == 4 and OrderItem.objects.count() == 5 and PolicyEntry.objects.count() == 3
+    assert Order.objects.count() == 6 and OrderItem.objects.count() == 10 and PolicyEntry.objects.count() == 3
+    assert Shipment.objects.count() == 2 and ShipmentLine.objects.count() == 2
+    assert Refund.objects.count() == 1 and RefundLine.objects.count() == 1
     assert Order.objects.get(number="BK-10089").status == "shipped"
     assert OrderItem.objects.get(order__number="BK-10042", line_number=1).title == "The Goldfinch"
     shipping = PolicyEntry.objects.get(topic="shipping")
@@ -159,3 +163,25 @@ def test_reload_and_clear_demo_returns_restore_a_returnable_demo(demo_data):
     call_command("clear_demo_returns", verbosity=0)
 
     assert order_return_eligibility(order=order, today=TODAY).eligible
+
+
+@pytest.mark.django_db
+def test_daniel_s_shopify_order_came_in_two_parcels_and_a_refund(demo_data):
+    order = Order.objects.get(number="BK-10117")
+    assert (order.source, order.shop_order_id, order.status) == ("shopify", "5310172938322", "shipped")
+    parcels = [
+        (parcel.carrier, parcel.delivered_on is not None, [line.item.title for line in parcel.lines.all()])
+        for parcel in order.shipments.all()
+    ]
+    assert parcels == [("UPS", True, ["The Hobbit"]), ("USPS", False, ["Dune"])]
+    [refund] = order.refunds.all()
+    assert (refund.amount, [line.item.title for line in refund.lines.all()]) == (Decimal("9.99"), ["Emma"])
+
+
+@pytest.mark.django_db
+def test_ana_s_woocommerce_order_is_in_brazil_in_reais_and_can_still_change(demo_data):
+    order = Order.objects.get(number="BK-10123")
+    assert (order.source, order.currency, order.ship_country, order.status) == (
+        "woocommerce", "BRL", "BR", "processing",
+    )  # fmt: skip
+    assert order.total == sum(item.unit_price * item.quantity for item in order.items.all())

@@ -16,7 +16,7 @@ class TestLoadDemoIfEmpty:
         call_command("load_demo_if_empty")
         assert Order.objects.filter(number="BK-10042").exists()
         assert PolicyEntry.objects.filter(topic="shipping").exists()
-        assert "Loaded the demo: 4 orders" in capsys.readouterr().out
+        assert "Loaded the demo: 6 orders" in capsys.readouterr().out
 
     def test_a_store_with_data_is_left_as_it_is(self, demo_data, capsys):
         PolicyEntry.objects.filter(topic="shipping").update(text="Edited by staff")
