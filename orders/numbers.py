@@ -8,7 +8,8 @@ schemas, the reply validator, the built-in model and the prompts' example.
 A number written without letters or `#` ("727", or "1050" for `#1050`) is an order's only where the
 words say so: after "order" ("order 1050", "order no. 1050", "my order number is 1050"), after `#`, or
 alone as the whole message ("1050", "it's 1050"). A street number, a ZIP code, a phone number or an
-amount is not one ("I live at 969 Market, San Francisco 94103").
+amount is not one ("I live at 969 Market, San Francisco 94103"). A message whose one number may be an
+order's though nothing says so ("where is 1050?") is asked about (`unsure`).
 """
 
 import re
@@ -59,6 +60,24 @@ _COUNTED_RE = re.compile(
 # Digits on their own, or after a "#" ("order#10552"): not part of a word, an amount ("$45", "45.99"), a
 # time, a date or a postal code written with a hyphen ("01310-100").
 _DIGITS_RE = re.compile(r"(?:(?<=#)|(?<![\w#$€£¥/.,:-]))[0-9]+(?![\w/-]|[.,:][0-9])")
+
+
+# Words right before a number that say what else it is: "my zip is 94103", "call 5551234", "ISBN 0441".
+_SAID_OTHER_RE = re.compile(
+    r"\b(?:zip|postal|post ?code|postcode|cep|pin ?code|phone|tel|telephone|call|mobile|cell|text|whatsapp|"
+    r"street|st|ave|avenue|road|rd|apt|apartment|unit|suite|isbn|year|born|page|chapter|edition|volume|vol|"
+    r"card|ending(?: in)?|last (?:four|4)|digits)"
+    r"\b[^0-9]{0,15}$",
+    re.IGNORECASE,
+)
+# After a number, a street's name: it is a house number ("2500 Oak Ave", "969 Market St").
+_STREET_AFTER_RE = re.compile(
+    r"(?:\s+[A-Z][\w'.-]*){1,3}\s+(?:st|street|ave|avenue|rd|road|blvd|boulevard|lane|ln|dr|drive|way|ct|court|"
+    r"pl|place|pkwy|hwy)\b",
+    re.IGNORECASE,
+)
+# Every run of digits, wherever it is (an amount, a date, a postal code): a text with one is asked about.
+_ANY_DIGITS_RE = re.compile(r"[0-9]+")
 
 
 def _hyphen_parts(pattern: str) -> list[str]:
@@ -267,6 +286,27 @@ class OrderNumbering:
                 continue  # a prefix left out is a customer's way of writing, never a reply's
             sure.append(mention)
         return sure
+
+    def unsure(self, text: str) -> tuple[str, str] | None:
+        """The one number in a customer's `text` that may be an order's though nothing says so ("where is
+        1050?"): (as written, as the store writes it), to ask the customer about; None when the text
+        names an order, or has more than one number (an address, a phone number), or its one number is
+        a count, an amount, what is bought ("can I order 1984?"), or said to be something else ("my
+        zip is 94103", "apt #302")."""
+        candidates = self._candidates(text)
+        if len(candidates) != 1 or self._mentions(text) or len(_ANY_DIGITS_RE.findall(text)) != 1:
+            return None
+        [mention] = candidates
+        before = text[max(0, mention.start - 40) : mention.start + (text[mention.start] == "#")]
+        if (
+            _ORDERING_RE.search(before)
+            or _OTHER_SIGN_RE.search(before)
+            or _SAID_OTHER_RE.search(before)
+            or _COUNTED_RE.match(text, mention.end)
+            or _STREET_AFTER_RE.match(text, mention.end)
+        ):
+            return None
+        return text[mention.start : mention.end], mention.number
 
     def mentions(self, text: str, *, anywhere: bool = False) -> list[str]:
         """The numbers written in running text, as the store writes them, in order: a customer's where

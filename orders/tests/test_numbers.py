@@ -208,3 +208,24 @@ def test_a_store_s_own_numbers_work_from_intake_to_the_assistant_s_reply(manage_
     first, second = [line for line in lines if line.startswith("reply:")]
     assert "email" in first.lower()
     assert "WEB-88812" in second and "shipped" in second.lower() and "1Z999AA10123456799" in second
+
+
+@pytest.mark.parametrize(
+    ("pattern", "example"),
+    [("[0-9]{3,}", "727"), ("#[0-9]{3,}", "#1001"), ("BK-[0-9]{3,6}", "BK-1001")],
+)
+def test_a_bare_number_nothing_says_is_an_order_s_is_one_to_ask_about(pattern, example):
+    """The blind set's ambiguous messages ("where is 1050?") are asked about, save one with two numbers;
+    a message that names its order, or whose numbers are an address, a phone, an amount, a count, is
+    not."""
+    numbering = OrderNumbering(pattern, example)
+    asked = {kind: [] for kind in ("order", "none", "ambiguous")}
+    for case in IN_CONTEXT:
+        if found := numbering.unsure(case["text"]):
+            asked[case["kind"]].append(found)
+    assert asked["order"] == []
+    assert len(asked["ambiguous"]) == 9
+    assert all(canonical == numbering.prefix + written for written, canonical in asked["ambiguous"])
+    # Only numbers that may be a title's or a year ("1984", "Room 101"), which the assistant asks about
+    # only in a message about where an order is.
+    assert sorted(written for written, _ in asked["none"]) == ["101", "1984", "2001", "451"]

@@ -7,6 +7,7 @@ last reply waits for (`History.waiting`) and by the kind of task the customer as
 
 import re
 
+from orders.numbers import ORDER_NUMBERS
 from support.assistant.builtin.faq import LIKELY, faq_match
 from support.assistant.builtin.intents import (
     intents_of,
@@ -73,7 +74,12 @@ def turn_of(history: History) -> Turn:
 
 
 def _order_for_task(
-    units: list[str], intents: list[Intent], start: int, task: OrderTask, verified: tuple[str, ...] = ()
+    units: list[str],
+    intents: list[Intent],
+    start: int,
+    task: OrderTask,
+    verified: tuple[str, ...] = (),
+    confirmed: dict[int, str] | None = None,
 ) -> str | None:
     """The order number for the task begun at `start`.
 
@@ -83,8 +89,11 @@ def _order_for_task(
     already found with the customer's email in this conversation (`verified`). Never a guess among
     several: a customer may have several orders.
     """
-    if order_id := latest_found(order_id_in, units[start:]):
-        return order_id
+    confirmed = confirmed or {}
+    for index in range(len(units) - 1, start - 1, -1):
+        # Written as an order's, or one the customer said yes to ("Is 1050 your order number?").
+        if order_id := order_id_in(units[index]) or confirmed.get(index):
+            return order_id
     if REFERS_BACK_RE.search(plain(units[start])):
         return latest_found(order_id_in, units[:start])
     for index in range(start - 1, -1, -1):
@@ -127,12 +136,15 @@ def _task_step(turn: Turn, start: int) -> Step:
     asked for their email, and without an order number their recent orders are listed (once)."""
     units, intents, history = turn.units, turn.intents, turn.history
     task = TASK_STEPS[intents[start].kind]
-    order_id = _order_for_task(units, intents, start, task, _verified_orders(history))
+    order_id = _order_for_task(units, intents, start, task, _verified_orders(history), history.confirmed)
     # The customer's address holds for all their orders; the store's word for it, when signed in.
     email = latest_found(email_in, units) or history.signed_in
     at = TaskAt(turn=turn, start=start, order_id=order_id, email=email)
     if task.first and (step := task.first(at)):
         return step
+    if not order_id and (maybe := ORDER_NUMBERS.unsure(units[-1])):
+        # A number that may be the order's, though nothing said so ("where is 1050?"): asked, not taken.
+        return ask(Waiting.CONFIRM_ORDER_NUMBER, f"Is {maybe[0]} your order number?")
     if not order_id and history.signed_in and not _listed(history):
         return ToolCall("list_recent_orders", {})
     if not order_id:
@@ -198,7 +210,13 @@ def respond(turn: Turn) -> Step:
         return _which_topic(history, intent.topic.split(","))
     if intent.kind == "info" and start is not None:
         return _task_step(turn, start)
-    waiting = pending in (Waiting.ORDER_NUMBER, Waiting.WHICH_ORDER, Waiting.EMAIL) and start is not None
+    if pending == Waiting.CONFIRM_ORDER_NUMBER and start is not None and intent.kind in _YES_OR_NO:
+        # The answer to "Is 1050 your order number?": a yes takes it (History.confirmed), a no asks for it.
+        return _task_step(turn, start)
+    waiting = (
+        pending in (Waiting.ORDER_NUMBER, Waiting.CONFIRM_ORDER_NUMBER, Waiting.WHICH_ORDER, Waiting.EMAIL)
+        and start is not None
+    )
     if intent.kind in ("ack", "unknown", "order_unclear") and waiting:
         # Still waiting for an order detail: ask again rather than refuse or change the subject.
         step = _task_step(turn, start)
@@ -224,6 +242,9 @@ def respond(turn: Turn) -> Step:
     if intent.kind in replies:
         return replies[intent.kind]
     return _refusal("that request", units[-1])
+
+
+_YES_OR_NO = frozenset({"ack", "decline", "unknown", "info", "order_unclear"})
 
 
 def _which_topic(history: History, keys: list[str]) -> str:

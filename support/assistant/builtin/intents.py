@@ -417,6 +417,16 @@ _FOR_AN_ORDER_RE = re.compile(r"\bfor (?:my|this|that|the) (?:\w+ )?(?:order|pur
 _FAQ_MAY_ANSWER = frozenset({"unknown", "offtopic", "no_policy", "policy", "help"})
 
 
+# What a message with a number that may be an order's is read as otherwise: nothing the store does.
+_NOT_A_TASK = frozenset({"unknown", "offtopic", "order_unclear", "no_policy", "help", "info"})
+# Words of a message about where an order is ("where is 10042?", "can u check 20417"), not about a book
+# whose title has a number ("do you have fahrenheit 451?").
+_ABOUT_AN_ORDER_RE = re.compile(
+    r"\b(?:where|arriv\w*|ship\w*|deliver\w*|update|track\w*|status|check|came|come|coming|here|wait\w*|"
+    r"late|receiv\w*|got|get)\b"
+)
+
+
 def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> Intent:
     """What a customer's message asks for: a task, or else what the store's FAQ answers, which comes
     before every built-in refusal. The FAQ's reader (faq.py) is the one reader of which topic a
@@ -424,6 +434,15 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
     which (kind "which_topic", the topics' keys in `topic`, comma-separated); otherwise the reading
     stands (a built-in topic named plainly, the refusal, no policy with a person offered)."""
     intent = _task_or_talk(raw, has_prior_order=has_prior_order, answering=answering, topics=topics)
+    if (
+        intent.kind in _NOT_A_TASK
+        and not answering
+        and _ABOUT_AN_ORDER_RE.search(plain(raw))
+        and ORDER_NUMBERS.unsure(raw)
+    ):
+        # "where is 10042?", "can u check 20417": about an order whose number it may be, which the
+        # status task asks about ("Is 10042 your order number?") rather than refuse.
+        return Intent("status")
     # A receipt neither asked to be sent nor of one order ("is the receipt emailed?") is the receipts
     # topic's when the FAQ's reader is sure of it, and the receipt capability's otherwise.
     text = plain(raw)

@@ -3,10 +3,13 @@
 import json
 from dataclasses import dataclass, field
 
+from orders.numbers import ORDER_NUMBERS
+from support.assistant.understanding.reading import plain
 from support.assistant.understanding.wording import (
     ASKS_FOR_DETAILS,
     Waiting,
 )
+from support.llm.consent import YES_RE
 from support.llm.protocol import (
     FaqTopic,
     faq_topics_in,
@@ -35,6 +38,8 @@ class History:
     units: list[str] = field(default_factory=list)  # one entry per customer message, oldest first
     # Per message: whether it answers the model's question for an order number or email.
     answering: list[bool] = field(default_factory=list)
+    # By message: the order number the customer said yes to ("Is 1050 your order number?" "yes").
+    confirmed: dict[int, str] = field(default_factory=dict)
     # What the model's last reply waits for, as it recorded it (None after anyone else's words).
     waiting: Waiting | None = None
     calls: list[tuple[dict, dict]] = field(default_factory=list)  # (tool_use block, parsed result)
@@ -92,7 +97,12 @@ def read_history(system: list[dict], messages: list[dict]) -> History:
             and not is_staff_message(block.get("text", ""))
         ]
         if any(text for text in texts):
-            history.units.append("\n".join(text for text in texts if text))
+            unit = "\n".join(text for text in texts if text)
+            asked = history.units[-1] if history.units else ""
+            yes = history.waiting == Waiting.CONFIRM_ORDER_NUMBER and YES_RE.match(plain(unit))
+            if yes and (maybe := ORDER_NUMBERS.unsure(asked)):
+                history.confirmed[len(history.units)] = maybe[1]
+            history.units.append(unit)
             history.answering.append(history.waiting in ASKS_FOR_DETAILS)
         for block in blocks:
             if block.get("type") == "tool_result" and block.get("tool_use_id") in tool_uses:

@@ -96,6 +96,7 @@ class Waiting(StrEnum):
     """What the model waits for after its reply: recorded when it asks (ask), read back next turn."""
 
     ORDER_NUMBER = "order_number"
+    CONFIRM_ORDER_NUMBER = "confirm_order_number"  # "Is 1050 your order number?"
     EMAIL = "email"
     DETAILS_AGAIN = "details_again"  # the number and email found nothing, or one was malformed
     WHICH_ORDER = "which_order"  # the signed-in customer's orders were listed
@@ -115,7 +116,13 @@ class Waiting(StrEnum):
 ASKED: ContextVar[list[Waiting] | None] = ContextVar("asked", default=None)
 # Messages that answer a question for an order's details (read as such, however worded).
 ASKS_FOR_DETAILS = frozenset(
-    {Waiting.ORDER_NUMBER, Waiting.EMAIL, Waiting.DETAILS_AGAIN, Waiting.WHICH_ORDER}
+    {
+        Waiting.ORDER_NUMBER,
+        Waiting.CONFIRM_ORDER_NUMBER,
+        Waiting.EMAIL,
+        Waiting.DETAILS_AGAIN,
+        Waiting.WHICH_ORDER,
+    }
 )
 
 
