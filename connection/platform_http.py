@@ -24,9 +24,11 @@ TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 class PlatformError(Exception):
     """The platform refused or kept failing: its status and what it said, for the operator."""
 
-    def __init__(self, message: str, *, status: int | None = None):
+    def __init__(self, message: str, *, status: int | None = None, said: str = ""):
         super().__init__(message)
         self.status = status
+        # The platform's own words, when it gave any (for staff): "Invalid shipping postcode."
+        self.said = said
 
     @property
     def refused(self) -> bool:
@@ -108,9 +110,34 @@ def platform_request(
             wait = min(wait * 2, _LONGEST_WAIT)
             continue
         break
+    said = _words_of(response)
     raise PlatformError(
-        f"{url} answered {response.status_code}: {response.text[:300]}", status=response.status_code
+        f"{url} answered {response.status_code}: {said or response.text[:300]}",
+        status=response.status_code,
+        said=f"{response.status_code}: {said}" if said else "",
     )
+
+
+def _words_of(response: httpx.Response) -> str:
+    """What a platform's error body says in words: WooCommerce's `message`, Shopify's `errors` (a
+    string, a list, or lists by field) or `error`; blank when it is not JSON or says none."""
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    if not isinstance(body, dict):
+        return ""
+    said = body.get("message") or body.get("errors") or body.get("error") or ""
+    if isinstance(said, dict):
+        said = "; ".join(
+            f"{field}: {', '.join(map(str, words)) if isinstance(words, list) else words}".removeprefix(
+                "base: "
+            )
+            for field, words in said.items()
+        )
+    elif isinstance(said, list):
+        said = "; ".join(map(str, said))
+    return str(said)[:300]
 
 
 def platform_json(response: httpx.Response) -> object:

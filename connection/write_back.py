@@ -95,7 +95,7 @@ def shop_write_attempt(
         with client:
             write_change(client=client, base=base, order=order, change=change, sleep=sleep)
     except PlatformError as error:
-        return _not_made(write, str(error), refused=error.refused, now=now)
+        return _not_made(write, str(error), refused=error.refused, now=now, said=error.said)
     except Exception as error:  # ours (a bug, the database): tried again like an unreachable shop
         logger.exception("shop write %s failed", write_id)
         return _not_made(write, f"{type(error).__name__}: {error}", refused=False, now=now)
@@ -105,14 +105,18 @@ def shop_write_attempt(
     return write
 
 
-def _not_made(write: ShopWrite, answer: str, *, refused: bool, now: datetime) -> ShopWrite:
+def _not_made(write: ShopWrite, answer: str, *, refused: bool, now: datetime, said: str = "") -> ShopWrite:
+    """Kept for the next attempt, or (refused, or the last attempt) for staff: on the change, the shop's
+    own words when it gave any ("400: Invalid shipping postcode."), else what happened."""
     if not refused and write.attempts < SHOP_WRITE_ATTEMPTS:
         write.answer = answer[:2000]
         write.save(update_fields=["answer"])
         return write
     outcome = ShopWriteOutcome.REFUSED if refused else ShopWriteOutcome.FAILED
+    if not refused:
+        said = f"the shop could not be reached after {write.attempts} attempts (last: {said or answer[:300]})"
     with transaction.atomic():
-        order_change_shop_failed(change_id=write.change_id, answer=answer)
+        order_change_shop_failed(change_id=write.change_id, answer=said or answer)
         _finish(write, outcome, answer, now)
     return write
 
