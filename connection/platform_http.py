@@ -166,3 +166,9 @@ def recipient_names(recipient: str) -> tuple[str, str]:
     de Souza" is "Ana de", "Souza"; one word is a first name only)."""
     first, _, last = recipient.strip().rpartition(" ")
     return (first, last) if first else (last, "")
+
+
+def platform_id(value: object) -> str:
+    """A platform's own id of an order or a line (Shopify's and WooCommerce's `id`: a positive whole
+    number), as text; blank for anything else."""
+    return str(value) if isinstance(value, int) and not isinstance(value, bool) and value > 0 else ""

@@ -14,6 +14,7 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from connection.models import ShopEvent, ShopEventOutcome, ShopPlatform
+from connection.platform_http import platform_id
 from connection.shopify.orders import ORDER_TOPICS as SHOPIFY_ORDER_TOPICS
 from connection.shopify.orders import shopify_order
 from connection.woocommerce.orders import ORDER_TOPICS as WOOCOMMERCE_ORDER_TOPICS
@@ -97,7 +98,10 @@ def _apply(*, event_id: int) -> ShopEvent:
             try:
                 # With the platform's own id of the order, for writing changes back (connection.write_back).
                 incoming = replace(
-                    incoming_order_clean(number=number, data=data), shop_order_id=_platform_id(event.body)
+                    incoming_order_clean(number=number, data=data),
+                    shop_order_id=platform_id(
+                        event.body.get("id") if isinstance(event.body, Mapping) else None
+                    ),
                 )
                 # In this transaction: a conflict's record on the order is kept with the event.
                 _, outcome = order_upsert(incoming=incoming, source=source)
@@ -112,16 +116,6 @@ def _apply(*, event_id: int) -> ShopEvent:
         event.applied_at = timezone.now()
         event.save(update_fields=["outcome", "detail", "order_number", "applied_at"])
     return event
-
-
-def _platform_id(body: Mapping) -> str:
-    """Shopify's and WooCommerce's own id of an order: a positive whole number, its `id`."""
-    platform_id = body.get("id") if isinstance(body, Mapping) else None
-    return (
-        str(platform_id)
-        if isinstance(platform_id, int) and not isinstance(platform_id, bool) and platform_id > 0
-        else ""
-    )
 
 
 def shop_events_take_pending() -> list[int]:

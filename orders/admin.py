@@ -60,7 +60,7 @@ class ReadOnlyInline(admin.TabularInline):
 
 class OrderItemInline(ReadOnlyInline):
     model = OrderItem
-    fields = ["line_number", "title", "author", "category", "unit_price", "quantity"]
+    fields = ["line_number", "title", "author", "category", "unit_price", "quantity", "sku", "variant"]
     readonly_fields = fields
 
 

@@ -470,6 +470,9 @@ def order_shape(*, order: Order) -> dict[str, object]:
                 "unit_price": str(item.unit_price),
                 "quantity": item.quantity,
                 "category": item.category,
+                "sku": item.sku,
+                "variant": item.variant,
+                "line_id": item.line_id,
             }
             for item in order.items.all()
         ],

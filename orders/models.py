@@ -276,6 +276,11 @@ class OrderItem(models.Model):
     quantity = models.PositiveSmallIntegerField(default=1, validators=[MinValueValidator(1)])
     # Blank when the shop does not say (a real shop's products have no such kinds): returnable then.
     category = models.CharField(max_length=30, choices=ItemCategory.choices, blank=True)
+    # The shop's own references for the line, when it sends them: its SKU, the variant sold ("Hardcover",
+    # "Signed edition"), and its platform's id of the line (Shopify's and WooCommerce's line item `id`).
+    sku = models.CharField("SKU", max_length=100, blank=True)
+    variant = models.CharField(max_length=200, blank=True)
+    line_id = models.CharField("shop's line id", max_length=40, blank=True)
 
     objects = OrderItemManager()
 

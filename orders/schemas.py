@@ -87,6 +87,9 @@ ORDER_EXAMPLE = {
             "unit_price": "24.99",
             "quantity": 1,
             "category": "fiction",
+            "sku": "978-0441172719",
+            "variant": "Paperback",
+            "line_id": "",
         }
     ],
 }
@@ -300,6 +303,11 @@ class ShopItem(BaseModel):
     # What kind of item, when the shop says (the return policy excludes some kinds); a real shop's
     # products have no such kinds, and an item of none is returnable.
     category: Annotated[str, _choice(ItemCategory, required=False)] = ""
+    # The shop's references, when it has them: kept for staff and for writing back, never read to the
+    # customer.
+    sku: Annotated[str, _text(OrderItem, "sku")] = ""
+    variant: Annotated[str, _text(OrderItem, "variant")] = ""
+    line_id: Annotated[str, _text(OrderItem, "line_id")] = ""
 
 
 def _url(value: object) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
+from connection.platform_http import platform_id
 from orders.models import OrderStatus
 
 _SHIPPED = "success"  # a fulfilment's status once its parcel left
@@ -79,6 +80,9 @@ def _items(line_items: list) -> list[dict]:
                 "quantity": quantity,
                 # A gift card is never returnable (the return policy's kinds); Shopify says which lines are.
                 **({"category": "gift_card"} if line.get("gift_card") is True else {}),
+                "sku": _text(line.get("sku"), 100),
+                "variant": _text(line.get("variant_title"), 200),
+                "line_id": platform_id(line.get("id")),
             }
         )
     return items

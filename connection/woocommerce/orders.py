@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
+from connection.platform_http import platform_id
 from orders.models import OrderStatus
 
 # The webhook topics whose body is the whole order (order.deleted sends only its id).
@@ -114,6 +115,8 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
             "title": html.unescape(str(line.get("name") or "")),
             "unit_price": _price(line.get("price")),
             "quantity": line.get("quantity"),
+            "sku": str(line.get("sku") or "")[:100],
+            "line_id": platform_id(line.get("id")),
         }
         for number, line in enumerate(payload.get("line_items") or [], start=1)
         if isinstance(line, Mapping)

@@ -116,7 +116,10 @@ class TestCsv:
     def test_a_row_with_a_stray_comma_refuses_its_whole_order_and_leaves_it_as_it_was(self):
         import_csv(row(line=1), row(line=2, title="Emma"))
         summary = import_csv(row(line=1), row(line=2, title="Emma, a novel"), row("BK-30002"))
-        assert (summary.created, refusals(summary)) == (1, [(2, "line 3 has 25 values for 24 columns")])
+        columns = len(CSV_COLUMNS)
+        assert (summary.created, refusals(summary)) == (
+            1, [(2, f"line 3 has {columns + 1} values for {columns} columns")],
+        )  # fmt: skip
         assert Order.objects.get(number="BK-30001").items.count() == 2  # not applied without its row
 
     @pytest.mark.parametrize("bad", ['BK-30002,"Dune', row("BK-30002", title="x" * 200_000)])
