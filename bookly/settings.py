@@ -213,10 +213,10 @@ WOOCOMMERCE_CONSUMER_KEY = env.str("WOOCOMMERCE_CONSUMER_KEY", default="")
 WOOCOMMERCE_CONSUMER_SECRET = env.str("WOOCOMMERCE_CONSUMER_SECRET", default="")
 # Write-back: a cancellation or an address change of an order a platform sent is made in the shop
 # first, through the same key (Shopify: scope write_orders; WooCommerce: permission Read/Write), and
-# is Bookly's (and the customer's email says so) only once the shop made it. On by default wherever a
-# platform's key is set; SHOP_WRITE_BACK=false keeps changes in Bookly alone (the shop is told only
-# through Bookly's own webhooks).
-SHOP_WRITE_BACK = env.bool("SHOP_WRITE_BACK", default=True)
+# is Bookly's (and the customer's email says so) only once the shop made it. Off unless asked for, as a
+# key made for shop_sync may read only: then every change would wait for a shop that refuses it. Off,
+# changes stay in Bookly alone (the shop is told through Bookly's own webhooks).
+SHOP_WRITE_BACK = env.bool("SHOP_WRITE_BACK", default=False)
 # The orders' sources (orders.models.OrderSource) whose changes go through their shop: a setting of its
 # own, so that the order domain reads which, never the connection.
 BOOKLY_CHANGES_THROUGH_SHOP = [

@@ -21,6 +21,10 @@ _LONGEST_WAIT = 60.0
 TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 
 
+# Answers in the 4xx that say "not now" rather than "no": a timeout, a conflict, a lock, too many requests.
+_TRANSIENT = frozenset({408, 409, 423, 429})
+
+
 class PlatformError(Exception):
     """The platform refused or kept failing: its status and what it said, for the operator."""
 
@@ -34,7 +38,7 @@ class PlatformError(Exception):
     def refused(self) -> bool:
         """The platform said no (a 4xx other than 429): asking again the same way gets the same answer.
         Otherwise it could not be reached or kept failing, and a later attempt may do."""
-        return self.status is not None and 400 <= self.status < 500 and self.status != 429
+        return self.status is not None and 400 <= self.status < 500 and self.status not in _TRANSIENT
 
 
 @dataclass(frozen=True)

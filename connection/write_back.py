@@ -23,7 +23,7 @@ from connection.shopify.changes import shopify_change_write
 from connection.shopify.listing import shopify_client
 from connection.woocommerce.changes import woocommerce_change_write
 from connection.woocommerce.listing import woocommerce_client
-from orders.models import OrderChange, OrderChangeState, OrderSource
+from orders.models import OrderChange, OrderChangeKind, OrderChangeState, OrderSource, OrderStatus
 from orders.services import order_change_shop_failed, order_change_shop_made
 
 logger = logging.getLogger(__name__)
@@ -33,8 +33,12 @@ _WRITERS: dict[str, tuple[str, Callable, Callable]] = {
     OrderSource.SHOPIFY: (ShopPlatform.SHOPIFY, shopify_client, shopify_change_write),
     OrderSource.WOOCOMMERCE: (ShopPlatform.WOOCOMMERCE, woocommerce_client, woocommerce_change_write),
 }
-# Minutes before each attempt after the first (each attempt already retries a busy platform itself).
-_BACK_OFF = (1, 5, 15, 60)
+# Minutes before each attempt after the first (each attempt already retries a busy platform itself). The
+# first is longer than the queue's task timeout (Q_CLUSTER timeout, 100 s): an attempt still running
+# (or killed) is never overlapped by the next.
+_BACK_OFF = (2, 5, 15, 60)
+# How long one attempt may keep the platform's retries going, within the queue's task timeout.
+_ATTEMPT_SECONDS = 60.0
 SHOP_WRITE_ATTEMPTS = len(_BACK_OFF) + 1
 # A change whose signal was lost (the process died after its commit) is taken by the sweep after this.
 _SIGNAL_LOST_AFTER = timedelta(minutes=1)
@@ -69,6 +73,9 @@ def _claimed(write_id: int, now: datetime) -> ShopWrite | None:
         write = ShopWrite.objects.select_for_update().get(pk=write_id)
         if write.outcome != ShopWriteOutcome.PENDING or write.next_attempt_at > now:
             return None
+        if write.attempts >= SHOP_WRITE_ATTEMPTS:
+            # Its last attempt never said how it ended (the worker killed at its timeout): failed.
+            return write
         write.attempts += 1
         write.next_attempt_at = now + timedelta(minutes=_BACK_OFF[min(write.attempts, len(_BACK_OFF)) - 1])
         write.save(update_fields=["attempts", "next_attempt_at"])
@@ -83,6 +90,10 @@ def shop_write_attempt(
     write = _claimed(write_id, now)
     if write is None:
         return ShopWrite.objects.get(pk=write_id)
+    if write.attempts > SHOP_WRITE_ATTEMPTS or (
+        write.attempts == SHOP_WRITE_ATTEMPTS and write.next_attempt_at <= now
+    ):
+        return _not_made(write, write.answer or "no answer (the attempt was stopped)", refused=False, now=now)
     change = OrderChange.objects.select_related("order").get(pk=write.change_id)
     order = change.order
     try:
@@ -90,19 +101,44 @@ def shop_write_attempt(
             raise PlatformError(
                 f"order {order.number} is not kept by a shop platform Bookly writes to", status=400
             )
-        _, client_of, write_change = _WRITERS[order.source]
-        client, base = client_of()
-        with client:
-            write_change(client=client, base=base, order=order, change=change, sleep=sleep)
+        if order.status == OrderStatus.CANCELLED and change.kind == OrderChangeKind.CANCELLED:
+            pass  # the shop cancelled it itself meanwhile (its webhook came first): made
+        elif order.status != OrderStatus.PROCESSING:
+            # Shipped (or cancelled) since it was asked: the shop is not asked to undo that.
+            now_is = order.get_status_display().lower()
+            raise PlatformError(
+                f"order {order.number} is {now_is} now, so the shop was not asked",
+                status=409,
+                said=f"not asked: the order is {now_is} now",
+            )
+        else:
+            _, client_of, write_change = _WRITERS[order.source]
+            client, base = client_of()
+            with client:
+                write_change(client=client, base=base, order=order, change=change, sleep=_within(sleep))
+        with transaction.atomic():
+            order_change_shop_made(change_id=change.pk)
+            _finish(write, ShopWriteOutcome.MADE, "", now)
     except PlatformError as error:
-        return _not_made(write, str(error), refused=error.refused, now=now, said=error.said)
+        refused = error.refused or error.status == 409
+        return _not_made(write, str(error), refused=refused, now=now, said=error.said)
     except Exception as error:  # ours (a bug, the database): tried again like an unreachable shop
         logger.exception("shop write %s failed", write_id)
         return _not_made(write, f"{type(error).__name__}: {error}", refused=False, now=now)
-    with transaction.atomic():
-        order_change_shop_made(change_id=change.pk)
-        _finish(write, ShopWriteOutcome.MADE, "", now)
     return write
+
+
+def _within(sleep: Callable[[float], None]) -> Callable[[float], None]:
+    """`sleep`, refusing a wait that would take the attempt past _ATTEMPT_SECONDS (the platform's
+    retries end there; the next attempt is the back-off's)."""
+    deadline = time.monotonic() + _ATTEMPT_SECONDS
+
+    def wait(seconds: float) -> None:
+        if time.monotonic() + seconds > deadline:
+            raise PlatformError(f"no answer within {_ATTEMPT_SECONDS:.0f} seconds")
+        sleep(seconds)
+
+    return wait
 
 
 def _not_made(write: ShopWrite, answer: str, *, refused: bool, now: datetime, said: str = "") -> ShopWrite:
@@ -122,20 +158,29 @@ def _not_made(write: ShopWrite, answer: str, *, refused: bool, now: datetime, sa
 
 
 def _finish(write: ShopWrite, outcome: str, answer: str, now: datetime) -> None:
+    """Once: a write another attempt finished already keeps that outcome."""
     write.outcome, write.answer, write.finished_at = outcome, answer[:2000], now
-    write.save(update_fields=["outcome", "answer", "finished_at"])
+    ShopWrite.objects.filter(pk=write.pk, outcome=ShopWriteOutcome.PENDING).update(
+        outcome=outcome, answer=answer[:2000], finished_at=now
+    )
 
 
 def shop_writes_take_due(*, now: datetime) -> list[int]:
     """Writes due again, and those of changes whose signal was lost (created now): the sweep's to
     queue."""
-    lost = OrderChange.objects.filter(
-        state=OrderChangeState.AWAITING_SHOP, shop_write__isnull=True, changed_at__lt=now - _SIGNAL_LOST_AFTER
-    ).select_related("order")[:100]
+    lost = (
+        OrderChange.objects.filter(
+            state=OrderChangeState.AWAITING_SHOP,
+            shop_write__isnull=True,
+            changed_at__lt=now - _SIGNAL_LOST_AFTER,
+        )
+        .select_related("order")
+        .order_by("changed_at")[:100]
+    )
     for change in lost:
         _write_of(change)
     return list(
-        ShopWrite.objects.filter(outcome=ShopWriteOutcome.PENDING, next_attempt_at__lte=now).values_list(
-            "pk", flat=True
-        )[:100]
+        ShopWrite.objects.filter(outcome=ShopWriteOutcome.PENDING, next_attempt_at__lte=now)
+        .order_by("next_attempt_at")
+        .values_list("pk", flat=True)[:100]
     )

@@ -127,6 +127,17 @@ def order_change_summary(change: OrderChange) -> str:
     return f"from {before} to {after}"
 
 
+def order_change_with_state(change: OrderChange) -> str:
+    """The summary, and (for one asked of the shop that keeps the order) whether the shop made it: a
+    change waiting for the shop is not told as made anywhere staff read it."""
+    summary = order_change_summary(change)
+    if change.state == OrderChangeState.AWAITING_SHOP:
+        return f"{summary}; waiting for the shop"
+    if change.state == OrderChangeState.SHOP_FAILED:
+        return f"{summary}; the shop did not make it: {change.shop_answer}"
+    return summary
+
+
 def _address_line(fields: dict) -> str:
     if not fields:
         return "none on file"

@@ -28,8 +28,11 @@ logger = logging.getLogger(__name__)
 MAX_ATTEMPTS = 10
 
 
-def customer_email_queue(*, order: Order, subject: str, body: str) -> CustomerEmail:
-    """Keep an email to the order's address; it is sent when the caller's transaction commits."""
+def customer_email_queue(*, order: Order, subject: str, body: str) -> CustomerEmail | None:
+    """Keep an email to the order's address; it is sent when the caller's transaction commits. None for
+    an order the shop sent without an email address (a sale at the till): nobody to write to."""
+    if not order.customer_email:
+        return None
     email = CustomerEmail.objects.create(order=order, to=order.customer_email, subject=subject, body=body)
     transaction.on_commit(lambda: _queue(email), robust=True)
     return email
@@ -129,7 +132,7 @@ def return_moved_email(*, record: ReturnRecord, status: str, note: str = "") -> 
     )
 
 
-def return_started_by_staff_email(*, record: ReturnRecord) -> CustomerEmail:
+def return_started_by_staff_email(*, record: ReturnRecord) -> CustomerEmail | None:
     """A return our team started for the customer (an exception beyond the policy says so)."""
     titles = ", ".join(line.order_item.title for line in record.lines.select_related("order_item"))
     exception = " Our team granted it as an exception to the return policy." if record.exception_note else ""
@@ -144,7 +147,7 @@ def return_started_by_staff_email(*, record: ReturnRecord) -> CustomerEmail:
     )
 
 
-def order_cancelled_email(*, order: Order) -> CustomerEmail:
+def order_cancelled_email(*, order: Order) -> CustomerEmail | None:
     return customer_email_queue(
         order=order,
         subject=f"Your order {order.number} is cancelled",
@@ -154,7 +157,7 @@ def order_cancelled_email(*, order: Order) -> CustomerEmail:
     )
 
 
-def order_address_changed_email(*, order: Order, address: ShippingAddress) -> CustomerEmail:
+def order_address_changed_email(*, order: Order, address: ShippingAddress) -> CustomerEmail | None:
     return customer_email_queue(
         order=order,
         subject=f"Your order {order.number} ships to a new address",
@@ -177,7 +180,7 @@ DELIVERY_CASE_NEXT_STEPS = {
 }
 
 
-def delivery_case_opened_email(*, case: DeliveryCase) -> CustomerEmail:
+def delivery_case_opened_email(*, case: DeliveryCase) -> CustomerEmail | None:
     order = case.order
     return customer_email_queue(
         order=order,
@@ -188,7 +191,7 @@ def delivery_case_opened_email(*, case: DeliveryCase) -> CustomerEmail:
     )
 
 
-def delivery_case_resolved_email(*, case: DeliveryCase) -> CustomerEmail:
+def delivery_case_resolved_email(*, case: DeliveryCase) -> CustomerEmail | None:
     order = case.order
     return customer_email_queue(
         order=order,
@@ -204,7 +207,7 @@ def delivery_case_resolved_email(*, case: DeliveryCase) -> CustomerEmail:
 RECEIPT_RESEND_AFTER = timedelta(hours=1)
 
 
-def order_receipt_email(*, order: Order) -> tuple[CustomerEmail, bool]:
+def order_receipt_email(*, order: Order) -> tuple[CustomerEmail | None, bool]:
     """Queue the order's receipt (its lines, total, address and dates) to the address on the order, and
     only there; or, when one was queued within RECEIPT_RESEND_AFTER, that one. Returns the email and
     whether it is new. Under the order's row lock, so two requests at once queue one email."""

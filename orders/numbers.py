@@ -66,16 +66,19 @@ _DIGITS_RE = re.compile(r"(?:(?<=#)|(?<![\w#$€£¥/.,:-]))[0-9]+(?![\w/-]|[.,:
 _SAID_OTHER_RE = re.compile(
     r"\b(?:zip|postal|post ?code|postcode|cep|pin ?code|phone|tel|telephone|call|mobile|cell|text|whatsapp|"
     r"street|st|ave|avenue|road|rd|apt|apartment|unit|suite|isbn|year|born|page|chapter|edition|volume|vol|"
-    r"card|ending(?: in)?|last (?:four|4)|digits)"
+    r"card|ending(?: in)?|last (?:four|4)|digits|tracking|ref|reference|po|invoice|room|box|ext|extension)"
     r"\b[^0-9]{0,15}$",
     re.IGNORECASE,
 )
 # After a number, a street's name: it is a house number ("2500 Oak Ave", "969 Market St").
 _STREET_AFTER_RE = re.compile(
-    r"(?:\s+[A-Z][\w'.-]*){1,3}\s+(?:st|street|ave|avenue|rd|road|blvd|boulevard|lane|ln|dr|drive|way|ct|court|"
-    r"pl|place|pkwy|hwy)\b",
+    r"(?:\s+(?-i:[A-Z])[\w'.-]*){1,3}\s+(?:st|street|ave|avenue|rd|road|blvd|boulevard|lane|ln|dr|drive|ct|"
+    r"court|pl|place|pkwy|hwy)\b",
     re.IGNORECASE,
 )
+# A year: "in 2025", "my order from 2026".
+_YEAR_RE = re.compile(r"\b(?:in|since|from|of|until|till|year)\s+$", re.IGNORECASE)
+_A_YEAR_RE = re.compile(r"(?:19|20)[0-9]{2}")
 # Every run of digits, wherever it is (an amount, a date, a postal code): a text with one is asked about.
 _ANY_DIGITS_RE = re.compile(r"[0-9]+")
 
@@ -302,6 +305,7 @@ class OrderNumbering:
             _ORDERING_RE.search(before)
             or _OTHER_SIGN_RE.search(before)
             or _SAID_OTHER_RE.search(before)
+            or (_YEAR_RE.search(before) and _A_YEAR_RE.fullmatch(text[mention.start : mention.end]))
             or _COUNTED_RE.match(text, mention.end)
             or _STREET_AFTER_RE.match(text, mention.end)
         ):

@@ -48,6 +48,8 @@ def order_list_for_customer(*, email: str, limit: int = RECENT_ORDERS):
     """A customer's most recent orders, newest first. Only for an email the store vouched for (a
     customer it signed in): an email alone proves nothing, so nothing else lists orders by one."""
     email = email.strip()
+    if not email:
+        return Order.objects.none()  # orders kept without an email are nobody's to list
     # The shop's orders arrive with their email lowered (intake); iexact alone would miss "Zoë" against
     # "ZOË" on SQLite, whose case folding is ASCII only.
     return (
@@ -71,8 +73,8 @@ def _order_if_email_matches(orders, email: str) -> Order | None:
     # query. An outside probe told the two apart in 150 tries when the items were read for a wrong email.
     on_file = orders.aggregate(email=Max("customer_email"))["email"]
     matches = hmac.compare_digest(_normalize_email(on_file or _NO_ORDER_EMAIL), _normalize_email(email))
-    if on_file is None or not matches:
-        return None
+    if not on_file or not matches:
+        return None  # no order, a wrong email, or an order kept without one (none can verify it)
     return orders.prefetch_related("items").first()
 
 

@@ -344,8 +344,9 @@ def _address_make(locked: Order, address: ShippingAddress, before: ShippingAddre
 
 def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
     """Cancel an order that has not shipped, and record it; for an order its shop keeps, ask the shop
-    (the change's state says which). Raises OrderChangeNotAllowed (its code ChangeCode.CANCELLED when it
-    is cancelled already, or asked of the shop already: asking twice changes nothing)."""
+    (the change's state says which). Raises OrderChangeNotAllowed: its code ChangeCode.CANCELLED when it
+    is cancelled already, ChangeCode.AWAITING_SHOP when its shop is making a change Bookly asked of it
+    (asking twice changes nothing)."""
     try:
         with transaction.atomic():
             locked = _locked_for_change(order, OrderChangeKind.CANCELLED)
@@ -398,7 +399,9 @@ def order_change_shop_made(*, change_id: int) -> OrderChange:
         if change.kind == OrderChangeKind.CANCELLED:
             _cancellation_make(locked)
         else:
-            _address_make(locked, ShippingAddress(**change.after), shipping_address_of(order=locked))
+            # The address it had when asked: the shop's own update may have brought the new one already.
+            before = ShippingAddress(**change.before) if change.before else None
+            _address_make(locked, ShippingAddress(**change.after), before)
         change.state = OrderChangeState.MADE
         change.save(update_fields=["state"])
     return change

@@ -168,7 +168,7 @@ def test_reload_and_clear_demo_returns_restore_a_returnable_demo(demo_data):
 @pytest.mark.django_db
 def test_daniel_s_shopify_order_came_in_two_parcels_and_a_refund(demo_data):
     order = Order.objects.get(number="BK-10117")
-    assert (order.source, order.shop_order_id, order.status) == ("shopify", "5310172938322", "shipped")
+    assert (order.source, order.status) == ("shopify", "shipped")
     parcels = [
         (parcel.carrier, parcel.delivered_on is not None, [line.item.title for line in parcel.lines.all()])
         for parcel in order.shipments.all()

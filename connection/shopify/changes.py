@@ -11,10 +11,14 @@ fulfilled since, say): a PlatformError that is `refused`. A cancellation Shopify
 against the order: one already cancelled (an earlier attempt whose answer was lost) is made.
 """
 
+import re
+
 import httpx2 as httpx
 
 from connection.platform_http import PlatformError, platform_json, platform_request, recipient_names
 from orders.models import Order, OrderChange, OrderChangeKind
+
+_IS_CODE_RE = re.compile(r"[A-Z0-9]{1,3}")
 
 
 def _cancelled(client: httpx.Client, url: str, sleep) -> bool:
@@ -49,7 +53,8 @@ def shopify_change_write(
         "address1": address["line1"],
         "address2": address["line2"],
         "city": address["city"],
-        "province": address["state"],
+        # Shopify reads a region's code as province_code ("IL", "SP"), a name as province.
+        ("province_code" if _IS_CODE_RE.fullmatch(address["state"]) else "province"): address["state"],
         "zip": address["zip"],
         "country_code": address["country"],
     }

@@ -80,6 +80,9 @@ def test_an_order_shopify_sends_is_kept_and_applied_through_the_intake(client):
         "409.94",
         "USD",
     )
+    # Shopify's own ids, for writing changes back: the order's and each line's.
+    assert order.shop_order_id == "450789469"
+    assert all(item.line_id for item in order.items.all())
 
 
 def test_a_tampered_body_or_another_secret_is_refused_and_nothing_kept(client):

@@ -17,9 +17,14 @@ from django.utils import timezone
 from connection.models import ShopWrite, ShopWriteOutcome
 from connection.write_back import SHOP_WRITE_ATTEMPTS, shop_write_attempt, shop_writes_take_due
 from orders.addresses import ShippingAddress
-from orders.models import Event, EventType, OrderChangeKind, OrderChangeState, OrderStatus
+from orders.models import Event, EventType, Order, OrderChangeKind, OrderChangeState, OrderStatus
 from orders.selectors import ChangeCode, order_change_check
-from orders.services import order_cancel, order_shipping_address_change
+from orders.services import (
+    order_cancel,
+    order_change_shop_failed,
+    order_change_shop_made,
+    order_shipping_address_change,
+)
 from orders.tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -38,7 +43,7 @@ class Shop:
 
     url: str = ""
     requests: list[tuple[str, str, dict, object]] = field(default_factory=list)
-    answers: list[tuple[int, dict]] = field(default_factory=list)
+    answers: list[tuple] = field(default_factory=list)  # (status, body) or (status, body, headers)
     cancelled_at: str | None = None  # what a GET of the Shopify order says
 
 
@@ -51,14 +56,18 @@ def shop(loopback):
             length = int(self.headers.get("content-length", 0))
             body = json.loads(self.rfile.read(length)) if length else None
             state.requests.append((self.command, self.path, dict(self.headers.items()), body))
+            headers = {}
             if self.command == "GET":
                 status, answer = 200, {"order": {"id": 450789469, "cancelled_at": state.cancelled_at}}
             elif state.answers:
-                status, answer = state.answers.pop(0)
+                status, answer, *more = state.answers.pop(0)
+                headers = more[0] if more else {}
             else:
                 status, answer = 200, {"order": {"id": 450789469}}
             data = json.dumps(answer).encode()
             self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
@@ -146,7 +155,7 @@ def test_an_address_change_is_sent_to_shopify_as_its_shipping_address(
             "id": 450789469,
             "shipping_address": {
                 "first_name": "Maria de", "last_name": "Souza", "address1": "Rua Augusta 500",
-                "address2": "Apto 12", "city": "São Paulo", "province": "SP", "zip": "01305-000",
+                "address2": "Apto 12", "city": "São Paulo", "province_code": "SP", "zip": "01305-000",
                 "country_code": "BR",
             },
         }
@@ -269,3 +278,82 @@ def test_the_shops_own_updates_while_it_is_asked_are_taken(shopify, django_captu
                        "quantity": 1}]}  # fmt: skip
     _, outcome = order_upsert(incoming=incoming_order_clean(number=order.number, data=data), source="shopify")
     assert outcome == "updated"
+
+
+@pytest.mark.parametrize("status", [OrderStatus.SHIPPED, OrderStatus.DELIVERED])
+def test_an_order_shipped_before_the_shop_was_asked_is_not_asked_and_staff_see_why(shopify, status):
+    order = _shopify_order()
+    change = order_cancel(order=order)
+    delivered_on = order.ordered_on if status == OrderStatus.DELIVERED else None
+    Order.objects.filter(pk=order.pk).update(
+        status=status, tracking_number="1Z999", delivered_on=delivered_on
+    )  # the shop's webhook, meanwhile
+    [write_id] = shop_writes_take_due(now=timezone.now() + timedelta(minutes=2))
+    shop_write_attempt(write_id=write_id, now=timezone.now() + timedelta(minutes=2))
+
+    assert shopify.requests == []
+    change.refresh_from_db()
+    assert (change.state, change.shop_answer) == (
+        OrderChangeState.SHOP_FAILED, f"not asked: the order is {status} now",
+    )  # fmt: skip
+    assert mail.outbox == []
+
+
+def test_an_order_the_shop_cancelled_meanwhile_is_cancelled_here_without_asking(
+    shopify, django_capture_on_commit_callbacks
+):
+    order = _shopify_order()
+    change = order_cancel(order=order)
+    Order.objects.filter(pk=order.pk).update(status=OrderStatus.CANCELLED)
+    [write_id] = shop_writes_take_due(now=timezone.now() + timedelta(minutes=2))
+    with django_capture_on_commit_callbacks(execute=True):
+        shop_write_attempt(write_id=write_id, now=timezone.now() + timedelta(minutes=2))
+
+    assert shopify.requests == []
+    change.refresh_from_db()
+    assert change.state == OrderChangeState.MADE and len(mail.outbox) == 1
+
+
+def test_a_change_made_is_made_once_whoever_says_so_again(shopify, django_capture_on_commit_callbacks):
+    order = _shopify_order()
+    change = _cancel_queued(order, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks(execute=True):
+        order_change_shop_made(change_id=change.pk)  # a late duplicate task, or the sweep
+        order_change_shop_failed(change_id=change.pk, answer="late")
+    change.refresh_from_db()
+    assert change.state == OrderChangeState.MADE and change.shop_answer == ""
+    assert len(mail.outbox) == 1 and Event.objects.count() == 1
+    write = ShopWrite.objects.get()
+    write.next_attempt_at = timezone.now()
+    write.save()
+    shop_write_attempt(write_id=write.pk, now=timezone.now() + timedelta(minutes=1))
+    assert len(shopify.requests) == 1  # asked once
+
+
+def test_a_last_attempt_that_never_ended_is_recorded_as_failed(shopify):
+    """Its worker killed at the queue's timeout: the sweep finds it due again, with no attempts left."""
+    order = _shopify_order()
+    change = order_cancel(order=order)
+    later = timezone.now() + timedelta(minutes=2)
+    [write_id] = shop_writes_take_due(now=later)
+    ShopWrite.objects.filter(pk=write_id).update(attempts=SHOP_WRITE_ATTEMPTS, next_attempt_at=later)
+    write = shop_write_attempt(write_id=write_id, now=later)
+
+    assert write.outcome == ShopWriteOutcome.FAILED and shopify.requests == []
+    change.refresh_from_db()
+    assert change.state == OrderChangeState.SHOP_FAILED
+
+
+def test_an_attempt_ends_within_a_minute_whatever_the_shop_asks_to_wait(shopify):
+    """Within the queue's task timeout: a Retry-After past the minute ends this attempt (the next comes
+    by the back-off), never the worker."""
+    order = _shopify_order()
+    order_cancel(order=order)
+    later = timezone.now() + timedelta(minutes=2)
+    [write_id] = shop_writes_take_due(now=later)
+    shopify.answers = [(429, {"errors": "Exceeded 2 calls per second"}, {"Retry-After": "90"})]
+    waited = []
+    write = shop_write_attempt(write_id=write_id, now=later, sleep=waited.append)
+
+    assert waited == [] and write.outcome == ShopWriteOutcome.PENDING
+    assert "no answer within 60 seconds" in write.answer

@@ -11,8 +11,8 @@ from orders.addresses import (
     shipping_address_fields_kept,
     shipping_address_of,
 )
-from orders.models import OrderChange, OrderChangeKind, OrderStatus, ReturnStatus
-from orders.selectors import ChangeCode, order_change_check
+from orders.models import CustomerEmail, OrderChange, OrderChangeKind, OrderStatus, ReturnStatus
+from orders.selectors import ChangeCode, order_change_check, order_get_for_customer, order_list_for_customer
 from orders.services import OrderChangeNotAllowed, order_cancel, order_shipping_address_change
 from orders.tests.factories import OrderFactory, ReturnRecordFactory
 
@@ -337,3 +337,16 @@ class TestOrderShippingAddressChange:
         assert refused.value.code == ChangeCode.SHIPPED
         order.refresh_from_db()
         assert order.ship_line1 == "1 Old Rd"
+
+
+@pytest.mark.django_db
+def test_an_order_without_an_email_is_changed_and_no_email_is_written(django_capture_on_commit_callbacks):
+    order = OrderFactory(customer_email="")
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=order)
+    assert not CustomerEmail.objects.exists()
+    assert order_get_for_customer(order_number=order.number, email="anyone@example.com") is None
+    assert order_get_for_customer(order_number=order.number, email="") is None
+    # Not even with the address a missing order is compared with (so both cost the same).
+    assert order_get_for_customer(order_number=order.number, email="no-such-order@invalid") is None
+    assert not order_list_for_customer(email="").exists()

@@ -12,7 +12,7 @@ from typing import Any
 
 from django.contrib.sessions.backends.db import SessionStore
 
-from orders.models import DeliveryCase, OrderChange, ReturnRecord
+from orders.models import DeliveryCase, OrderChange, OrderChangeState, ReturnRecord
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER, system_prompt_forget
 from support.assistant.turn import conversation_take_turn
 from support.conversations.handoff import conversation_handoff_request
@@ -156,7 +156,12 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
             failures.append(f"returned items {titles} != expected {sorted(scenario.returned_titles)}")
 
     made: dict[str, tuple[str, ...]] = {}
-    for change in OrderChange.objects.select_related("order").order_by("changed_at", "id"):
+    # Made: one only asked of the shop that keeps the order is not (yet).
+    for change in (
+        OrderChange.objects.filter(state=OrderChangeState.MADE)
+        .select_related("order")
+        .order_by("changed_at", "id")
+    ):
         made[change.order.number] = (*made.get(change.order.number, ()), change.kind)
     if made != scenario.changes:
         failures.append(f"order changes {made} != expected {scenario.changes}")

@@ -27,7 +27,7 @@ from orders.admin import (
     OrderChangeInline,
     ReadOnlyModelAdmin,
     ReturnRecordAdmin,
-    order_change_summary,
+    order_change_with_state,
 )
 from orders.models import DeliveryCase, Order, ReturnRecord
 from support.conversations.handoff import (
@@ -337,7 +337,7 @@ class ConversationAdmin(admin.ModelAdmin):
             "orders": conversation.orders.all(),
             "returns": conversation.returns.all(),
             "order_changes": [
-                (change, order_change_summary(change))
+                (change, order_change_with_state(change))
                 for change in conversation.order_changes.select_related("order").order_by("changed_at")
             ],
             "delivery_cases": conversation.delivery_cases.select_related("order").prefetch_related("items"),

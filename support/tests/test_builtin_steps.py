@@ -32,6 +32,7 @@ def test_every_question_asked_has_an_answer():
     details, yes to a person offered, which FAQ topic."""
     own = {
         Waiting.ORDER_NUMBER,
+        Waiting.CONFIRM_ORDER_NUMBER,
         Waiting.EMAIL,
         Waiting.DETAILS_AGAIN,
         Waiting.WHICH_ORDER,

@@ -370,3 +370,24 @@ def test_the_builtin_model_tells_a_change_its_shop_must_make_as_asked(customer):
 
     assert reply == ASKED
     assert order().status == OrderStatus.PROCESSING
+
+
+@pytest.mark.usefixtures("offline", "kept_by_shopify")
+def test_while_the_store_makes_it_the_order_is_told_as_it_is_with_the_change_coming(customer):
+    customer.send("Please cancel my order BK-10103, my email is sarah.chen@example.com")
+    customer.send("yes")
+    reply = customer.send("where is BK-10103?").json()["reply"]
+
+    assert "The status of order BK-10103 is processing." in reply
+    assert reply.endswith(
+        "The store is already cancelling this order: you will get an email as soon as it is cancelled."
+    )
+
+
+@pytest.mark.usefixtures("kept_by_shopify", "cancel_checked")
+def test_a_lookup_after_the_change_was_asked_does_not_let_it_be_told_as_made(model_api, customer):
+    model_api.reset(message(tool_use("cancel_order", SARAH_PROCESSING)), message(text(ASKED)))
+    customer.send("yes")
+    told = "Order BK-10103 is processing. It has been cancelled as you asked."
+    model_api.reset(message(tool_use("lookup_order", SARAH_PROCESSING)), message(text(told)))
+    assert customer.send("is it cancelled now?").json()["reply"] != told

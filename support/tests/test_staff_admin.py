@@ -226,6 +226,23 @@ class TestLinksBetweenTheChatAndTheStore:
         assert 'name="status"' not in order_html  # moved only through the services, never edited here
         assert "BK-10103</a> cancelled (processing to cancelled)" in page_html
 
+    def test_a_cancellation_waiting_for_the_shop_is_never_shown_as_made(self, staff_client, claude, settings):
+        settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
+        Order.objects.filter(number="BK-10103").update(source="shopify", shop_order_id="450789469")
+        order = {"order_id": "BK-10103", "customer_email": "sarah.chen@example.com"}
+        claude.reset(
+            message(tool_use("check_cancellation", order)),
+            message(text("It has not shipped. Shall I cancel it?")),
+            message(tool_use("cancel_order", order)),
+            message(text("I have asked the store to cancel it.")),
+        )
+        chat = ChatClient()
+        chat.send("Cancel BK-10103 please, sarah.chen@example.com")
+        chat.send("Yes, cancel it")
+
+        page_html = staff_client.get(_page(Conversation.objects.get())).content.decode()
+        assert "BK-10103</a> cancelled (processing to cancelled; waiting for the shop)" in page_html
+
 
 class TestPermissions:
     def test_support_staff_cannot_add_or_delete_conversations(self, staff_client, waiting):

@@ -423,7 +423,11 @@ _NOT_A_TASK = frozenset({"unknown", "offtopic", "order_unclear", "no_policy", "h
 # whose title has a number ("do you have fahrenheit 451?").
 _ABOUT_AN_ORDER_RE = re.compile(
     r"\b(?:where|arriv\w*|ship\w*|deliver\w*|update|track\w*|status|check|came|come|coming|here|wait\w*|"
-    r"late|receiv\w*|got|get)\b"
+    r"late|receiv\w*|got)\b"
+)
+# ... unless it is about a book ("when will 1984 come back in stock?", "1984 in paperback").
+_ABOUT_A_BOOK_RE = re.compile(
+    r"\b(?:in stock|back in|paperback|hardcover|hardback|edition|copies|copy of|by [a-z]+)\b"
 )
 
 
@@ -438,6 +442,7 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         intent.kind in _NOT_A_TASK
         and not answering
         and _ABOUT_AN_ORDER_RE.search(plain(raw))
+        and not _ABOUT_A_BOOK_RE.search(plain(raw))
         and ORDER_NUMBERS.unsure(raw)
     ):
         # "where is 10042?", "can u check 20417": about an order whose number it may be, which the

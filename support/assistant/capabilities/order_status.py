@@ -8,10 +8,22 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from orders.models import RMA_NUMBER_PATTERN, DeliveryProblem, Order, OrderStatus, store_currency
+from orders.models import (
+    RMA_NUMBER_PATTERN,
+    DeliveryProblem,
+    Order,
+    OrderChangeKind,
+    OrderStatus,
+    store_currency,
+)
 from orders.money import money_text
 from orders.numbers import ORDER_NUMBERS
-from orders.selectors import order_get_for_customer_by_rma, order_list_for_customer
+from orders.selectors import (
+    ChangeCode,
+    order_change_check,
+    order_get_for_customer_by_rma,
+    order_list_for_customer,
+)
 from support.assistant.capabilities.base import (
     Capability,
     ClaimWordings,
@@ -103,7 +115,15 @@ def order_summary(order: Order) -> dict[str, Any]:
         "returns": returns_of(order),
         **_shipments_of(order),
         **_refunds_of(order),
+        **_asked_of_the_store(order),
     }
+
+
+def _asked_of_the_store(order: Order) -> dict[str, Any]:
+    """A change the shop that keeps the order is making at Bookly's request, in the store's words (not
+    made yet: the order is told as it is until then)."""
+    check = order_change_check(order=order, kind=OrderChangeKind.CANCELLED)
+    return {"store_is_changing": check.reason} if check.code == ChangeCode.AWAITING_SHOP else {}
 
 
 def _refunds_of(order: Order) -> dict[str, Any]:
@@ -238,6 +258,8 @@ def _order_reply(_turn: Turn, result: dict) -> str:
     if result.get("shipping_address") and result.get("status") == "processing":
         # While it can still be sent elsewhere; once shipped, the tracking number says where it is.
         sentences.append(f"It is going to {result['shipping_address']}.")
+    if result.get("store_is_changing"):
+        sentences.append(result["store_is_changing"])
     sentences += returns_sentences(result.get("returns", []))
     sentences += [_refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []]
     return " ".join(sentences)
@@ -403,8 +425,9 @@ _STATUS_WORDINGS = (
     (_SUBJECT + r"\s+(?:is|are)\s+(?:now\s+)?in\s+the\s+mail\b", {_S}),
     (r"\b(?:is|are|still)\s+(?:still\s+)?(?:processing|in processing|being processed)", {_P}),
     (
-        r"(?:\b(?:was|were|has been|have been|is|are|got)|['\u2019]s)\s+(?:now\s+|already\s+)?cancell?ed"
-        r"|\bI(?:['\u2019]ve|\s+have)?\s+(?:now\s+|just\s+)?cancell?ed",
+        r"(?:\b(?:was|were|has been|have been|is|got)|" + _SUBJECT + r"(?:['\u2019]s|\s+are))"
+        r"\s+(?:now\s+|already\s+|successfully\s+)?(?:been\s+)?cancell?ed"
+        r"|\bI(?:['\u2019]ve|\s+have)?\s+(?:now\s+|just\s+|successfully\s+)?cancell?ed",
         {_C},
     ),
     (r"\b(?:on (?:its|their|the) way|in transit|out for delivery|en route)", {_S}),

@@ -166,14 +166,23 @@ _PARCEL_RE = re.compile(r"\bparcel (\d{1,3})\b", re.IGNORECASE)
 _ORDER_NAMED_RE = re.compile(rf"\border\b|{ORDER_NUMBERS.mention_pattern}", re.IGNORECASE)
 
 
-# A change told as made ("Done.", "it will now ship to …", "the address has been updated"): not while
-# the shop that keeps the order has only been asked to make it.
+# While the shop that keeps the order has only been asked to make a change, any words of a change made
+# ("cancelled", "updated", "saved", "will ship to", "Done.") are refused, however worded, unless the
+# clause says it is asked or to come ("I have asked the store…", "as soon as it has changed it").
 _MADE_CHANGE_RE = re.compile(
-    r"^\W*(?:done|all set)\b|\b(?:will\s+)?now\s+(?:ships?|goes|go|be\s+sent|be\s+delivered)\s+to\b"
-    r"|\b(?:has|have)\s+(?:now\s+)?been\s+(?:changed|updated)\b"
-    r"|\bI(?:['\u2019]ve|\s+have)?\s+(?:now\s+|just\s+)?(?:changed|updated)\b",
+    r"^\W*(?:done|all set)\W*$|\b(?:cancell?ed|updated|changed|saved|amended|redirected)\b"
+    r"|\b(?:will\s+)?(?:now\s+)?(?:ships?|shipping|be\s+(?:sent|shipped|delivered))\s+to\b",
     re.IGNORECASE,
 )
+_ASKED_FRAME_RE = re.compile(
+    r"\b(?:(?:I|we)(?:['\u2019]ve|\s+have)?\s+(?:asked|requested)|ask(?:ed)?\s+(?:the\s+)?(?:store|shop)|"
+    r"once|when|as soon as|after|until|if|whether|waiting)\b",
+    re.IGNORECASE,
+)
+
+
+def _clauses(text: str) -> list[str]:
+    return [clause for clause in _CLAUSE_SPLIT_RE.split(text) if clause.strip()] or [text]
 
 
 def _segment_violations(
@@ -207,7 +216,13 @@ def _segment_violations(
             found.append("claim_without_lookup")
         elif not any(status in statuses for status in about):
             found.append("return_status_not_in_result")
-    if facts is not None and facts.change_asked and _MADE_CHANGE_RE.search(text):
+    if (
+        facts is not None
+        and facts.change_asked
+        and any(
+            _MADE_CHANGE_RE.search(clause) and not _ASKED_FRAME_RE.search(clause) for clause in _clauses(text)
+        )
+    ):
         found.append("change_not_made")
     if segment.order is None:
         return found  # identifiers with no order to belong to: the token checks ground them

@@ -187,7 +187,11 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
     status = data.get("order_status" if tool in _CHECKS else "status")
     if tool in _STATUS_TOOLS and status in _ORDER_STATUSES:
         facts.statuses = frozenset({status})
-        facts.change_asked = bool(data.get("cancellation_asked") or data.get("address_change_asked"))
+        facts.change_asked = bool(
+            data.get("cancellation_asked")
+            or data.get("address_change_asked")
+            or data.get("store_is_changing")
+        )
     items = data.get("items") or []
     for item in items:
         title = item.get("title") if isinstance(item, dict) else item
