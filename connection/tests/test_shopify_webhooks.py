@@ -124,12 +124,11 @@ def test_later_news_from_shopify_moves_the_order_and_an_older_version_is_refused
 
 def test_an_order_the_intake_refuses_is_kept_with_each_problem_for_staff(client):
     payload = copy.deepcopy(SHOPIFY)
-    payload["email"] = None
-    payload["customer"]["email"] = None
+    payload["currency"] = "XYZ"
     deliver(client, {**payload, "name": "#1001"})
     event = ShopEvent.objects.get()
     assert event.outcome == ShopEventOutcome.REFUSED
-    assert "number must look like BK-10042" in event.detail and "customer_email is required" in event.detail
+    assert "number must look like BK-10042" in event.detail and "currency must be a currency" in event.detail
     assert not Order.objects.exists()
 
 
