@@ -182,6 +182,15 @@ if _today := env.str("BOOKLY_TODAY", default=""):
             f"bookly: BOOKLY_TODAY must be an ISO date like 2026-04-14, not {_today!r}."
         ) from None
 
+# What kind of item a shop's line is when the shop does not say (orders.kinds): kinds separated by ";",
+# each a category, "=", and the words of a line's variant or title that say it. The return policy's
+# non-returnable kinds then hold for what real shops sell ("Dune", variant "eBook").
+BOOKLY_ITEM_KINDS = env.str(
+    "BOOKLY_ITEM_KINDS",
+    default="ebook=ebook,e-book,digital edition,kindle edition;audiobook=audiobook,audio book,audio cd;"
+    "gift_card=gift card,gift certificate,gift voucher",
+)
+
 # The currency of an order whose shop does not say (ISO 4217): amounts are kept with their order's currency.
 BOOKLY_STORE_CURRENCY = env.str("BOOKLY_STORE_CURRENCY", default="USD").upper()
 if BOOKLY_STORE_CURRENCY not in list_currencies():

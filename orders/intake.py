@@ -34,6 +34,7 @@ from django.utils import timezone
 from pydantic import ValidationError
 
 from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
+from orders.kinds import item_kind_of
 from orders.models import (
     Order,
     OrderChange,
@@ -120,7 +121,13 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         total=order.total,
         currency=order.currency,
         address=order.shipping_address.shipping_address() if order.shipping_address else None,
-        items=order.items,
+        # A line the shop gave no kind: the kind its words say (orders.kinds), for the return policy.
+        items=tuple(
+            item
+            if item.category
+            else item.model_copy(update={"category": item_kind_of(title=item.title, variant=item.variant)})
+            for item in order.items
+        ),
         updated_at=order.updated_at,
         shipments=order.shipments,
         refunds=order.refunds,

@@ -1,6 +1,6 @@
 import copy
 import json
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
@@ -21,6 +21,7 @@ from orders.intake import (
 )
 from orders.models import DeliveryProblem, Order, OrderChangeKind, OrderSource, OrderStatus, ReturnStatus
 from orders.schemas import MAX_ITEMS, ORDER_EXAMPLE, ORDER_FIELDS
+from orders.selectors import order_return_eligibility
 from orders.services import (
     delivery_case_open,
     order_cancel,
@@ -539,3 +540,42 @@ class TestRefunds:
         assert problems(changed(refunds=[{"amount": "-1.00"}])) == {
             "refunds[0].amount": "must be zero or more, with at most two decimals"
         }
+
+
+@pytest.mark.django_db
+class TestKinds:
+    """A line the shop gave no kind gets the one its words say (BOOKLY_ITEM_KINDS), so the return
+    policy's non-returnable kinds hold for what real shops sell."""
+
+    @pytest.mark.parametrize(
+        ("title", "variant", "kind"),
+        [
+            ("Dune", "eBook", "ebook"),
+            ("Dune", "Paperback", ""),
+            ("Project Hail Mary (Audiobook)", "", "audiobook"),
+            ("Gift Card", "$25", "gift_card"),
+            ("The Giftcardless Year", "", ""),  # a word, not a part of one
+            ("Dune - Kindle Edition", "Default Title", "ebook"),
+        ],
+    )
+    def test_the_kind_a_line_s_words_say(self, title, variant, kind):
+        item = {**GRUFFALO, "title": title, "variant": variant, "category": ""}
+        assert incoming_order_clean(number="BK-20001", data=changed(items=[item])).items[0].category == kind
+
+    def test_a_kind_the_shop_gave_is_kept(self):
+        item = {**GRUFFALO, "title": "Dune", "variant": "eBook", "category": "fiction"}
+        assert (
+            incoming_order_clean(number="BK-20001", data=changed(items=[item])).items[0].category == "fiction"
+        )
+
+    def test_an_ebook_read_from_its_variant_is_not_returnable(self):
+        item = {**GRUFFALO, "title": "Dune", "variant": "eBook", "category": ""}
+        order, _ = upsert(changed(status="delivered", delivered_on="2026-04-04", items=[item]))
+        eligibility = order_return_eligibility(order=order, today=date(2026, 4, 10))
+        assert not eligibility.items[0].returnable
+
+
+@pytest.mark.multiprocess
+def test_a_store_s_kinds_that_are_not_categories_stop_the_start(manage_py):
+    result = manage_py("check", env={"BOOKLY_ITEM_KINDS": "magazine=magazine"})
+    assert result.returncode != 0 and "BOOKLY_ITEM_KINDS: 'magazine=magazine' must be a kind" in result.stderr
