@@ -348,24 +348,38 @@ class PartLineManager(models.Manager):
         )
 
 
-class Shipment(models.Model):
+class OrderPart(models.Model):
+    """A part of an order the shop sends whole with each version of it (a parcel, a refund): its number
+    there (1, 2, … in the order the shop sent them); each declares its `order` (its own related name)."""
+
+    number = models.PositiveSmallIntegerField()
+
+    objects = OrderPartManager()
+
+    class Meta:
+        abstract = True
+        ordering = ["order", "number"]
+
+    def natural_key(self):
+        return (self.order.number, self.number)
+
+    natural_key.dependencies = ["orders.order"]
+
+
+class Shipment(OrderPart):
     """One parcel the shop sent (a Shopify fulfilment): the lines it holds and how many of each, its
     carrier and tracking, when it left and when it arrived, as the shop says. An order the shop ships in
     parts has several; the order's own tracking number is the latest one's. Replaced whole with each
     version of the order the shop sends."""
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="shipments")
-    number = models.PositiveSmallIntegerField()  # 1, 2, … in the order the shop sent them
     carrier = models.CharField(max_length=40, blank=True)
     tracking_number = models.CharField(max_length=64, blank=True)
     tracking_url = models.URLField(max_length=500, blank=True)
     shipped_on = models.DateField(null=True, blank=True)
     delivered_on = models.DateField(null=True, blank=True)
 
-    objects = OrderPartManager()
-
-    class Meta:
-        ordering = ["order", "number"]
+    class Meta(OrderPart.Meta):
         constraints = [
             models.UniqueConstraint(fields=["order", "number"], name="shipment_number_unique"),
             models.CheckConstraint(
@@ -378,11 +392,6 @@ class Shipment(models.Model):
 
     def __str__(self):
         return f"{self.order.number} parcel {self.number}"
-
-    def natural_key(self):
-        return (self.order.number, self.number)
-
-    natural_key.dependencies = ["orders.order"]
 
 
 class ShipmentLine(LineCount):
@@ -406,23 +415,19 @@ class ShipmentLine(LineCount):
     natural_key.dependencies = ["orders.shipment", "orders.orderitem"]
 
 
-class Refund(models.Model):
+class Refund(OrderPart):
     """Money the shop gave back on the order, as the shop records it (Shopify's and WooCommerce's
     refunds): how much, in the order's currency, when, why, and for which lines when it says. Replaced
     whole with each version of the order the shop sends; a return's refund made here is the return's."""
 
     order = models.ForeignKey(Order, on_delete=models.CASCADE, related_name="refunds")
-    number = models.PositiveSmallIntegerField()  # 1, 2, … in the order the shop sent them
     amount = models.DecimalField(
         max_digits=10, decimal_places=2, validators=[MinValueValidator(Decimal("0"))]
     )
     refunded_on = models.DateField(null=True, blank=True)
     reason = models.CharField(max_length=300, blank=True)
 
-    objects = OrderPartManager()
-
-    class Meta:
-        ordering = ["order", "number"]
+    class Meta(OrderPart.Meta):
         constraints = [
             models.UniqueConstraint(fields=["order", "number"], name="refund_number_unique"),
             models.CheckConstraint(condition=models.Q(amount__gte=0), name="refund_amount_not_negative"),
@@ -430,11 +435,6 @@ class Refund(models.Model):
 
     def __str__(self):
         return f"{self.order.number} refund {self.number}"
-
-    def natural_key(self):
-        return (self.order.number, self.number)
-
-    natural_key.dependencies = ["orders.order"]
 
 
 class RefundLine(LineCount):
