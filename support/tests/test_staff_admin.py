@@ -202,17 +202,7 @@ class TestLinksBetweenTheChatAndTheStore:
     def test_a_cancellation_shows_on_the_order_and_on_the_conversation_with_who_asked(
         self, staff_client, claude
     ):
-        order = {"order_id": "BK-10103", "customer_email": "sarah.chen@example.com"}
-        claude.reset(
-            message(tool_use("check_cancellation", order)),
-            message(text("It has not shipped. Shall I cancel it?")),
-            message(tool_use("cancel_order", order)),
-            message(text("Order BK-10103 is now cancelled.")),
-        )
-        chat = ChatClient()
-        chat.send("Cancel BK-10103 please, sarah.chen@example.com")
-        chat.send("Yes, cancel it")
-        conversation = Conversation.objects.get()
+        conversation = _cancelled_in_the_chat(claude, told="Order BK-10103 is now cancelled.")
         order_row = Order.objects.get(number="BK-10103")
 
         order_html = staff_client.get(f"/admin/orders/order/{order_row.pk}/change/").content.decode()
@@ -229,18 +219,9 @@ class TestLinksBetweenTheChatAndTheStore:
     def test_a_cancellation_waiting_for_the_shop_is_never_shown_as_made(self, staff_client, claude, settings):
         settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
         Order.objects.filter(number="BK-10103").update(source="shopify", shop_order_id="450789469")
-        order = {"order_id": "BK-10103", "customer_email": "sarah.chen@example.com"}
-        claude.reset(
-            message(tool_use("check_cancellation", order)),
-            message(text("It has not shipped. Shall I cancel it?")),
-            message(tool_use("cancel_order", order)),
-            message(text("I have asked the store to cancel it.")),
-        )
-        chat = ChatClient()
-        chat.send("Cancel BK-10103 please, sarah.chen@example.com")
-        chat.send("Yes, cancel it")
+        conversation = _cancelled_in_the_chat(claude, told="I have asked the store to cancel it.")
 
-        page_html = staff_client.get(_page(Conversation.objects.get())).content.decode()
+        page_html = staff_client.get(_page(conversation)).content.decode()
         assert "BK-10103</a> cancelled (processing to cancelled; waiting for the shop)" in page_html
 
 
@@ -351,3 +332,19 @@ class TestReplyReview:
         assert client.get("/admin/support/turntrace/").status_code == 403
         analyst.user_permissions.add(Permission.objects.get(codename="view_conversation"))
         assert client.get("/admin/support/turntrace/").status_code == 200
+
+
+def _cancelled_in_the_chat(claude, *, told: str) -> Conversation:
+    """Sarah cancels BK-10103 through the assistant (a scripted Claude that checks, then cancels on her
+    yes, and says `told`): the conversation."""
+    order = {"order_id": "BK-10103", "customer_email": "sarah.chen@example.com"}
+    claude.reset(
+        message(tool_use("check_cancellation", order)),
+        message(text("It has not shipped. Shall I cancel it?")),
+        message(tool_use("cancel_order", order)),
+        message(text(told)),
+    )
+    chat = ChatClient()
+    chat.send("Cancel BK-10103 please, sarah.chen@example.com")
+    chat.send("Yes, cancel it")
+    return Conversation.objects.get()
