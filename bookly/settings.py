@@ -584,4 +584,22 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "For the shop's backend: its orders in, Bookly's returns out.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # 3.1: the events' bodies are described as OpenAPI 3.1 webhooks, and JSON Schema's null types.
+    "OAS_VERSION": "3.1.0",
+    "COMPONENT_SPLIT_REQUEST": True,
+    # pydantic names its enums itself: drf-spectacular's enum hook would rename them (StatusEnum,
+    # BlankEnum). Ours adds the webhooks' components.
+    "POSTPROCESSING_HOOKS": ["connection.api.schema.webhook_components"],
+    "WEBHOOKS": [
+        f"connection.api.schema.{name}"
+        for name in (
+            "RETURN_CREATED",
+            "RETURN_STATUS_CHANGED",
+            "ORDER_CANCELLED",
+            "ORDER_ADDRESS_CHANGED",
+            "DELIVERY_CASE_OPENED",
+            "DELIVERY_CASE_RESOLVED",
+            "CONVERSATION_HANDED_OFF",
+        )
+    ],
 }

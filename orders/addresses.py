@@ -27,8 +27,8 @@ ADDRESS_FIELD_LENGTHS = {
 }
 ADDRESS_FIELDS = tuple(ADDRESS_FIELD_LENGTHS)
 # What a person may type: a state or a country by its name too ("North Carolina", "Brazil"), stored as
-# its code.
-_INPUT_LENGTHS = {
+# its code; how long each field may be once cleaned (four times that as sent: a pasted address's spaces).
+ADDRESS_INPUT_LENGTHS = {
     **ADDRESS_FIELD_LENGTHS,
     "state": max(ADDRESS_FIELD_LENGTHS["state"], *(len(choice.label) for choice in UsState)),
     "country": 60,
@@ -167,8 +167,8 @@ def address_field_clean(*, name: str, value: object, country: str | None) -> str
         return ""
     if not isinstance(value, str):
         raise refused("must be text")
-    too_long = f"must be at most {_INPUT_LENGTHS[name]} characters"
-    if len(value) > 4 * _INPUT_LENGTHS[name]:
+    too_long = f"must be at most {ADDRESS_INPUT_LENGTHS[name]} characters"
+    if len(value) > 4 * ADDRESS_INPUT_LENGTHS[name]:
         # Judged before any cleaning: 10,000 characters are refused, not cut down and looked at.
         raise refused(too_long)
     if text_has_unseen(value.translate(_PASTED_SPACE)):
@@ -176,7 +176,7 @@ def address_field_clean(*, name: str, value: object, country: str | None) -> str
     value = text_single_line(value)
     if not value and name in required:
         raise refused("is required")
-    if len(value) > _INPUT_LENGTHS[name]:
+    if len(value) > ADDRESS_INPUT_LENGTHS[name]:
         raise refused(too_long)
     problem = _field_problem(name, value, country)
     if problem:

@@ -14,9 +14,10 @@ from django.db import transaction
 from django.dispatch import Signal
 
 from orders.addresses import ShippingAddress
+from orders.contract import event_data_dump
 from orders.intake import address_shape
 from orders.models import DeliveryCase, Event, EventType, Order, OrderChange, ReturnRecord
-from orders.shapes import delivery_case_shape, order_shape, return_shape
+from orders.shapes import actor_shape, change_actor_shape, delivery_case_shape, order_shape, return_shape
 
 # Sent with `event` after the transaction that recorded it commits.
 event_recorded = Signal()
@@ -26,8 +27,9 @@ order_change_requested = Signal()
 
 
 def event_record(*, type: EventType, data: dict[str, object]) -> Event:
-    """Keep an event of a change made in the caller's transaction."""
-    event = Event.objects.create(type=type, data=data)
+    """Keep an event of a change made in the caller's transaction, its data as the event catalogue
+    (orders.contract) has it: data that is not fails the change, never reaches a receiver."""
+    event = Event.objects.create(type=type, data=event_data_dump(type=type, data=data))
     transaction.on_commit(lambda: event_recorded.send(sender=Event, event=event), robust=True)
     return event
 
@@ -39,10 +41,11 @@ def order_change_requested_send(*, change: OrderChange) -> None:
 
 
 def return_created_event(*, record: ReturnRecord) -> Event:
-    return event_record(type=EventType.RETURN_CREATED, data={"return": return_shape(record=record)})
+    by = actor_shape(staff_member=record.created_by, conversation_id=record.conversation_id)
+    return event_record(type=EventType.RETURN_CREATED, data={"return": return_shape(record=record), "by": by})
 
 
-def return_status_changed_event(*, record: ReturnRecord, from_status: str, note: str) -> Event:
+def return_status_changed_event(*, record: ReturnRecord, from_status: str, note: str, changed_by) -> Event:
     return event_record(
         type=EventType.RETURN_STATUS_CHANGED,
         data={
@@ -50,20 +53,28 @@ def return_status_changed_event(*, record: ReturnRecord, from_status: str, note:
             "from_status": from_status,
             "to_status": record.status,
             "note": note,
+            "by": actor_shape(staff_member=changed_by, conversation_id=None),
         },
     )
 
 
-def order_cancelled_event(*, order: Order) -> Event:
-    return event_record(type=EventType.ORDER_CANCELLED, data={"order": order_shape(order=order)})
+def order_cancelled_event(*, order: Order, change: OrderChange) -> Event:
+    # The chat asks no reason for a cancellation; the field is there for when one is given.
+    return event_record(
+        type=EventType.ORDER_CANCELLED,
+        data={"order": order_shape(order=order), "by": change_actor_shape(change=change), "reason": None},
+    )
 
 
-def order_address_changed_event(*, order: Order, previous: ShippingAddress | None) -> Event:
+def order_address_changed_event(
+    *, order: Order, previous: ShippingAddress | None, change: OrderChange
+) -> Event:
     return event_record(
         type=EventType.ORDER_ADDRESS_CHANGED,
         data={
             "order": order_shape(order=order),
             "previous_address": address_shape(address=previous) if previous else None,
+            "by": change_actor_shape(change=change),
         },
     )
 

@@ -33,7 +33,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
+from orders import contract
 from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
+from orders.contract import shape_dump
 from orders.kinds import item_kind_of
 from orders.models import (
     Order,
@@ -456,20 +458,21 @@ def address_shape(*, address: ShippingAddress) -> dict[str, str]:
 
 def order_shape(*, order: Order) -> dict[str, object]:
     """The order in the shop's shape (the store API's answer): what intake takes, with its number, where
-    it came from and when it last changed."""
-    return {
-        "number": order.number,
-        "customer_name": order.customer_name,
-        "customer_email": order.customer_email,
-        "status": order.status,
-        "ordered_on": order.ordered_on.isoformat(),
-        "delivered_on": order.delivered_on.isoformat() if order.delivered_on else None,
-        "tracking_number": order.tracking_number,
-        "carrier": order.carrier,
-        "total": str(order.total),
-        "currency": order.currency,
-        "shipping_address": shipping_address_shape(order=order),
-        "items": [
+    it came from and when it last changed (orders.contract.Order)."""
+    return shape_dump(
+        contract.Order,
+        number=order.number,
+        customer_name=order.customer_name,
+        customer_email=order.customer_email,
+        status=order.status,
+        ordered_on=order.ordered_on,
+        delivered_on=order.delivered_on,
+        tracking_number=order.tracking_number,
+        carrier=order.carrier,
+        total=str(order.total),
+        currency=order.currency,
+        shipping_address=shipping_address_shape(order=order),
+        items=[
             {
                 "line_number": item.line_number,
                 "title": item.title,
@@ -483,11 +486,11 @@ def order_shape(*, order: Order) -> dict[str, object]:
             }
             for item in order.items.all()
         ],
-        "shipments": [
+        shipments=[
             {
                 **{name: getattr(shipment, name) for name in ("carrier", "tracking_number", "tracking_url")},
-                "shipped_on": shipment.shipped_on.isoformat() if shipment.shipped_on else None,
-                "delivered_on": shipment.delivered_on.isoformat() if shipment.delivered_on else None,
+                "shipped_on": shipment.shipped_on,
+                "delivered_on": shipment.delivered_on,
                 "lines": [
                     {"line_number": line.item.line_number, "quantity": line.quantity}
                     for line in shipment.lines.all()
@@ -495,10 +498,10 @@ def order_shape(*, order: Order) -> dict[str, object]:
             }
             for shipment in order.shipments.all()
         ],
-        "refunds": [
+        refunds=[
             {
                 "amount": str(refund.amount),
-                "refunded_on": refund.refunded_on.isoformat() if refund.refunded_on else None,
+                "refunded_on": refund.refunded_on,
                 "reason": refund.reason,
                 "lines": [
                     {"line_number": line.item.line_number, "quantity": line.quantity}
@@ -507,6 +510,6 @@ def order_shape(*, order: Order) -> dict[str, object]:
             }
             for refund in order.refunds.all()
         ],
-        "source": order.source,
-        "updated_at": order.updated_at.isoformat(),
-    }
+        source=order.source,
+        updated_at=order.updated_at,
+    )

@@ -461,8 +461,9 @@ class RefundLine(LineCount):
 class OrderChange(models.Model):
     """One change to an order after it was placed: what, before and after, by whom, when.
 
-    `changed_by` is the member of staff who made it; empty when the customer asked for it (the chat
-    keeps which conversation: the domain knows nothing of conversations).
+    `changed_by` is the member of staff who made it; empty when the customer asked for it, then
+    `conversation_id` is the chat's conversation they asked in (an id only: the domain knows nothing of
+    conversations; the store's events say it).
     """
 
     order = models.ForeignKey(Order, on_delete=models.PROTECT, related_name="changes")
@@ -477,6 +478,7 @@ class OrderChange(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     changed_at = models.DateTimeField(auto_now_add=True)
+    conversation_id = models.PositiveBigIntegerField(null=True, blank=True)
     state = models.CharField(max_length=20, choices=OrderChangeState.choices, default=OrderChangeState.MADE)
     # What the shop answered when it did not make the change (for staff), else blank.
     shop_answer = models.TextField(blank=True)
@@ -505,6 +507,10 @@ class OrderChange(models.Model):
         return f"{self.order.number}: {self.get_kind_display().lower()}"
 
 
+# A return's reason when the customer gave none (the chat starts a return without asking twice).
+RETURN_REASON_NOT_GIVEN = "Not given"
+
+
 class ReturnRecord(models.Model):
     """A return merchandise authorisation (RMA), as promised to the customer."""
 
@@ -522,10 +528,12 @@ class ReturnRecord(models.Model):
     refund_timeline_business_days = models.PositiveSmallIntegerField()
     created_at = models.DateTimeField(auto_now_add=True)
     # Who started it: a member of staff (from the order's admin page), or nobody for the customer
-    # through the assistant (the chat keeps which conversation).
+    # through the assistant, in the chat's conversation `conversation_id` (an id only: the domain knows
+    # nothing of conversations; the store's events say it).
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    conversation_id = models.PositiveBigIntegerField(null=True, blank=True)
     # Why staff granted a return the policy would refuse (outside the window, an item never
     # returnable); empty for a return within the policy.
     exception_note = models.TextField(blank=True)

@@ -23,7 +23,7 @@ The shape (the API's body; a JSON Lines line adds "number"):
 import re
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
-from typing import Annotated
+from typing import Annotated, Literal
 
 from babel.numbers import get_currency_precision, list_currencies
 from django.core.exceptions import ValidationError as DjangoValidationError
@@ -35,6 +35,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainValidator,
+    StringConstraints,
     ValidationError,
     ValidationInfo,
     WrapValidator,
@@ -42,7 +43,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from orders.addresses import AddressInvalid, ShippingAddress, address_field_clean
+from orders.addresses import ADDRESS_INPUT_LENGTHS, AddressInvalid, ShippingAddress, address_field_clean
 from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, Refund, Shipment, store_currency
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
@@ -120,6 +121,8 @@ def _text_clean(value: object, *, max_length: int, required: bool) -> str:
         return ""
     if not isinstance(value, str):
         raise _problem("must be a string")
+    if len(value) > max_length:  # as sent, as the schema says: never cut down to fit
+        raise _problem(f"must be at most {max_length} characters")
     if text_has_unseen(value.replace("\t", " ")):
         raise _problem("must not contain control or invisible characters")
     value = text_single_line(value)
@@ -133,7 +136,11 @@ def _text_clean(value: object, *, max_length: int, required: bool) -> str:
 def _text(model, field: str, *, required: bool = False) -> PlainValidator:
     """One line of text, at most as long as the column it is stored in."""
     max_length = model._meta.get_field(field).max_length
-    return PlainValidator(lambda value: _text_clean(value, max_length=max_length, required=required))
+    sent = Annotated[str, StringConstraints(min_length=1 if required else 0, max_length=max_length)]
+    return PlainValidator(
+        lambda value: _text_clean(value, max_length=max_length, required=required),
+        json_schema_input_type=sent if required else sent | None,
+    )
 
 
 def email_canonical(value: str) -> str | None:
@@ -145,6 +152,11 @@ def email_canonical(value: str) -> str | None:
     except DjangoValidationError:
         return None
     return value
+
+
+_EMAIL_SENT = (
+    Annotated[str, StringConstraints(max_length=Order._meta.get_field("customer_email").max_length)] | None
+)
 
 
 def _email(value: object) -> str:
@@ -162,6 +174,8 @@ def _email(value: object) -> str:
 
 
 def _choice(choices, *, required: bool = True) -> PlainValidator:
+    sent = Literal[tuple(choices.values)] if required else Literal[(*choices.values, "")] | None
+
     def clean(value: object) -> str:
         if required:
             _required(value)
@@ -171,7 +185,7 @@ def _choice(choices, *, required: bool = True) -> PlainValidator:
             raise _problem("must be one of " + ", ".join(choices.values))
         return value
 
-    return PlainValidator(clean)
+    return PlainValidator(clean, json_schema_input_type=sent)
 
 
 def _date(*, required: bool) -> PlainValidator:
@@ -187,7 +201,7 @@ def _date(*, required: bool) -> PlainValidator:
         except ValueError:
             raise _problem("must be a date like 2026-04-01") from None
 
-    return PlainValidator(clean)
+    return PlainValidator(clean, json_schema_input_type=date if required else date | None)
 
 
 def _shop_time(value: object) -> datetime | None:
@@ -211,8 +225,10 @@ def _shop_time(value: object) -> datetime | None:
     return moment
 
 
-# An amount as written: digits, perhaps a sign and decimals; never an exponent ("1e3" is no price).
-_AMOUNT_RE = re.compile(r"[+-]?\d+(?:\.\d+)?")
+# An amount as written: digits and perhaps decimals (more than two are refused in words of their own);
+# no plus sign, space or exponent ("1e3" is no price). The schema says the same of two decimals at most.
+_AMOUNT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # a minus sign: refused in words of its own
+AMOUNT_PATTERN = r"^[0-9]+(\.[0-9]{1,2})?$"
 
 
 def _money(model, field: str) -> PlainValidator:
@@ -225,23 +241,38 @@ def _money(model, field: str) -> PlainValidator:
         try:
             if isinstance(value, bool) or not isinstance(value, str | int):
                 raise InvalidOperation
-            if isinstance(value, str) and not _AMOUNT_RE.fullmatch(value.strip()):
+            if isinstance(value, str) and not _AMOUNT_RE.fullmatch(value):
                 raise InvalidOperation
-            amount = Decimal(str(value).strip())
+            amount = Decimal(str(value))
         except (InvalidOperation, ValueError):  # ValueError: an integer of more digits than str() writes
             raise _problem('must be an amount like "24.99" (a string)') from None
-        if not amount.is_finite() or amount < 0 or amount.as_tuple().exponent < -2:
+        if not amount.is_finite() or amount.is_signed() or amount.as_tuple().exponent < -2:
             raise _problem("must be zero or more, with at most two decimals")
         if amount >= limit:
             raise _problem(f"must be less than {limit:,}")
         return amount.quantize(Decimal("0.01"))
 
-    return PlainValidator(clean)
+    sent = (
+        Annotated[
+            str,
+            Field(
+                pattern=AMOUNT_PATTERN,
+                description=f'An amount like "24.99" (a whole number is taken too), less than {limit:,}.',
+            ),
+        ]
+        | Annotated[int, Field(ge=0, lt=int(limit))]
+    )
+    return PlainValidator(clean, json_schema_input_type=sent)
+
+
+_CURRENCY_SENT = Annotated[
+    str, Field(pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code; the store's currency when left out.")
+]
 
 
 def _currency(value: object) -> str:
     _required(value)
-    code = value.strip().upper() if isinstance(value, str) else None
+    code = value.upper() if isinstance(value, str) else None
     if code not in list_currencies():
         raise _problem('must be a currency by its ISO 4217 code, like "USD", "EUR" or "BRL"')
     if get_currency_precision(code) > 2:
@@ -256,7 +287,7 @@ def _whole_number(*, low: int, high: int) -> PlainValidator:
             raise _problem(f"must be a whole number from {low} to {high}")
         return value
 
-    return PlainValidator(clean)
+    return PlainValidator(clean, json_schema_input_type=Annotated[int, Field(ge=low, le=high)])
 
 
 def _address_field(shops: str) -> PlainValidator:
@@ -270,7 +301,10 @@ def _address_field(shops: str) -> PlainValidator:
         except AddressInvalid as invalid:
             raise _problem(invalid.problems[0]["problem"]) from None
 
-    return PlainValidator(clean)
+    # Judged as sent up to four times its length (a pasted address's spaces); then, cleaned, at most its
+    # length (ADDRESS_INPUT_LENGTHS).
+    sent = Annotated[str, StringConstraints(max_length=4 * ADDRESS_INPUT_LENGTHS[ours])] | None
+    return PlainValidator(clean, json_schema_input_type=sent)
 
 
 class ShopAddress(BaseModel):
@@ -313,6 +347,11 @@ class ShopItem(BaseModel):
     line_id: Annotated[str, _text(OrderItem, "line_id")] = ""
 
 
+_URL_SENT = (
+    Annotated[str, StringConstraints(max_length=Shipment._meta.get_field("tracking_url").max_length)] | None
+)
+
+
 def _url(value: object) -> str:
     """A web address (http or https) a customer may open, or nothing."""
     value = _text_clean(value, max_length=Shipment._meta.get_field("tracking_url").max_length, required=False)
@@ -340,7 +379,7 @@ class ShopShipment(BaseModel):
 
     carrier: Annotated[str, _text(Shipment, "carrier")] = ""
     tracking_number: Annotated[str, _text(Shipment, "tracking_number")] = ""
-    tracking_url: Annotated[str, PlainValidator(_url)] = ""
+    tracking_url: Annotated[str, PlainValidator(_url, json_schema_input_type=_URL_SENT)] = ""
     shipped_on: Annotated[date | None, _date(required=False)] = None
     delivered_on: Annotated[date | None, _date(required=False)] = None
     lines: tuple[ShopLineQuantity, ...]
@@ -443,7 +482,7 @@ class ShopOrder(BaseModel):
 
     # In this order: a field's rule reads those before it (delivered_on reads status and ordered_on).
     customer_name: Annotated[str, _text(Order, "customer_name", required=True)]
-    customer_email: Annotated[str, PlainValidator(_email)] = ""
+    customer_email: Annotated[str, PlainValidator(_email, json_schema_input_type=_EMAIL_SENT)] = ""
     status: Annotated[str, _choice(OrderStatus)]
     ordered_on: Annotated[date, _date(required=True)]
     # Checked when not sent too: a delivered order needs it.
@@ -452,16 +491,30 @@ class ShopOrder(BaseModel):
     carrier: Annotated[str, _text(Order, "carrier")] = ""
     total: Annotated[Decimal, _money(Order, "total")]
     # What every amount is in: the store's currency (settings.BOOKLY_STORE_CURRENCY) when not sent.
-    currency: Annotated[str, PlainValidator(_currency)] = Field(default_factory=store_currency)
+    currency: Annotated[str, PlainValidator(_currency, json_schema_input_type=_CURRENCY_SENT)] = Field(
+        default_factory=store_currency
+    )
     shipping_address: ShopAddress | None = None
-    items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)]
+    items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)] = Field(
+        json_schema_extra={"minItems": 1, "maxItems": MAX_ITEMS}
+    )
     # The parcels it went out in, when the shop ships in parts and says which lines each holds, and the
     # money it gave back (a return's refund made here is the return's). Left out (a CSV has no room for
     # them), those Bookly has are kept; an empty list has none.
-    shipments: tuple[ShopShipment, ...] | None = None
-    refunds: tuple[ShopRefund, ...] | None = None
+    shipments: tuple[ShopShipment, ...] | None = Field(
+        default=None, json_schema_extra={"maxItems": MAX_SHIPMENTS}
+    )
+    refunds: tuple[ShopRefund, ...] | None = Field(
+        default=None, json_schema_extra={"maxItems": MAX_SHIPMENTS}
+    )
     # The shop's own time of this version, when it sends one (orders.intake's rule: never older).
-    updated_at: Annotated[datetime | None, PlainValidator(_shop_time)] = None
+    updated_at: Annotated[
+        datetime | None, PlainValidator(_shop_time, json_schema_input_type=datetime | None)
+    ] = Field(
+        default=None,
+        description="The shop's own time of this version: an older version than one taken is refused (409). "
+        "The updated_at an order was read with is Bookly's and is ignored when sent back unchanged.",
+    )
 
     @field_validator("delivered_on")
     @classmethod

@@ -121,11 +121,13 @@ def return_record_create(
     today: date,
     created_by=None,
     exception_note: str = "",
+    conversation_id: int | None = None,
 ) -> ReturnRecord:
     """Start a return for the given items (default: every item that can be returned).
 
     With `exception_note`, a member of staff (`created_by`) grants what the policy would refuse: a
-    return after the window, or of an item never returnable. Not of an order that was never delivered,
+    return after the window, or of an item never returnable. `conversation_id`: the chat's conversation
+    the customer asked in, for the store's event. Not of an order that was never delivered,
     nor of an item already in an open return. Raises ReturnNotAllowed with a ReturnRefusal code.
     """
     reason, exception_note = reason.strip(), exception_note.strip()
@@ -174,6 +176,7 @@ def return_record_create(
                         refund_timeline_business_days=policy.refund_timeline_business_days,
                         created_by=created_by,
                         exception_note=exception_note,
+                        conversation_id=conversation_id,
                     )
                     ReturnLine.objects.bulk_create(
                         ReturnLine(return_record=record, order_item=item) for item in chosen
@@ -267,7 +270,7 @@ def return_record_set_status(
         record.save(update_fields=["status", "updated_at"])
         record.lines.update(holds_item=status not in RETURN_STATUSES_RELEASING_ITEMS)
         return_moved_email(record=record, status=status, note=note)
-        return_status_changed_event(record=record, from_status=previous, note=note)
+        return_status_changed_event(record=record, from_status=previous, note=note, changed_by=changed_by)
     return record
 
 
@@ -325,24 +328,26 @@ def _recorded(locked: Order, **fields) -> OrderChange:
     return change
 
 
-def _cancellation_make(locked: Order) -> None:
+def _cancellation_make(locked: Order, change: OrderChange) -> None:
     locked.status = OrderStatus.CANCELLED
     locked.updated_at = timezone.now()
     locked.save(update_fields=["status", "updated_at"])
     order_cancelled_email(order=locked)
-    order_cancelled_event(order=locked)
+    order_cancelled_event(order=locked, change=change)
 
 
-def _address_make(locked: Order, address: ShippingAddress, before: ShippingAddress | None) -> None:
+def _address_make(
+    locked: Order, address: ShippingAddress, before: ShippingAddress | None, change: OrderChange
+) -> None:
     for name, value in address.as_fields().items():
         setattr(locked, f"ship_{name}", value)
     locked.updated_at = timezone.now()
     locked.save(update_fields=[*(f"ship_{name}" for name in address.as_fields()), "updated_at"])
     order_address_changed_email(order=locked, address=address)
-    order_address_changed_event(order=locked, previous=before)
+    order_address_changed_event(order=locked, previous=before, change=change)
 
 
-def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
+def order_cancel(*, order: Order, changed_by=None, conversation_id: int | None = None) -> OrderChange:
     """Cancel an order that has not shipped, and record it; for an order its shop keeps, ask the shop
     (the change's state says which). Raises OrderChangeNotAllowed: its code ChangeCode.CANCELLED when it
     is cancelled already, ChangeCode.AWAITING_SHOP when its shop is making a change Bookly asked of it
@@ -356,9 +361,10 @@ def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
                 before={"status": locked.status},
                 after={"status": OrderStatus.CANCELLED},
                 changed_by=changed_by,
+                conversation_id=conversation_id,
             )
             if change.state == OrderChangeState.MADE:
-                _cancellation_make(locked)
+                _cancellation_make(locked, change)
     except IntegrityError:
         # The database's one-cancellation rule: another confirmation won a moment ago (SQLite has no
         # row locks to make this one wait and see it).
@@ -366,7 +372,9 @@ def order_cancel(*, order: Order, changed_by=None) -> OrderChange:
     return change
 
 
-def order_shipping_address_change(*, order: Order, address: ShippingAddress, changed_by=None) -> OrderChange:
+def order_shipping_address_change(
+    *, order: Order, address: ShippingAddress, changed_by=None, conversation_id: int | None = None
+) -> OrderChange:
     """Send an order that has not shipped to another address (cleaned by shipping_address_clean), and
     record before and after; for an order its shop keeps, ask the shop. Raises OrderChangeNotAllowed;
     code "unchanged" when it already ships there."""
@@ -381,9 +389,10 @@ def order_shipping_address_change(*, order: Order, address: ShippingAddress, cha
             before=before.as_fields() if before else {},
             after=address.as_fields(),
             changed_by=changed_by,
+            conversation_id=conversation_id,
         )
         if change.state == OrderChangeState.MADE:
-            _address_make(locked, address, before)
+            _address_make(locked, address, before, change)
     return change
 
 
@@ -397,11 +406,11 @@ def order_change_shop_made(*, change_id: int) -> OrderChange:
             return change
         locked = Order.objects.select_for_update().get(pk=change.order_id)
         if change.kind == OrderChangeKind.CANCELLED:
-            _cancellation_make(locked)
+            _cancellation_make(locked, change)
         else:
             # The address it had when asked: the shop's own update may have brought the new one already.
             before = ShippingAddress(**change.before) if change.before else None
-            _address_make(locked, ShippingAddress(**change.after), before)
+            _address_make(locked, ShippingAddress(**change.after), before, change)
         change.state = OrderChangeState.MADE
         change.save(update_fields=["state"])
     return change

@@ -9,6 +9,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from connection.api.auth import KEY_NOT_VALID, KeyRefused
+from orders.contract import Error, shape_dump
 
 logger = logging.getLogger(__name__)
 
@@ -28,7 +29,10 @@ _CODES = {
 
 
 def api_error(code: str, message: str, http_status: int, **extra) -> Response:
-    return Response({"error": {"code": code, "message": message, **extra}}, status=http_status)
+    """An error in the one shape the schema gives (orders.contract.Error); fields not given are left out."""
+    body = shape_dump(Error, error={"code": code, "message": message, **extra})
+    body["error"] = {name: value for name, value in body["error"].items() if value is not None}
+    return Response(body, status=http_status)
 
 
 def api_exception_handler(error, context):

@@ -17,7 +17,9 @@ from rest_framework.views import APIView
 
 from connection.api.auth import KEY_REVOKED, HasStoreApiKey, PerKeyThrottle, StoreApiKeyAuthentication
 from connection.api.errors import api_error
+from connection.api.schema import READ_ONLY_ORDER_FIELDS, OrderPut, errors
 from connection.models import StoreApiKey
+from orders import contract
 from orders.intake import (
     OrderConflict,
     OrderRefused,
@@ -26,7 +28,7 @@ from orders.intake import (
     order_shape,
     order_upsert,
 )
-from orders.models import OrderSource
+from orders.models import RMA_NUMBER_PATTERN, OrderSource
 from orders.numbers import ORDER_NUMBERS
 from orders.schemas import ORDER_EXAMPLE
 from orders.selectors import (
@@ -42,6 +44,15 @@ _UPDATED_SINCE = OpenApiParameter(
     OpenApiTypes.DATETIME,
     description="Only what changed after this time (ISO 8601 with a time zone, e.g. 2026-04-01T00:00:00Z).",
 )
+_CURSOR = OpenApiParameter("cursor", str, description="Where the page starts: the `next` of the page before.")
+_NUMBER = OpenApiParameter(
+    "number",
+    str,
+    OpenApiParameter.PATH,
+    pattern=ORDER_NUMBERS.json_schema_pattern,
+    description=f"The order number, e.g. {ORDER_NUMBERS.example}.",
+)
+_RMA_NUMBER = OpenApiParameter("rma_number", str, OpenApiParameter.PATH, pattern=RMA_NUMBER_PATTERN)
 
 
 class StoreApiView(APIView):
@@ -79,6 +90,33 @@ def _since(request):
     return moment, None
 
 
+def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dict[str, str]]]:
+    """The body without what an order read from the API holds beside the shop's fields, each checked:
+    `number` must be the address's (a JSON Lines line sent as it is has it too), `source` and `outcome`
+    one of theirs; `updated_at` is Bookly's time as read, and left out when it is the order's still."""
+    if not isinstance(data, dict):
+        return data, []  # the intake names it
+    problems = []
+    sent = data.get("number")
+    if sent is not None and (
+        not isinstance(sent, str) or ORDER_NUMBERS.canonical(sent) != ORDER_NUMBERS.canonical(number)
+    ):
+        problems.append(
+            {"field": "number", "problem": "must be the order number in the address, or left out"}
+        )
+    if data.get("source") is not None and data["source"] not in OrderSource.values:
+        problems.append({"field": "source", "problem": "is read only: send it as read, or leave it out"})
+    if data.get("outcome") is not None and data["outcome"] not in ("created", "updated", "unchanged"):
+        problems.append({"field": "outcome", "problem": "is read only: send it as read, or leave it out"})
+    data = {name: value for name, value in data.items() if name not in READ_ONLY_ORDER_FIELDS}
+    if isinstance(data.get("updated_at"), str):
+        order = order_get_by_number(number=number)
+        read = parse_datetime(data["updated_at"]) if len(data["updated_at"]) <= 40 else None
+        if order is not None and read is not None and read == order.updated_at:
+            del data["updated_at"]
+    return data, problems
+
+
 def _page(view, request, items, shape):
     paginator = _ByChange()
     page = paginator.paginate_queryset(items, request, view=view)
@@ -89,36 +127,27 @@ class OrderView(StoreApiView):
     @extend_schema(
         operation_id="order_put",
         summary="Create or replace an order",
-        request=OpenApiTypes.OBJECT,
+        parameters=[_NUMBER],
+        request=OrderPut,
         responses={
-            200: OpenApiTypes.OBJECT,
-            201: OpenApiTypes.OBJECT,
-            400: OpenApiTypes.OBJECT,
-            409: OpenApiTypes.OBJECT,
+            200: contract.OrderWritten,
+            201: contract.OrderWritten,
+            **errors(400, 409, 413, 415),
         },
         examples=[OpenApiExample("An order", value=ORDER_EXAMPLE, request_only=True)],
         description="The whole order, as the shop has it now: created (201), or replacing what Bookly "
         'had (200, with "outcome": "updated" or "unchanged"). Refused whole with every problem by field '
         '(400, "code": "invalid_order"). A version that would undo what Bookly did (older than the one '
         'it has, a status moving back, an address changed here put back) is refused whole (409, "code": '
-        '"order_conflict", "reason" saying which).',
+        '"order_conflict", "reason" saying which). An order as GET answered it may be sent back: `number`, '
+        "`source` and `outcome` are read only, and `updated_at` is ignored when it is the one read.",
     )
     def put(self, request, number: str):
-        data = request.data
-        if isinstance(data, dict) and "number" in data:
-            # A JSON Lines line sent as it is: its number may stand beside the fields if it is the address's.
-            if not isinstance(data["number"], str) or ORDER_NUMBERS.canonical(
-                data["number"]
-            ) != ORDER_NUMBERS.canonical(number):
-                return api_error(
-                    "invalid_order",
-                    "The order was not saved: fix the fields named.",
-                    400,
-                    fields=[
-                        {"field": "number", "problem": "must be the order number in the address, or left out"}
-                    ],
-                )
-            data = {name: value for name, value in data.items() if name != "number"}
+        data, problems = _read_only_taken_out(request.data, number=number)
+        if problems:
+            return api_error(
+                "invalid_order", "The order was not saved: fix the fields named.", 400, fields=problems
+            )
         try:
             incoming = incoming_order_clean(number=number, data=data)
             with transaction.atomic():
@@ -153,7 +182,8 @@ class OrderView(StoreApiView):
     @extend_schema(
         operation_id="order_get",
         summary="Read an order",
-        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+        parameters=[_NUMBER],
+        responses={200: contract.Order, **errors(404)},
     )
     def get(self, request, number: str):
         order = order_get_by_number(number=number)
@@ -166,8 +196,8 @@ class OrderListView(StoreApiView):
     @extend_schema(
         operation_id="orders_list",
         summary="Orders that changed",
-        parameters=[_UPDATED_SINCE],
-        responses={200: OpenApiTypes.OBJECT},
+        parameters=[_UPDATED_SINCE, _CURSOR],
+        responses={200: contract.OrderPage, **errors(400)},
         description="Oldest change first, 100 a page; follow `next` (a cursor) for the rest.",
     )
     def get(self, request):
@@ -181,7 +211,8 @@ class ReturnView(StoreApiView):
     @extend_schema(
         operation_id="return_get",
         summary="Read a return",
-        responses={200: OpenApiTypes.OBJECT, 404: OpenApiTypes.OBJECT},
+        parameters=[_RMA_NUMBER],
+        responses={200: contract.Return, **errors(404)},
     )
     def get(self, request, rma_number: str):
         record = return_get_by_rma(rma_number=rma_number)
@@ -194,8 +225,8 @@ class ReturnListView(StoreApiView):
     @extend_schema(
         operation_id="returns_list",
         summary="Returns that changed",
-        parameters=[_UPDATED_SINCE],
-        responses={200: OpenApiTypes.OBJECT},
+        parameters=[_UPDATED_SINCE, _CURSOR],
+        responses={200: contract.ReturnPage, **errors(400)},
         description="Oldest change first, 100 a page; follow `next` (a cursor) for the rest.",
     )
     def get(self, request):

@@ -30,17 +30,12 @@ from connection.deliveries import (
 )
 from connection.models import DeliveryStatus, WebhookDelivery
 from connection.tasks import deliveries_sweep_task
-from orders.addresses import shipping_address_clean
-from orders.models import DeliveryProblem, Event, EventType, ReturnStatus
+from orders.models import Event, EventType
 from orders.services import (
-    delivery_case_open,
-    delivery_case_resolve,
     order_cancel,
-    order_shipping_address_change,
     return_record_create,
-    return_record_set_status,
 )
-from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
+from orders.tests.factories import OrderFactory, delivered_order, one_change_of_each_kind
 
 TODAY = date(2026, 4, 14)
 ADDRESS = {
@@ -71,15 +66,8 @@ def test_every_change_bookly_makes_reaches_the_receiver_signed(
     endpoint, receiver, django_capture_on_commit_callbacks
 ):
     with django_capture_on_commit_callbacks(execute=True):
-        order = delivered_order(days_ago=5, today=TODAY)
-        record = return_record_create(order=order, reason="Changed my mind", today=TODAY)
-        return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
-        to_cancel, to_move = OrderFactory(), OrderFactory()
-        OrderItemFactory(order=to_move)
-        order_cancel(order=to_cancel)
-        order_shipping_address_change(order=to_move, address=shipping_address_clean(fields=ADDRESS))
-        case, _ = delivery_case_open(order=order, problem=DeliveryProblem.DAMAGED, items=None, details="torn")
-        delivery_case_resolve(case=case, resolution="A new copy is on its way.", resolved_by=None)
+        made = one_change_of_each_kind(today=TODAY)
+    order, record, to_cancel = made["order"], made["record"], made["cancelled"]
 
     payloads = verified(receiver, endpoint)
     assert [payload["type"] for payload in payloads] == [
@@ -448,18 +436,23 @@ def test_an_attempt_connects_to_the_address_that_was_checked(
     assert WebhookDelivery.objects.get().status == DeliveryStatus.DELIVERED
 
 
-def test_a_failing_endpoint_is_not_sent_new_events_until_its_next_retry(
+def test_an_event_an_endpoint_fails_does_not_hold_up_another_to_it(
     endpoint, receiver, django_capture_on_commit_callbacks
 ):
     receiver.answers = [503]
     with django_capture_on_commit_callbacks(execute=True):
         order_cancel(order=OrderFactory())
         order_cancel(order=OrderFactory())
-    assert len(receiver.received) == 1  # the second event waits with the first's retry
-    first, second = WebhookDelivery.objects.order_by("id")
-    assert (second.attempts, second.next_attempt_at) == (0, first.next_attempt_at)
+    failing, other = WebhookDelivery.objects.order_by("id")
+    assert (failing.status, failing.attempts) == (DeliveryStatus.PENDING, 1)
+    assert failing.next_attempt_at > timezone.now()  # its back-off
+    assert (other.status, other.attempts) == (DeliveryStatus.DELIVERED, 1)  # at once, not after the retry
+    assert [json.loads(request.body)["data"]["order"]["number"] for request in receiver.received] == [
+        failing.event.data["order"]["number"],
+        other.event.data["order"]["number"],
+    ]
 
-    WebhookDelivery.objects.update(next_attempt_at=timezone.now() - timedelta(seconds=1))
+    _make_due(failing)
     deliveries_sweep_task()
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
     assert len(receiver.received) == 3

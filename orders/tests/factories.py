@@ -67,3 +67,31 @@ def delivered_order(*, days_ago: int, today: date, categories=(ItemCategory.FICT
     for line, category in enumerate(categories, start=1):
         OrderItemFactory(order=order, line_number=line, category=category, title=f"{category} book {line}")
     return order
+
+
+def one_change_of_each_kind(*, today: date) -> dict[str, object]:
+    """A return started and moved, an order cancelled, one sent elsewhere, a delivery case opened and
+    resolved, through the services, in that order: each makes its store event. What was made, by name."""
+    from orders.addresses import shipping_address_clean
+    from orders.models import DeliveryProblem, ReturnStatus
+    from orders.services import (
+        delivery_case_open,
+        delivery_case_resolve,
+        order_cancel,
+        order_shipping_address_change,
+        return_record_create,
+        return_record_set_status,
+    )
+
+    order = delivered_order(days_ago=5, today=today)
+    record = return_record_create(order=order, reason="Changed my mind", today=today)
+    return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
+    cancelled, moved = OrderFactory(), OrderFactory()
+    OrderItemFactory(order=moved)
+    order_cancel(order=cancelled)
+    address = {"to": "Ana Diaz", "line1": "12 Elm St", "line2": "", "city": "Springfield", "state": "IL",
+               "zip": "62701", "country": "US"}  # fmt: skip
+    order_shipping_address_change(order=moved, address=shipping_address_clean(fields=address))
+    case, _ = delivery_case_open(order=order, problem=DeliveryProblem.DAMAGED, items=None, details="torn")
+    delivery_case_resolve(case=case, resolution="A new copy is on its way.", resolved_by=None)
+    return {"order": order, "record": record, "cancelled": cancelled, "moved": moved, "case": case}

@@ -501,7 +501,9 @@ def conversation_return_create(
     """Start a return for this conversation's customer, linked to the conversation in the same
     transaction. Raises orders.services.ReturnNotAllowed."""
     with transaction.atomic():
-        record = return_record_create(order=order, reason=reason, items=items, today=today)
+        record = return_record_create(
+            order=order, reason=reason, items=items, today=today, conversation_id=conversation.pk
+        )
         ConversationReturn.objects.create(conversation=conversation, return_record=record)
     return record
 
@@ -510,7 +512,7 @@ def conversation_order_cancel(*, conversation: Conversation, order: Order) -> Or
     """Cancel the order for this conversation's customer, linked to the conversation in the same
     transaction. Raises orders.services.OrderChangeNotAllowed."""
     with transaction.atomic():
-        change = order_cancel(order=order)
+        change = order_cancel(order=order, conversation_id=conversation.pk)
         ConversationOrderChange.objects.create(conversation=conversation, order_change=change)
     return change
 
@@ -521,7 +523,7 @@ def conversation_order_address_change(
     """Send the order to the address the customer confirmed, linked to the conversation in the same
     transaction. Raises orders.services.OrderChangeNotAllowed."""
     with transaction.atomic():
-        change = order_shipping_address_change(order=order, address=address)
+        change = order_shipping_address_change(order=order, address=address, conversation_id=conversation.pk)
         ConversationOrderChange.objects.create(conversation=conversation, order_change=change)
     return change
 

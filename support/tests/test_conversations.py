@@ -5,13 +5,17 @@ import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
-from orders.models import Order, ReturnRecord, ReturnStatus
+from orders.addresses import shipping_address_clean
+from orders.models import Event, EventType, Order, ReturnRecord, ReturnStatus
+from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
 from store.clock import store_today
 from support.conversations.lease_keeper import leases_renew
 from support.conversations.selectors import conversation_return_get_open
 from support.conversations.services import (
     NewMessage,
     TurnInProgress,
+    conversation_order_address_change,
+    conversation_order_cancel,
     conversation_return_create,
     conversation_turn_abandon,
     conversation_turn_begin,
@@ -254,3 +258,39 @@ def test_a_conversation_finds_only_its_own_open_return_of_those_items():
     assert conversation_return_get_open(conversation=theirs, order=order, items=items) is None
     ReturnRecord.objects.filter(pk=record.pk).update(status=ReturnStatus.CANCELLED)
     assert conversation_return_get_open(conversation=theirs, order=order, items=items[:1]) is None
+
+
+def test_what_a_customer_does_in_a_conversation_reaches_the_store_as_theirs_with_its_id():
+    conversation = Conversation.objects.create(session_handle="s1")
+    to_cancel, to_move = OrderFactory(), OrderFactory()
+    OrderItemFactory(order=to_cancel)
+    OrderItemFactory(order=to_move)
+    today = store_today()
+
+    conversation_order_cancel(conversation=conversation, order=to_cancel)
+    conversation_order_address_change(
+        conversation=conversation,
+        order=to_move,
+        address=shipping_address_clean(
+            fields={
+                "to": "Ana Diaz",
+                "line1": "12 Elm St",
+                "city": "Springfield",
+                "state": "IL",
+                "zip": "62701",
+                "country": "US",
+            }
+        ),
+    )
+    conversation_return_create(
+        conversation=conversation,
+        order=delivered_order(days_ago=2, today=today),
+        reason="Torn",
+        items=None,
+        today=today,
+    )
+
+    told = {event.type: event.data["by"] for event in Event.objects.all()}
+    assert set(told) == {EventType.ORDER_CANCELLED, EventType.ORDER_ADDRESS_CHANGED, EventType.RETURN_CREATED}
+    assert all(by == {"kind": "customer", "conversation_id": conversation.pk, "staff_member": None}
+               for by in told.values())  # fmt: skip

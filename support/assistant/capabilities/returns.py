@@ -3,7 +3,7 @@
 import re
 from dataclasses import replace
 
-from orders.models import EMAIL_MENTION_RE, ReturnRecord, ReturnStatus
+from orders.models import EMAIL_MENTION_RE, RETURN_REASON_NOT_GIVEN, ReturnRecord, ReturnStatus
 from orders.selectors import order_return_eligibility
 from orders.services import ReturnNotAllowed, ReturnRefusal
 from store.clock import store_today
@@ -245,7 +245,7 @@ def _return_reason(texts: list[str]) -> str:
             candidate = candidate[:MAX_REASON_CHARS].rsplit(" ", 1)[0]
         if candidate:
             return candidate
-    return "Not given"
+    return RETURN_REASON_NOT_GIVEN
 
 
 def _answer_confirmation(turn: Turn) -> Step | None:
