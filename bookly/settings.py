@@ -600,6 +600,7 @@ SPECTACULAR_SETTINGS = {
             "DELIVERY_CASE_OPENED",
             "DELIVERY_CASE_RESOLVED",
             "CONVERSATION_HANDED_OFF",
+            "CONVERSATION_EMAIL_GIVEN",
         )
     ],
 }

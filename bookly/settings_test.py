@@ -14,6 +14,10 @@ STATIC_ROOT = None
 WHITENOISE_USE_FINDERS = True
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# The demo's order numbers, whatever the developer's .env says: the OpenAPI document kept in docs/ (and
+# many a test's words) have them.
+BOOKLY_ORDER_NUMBER_PATTERN, BOOKLY_ORDER_NUMBER_EXAMPLE = r"BK-[0-9]{4,6}", "BK-10042"
+BOOKLY_ORDER_NUMBER_FORMER_PATTERNS = []
 # The demo's date, whatever the developer's .env says; tests of the real
 # clock override it.
 BOOKLY_TODAY = DEMO_TODAY

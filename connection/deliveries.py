@@ -8,7 +8,8 @@ The steps run on the task queue (connection.tasks), never in a customer's reques
   event committed → event_dispatch (a delivery for each endpoint that wants it) → delivery_attempt,
 and every minute deliveries_sweep picks up what a lost signal, a lost queue entry, a dead worker or a
 back-off left behind. Each delivery is its own task on its own schedule, so a slow endpoint delays no
-other, and an event an endpoint fails delays no other event to it. Ordering is not kept (a retried event
+other, and an event an endpoint answers with an error delays no other event to it (one that does not
+answer at all holds its new events until its next retry). Ordering is not kept (a retried event
 arrives after newer ones): receivers order by the body's `timestamp`, and treat `webhook-id` as the
 event's identity (a retry has the same one).
 """
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 import httpx2
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, F, Min, OuterRef, Q
 from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
@@ -202,13 +203,32 @@ def attempt_lease() -> timedelta:
 def delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | None:
     """Take the next attempt of a delivery that is due, or None when it is not (delivered, failed,
     waiting for its back-off, its endpoint turned off, or claimed by another worker)."""
-    # Each delivery on its own schedule: one event an endpoint keeps refusing (a receiver's bug with one
-    # payload) never holds up the others to it. A dead endpoint costs an attempt per event, each bounded
-    # by attempt_lease().
     delivery = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).first()
     if delivery is None:
         return None
+    if delivery.attempts == 0 and (resumes_at := _unreachable_endpoint_resumes_at(delivery.endpoint_id, now)):
+        # The endpoint did not answer at all (down, or not reachable): a first attempt waits for its next
+        # retry, so a dead endpoint costs a worker one attempt per back-off step, not one per event. An
+        # endpoint that answers, even with an error for one event (a receiver's bug with one body), holds
+        # up no other event: each has its own schedule. Staff's "send again" is not held.
+        WebhookDelivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING, attempts=0).update(
+            next_attempt_at=resumes_at, queued_at=None
+        )
+        return None
     return _claim(delivery, now)
+
+
+def _unreachable_endpoint_resumes_at(endpoint_id: int, now: datetime) -> datetime | None:
+    """When an endpoint whose last attempts got no answer is tried next (its earliest retry to come),
+    or None when no such retry waits."""
+    retries = WebhookDelivery.objects.filter(
+        endpoint_id=endpoint_id,
+        status=DeliveryStatus.PENDING,
+        attempts__gt=0,
+        last_status_code__isnull=True,
+        next_attempt_at__gt=now,
+    )
+    return retries.aggregate(first=Min("next_attempt_at"))["first"]
 
 
 def _claim(delivery: WebhookDelivery, now: datetime) -> WebhookDelivery | None:

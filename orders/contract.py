@@ -50,7 +50,9 @@ Category = Literal[(*ItemCategory.values, "")]
 
 
 class _Shape(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # Python's regular expressions: the order number's pattern is the operator's, and may use what the
+    # default (Rust) engine lacks, such as lookarounds.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, regex_engine="python-re")
 
 
 class ShippingAddress(_Shape):
@@ -151,7 +153,10 @@ class ReturnLine(_Shape):
     title: str
     quantity: Quantity
     unit_price: Money
-    refund_amount: Money = Field(description="What the line cost (unit_price times quantity), refunded.")
+    refund_amount: Money = Field(
+        description="What to refund for the line: unit_price times quantity, less what the shop refunded of "
+        "it already."
+    )
 
 
 class ReturnStatusMove(_Shape):
@@ -284,6 +289,7 @@ class OrderAddressChangedData(_Shape):
 
 class DeliveryCaseEventData(_Shape):
     case: DeliveryCase
+    by: Actor
 
 
 class ConversationEventData(_Shape):
@@ -298,6 +304,7 @@ EVENT_DATA: dict[str, type[_Shape]] = {
     EventType.DELIVERY_CASE_OPENED: DeliveryCaseEventData,
     EventType.DELIVERY_CASE_RESOLVED: DeliveryCaseEventData,
     EventType.CONVERSATION_HANDED_OFF: ConversationEventData,
+    EventType.CONVERSATION_EMAIL_GIVEN: ConversationEventData,
 }
 
 

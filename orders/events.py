@@ -80,4 +80,8 @@ def order_address_changed_event(
 
 
 def delivery_case_event(*, case: DeliveryCase, type: EventType) -> Event:
-    return event_record(type=type, data={"case": delivery_case_shape(case=case)})
+    if type == EventType.DELIVERY_CASE_RESOLVED:
+        by = actor_shape(staff_member=case.resolved_by, conversation_id=None)
+    else:
+        by = actor_shape(staff_member=None, conversation_id=case.conversation_id)
+    return event_record(type=type, data={"case": delivery_case_shape(case=case), "by": by})

@@ -74,7 +74,9 @@ class ImportSummary:
 
 
 def _blank_to_none(value: str | None) -> str | None:
-    return None if value is None or value.strip() == "" else value
+    """A cell as the intake reads it: without the spaces around it (" 24.99 " is 24.99), None when
+    blank."""
+    return None if value is None or value.strip() == "" else value.strip()
 
 
 def _whole(value: str | None) -> object:

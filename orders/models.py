@@ -650,6 +650,8 @@ class DeliveryCase(models.Model):
     details = models.TextField("the customer's words", blank=True)
     status = models.CharField(max_length=10, choices=CaseStatus.choices, default=CaseStatus.OPEN)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The chat's conversation the customer reported it in (an id only, for the store's events).
+    conversation_id = models.PositiveBigIntegerField(null=True, blank=True)
     resolved_at = models.DateTimeField(null=True, blank=True)
     resolved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
@@ -721,6 +723,7 @@ class EventType(models.TextChoices):
     DELIVERY_CASE_OPENED = "delivery_case.opened", "Delivery case opened"
     DELIVERY_CASE_RESOLVED = "delivery_case.resolved", "Delivery case resolved"
     CONVERSATION_HANDED_OFF = "conversation.handed_off", "Conversation handed off"
+    CONVERSATION_EMAIL_GIVEN = "conversation.email_given", "Email given in a waiting conversation"
 
 
 def _event_id() -> str:

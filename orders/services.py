@@ -446,7 +446,12 @@ RESOLUTION_NEEDED = "resolution_needed"
 
 
 def delivery_case_open(
-    *, order: Order, problem: DeliveryProblem, items: Collection[OrderItem] | None, details: str
+    *,
+    order: Order,
+    problem: DeliveryProblem,
+    items: Collection[OrderItem] | None,
+    details: str,
+    conversation_id: int | None = None,
 ) -> tuple[DeliveryCase, bool]:
     """Open a case for staff about a problem with the order's delivery, and email the customer that we
     have it. Returns the case and whether it is new: the same problem reported again while its case is
@@ -469,7 +474,9 @@ def delivery_case_open(
         try:
             with transaction.atomic():
                 case, created = (
-                    DeliveryCase.objects.create(order=locked, problem=problem, details=details),
+                    DeliveryCase.objects.create(
+                        order=locked, problem=problem, details=details, conversation_id=conversation_id
+                    ),
                     True,
                 )
         except IntegrityError:

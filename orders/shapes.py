@@ -4,10 +4,12 @@ sends)."""
 
 from decimal import Decimal
 
+from django.db.models import Sum
+
 from orders import contract
 from orders.contract import shape_dump
 from orders.intake import order_shape
-from orders.models import RETURN_REASON_NOT_GIVEN, DeliveryCase, OrderChange, ReturnRecord
+from orders.models import RETURN_REASON_NOT_GIVEN, DeliveryCase, OrderChange, RefundLine, ReturnRecord
 
 __all__ = ["actor_shape", "delivery_case_shape", "order_shape", "return_shape"]
 
@@ -29,8 +31,15 @@ def change_actor_shape(*, change: OrderChange) -> dict[str, object]:
 def return_shape(*, record: ReturnRecord) -> dict[str, object]:
     """A return as the shop reads it: what, for which order lines and how much, how far it got, and each
     move."""
-    items = [line.order_item for line in record.lines.select_related("order_item")]
-    amounts = [item.unit_price * item.quantity for item in items]
+    items = [line.order_item for line in record.lines.all()]
+    # What the shop refunded of a line already (its own refunds) is not refunded again.
+    refunded = dict(
+        RefundLine.objects.filter(item__in=items)
+        .values("item")
+        .annotate(count=Sum("quantity"))
+        .values_list("item", "count")
+    )
+    amounts = [item.unit_price * max(item.quantity - refunded.get(item.pk, 0), 0) for item in items]
     return shape_dump(
         contract.Return,
         rma_number=record.rma_number,

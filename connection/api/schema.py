@@ -2,8 +2,9 @@
 the views, every body from the pydantic models that check it (orders.schemas.ShopOrder, what the shop
 sends) or build it (orders.contract, what Bookly answers and sends to webhooks).
 
-A copy is kept in the repository (docs/store-api.openapi.json, written by `manage.py spectacular --file`
-as docs/store-developers.md says), and a test checks it is the one served.
+A copy is kept in the repository, for the demo's settings (docs/store-api.openapi.json, written by
+`DJANGO_SETTINGS_MODULE=bookly.settings_test manage.py spectacular --format openapi-json --file ...`),
+and a test checks it is the one served.
 """
 
 from typing import Literal
@@ -72,17 +73,19 @@ _ERROR_MEANINGS = {
     409: "The version would undo what Bookly did (`order_conflict`, with `reason`).",
     413: "The body is too large (`body_too_large`).",
     415: "The body is not application/json (`unsupported_media_type`).",
+    406: "The request's Accept does not take application/json (`not_acceptable`).",
     429: "Too many requests for this key, or wrong keys from this address (`rate_limited`); "
     "Retry-After says when to try again.",
+    500: "Something failed on Bookly's side; nothing was changed (`server_error`).",
 }
 
 
 def errors(*statuses: int) -> dict[int, OpenApiResponse]:
     """The error answers an operation can give, each with the one error body; every operation can
-    answer 401 and 429."""
+    answer 401, 406, 429 and 500."""
     return {
         status: OpenApiResponse(response=Error, description=_ERROR_MEANINGS[status])
-        for status in sorted({401, 429, *statuses})
+        for status in sorted({401, 406, 429, 500, *statuses})
     }
 
 
@@ -112,6 +115,7 @@ ORDER_ADDRESS_CHANGED = _webhook(EventType.ORDER_ADDRESS_CHANGED)
 DELIVERY_CASE_OPENED = _webhook(EventType.DELIVERY_CASE_OPENED)
 DELIVERY_CASE_RESOLVED = _webhook(EventType.DELIVERY_CASE_RESOLVED)
 CONVERSATION_HANDED_OFF = _webhook(EventType.CONVERSATION_HANDED_OFF)
+CONVERSATION_EMAIL_GIVEN = _webhook(EventType.CONVERSATION_EMAIL_GIVEN)
 
 
 def webhook_components(result, generator, request, public):

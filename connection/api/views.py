@@ -93,7 +93,9 @@ def _since(request):
 def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dict[str, str]]]:
     """The body without what an order read from the API holds beside the shop's fields, each checked:
     `number` must be the address's (a JSON Lines line sent as it is has it too), `source` and `outcome`
-    one of theirs; `updated_at` is Bookly's time as read, and left out when it is the order's still."""
+    one of theirs. `updated_at` is left out when it is Bookly's: in a body that carries `source` (an
+    order as read: a shop's own version never has it), or equal to the order's as read now. Kept as
+    Bookly's time, it would become the shop's time of the version, and a real older one be refused."""
     if not isinstance(data, dict):
         return data, []  # the intake names it
     problems = []
@@ -108,11 +110,17 @@ def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dic
         problems.append({"field": "source", "problem": "is read only: send it as read, or leave it out"})
     if data.get("outcome") is not None and data["outcome"] not in ("created", "updated", "unchanged"):
         problems.append({"field": "outcome", "problem": "is read only: send it as read, or leave it out"})
+    as_read = data.get("source") is not None
     data = {name: value for name, value in data.items() if name not in READ_ONLY_ORDER_FIELDS}
-    if isinstance(data.get("updated_at"), str):
-        order = order_get_by_number(number=number)
-        read = parse_datetime(data["updated_at"]) if len(data["updated_at"]) <= 40 else None
-        if order is not None and read is not None and read == order.updated_at:
+    if as_read:
+        data.pop("updated_at", None)
+    elif isinstance(data.get("updated_at"), str) and len(data["updated_at"]) <= 40:
+        try:
+            read = parse_datetime(data["updated_at"])
+        except (ValueError, OverflowError):  # well formed but no real time: the intake names it
+            read = None
+        order = order_get_by_number(number=number) if read is not None and read.tzinfo else None
+        if order is not None and read == order.updated_at:
             del data["updated_at"]
     return data, problems
 

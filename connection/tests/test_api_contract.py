@@ -51,8 +51,8 @@ def test_the_schema_kept_in_the_repository_is_the_one_served():
     kept = json.loads(KEPT_SCHEMA.read_text())
     assert kept == _served(), (
         "docs/store-api.openapi.json is not the schema served: write it again with "
-        "`DJANGO_DEBUG=true .venv/bin/python manage.py spectacular --format openapi-json "
-        "--file docs/store-api.openapi.json`"
+        "`DJANGO_SETTINGS_MODULE=bookly.settings_test .venv/bin/python manage.py spectacular "
+        "--format openapi-json --file docs/store-api.openapi.json`"
     )
 
 
@@ -89,6 +89,23 @@ def test_what_get_answers_can_be_put_back_unchanged_and_its_time_is_not_the_shop
     assert Order.objects.get(number="BK-20001").shop_updated_at is None
     answered = again.json()
     assert shop.put(url, answered, content_type="application/json").json()["outcome"] == "unchanged"
+
+    # Read, then changed by the shop, then the old read sent back: its updated_at (Bookly's, older than
+    # the order's now) is still not taken for the shop's time.
+    newer = {**ORDER_EXAMPLE, "carrier": "USPS", "updated_at": "2026-04-02T09:30:00Z"}
+    assert shop.put(url, newer, content_type="application/json").json()["outcome"] == "updated"
+    shop.put(url, {**read, "updated_at": read["updated_at"]}, content_type="application/json")
+    assert Order.objects.get(number="BK-20001").shop_updated_at.isoformat() == "2026-04-02T09:30:00+00:00"
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("moment", ["2026-13-01T00:00:00Z", "2026-04-01T00:00:00+25:00", "yesterday"])
+def test_an_updated_at_that_is_no_real_time_is_named_by_field(unthrottled, moment):
+    shop = Client(headers={"authorization": f"Bearer {_key()}"})
+    body = {**ORDER_EXAMPLE, "updated_at": moment}
+    answer = shop.put("/api/store/v1/orders/BK-20001", body, content_type="application/json")
+    assert answer.status_code == 400
+    assert [problem["field"] for problem in answer.json()["error"]["fields"]] == ["updated_at"]
 
 
 @pytest.mark.django_db

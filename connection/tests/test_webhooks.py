@@ -456,3 +456,16 @@ def test_an_event_an_endpoint_fails_does_not_hold_up_another_to_it(
     deliveries_sweep_task()
     assert set(WebhookDelivery.objects.values_list("status", flat=True)) == {DeliveryStatus.DELIVERED}
     assert len(receiver.received) == 3
+
+
+def test_an_endpoint_that_does_not_answer_gets_new_events_with_its_next_retry(
+    db, django_capture_on_commit_callbacks
+):
+    endpoint = webhook_endpoint_create(url="http://127.0.0.1:9/hooks", event_types=[])  # the discard port
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+        order_cancel(order=OrderFactory())
+    first, second = WebhookDelivery.objects.filter(endpoint=endpoint).order_by("id")
+    assert first.attempts == 1 and first.last_status_code is None
+    # Not one wasted attempt per event on a dead endpoint: the new one waits with the retry.
+    assert (second.attempts, second.next_attempt_at) == (0, first.next_attempt_at)

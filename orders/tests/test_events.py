@@ -6,8 +6,19 @@ from decimal import Decimal
 
 import pytest
 
-from orders.models import RETURN_REASON_NOT_GIVEN, Event, EventType, OrderSource, ReturnStatus
+from orders.models import (
+    RETURN_REASON_NOT_GIVEN,
+    DeliveryProblem,
+    Event,
+    EventType,
+    OrderSource,
+    Refund,
+    RefundLine,
+    ReturnStatus,
+)
 from orders.services import (
+    delivery_case_open,
+    delivery_case_resolve,
     order_cancel,
     order_change_shop_made,
     return_record_create,
@@ -48,6 +59,9 @@ def test_a_return_moved_by_staff_names_them_and_their_words(django_user_model):
 
     data = _data(EventType.RETURN_STATUS_CHANGED)
     assert data["by"] == {"kind": "staff", "conversation_id": None, "staff_member": "agent"}
+    case, _ = delivery_case_open(order=record.order, problem=DeliveryProblem.LATE, items=None, details="")
+    delivery_case_resolve(case=case, resolution="Sorry: a voucher is on its way.", resolved_by=agent)
+    assert _data(EventType.DELIVERY_CASE_RESOLVED)["by"]["staff_member"] == "agent"
     assert data["return"]["reason"] == "Torn"
     assert _data(EventType.RETURN_CREATED)["by"]["kind"] == "system"  # nobody: a script's return
 
@@ -64,3 +78,15 @@ def test_a_cancellation_the_shop_made_later_still_says_who_asked(settings):
     data = _data(EventType.ORDER_CANCELLED)
     assert data["by"] == {"kind": "customer", "conversation_id": 7, "staff_member": None}
     assert data["reason"] is None and data["order"]["status"] == "cancelled"
+
+
+def test_what_the_shop_refunded_of_a_line_already_is_not_asked_to_be_refunded_again():
+    order = delivered_order(days_ago=3, today=TODAY)
+    emma = OrderItemFactory(order=order, line_number=2, title="Emma", unit_price=Decimal("7.50"), quantity=2)
+    refund = Refund.objects.create(order=order, number=1, amount=Decimal("7.50"))
+    RefundLine.objects.create(refund=refund, item=emma, quantity=1)
+
+    return_record_create(order=order, reason="Torn", items=[emma], today=TODAY)
+
+    (line,) = _data(EventType.RETURN_CREATED)["return"]["items"]
+    assert (line["quantity"], line["refund_amount"]) == (2, "7.50")

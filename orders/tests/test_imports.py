@@ -96,6 +96,12 @@ class TestCsv:
         assert (summary.created, summary.refused_count) == (2, 0)
         assert Order.objects.get(number="BK-30001").items.count() == 2
 
+    def test_cells_with_spaces_around_them_are_read_without(self):
+        summary = import_csv(row(total=" 24.99 ", unit_price="24.99 ", currency=" usd "))
+        assert (summary.created, summary.refused_count) == (1, 0)
+        order = Order.objects.get(number="BK-30001")
+        assert (str(order.total), order.currency) == ("24.99", "USD")
+
     def test_an_order_whose_rows_disagree_is_refused_whole(self):
         summary = import_csv(row(line=1), row(line=2, total="99.00"))
         assert refusals(summary) == [(2, "differs between the rows of this order (line 3)")]

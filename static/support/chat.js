@@ -810,13 +810,19 @@
       }
       storeOrigin = event.origin;
       var answer = function (outcome) {
-        if (outcome && outcome.payload && outcome.payload.conversation_ended) {
+        var told = (outcome && outcome.payload) || {};
+        if (told.conversation_ended) {
           // The customer shown was signed out, or is another one now: their conversation is not
           // this person's to read. The page was drawn with it before the store said so.
           conversationGone();
         }
         settle();
-        event.source.postMessage({ type: "bookly:ready" }, event.origin);
+        // Whether the customer the page named is signed in now: the widget tells the store's page
+        // when not (its signature too old, or refused).
+        event.source.postMessage(
+          { type: "bookly:ready", signedIn: told.signed_in === true, conversationEnded: Boolean(told.conversation_ended) },
+          event.origin
+        );
       };
       var customer = data.customer;
       if (customer && customer.email && customer.signature) {

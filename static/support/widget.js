@@ -8,8 +8,13 @@
  * either way, and a host page's CSP that forbids inline styles does not stop it. Its one global is
  * window.BooklyWidget; loading the script twice adds nothing. A signed-in customer's signature, if
  * the store's page gives one (data-customer-email, data-customer-time, data-customer-signature), is
- * handed to the chat only, by postMessage to the chat's own origin. The store's own words: data-label
- * (the button), data-greeting (a note beside it), data-color, data-position="left".
+ * handed to the chat only, by postMessage to the chat's own origin. A signature is good for a few
+ * minutes: one held longer than a minute is first renewed from data-customer-signature-url (the
+ * store's own address, answering {"email", "time", "signature"}, or 401/204 when nobody is signed in)
+ * when the page gives one. When the chat did not take the customer the page named (a signature too
+ * old, or refused), the page hears it: a "bookly:sign-in-ended" event on window, with
+ * detail.conversationEnded. The store's own words: data-label (the button), data-greeting (a note
+ * beside it), data-color, data-position="left".
  */
 (function () {
   "use strict";
@@ -132,18 +137,53 @@
 
   // Who the store says its customer is: the script tag's data-customer-* attributes, or what a
   // single-page shop passes to BooklyWidget.signIn() later.
-  var signedIn = data.customerEmail && data.customerSignature
-    ? { email: data.customerEmail, time: data.customerTime, signature: data.customerSignature }
-    : null;
+  var signedIn = null;
+  // When the page handed over the signature held (by this browser's clock: the store's may differ).
+  var signedInAt = 0;
+  // Whether the last hello named a customer (the chat's answer says whether it took them).
+  var named = false;
+  var RENEW_AFTER_MS = 60000;
 
-  function hello() {
-    frame.contentWindow.postMessage({ type: "bookly:hello", customer: signedIn }, chatOrigin);
-  }
-
-  function signIn(customer) {
+  function holdCustomer(customer) {
     signedIn = customer && customer.email && customer.signature
       ? { email: customer.email, time: customer.time, signature: customer.signature }
       : null;
+    signedInAt = Date.now();
+  }
+  holdCustomer({ email: data.customerEmail, time: data.customerTime, signature: data.customerSignature });
+
+  // A signature held for more than a minute, renewed from the store's own address first when the page
+  // gives one: a tab left open longer than a signature lasts still has its customer signed in when the
+  // chat is first opened, or its frame loaded again. Whatever goes wrong leaves the one held.
+  function renewed() {
+    if (!signedIn || !data.customerSignatureUrl || Date.now() - signedInAt < RENEW_AFTER_MS) {
+      return Promise.resolve();
+    }
+    return window
+      .fetch(data.customerSignatureUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .then(function (response) {
+        if (response.status === 401 || response.status === 403 || response.status === 204) {
+          holdCustomer(null); // signed out of the store meanwhile
+          return;
+        }
+        return response.ok ? response.json().then(holdCustomer) : undefined;
+      })
+      .catch(function () {
+        // The store's address did not answer: the chat judges the signature held.
+      });
+  }
+
+  function hello() {
+    renewed().then(function () {
+      if (frame && frame.contentWindow) {
+        named = Boolean(signedIn);
+        frame.contentWindow.postMessage({ type: "bookly:hello", customer: signedIn }, chatOrigin);
+      }
+    });
+  }
+
+  function signIn(customer) {
+    holdCustomer(customer);
     if (frame && frame.contentWindow) {
       hello(); // the chat signs the customer in (or out) at once
     }
@@ -216,6 +256,13 @@
     var type = event.data && event.data.type;
     if (type === "bookly:ready") {
       window.clearTimeout(readyTimer);
+      if (named && event.data.signedIn === false) {
+        // The customer the page named is not signed in to the chat: the page may hand a fresh
+        // signature (BooklyWidget.signIn) or sign them in again.
+        window.dispatchEvent(
+          new CustomEvent("bookly:sign-in-ended", { detail: { conversationEnded: Boolean(event.data.conversationEnded) } })
+        );
+      }
     } else if (type === "bookly:close" && !panel.hidden) {
       close(); // Escape pressed inside the chat
     } else if (type === "bookly:new-message" && panel.hidden) {

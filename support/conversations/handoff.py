@@ -42,7 +42,11 @@ from support.conversations.selectors import (
     staff_name,
 )
 from support.conversations.services import TurnInProgress, session_ensure, session_handle, storable
-from support.conversations.waiting import conversation_waiting_announce, waiting_fields
+from support.conversations.waiting import (
+    conversation_email_given_announce,
+    conversation_waiting_announce,
+    waiting_fields,
+)
 from support.insight.metrics import HANDOFFS
 from support.llm.protocol import staff_message_block_text
 
@@ -140,6 +144,7 @@ def conversation_handoff_request(
         already = conversation.status in PERSON_ANSWERS
         if not already:
             _start_waiting(conversation, reason=reason, note=note, now=now)
+        email_given = bool(email) and email != conversation.customer_email
         if email:
             conversation.customer_email = email
         conversation.last_activity_at = now
@@ -156,6 +161,8 @@ def conversation_handoff_request(
         )
         if not already:
             conversation_waiting_announce(conversation_id=conversation.pk)
+        elif email_given:
+            conversation_email_given_announce(conversation_id=conversation.pk)
     if not already:
         HANDOFFS.labels(reason=reason).inc()
     return conversation, already

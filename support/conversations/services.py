@@ -539,7 +539,9 @@ def conversation_delivery_case_open(
     """Open (or find open) the case of a delivery problem the customer reported here, linked to the
     conversation in the same transaction. Raises orders.services.DeliveryCaseRefused."""
     with transaction.atomic():
-        case, created = delivery_case_open(order=order, problem=problem, items=items, details=details)
+        case, created = delivery_case_open(
+            order=order, problem=problem, items=items, details=details, conversation_id=conversation.pk
+        )
         ConversationDeliveryCase.objects.get_or_create(conversation=conversation, delivery_case=case)
     return case, created
 

@@ -48,10 +48,21 @@ def conversation_waiting_announce(*, conversation_id: int) -> None:
     """A conversation starts waiting for a person (its row already says so, in the caller's
     transaction): the store's systems get a conversation.handed_off event in that transaction, and the
     support address an email once it commits."""
+    _conversation_event(conversation_id, EventType.CONVERSATION_HANDED_OFF)
+    transaction.on_commit(lambda: _support_notify(conversation_id))
+
+
+def conversation_email_given_announce(*, conversation_id: int) -> None:
+    """The customer of a waiting conversation gave the email staff should answer at, after it was handed
+    off (the page asks for it then): the store's systems get a conversation.email_given event."""
+    _conversation_event(conversation_id, EventType.CONVERSATION_EMAIL_GIVEN)
+
+
+def _conversation_event(conversation_id: int, event_type: EventType) -> None:
     conversation = Conversation.objects.get(pk=conversation_id)
     path = reverse("admin:support_conversation_change", args=[conversation.pk])
     event_record(
-        type=EventType.CONVERSATION_HANDED_OFF,
+        type=event_type,
         data={
             "conversation": {
                 "id": conversation.pk,
@@ -64,7 +75,6 @@ def conversation_waiting_announce(*, conversation_id: int) -> None:
             }
         },
     )
-    transaction.on_commit(lambda: _support_notify(conversation_id))
 
 
 def _support_notify(conversation_id: int) -> None:

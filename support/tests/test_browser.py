@@ -836,10 +836,24 @@ class StorePage:
 
     def __init__(self):
         self.html = ""
+        # The store's own address for a fresh signature of its signed-in customer (data-customer-
+        # signature-url): what it answers (None: nobody is signed in), and how often it was asked.
+        self.fresh_signature = None
+        self.signatures_given = 0
         store = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self):
+                if self.path == "/bookly-signature":
+                    customer = store.fresh_signature() if store.fresh_signature else None
+                    store.signatures_given += customer is not None
+                    body = json.dumps(customer or {"error": "not signed in"}).encode()
+                    self.send_response(200 if customer else 401)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 if self.path == "/widget.js":  # a copy on the store's own server: see the test that uses it
                     body = WIDGET_SCRIPT.read_bytes()
                     self.send_response(200)
@@ -971,6 +985,55 @@ def test_a_signed_in_customer_is_shown_their_orders_without_typing_an_email(
         _signed(settings, sarah["email"], int(time.time()) + 1),
     )
     expect(_ask(page, "I don't have my order number")).to_contain_text("BK-10042")
+
+
+# What a store's page may do to hear that the chat did not take the customer it named.
+LISTEN_FOR_SIGN_INS_ENDED = """() => {
+  window.signInsEnded = [];
+  window.addEventListener("bookly:sign-in-ended", (event) => window.signInsEnded.push(event.detail));
+}"""
+
+
+def test_a_tab_left_open_longer_than_a_signature_lasts_renews_it_and_the_page_hears_when_one_ends(
+    open_tab, site, settings, store_page
+):
+    settings.BOOKLY_WIDGET_ORIGINS = [store_page.origin]
+    settings.BOOKLY_CUSTOMER_SIGNING_SECRET = "a-store-secret-of-thirty-two-characters-or-more"
+    email = "sarah.chen@example.com"
+    # The page was drawn eleven minutes ago: the signature in it is too old for the chat now.
+    drawn = _signed(settings, email, int(time.time()) - 660)
+    store_page.fresh_signature = lambda: _signed(settings, email, int(time.time()))
+    store_page.with_widget(
+        site,
+        customer_email=email,
+        customer_time=drawn["time"],
+        customer_signature=drawn["signature"],
+        customer_signature_url="/bookly-signature",
+    )
+    page = open_tab().page
+    page.clock.install()  # the tab's own clock, moved on below as for a tab left open
+    page.goto(store_page.origin)
+    page.evaluate(LISTEN_FOR_SIGN_INS_ENDED)
+    page.clock.fast_forward("11:00")
+    page.get_by_role("button", name="Chat with us").click()
+
+    expect(_ask(page, "What are my recent orders?")).to_contain_text("BK-10042")
+    assert store_page.signatures_given == 1
+    assert page.evaluate("window.signInsEnded") == []
+
+    # Without the store's address, an old signature is not taken, and the store's page is told.
+    store_page.with_widget(
+        site, customer_email=email, customer_time=drawn["time"], customer_signature=drawn["signature"]
+    )
+    page.reload()
+    page.evaluate(LISTEN_FOR_SIGN_INS_ENDED)
+    page.get_by_role("button", name="Chat with us").click()
+    for _ in range(50):  # the store's CSP forbids wait_for_function's evaluated strings
+        if page.evaluate("() => window.signInsEnded.length"):
+            break
+        page.wait_for_timeout(100)
+    assert page.evaluate("window.signInsEnded") == [{"conversationEnded": True}]
+    expect(_ask(page, "What are my recent orders?")).not_to_contain_text("BK-10042")
 
 
 def test_a_page_on_an_origin_not_listed_cannot_show_the_chat(open_tab, site, settings, store_page):

@@ -6,7 +6,7 @@ from django.contrib.sessions.backends.db import SessionStore
 from django.utils import timezone
 
 from orders.addresses import shipping_address_clean
-from orders.models import Event, EventType, Order, ReturnRecord, ReturnStatus
+from orders.models import DeliveryProblem, Event, EventType, Order, ReturnRecord, ReturnStatus
 from orders.tests.factories import OrderFactory, OrderItemFactory, delivered_order
 from store.clock import store_today
 from support.conversations.lease_keeper import leases_renew
@@ -14,6 +14,7 @@ from support.conversations.selectors import conversation_return_get_open
 from support.conversations.services import (
     NewMessage,
     TurnInProgress,
+    conversation_delivery_case_open,
     conversation_order_address_change,
     conversation_order_cancel,
     conversation_return_create,
@@ -282,15 +283,20 @@ def test_what_a_customer_does_in_a_conversation_reaches_the_store_as_theirs_with
             }
         ),
     )
+    delivered = delivered_order(days_ago=2, today=today)
     conversation_return_create(
-        conversation=conversation,
-        order=delivered_order(days_ago=2, today=today),
-        reason="Torn",
-        items=None,
-        today=today,
+        conversation=conversation, order=delivered, reason="Torn", items=None, today=today
+    )
+    conversation_delivery_case_open(
+        conversation=conversation, order=delivered, problem=DeliveryProblem.LATE, items=None, details=""
     )
 
     told = {event.type: event.data["by"] for event in Event.objects.all()}
-    assert set(told) == {EventType.ORDER_CANCELLED, EventType.ORDER_ADDRESS_CHANGED, EventType.RETURN_CREATED}
+    assert set(told) == {
+        EventType.ORDER_CANCELLED,
+        EventType.ORDER_ADDRESS_CHANGED,
+        EventType.RETURN_CREATED,
+        EventType.DELIVERY_CASE_OPENED,
+    }
     assert all(by == {"kind": "customer", "conversation_id": conversation.pk, "staff_member": None}
                for by in told.values())  # fmt: skip
