@@ -8,8 +8,8 @@ The steps run on the task queue (connection.tasks), never in a customer's reques
   event committed → event_dispatch (a delivery for each endpoint that wants it) → delivery_attempt,
 and every minute deliveries_sweep picks up what a lost signal, a lost queue entry, a dead worker or a
 back-off left behind. Each delivery is its own task on its own schedule, so a slow endpoint delays no
-other, and an event an endpoint answers with an error delays no other event to it (one that does not
-answer at all holds its new events until its next retry). Ordering is not kept (a retried event
+other, and an event an endpoint answers with an error delays no other event to it (after an attempt that
+got no answer at all, new events wait at most HOLD_NEW_EVENTS). Ordering is not kept (a retried event
 arrives after newer ones): receivers order by the body's `timestamp`, and treat `webhook-id` as the
 event's identity (a retry has the same one).
 """
@@ -48,6 +48,9 @@ RETRY_DELAYS = (
     timedelta(hours=10),
 )
 MAX_ATTEMPTS = len(RETRY_DELAYS) + 1
+# How long new events wait after an endpoint's latest attempt got no answer at all (at most: a retry
+# due sooner goes first), so that a dead endpoint is not tried once per event.
+HOLD_NEW_EVENTS = RETRY_DELAYS[1]
 # A delivery queued and not yet claimed this long is queued again (the queue lost it).
 REQUEUE_AFTER = timedelta(minutes=5)
 # How much of a receiver's answer is kept for staff.
@@ -206,11 +209,11 @@ def delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | None
     delivery = WebhookDelivery.objects.filter(_claimable(now), pk=delivery_id).first()
     if delivery is None:
         return None
-    if delivery.attempts == 0 and (resumes_at := _unreachable_endpoint_resumes_at(delivery.endpoint_id, now)):
-        # The endpoint did not answer at all (down, or not reachable): a first attempt waits for its next
-        # retry, so a dead endpoint costs a worker one attempt per back-off step, not one per event. An
-        # endpoint that answers, even with an error for one event (a receiver's bug with one body), holds
-        # up no other event: each has its own schedule. Staff's "send again" is not held.
+    if delivery.attempts == 0 and (resumes_at := _unanswering_endpoint_resumes_at(delivery.endpoint_id, now)):
+        # The endpoint's latest attempt got no answer at all (down, or not reachable): a first attempt
+        # waits a little, so a dead endpoint costs a worker about one attempt per HOLD_NEW_EVENTS, not one
+        # per event. An endpoint that answers, even with an error for one event (a receiver's bug with one
+        # body), holds up no other event: each has its own schedule.
         WebhookDelivery.objects.filter(pk=delivery.pk, status=DeliveryStatus.PENDING, attempts=0).update(
             next_attempt_at=resumes_at, queued_at=None
         )
@@ -218,17 +221,23 @@ def delivery_claim(*, delivery_id: int, now: datetime) -> WebhookDelivery | None
     return _claim(delivery, now)
 
 
-def _unreachable_endpoint_resumes_at(endpoint_id: int, now: datetime) -> datetime | None:
-    """When an endpoint whose last attempts got no answer is tried next (its earliest retry to come),
-    or None when no such retry waits."""
-    retries = WebhookDelivery.objects.filter(
-        endpoint_id=endpoint_id,
-        status=DeliveryStatus.PENDING,
-        attempts__gt=0,
-        last_status_code__isnull=True,
-        next_attempt_at__gt=now,
+def _unanswering_endpoint_resumes_at(endpoint_id: int, now: datetime) -> datetime | None:
+    """When a new event may be tried at an endpoint whose latest attempt got no answer: HOLD_NEW_EVENTS
+    after that attempt, or sooner when one of its retries is due sooner (whichever goes first finds out
+    whether it is back). None when the latest attempt was answered, or the hold is over."""
+    latest = (
+        WebhookDelivery.objects.filter(endpoint_id=endpoint_id, last_attempt_at__isnull=False)
+        .order_by("-last_attempt_at", "-id")
+        .values("last_status_code", "last_attempt_at")
+        .first()
     )
-    return retries.aggregate(first=Min("next_attempt_at"))["first"]
+    if latest is None or latest["last_status_code"] is not None:
+        return None
+    retries = WebhookDelivery.objects.filter(
+        endpoint_id=endpoint_id, status=DeliveryStatus.PENDING, attempts__gt=0, next_attempt_at__gt=now
+    ).aggregate(first=Min("next_attempt_at"))["first"]
+    resumes_at = min(filter(None, [latest["last_attempt_at"] + HOLD_NEW_EVENTS, retries]))
+    return resumes_at if resumes_at > now else None
 
 
 def _claim(delivery: WebhookDelivery, now: datetime) -> WebhookDelivery | None:

@@ -153,9 +153,9 @@ class ReturnLine(_Shape):
     title: str
     quantity: Quantity
     unit_price: Money
+    shop_refunded_quantity: int = Field(ge=0, description="How many of the line the shop refunded already.")
     refund_amount: Money = Field(
-        description="What to refund for the line: unit_price times quantity, less what the shop refunded of "
-        "it already."
+        description="What to refund for the line: unit_price times (quantity less shop_refunded_quantity)."
     )
 
 

@@ -513,7 +513,7 @@ class ShopOrder(BaseModel):
     ] = Field(
         default=None,
         description="The shop's own time of this version: an older version than one taken is refused (409). "
-        "The updated_at an order was read with is Bookly's and is ignored when sent back unchanged.",
+        "In an order sent back as read (with source), updated_at is Bookly's: see the PUT's description.",
     )
 
     @field_validator("delivered_on")

@@ -385,5 +385,5 @@ def returns_changed_since(*, since=None):
 
 def _returns():
     return ReturnRecord.objects.select_related("order").prefetch_related(
-        "lines__order_item", "status_changes"
+        "lines__order_item", "status_changes", "order__refunds__lines"
     )

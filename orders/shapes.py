@@ -4,12 +4,10 @@ sends)."""
 
 from decimal import Decimal
 
-from django.db.models import Sum
-
 from orders import contract
 from orders.contract import shape_dump
 from orders.intake import order_shape
-from orders.models import RETURN_REASON_NOT_GIVEN, DeliveryCase, OrderChange, RefundLine, ReturnRecord
+from orders.models import RETURN_REASON_NOT_GIVEN, DeliveryCase, OrderChange, ReturnRecord
 
 __all__ = ["actor_shape", "delivery_case_shape", "order_shape", "return_shape"]
 
@@ -33,12 +31,10 @@ def return_shape(*, record: ReturnRecord) -> dict[str, object]:
     move."""
     items = [line.order_item for line in record.lines.all()]
     # What the shop refunded of a line already (its own refunds) is not refunded again.
-    refunded = dict(
-        RefundLine.objects.filter(item__in=items)
-        .values("item")
-        .annotate(count=Sum("quantity"))
-        .values_list("item", "count")
-    )
+    refunded: dict[int, int] = {}
+    for refund in record.order.refunds.all():
+        for line in refund.lines.all():
+            refunded[line.item_id] = refunded.get(line.item_id, 0) + line.quantity
     amounts = [item.unit_price * max(item.quantity - refunded.get(item.pk, 0), 0) for item in items]
     return shape_dump(
         contract.Return,
@@ -52,6 +48,7 @@ def return_shape(*, record: ReturnRecord) -> dict[str, object]:
                 "title": item.title,
                 "quantity": item.quantity,
                 "unit_price": str(item.unit_price),
+                "shop_refunded_quantity": min(refunded.get(item.pk, 0), item.quantity),
                 "refund_amount": str(amount),
             }
             for item, amount in zip(items, amounts, strict=True)

@@ -54,8 +54,9 @@ READ_ONLY_ORDER_FIELDS = ("number", "source", "outcome")
 
 class OrderPut(ShopOrder):
     """The body of PUT /orders/{number}: the whole order as the shop has it now. An order as GET answered
-    it may be sent back unchanged: `number` (the address's), `source` and `outcome` are read only and
-    ignored, and so is `updated_at` when it is the one read."""
+    it may be sent back: `number` (the address's), `source` and `outcome` are read only and ignored. With
+    `source` (an order as read), `updated_at` is Bookly's: the order's now is ignored, any other is
+    refused (409, reason changed_since_read: the order changed since it was read)."""
 
     number: OrderNumber | None = Field(default=None, description="Read only: the number in the address.")
     source: OrderSource | None = Field(default=None, description="Read only: ignored.")

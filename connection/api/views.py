@@ -90,14 +90,19 @@ def _since(request):
     return moment, None
 
 
-def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dict[str, str]]]:
-    """The body without what an order read from the API holds beside the shop's fields, each checked:
-    `number` must be the address's (a JSON Lines line sent as it is has it too), `source` and `outcome`
-    one of theirs. `updated_at` is left out when it is Bookly's: in a body that carries `source` (an
-    order as read: a shop's own version never has it), or equal to the order's as read now. Kept as
-    Bookly's time, it would become the shop's time of the version, and a real older one be refused."""
+# Why a PUT of an order as read is refused: the order changed since (409 "order_conflict").
+CHANGED_SINCE_READ = "changed_since_read"
+
+
+def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dict[str, str]], bool]:
+    """The body without what an order read from the API holds beside the shop's fields, each checked
+    (problems by field): `number` must be the address's (a JSON Lines line sent as it is has it too),
+    `source` and `outcome` one of theirs. `updated_at` is Bookly's time when it is the order's as read
+    now (left out), and in a body that carries `source` (an order as read: a shop's own version never
+    has it), where any other time means the order changed since it was read (the third value: refused
+    with 409, never applied over the newer version nor taken for the shop's time)."""
     if not isinstance(data, dict):
-        return data, []  # the intake names it
+        return data, [], False  # the intake names it
     problems = []
     sent = data.get("number")
     if sent is not None and (
@@ -112,17 +117,21 @@ def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dic
         problems.append({"field": "outcome", "problem": "is read only: send it as read, or leave it out"})
     as_read = data.get("source") is not None
     data = {name: value for name, value in data.items() if name not in READ_ONLY_ORDER_FIELDS}
-    if as_read:
-        data.pop("updated_at", None)
-    elif isinstance(data.get("updated_at"), str) and len(data["updated_at"]) <= 40:
+    if "updated_at" not in data or (data["updated_at"] is None and not as_read):
+        return data, problems, False
+    read = None
+    if isinstance(data["updated_at"], str) and len(data["updated_at"]) <= 40:
         try:
             read = parse_datetime(data["updated_at"])
         except (ValueError, OverflowError):  # well formed but no real time: the intake names it
             read = None
-        order = order_get_by_number(number=number) if read is not None and read.tzinfo else None
-        if order is not None and read == order.updated_at:
-            del data["updated_at"]
-    return data, problems
+    order = order_get_by_number(number=number) if read is not None and read.tzinfo else None
+    if order is not None and read == order.updated_at:
+        del data["updated_at"]
+    elif as_read:
+        data.pop("updated_at")
+        return data, problems, order is not None  # a new order's number read elsewhere: nothing to undo
+    return data, problems, False
 
 
 def _page(view, request, items, shape):
@@ -148,13 +157,24 @@ class OrderView(StoreApiView):
         '(400, "code": "invalid_order"). A version that would undo what Bookly did (older than the one '
         'it has, a status moving back, an address changed here put back) is refused whole (409, "code": '
         '"order_conflict", "reason" saying which). An order as GET answered it may be sent back: `number`, '
-        "`source` and `outcome` are read only, and `updated_at` is ignored when it is the one read.",
+        "`source` and `outcome` are read only; with `source`, `updated_at` is Bookly's: ignored when it is "
+        'the order\'s now, refused when the order changed since it was read (409, "reason": '
+        '"changed_since_read").',
     )
     def put(self, request, number: str):
-        data, problems = _read_only_taken_out(request.data, number=number)
+        data, problems, changed_since_read = _read_only_taken_out(request.data, number=number)
         if problems:
             return api_error(
                 "invalid_order", "The order was not saved: fix the fields named.", 400, fields=problems
+            )
+        if changed_since_read:
+            return api_error(
+                "order_conflict",
+                "The order was not saved: it changed since it was read. Read it again and send that, or "
+                "send the shop's own version without source.",
+                409,
+                reason=CHANGED_SINCE_READ,
+                fields=[{"field": "updated_at", "problem": "is not the order's now: it changed since read"}],
             )
         try:
             incoming = incoming_order_clean(number=number, data=data)

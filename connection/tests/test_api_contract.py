@@ -90,12 +90,17 @@ def test_what_get_answers_can_be_put_back_unchanged_and_its_time_is_not_the_shop
     answered = again.json()
     assert shop.put(url, answered, content_type="application/json").json()["outcome"] == "unchanged"
 
-    # Read, then changed by the shop, then the old read sent back: its updated_at (Bookly's, older than
-    # the order's now) is still not taken for the shop's time.
+    # Read, then changed by the shop, then the old read sent back: refused whole, not applied over the
+    # newer version, and its updated_at (Bookly's) never taken for the shop's time.
     newer = {**ORDER_EXAMPLE, "carrier": "USPS", "updated_at": "2026-04-02T09:30:00Z"}
     assert shop.put(url, newer, content_type="application/json").json()["outcome"] == "updated"
-    shop.put(url, {**read, "updated_at": read["updated_at"]}, content_type="application/json")
-    assert Order.objects.get(number="BK-20001").shop_updated_at.isoformat() == "2026-04-02T09:30:00+00:00"
+    stale = shop.put(url, read, content_type="application/json")
+    assert (stale.status_code, stale.json()["error"]["reason"]) == (409, "changed_since_read")
+    order = Order.objects.get(number="BK-20001")
+    assert (order.carrier, order.shop_updated_at.isoformat()) == ("USPS", "2026-04-02T09:30:00+00:00")
+    # Read again, it goes back (changed) as it should.
+    fresh = {**shop.get(url).json(), "carrier": "DHL"}
+    assert shop.put(url, fresh, content_type="application/json").json()["carrier"] == "DHL"
 
 
 @pytest.mark.django_db

@@ -16,6 +16,7 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook, WebhookVerificationError
 
 from connection.deliveries import (
+    HOLD_NEW_EVENTS,
     MAX_ATTEMPTS,
     RETRY_DELAYS,
     EndpointRefused,
@@ -469,3 +470,38 @@ def test_an_endpoint_that_does_not_answer_gets_new_events_with_its_next_retry(
     assert first.attempts == 1 and first.last_status_code is None
     # Not one wasted attempt per event on a dead endpoint: the new one waits with the retry.
     assert (second.attempts, second.next_attempt_at) == (0, first.next_attempt_at)
+
+
+def test_an_endpoint_that_answers_again_is_sent_new_events_at_once_whatever_waits_from_before(
+    endpoint, receiver, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+        order_cancel(order=OrderFactory())
+    old, latest = WebhookDelivery.objects.order_by("id")
+    now = timezone.now()
+    # An event that got no answer 40 minutes ago waits for its 2-hour retry; the endpoint answered since.
+    WebhookDelivery.objects.filter(pk=old.pk).update(
+        status=DeliveryStatus.PENDING,
+        attempts=3,
+        last_status_code=None,
+        last_attempt_at=now - timedelta(minutes=40),
+        next_attempt_at=now + timedelta(hours=2),
+    )
+    WebhookDelivery.objects.filter(pk=latest.pk).update(last_attempt_at=now - timedelta(minutes=1))
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    assert WebhookDelivery.objects.order_by("id").last().status == DeliveryStatus.DELIVERED
+
+    # Had its latest attempt got no answer, a new event would wait (at most HOLD_NEW_EVENTS).
+    WebhookDelivery.objects.filter(pk=latest.pk).update(
+        status=DeliveryStatus.PENDING,
+        attempts=1,
+        last_status_code=None,
+        last_attempt_at=timezone.now(),
+        next_attempt_at=now + timedelta(hours=1),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory())
+    held = WebhookDelivery.objects.order_by("id").last()
+    assert held.attempts == 0 and held.next_attempt_at <= timezone.now() + HOLD_NEW_EVENTS

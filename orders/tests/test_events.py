@@ -89,4 +89,4 @@ def test_what_the_shop_refunded_of_a_line_already_is_not_asked_to_be_refunded_ag
     return_record_create(order=order, reason="Torn", items=[emma], today=TODAY)
 
     (line,) = _data(EventType.RETURN_CREATED)["return"]["items"]
-    assert (line["quantity"], line["refund_amount"]) == (2, "7.50")
+    assert (line["quantity"], line["shop_refunded_quantity"], line["refund_amount"]) == (2, 1, "7.50")

@@ -811,16 +811,17 @@
       storeOrigin = event.origin;
       var answer = function (outcome) {
         var told = (outcome && outcome.payload) || {};
+        // Whether the customer the page named is signed in now; null when the chat could not say (a limit,
+        // an error): the widget tells the store's page only of a sign-in the chat refused.
+        var signedIn = outcome && outcome.status === 200 ? told.signed_in === true : null;
         if (told.conversation_ended) {
           // The customer shown was signed out, or is another one now: their conversation is not
           // this person's to read. The page was drawn with it before the store said so.
           conversationGone();
         }
         settle();
-        // Whether the customer the page named is signed in now: the widget tells the store's page
-        // when not (its signature too old, or refused).
         event.source.postMessage(
-          { type: "bookly:ready", signedIn: told.signed_in === true, conversationEnded: Boolean(told.conversation_ended) },
+          { type: "bookly:ready", signedIn: signedIn, conversationEnded: Boolean(told.conversation_ended) },
           event.origin
         );
       };

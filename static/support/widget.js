@@ -138,11 +138,16 @@
   // Who the store says its customer is: the script tag's data-customer-* attributes, or what a
   // single-page shop passes to BooklyWidget.signIn() later.
   var signedIn = null;
-  // When the page handed over the signature held (by this browser's clock: the store's may differ).
+  // When the widget got the signature held (by this browser's clock: the store's may differ).
   var signedInAt = 0;
-  // Whether the last hello named a customer (the chat's answer says whether it took them).
+  // Moved on by each BooklyWidget.signIn(): a renewal or a hello begun before it gives way to it.
+  var generation = 0;
+  // Whether the last hello named a customer (the chat's answer says whether it took them), and the
+  // signature the store's page was last told about (once a signature).
   var named = false;
+  var endedFor = null;
   var RENEW_AFTER_MS = 60000;
+  var RENEW_TIMEOUT_MS = 2000; // the chat waits three seconds for the store's word on its customer
 
   function holdCustomer(customer) {
     signedIn = customer && customer.email && customer.signature
@@ -152,37 +157,70 @@
   }
   holdCustomer({ email: data.customerEmail, time: data.customerTime, signature: data.customerSignature });
 
+  function renewalUrl() {
+    try {
+      var url = new URL(data.customerSignatureUrl, window.location.href);
+      return url.origin === window.location.origin ? url.href : null; // the store's own address only
+    } catch (error) {
+      return null;
+    }
+  }
+
   // A signature held for more than a minute, renewed from the store's own address first when the page
   // gives one: a tab left open longer than a signature lasts still has its customer signed in when the
-  // chat is first opened, or its frame loaded again. Whatever goes wrong leaves the one held.
+  // chat is first opened, or its frame loaded again. No answer within two seconds, or one that is not a
+  // signature, leaves the one held; 401, 403, 204 or a redirect (to a login page) means nobody.
   function renewed() {
-    if (!signedIn || !data.customerSignatureUrl || Date.now() - signedInAt < RENEW_AFTER_MS) {
+    var asked = generation;
+    var url = signedIn && data.customerSignatureUrl && Date.now() - signedInAt >= RENEW_AFTER_MS && renewalUrl();
+    if (!url || typeof window.fetch !== "function") {
       return Promise.resolve();
     }
+    var controller = typeof AbortController === "function" ? new AbortController() : null;
+    var timer = controller && window.setTimeout(function () { controller.abort(); }, RENEW_TIMEOUT_MS);
+    var done = function () { window.clearTimeout(timer); };
     return window
-      .fetch(data.customerSignatureUrl, { credentials: "same-origin", headers: { Accept: "application/json" } })
+      .fetch(url, {
+        credentials: "same-origin",
+        cache: "no-store",
+        headers: { Accept: "application/json" },
+        signal: controller ? controller.signal : undefined,
+      })
       .then(function (response) {
-        if (response.status === 401 || response.status === 403 || response.status === 204) {
+        if (asked !== generation) {
+          return; // the page signed someone in or out meanwhile: its word stands
+        }
+        if (response.redirected || [401, 403, 204].indexOf(response.status) !== -1) {
           holdCustomer(null); // signed out of the store meanwhile
           return;
         }
-        return response.ok ? response.json().then(holdCustomer) : undefined;
+        return response.ok
+          ? response.json().then(function (customer) {
+              if (asked === generation && customer && customer.email && customer.signature) {
+                holdCustomer(customer);
+              }
+            })
+          : undefined;
       })
       .catch(function () {
-        // The store's address did not answer: the chat judges the signature held.
-      });
+        // No answer in time, or not JSON: the chat judges the signature held.
+      })
+      .then(done, done);
   }
 
   function hello() {
+    var asked = generation;
     renewed().then(function () {
-      if (frame && frame.contentWindow) {
-        named = Boolean(signedIn);
-        frame.contentWindow.postMessage({ type: "bookly:hello", customer: signedIn }, chatOrigin);
+      if (asked !== generation || !frame || !frame.contentWindow) {
+        return; // a newer hello (BooklyWidget.signIn) is on its way
       }
+      named = Boolean(signedIn);
+      frame.contentWindow.postMessage({ type: "bookly:hello", customer: signedIn }, chatOrigin);
     });
   }
 
   function signIn(customer) {
+    generation += 1;
     holdCustomer(customer);
     if (frame && frame.contentWindow) {
       hello(); // the chat signs the customer in (or out) at once
@@ -256,9 +294,11 @@
     var type = event.data && event.data.type;
     if (type === "bookly:ready") {
       window.clearTimeout(readyTimer);
-      if (named && event.data.signedIn === false) {
+      if (named && event.data.signedIn === false && endedFor !== signedIn) {
         // The customer the page named is not signed in to the chat: the page may hand a fresh
-        // signature (BooklyWidget.signIn) or sign them in again.
+        // signature (BooklyWidget.signIn). Once a signature: a page that answers with one that is
+        // refused too is not asked again and again.
+        endedFor = signedIn;
         window.dispatchEvent(
           new CustomEvent("bookly:sign-in-ended", { detail: { conversationEnded: Boolean(event.data.conversationEnded) } })
         );

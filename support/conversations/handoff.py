@@ -144,7 +144,7 @@ def conversation_handoff_request(
         already = conversation.status in PERSON_ANSWERS
         if not already:
             _start_waiting(conversation, reason=reason, note=note, now=now)
-        email_given = bool(email) and email != conversation.customer_email
+        email_given = bool(email) and email.casefold() != conversation.customer_email.casefold()
         if email:
             conversation.customer_email = email
         conversation.last_activity_at = now

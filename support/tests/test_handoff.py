@@ -110,18 +110,18 @@ class TestAskingForAPerson:
         given = customer.handoff({"email": "reader@example.com"}).json()
         assert given["email_needed"] is False
         assert "We'll also answer you at reader@example.com." in given["notice"]
+        assert _the_conversation().customer_email == "reader@example.com"
 
     def test_an_email_given_after_the_handoff_reaches_the_store_once(self, customer, claude):
         customer.handoff()
         customer.handoff({"email": "reader@example.com"})
-        customer.handoff({"email": "reader@example.com"})  # the same again: nothing new to tell
+        customer.handoff({"email": "Reader@Example.com"})  # the same again: nothing new to tell
 
         (handed_off,) = Event.objects.filter(type=EventType.CONVERSATION_HANDED_OFF)
         (given,) = Event.objects.filter(type=EventType.CONVERSATION_EMAIL_GIVEN)
         assert handed_off.data["conversation"]["customer_email"] == ""
         assert given.data["conversation"]["customer_email"] == "reader@example.com"
         assert given.data["conversation"]["id"] == handed_off.data["conversation"]["id"]
-        assert _the_conversation().customer_email == "reader@example.com"
 
     def test_someone_available_joins_shortly_until_they_go_idle(self, customer, claude, ana, settings):
         staff_availability_set(user=ana, available=True)
