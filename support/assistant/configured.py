@@ -8,9 +8,7 @@ from django.conf import settings
 from support.assistant.builtin.model import OfflineModel
 from support.assistant.prompts import faq_topics_published
 from support.insight.metrics import TURNS_ON_FALLBACK
-from support.llm.chat_completions import ChatCompletionsModel
 from support.llm.circuit import CircuitRecorded, circuit_lets_turn_through, circuit_open
-from support.llm.claude import AnthropicModel
 from support.llm.types import Model
 
 # The built-in model's configuration: it needs none of the providers' settings.
@@ -22,9 +20,15 @@ def _build_model(config: tuple) -> Model:
     backend, api_key, model, max_tokens, timeout, max_retries, base_url, content_format = config
     if backend == "offline":
         return OfflineModel(faq=faq_topics_published)
+    # Each provider's SDK is imported when that provider is first used (about a second of a process's
+    # start each: manage.py, the task worker and a store with the built-in model never pay it).
     if backend == "openai":
+        from support.llm.chat_completions import ChatCompletionsModel
+
         provider = partial(ChatCompletionsModel, content_format=content_format)
     else:
+        from support.llm.claude import AnthropicModel
+
         provider = AnthropicModel
     return CircuitRecorded(
         provider(

@@ -250,12 +250,16 @@ class _Background:
         from scipy.sparse import csr_matrix, hstack
         from sklearn.preprocessing import normalize
 
-        by_words = normalize(_WORD_HASHES.transform(words).log1p().multiply(self.word_weights).tocsr())
-        by_letters = normalize(_LETTER_HASHES.transform(words).log1p().multiply(self.letter_weights).tocsr())
+        word_hashes, letter_hashes = _hashes()
+        by_words = normalize(word_hashes.transform(words).log1p().multiply(self.word_weights).tocsr())
+        by_letters = normalize(letter_hashes.transform(words).log1p().multiply(self.letter_weights).tocsr())
         return hstack([by_words, by_letters, csr_matrix(meanings)]).tocsr()
 
 
+@functools.cache
 def _hashes():
+    """The classifier's two feature hashers (made when first used: scikit-learn takes about a second
+    to import, which a process that never reads the FAQ this way should not pay)."""
     from sklearn.feature_extraction.text import HashingVectorizer
 
     common = {"n_features": _HASHED_FEATURES, "alternate_sign": False, "norm": None}
@@ -263,9 +267,6 @@ def _hashes():
         HashingVectorizer(token_pattern=r"\S+", ngram_range=(1, 2), **common),  # noqa: S106
         HashingVectorizer(analyzer="char_wb", ngram_range=(3, 5), **common),
     )
-
-
-_WORD_HASHES, _LETTER_HASHES = _hashes()
 
 
 @functools.cache
@@ -293,8 +294,8 @@ def _background() -> _Background:
             for word, count in Counter(w for text in words for w in set(text.split())).items()
             if count > _COMMON * len(words)
         ),
-        word_weights=weights(_WORD_HASHES),
-        letter_weights=weights(_LETTER_HASHES),
+        word_weights=weights(_hashes()[0]),
+        letter_weights=weights(_hashes()[1]),
         features=None,
     )
     return replace(background, features=background.featured(words, background.meanings))
