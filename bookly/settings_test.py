@@ -3,9 +3,37 @@
 import os
 
 os.environ.setdefault("DJANGO_SECRET_KEY", "test-only-not-secret")
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # One thread of arithmetic per test worker: the workers are already one per core, and numpy's
+    # OpenBLAS, a thread per core in each, spun against the others (the built-in model's evaluations
+    # ran 5 to 25 times slower on two cores). Read when numpy is first imported, which is after this.
+    for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
+        os.environ.setdefault(variable, "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
 
 from bookly.settings import *  # noqa: F403
 from store.clock import DEMO_TODAY
+
+
+def _redis_url_of_this_worker(url: str, worker: str) -> str:
+    """pytest-xdist's worker `gwN` uses the Redis database N places after the one named (every test
+    clears the cache, and Redis clears a whole database): workers never see each other's keys. Set in
+    the environment, so that the processes a test starts (gunicorn, qcluster) share the worker's."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    number = int(parts.path.strip("/") or 0) + int(worker.removeprefix("gw"))
+    if number > 15:
+        raise SystemExit(f"bookly tests: worker {worker} needs Redis database {number}: run fewer workers")
+    return urlunsplit(parts._replace(path=f"/{number}"))
+
+
+if REDIS_URL and os.environ.get("PYTEST_XDIST_WORKER"):  # noqa: F405
+    REDIS_URL = _redis_url_of_this_worker(REDIS_URL, os.environ["PYTEST_XDIST_WORKER"])  # noqa: F405
+    os.environ["REDIS_URL"] = CACHES["default"]["LOCATION"] = REDIS_URL  # noqa: F405
+    if "redis" in Q_CLUSTER:  # noqa: F405
+        Q_CLUSTER["redis"] = REDIS_URL  # noqa: F405
 
 # Templates resolve {% static %} without a collectstatic manifest.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405

@@ -30,13 +30,15 @@ VARIABLE = re.compile(
     r"(?<!\w)(?:(?:BOOKLY|DJANGO|ANTHROPIC|OPENAI|GUNICORN)_[A-Z0-9_*]*[A-Z0-9*]"
     r"|DATABASE_URL|REDIS_URL|EMAIL_URL|EMAIL_TIMEOUT|DEFAULT_FROM_EMAIL|WEB_CONCURRENCY)(?![\w*])"
 )
-# Where a variable is read: the settings, gunicorn's configuration and worker, and scripts/run.
+# Where a variable is read: the settings, gunicorn's configuration and worker, scripts/run, and for
+# contributors scripts/test.
 VARIABLE_SOURCES = [
     ".env.example",
     "bookly/settings.py",
     "gunicorn.conf.py",
     "bookly/gunicorn_worker.py",
     "scripts/run",
+    "scripts/test",
 ]
 # Named in the docs' examples of the shop's own code, which Bookly does not read.
 SHOPS_OWN_VARIABLES = {

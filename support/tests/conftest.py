@@ -14,8 +14,9 @@ def messages_stub():
 
 
 @pytest.fixture
-def claude(messages_stub, settings):
-    """The real SDK path, pointed at the local Messages API stub (never the network)."""
+def claude(messages_stub, settings, db):
+    """The real SDK path, pointed at the local Messages API stub (never the network). With the database:
+    a provider's calls go through its circuit, kept in the cache (Redis in the PostgreSQL leg)."""
     messages_stub.reset()
     settings.BOOKLY_LLM = "anthropic"
     settings.ANTHROPIC_API_KEY = "sk-ant-test-not-a-key"
@@ -33,8 +34,9 @@ def completions_stub():
 
 
 @pytest.fixture
-def openai_model(completions_stub, settings):
-    """BOOKLY_LLM=openai with a server of the store's own (as for Ollama or vLLM), here the stub."""
+def openai_model(completions_stub, settings, db):
+    """BOOKLY_LLM=openai with a server of the store's own (as for Ollama or vLLM), here the stub. With
+    the database, as `claude`."""
     completions_stub.reset()
     settings.BOOKLY_LLM = "openai"
     settings.OPENAI_API_KEY = ""

@@ -60,6 +60,8 @@ document.addEventListener("securitypolicyviolation", (event) => {
 # restores what migrations created (the support staff group) after each flush.
 pytestmark = [
     pytest.mark.browser,
+    # What a page shows and does is the same on either database: the SQLite leg alone drives the browser.
+    pytest.mark.one_leg,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.usefixtures("demo_data"),
 ]

@@ -123,7 +123,10 @@ def test_cached_prompt_tokens_are_counted_as_cache_reads(openai_model, customer)
         ("http://localhost:11434/v1", "max_tokens"),
     ],
 )
-def test_openai_itself_is_sent_max_completion_tokens_and_other_servers_max_tokens(settings, base_url, field):
+def test_openai_itself_is_sent_max_completion_tokens_and_other_servers_max_tokens(
+    settings, db, base_url, field
+):
+    # db: get_model() reads the provider's circuit, kept in the cache (Redis in the PostgreSQL leg).
     settings.BOOKLY_LLM, settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "openai", "sk-test", base_url
     assert get_model().max_tokens_field == field
 

@@ -14,6 +14,10 @@ from support.testing.metric_counts import Counts
 
 DOWN = [ErrorReply(529, "overloaded_error")] * 2  # a turn's call and its one retry
 
+# The circuit lives in the cache (Redis in the PostgreSQL + Redis leg): every test here is given the
+# database so that it runs in both legs (docs/contributors.md, "Two legs").
+pytestmark = pytest.mark.django_db
+
 
 @pytest.fixture
 def threshold(settings):
