@@ -78,7 +78,12 @@ def _transactional(item: pytest.Item) -> bool:
     marker = item.get_closest_marker("django_db")
     if marker is not None and validate_django_db(marker)[0]:
         return True
-    return not {"transactional_db", "live_server"}.isdisjoint(getattr(item, "fixturenames", ()))
+    return not {
+        "transactional_db",
+        "live_server",
+        "django_db_reset_sequences",
+        "django_db_serialized_rollback",
+    }.isdisjoint(getattr(item, "fixturenames", ()))
 
 
 _FLUSHED = pytest.StashKey[bool]()

@@ -10,6 +10,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "RAYON_NUM_THREADS"):
         os.environ.setdefault(variable, "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # gunicorn's control socket is one path per user: the servers tests start at once would share it.
+    os.environ.setdefault("GUNICORN_CMD_ARGS", "--no-control-socket")
 
 
 from bookly.settings import *  # noqa: F403
@@ -30,7 +32,12 @@ def _redis_url_of_this_worker(url: str, worker: str) -> str:
 
 
 if REDIS_URL and os.environ.get("PYTEST_XDIST_WORKER"):  # noqa: F405
-    REDIS_URL = _redis_url_of_this_worker(REDIS_URL, os.environ["PYTEST_XDIST_WORKER"])  # noqa: F405
+    # From the run's own URL, kept aside: a process a test starts on these settings inherits both the
+    # worker's name and its REDIS_URL, and must not add the worker's number twice.
+    REDIS_URL = _redis_url_of_this_worker(
+        os.environ.setdefault("REDIS_URL_BEFORE_WORKERS", REDIS_URL),  # noqa: F405
+        os.environ["PYTEST_XDIST_WORKER"],
+    )
     os.environ["REDIS_URL"] = CACHES["default"]["LOCATION"] = REDIS_URL  # noqa: F405
     if "redis" in Q_CLUSTER:  # noqa: F405
         Q_CLUSTER["redis"] = REDIS_URL  # noqa: F405

@@ -15,7 +15,7 @@ def run_manage(*args, **env_overrides):
     env = {
         key: value
         for key, value in os.environ.items()
-        if not key.startswith(("DJANGO_", "BOOKLY_", "DATABASE_URL"))
+        if not key.startswith(("DJANGO_", "BOOKLY_", "DATABASE_URL", "REDIS_URL"))
     }
     env.update(env_overrides)
     return subprocess.run(

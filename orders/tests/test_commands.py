@@ -35,7 +35,7 @@ def test_a_fresh_database_always_gets_the_demo_on_first_set_up(tmp_path):
     for attempt in range(3):
         database = tmp_path / f"fresh-{attempt}.sqlite3"
         env = {
-            **os.environ,
+            **{key: value for key, value in os.environ.items() if not key.startswith("REDIS_URL")},
             "PYTHONUNBUFFERED": "1",
             "DATABASE_URL": f"sqlite:///{database}",
             "DJANGO_SETTINGS_MODULE": "bookly.settings_test",

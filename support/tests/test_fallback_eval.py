@@ -45,7 +45,6 @@ def test_the_real_wording_is_every_message_of_the_routing_and_resolution_sets():
     assert len(_real_wording()) > 2000
 
 
-@pytest.mark.one_leg  # an evaluation: the same figures on either database (docs/contributors.md, "Two legs")
 @pytest.mark.slow  # two turns for every message of its share of the routing and resolution sets
 @pytest.mark.parametrize("shard", range(SHARDS), ids=lambda shard: f"share {shard + 1} of {SHARDS}")
 def test_the_built_in_models_replies_to_real_wording_are_never_replaced(demo_data, settings, shard):

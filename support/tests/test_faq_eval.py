@@ -113,7 +113,6 @@ def test_the_set_is_ten_topics_staff_could_save_and_30_messages_each_none_an_exa
     assert not [case["text"] for case in cases if case["text"].casefold() in examples]
 
 
-@pytest.mark.one_leg  # an evaluation: the same figures on either database (docs/contributors.md, "Two legs")
 def test_run_evals_faq_prints_each_topic_and_holds_the_figures_at_their_floor():
     published = list(PolicyEntry.objects.values_list("topic", flat=True))
     out = StringIO()

@@ -25,7 +25,6 @@ TARGETS = {"in scope, served": 0.97, "out of scope, refused or redirected": 0.97
 SETS = routing_sets()
 
 
-@pytest.mark.one_leg  # an evaluation: the same figures on either database (docs/contributors.md, "Two legs")
 @pytest.mark.parametrize("name", SETS)
 def test_the_offline_model_routes_customers_own_words(name):
     report = routing_evaluate(
@@ -41,7 +40,6 @@ def test_the_offline_model_routes_customers_own_words(name):
 DEAD_END_TARGET = 0.03
 
 
-@pytest.mark.one_leg  # an evaluation: the same figures on either database (docs/contributors.md, "Two legs")
 @pytest.mark.parametrize("name", resolution_sets())
 def test_store_requests_rarely_end_at_a_dead_end(name):
     cases = resolution_sets()[name]
