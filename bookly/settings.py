@@ -237,6 +237,14 @@ BOOKLY_CHANGES_THROUGH_SHOP = [
     if SHOP_WRITE_BACK and key
 ]
 
+# The countries an unshipped order may be re-addressed to besides its own (ISO 3166 codes, or * for
+# any): by default none, as a change abroad changes its rates, duties and carrier (a person can).
+BOOKLY_ADDRESS_CHANGE_COUNTRIES = frozenset(
+    code.strip().upper() for code in env.list("BOOKLY_ADDRESS_CHANGE_COUNTRIES", default=[]) if code.strip()
+)
+if any(not re.fullmatch(r"[A-Z]{2}|\*", code) for code in BOOKLY_ADDRESS_CHANGE_COUNTRIES):
+    raise SystemExit("bookly: BOOKLY_ADDRESS_CHANGE_COUNTRIES lists ISO 3166 country codes (AU,NZ) or *.")
+
 # The shape of the store's order numbers, a regular expression an order number matches whole, and one
 # number of that shape for the assistant's "it looks like …" (the demo's: BK- and 4 to 6 digits).
 BOOKLY_ORDER_NUMBER_PATTERN = env.str("BOOKLY_ORDER_NUMBER_PATTERN", default=r"BK-[0-9]{4,6}")

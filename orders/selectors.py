@@ -3,8 +3,10 @@ from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
 
+from django.conf import settings
 from django.db.models import Max, Q
 
+from orders.addresses import country_name
 from orders.models import (
     ITEM_PROBLEMS,
     RETURN_STATUSES_RELEASING_ITEMS,
@@ -205,6 +207,8 @@ class ChangeCode(StrEnum):
     HAS_RETURNS = "has_returns"
     # A change asked of the shop that keeps the order, not made yet: the next waits for it.
     AWAITING_SHOP = "awaiting_shop"
+    # A new address in another country than the order's, where the store does not ship it (a person can).
+    OTHER_COUNTRY = "other_country"
 
 
 @dataclass(frozen=True)
@@ -300,6 +304,22 @@ def order_change_check(*, order: Order, kind: OrderChangeKind) -> OrderChangeChe
         return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])
     status = OrderStatus(order.status)
     return OrderChangeCheck(order, kind, _CHANGE_CODES[status], _CHANGE_REFUSALS[(kind, status)])
+
+
+def order_address_country_check(*, order: Order, country: str) -> OrderChangeCheck:
+    """Whether the order may be sent to an address in `country` (ISO 3166 code): within its own country
+    always (an order with no country on file, too); to another only where the store's shipping allows it
+    (settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES: the countries, or "*"), as its rates, duties and carrier
+    are the order's country's. Refused, it says so in words and offers a person."""
+    kind = OrderChangeKind.ADDRESS_CHANGED
+    allowed = settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES
+    if not order.ship_country or country == order.ship_country or "*" in allowed or country in allowed:
+        return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])
+    reason = (
+        f"The store ships order {order.number} within {country_name(order.ship_country)}; a change to "
+        f"{country_name(country)} needs our team."
+    )
+    return OrderChangeCheck(order, kind, ChangeCode.OTHER_COUNTRY, reason)
 
 
 class ProblemCode(StrEnum):

@@ -49,6 +49,7 @@ from orders.selectors import (
     ItemEligibility,
     ReturnEligibility,
     delivery_problem_check,
+    order_address_country_check,
     order_change_check,
     order_return_eligibility,
 )
@@ -383,6 +384,9 @@ def order_shipping_address_change(
         before = shipping_address_of(order=locked)
         if before == address:
             raise OrderChangeNotAllowed(ADDRESS_UNCHANGED, "This order already ships to that address.")
+        abroad = order_address_country_check(order=locked, country=address.country)
+        if not abroad.allowed:
+            raise OrderChangeNotAllowed(abroad.code, abroad.reason)
         change = _recorded(
             locked,
             kind=OrderChangeKind.ADDRESS_CHANGED,

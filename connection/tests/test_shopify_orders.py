@@ -125,7 +125,7 @@ def test_an_order_from_brazil_keeps_its_country_region_and_currency():
                "country_code": "BR", "name": "Maria Souza"}  # fmt: skip
     order = taken(shopify(shipping_address=address, currency="BRL"))
     assert order.currency == "BRL"
-    assert order.address.one_line() == "Maria Souza, Av. Paulista 1000, São Paulo, SP 01310-100, Brazil"
+    assert order.address.one_line() == "Maria Souza, Av. Paulista 1000, São Paulo-SP, 01310-100, Brazil"
 
 
 @pytest.mark.parametrize(

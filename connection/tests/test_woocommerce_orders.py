@@ -45,7 +45,7 @@ def test_the_documented_order_in_the_united_states_is_taken_as_it_is():
 def test_the_documented_order_in_brazil_is_taken_completed_as_shipped():
     order = taken(BRAZIL, "723")
     assert (order.customer_name, order.status, order.total) == ("João Silva", "shipped", Decimal("39.00"))
-    assert order.address.one_line() == "João Silva, Av. Brasil, 432, Rio de Janeiro, RJ 12345-000, Brazil"
+    assert order.address.one_line() == "João Silva, Av. Brasil, 432, Rio de Janeiro-RJ, 12345-000, Brazil"
 
 
 def test_tracking_from_the_shipment_tracking_extension_and_the_statuses_read_as_documented():

@@ -42,7 +42,7 @@ class TestOrderAdminForSupportStaff:
         order = OrderFactory(total="189.90", currency="BRL", **address)
         assert "R$189.90" in staff_client.get("/admin/orders/order/").content.decode()
         html = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
-        assert "BRL" in html and "São Paulo, SP 01310-100, Brazil" in html
+        assert "BRL" in html and "São Paulo-SP, 01310-100, Brazil" in html
 
     def test_an_order_shipped_in_parts_shows_each_parcel_and_the_shops_refunds(self, staff_client):
         parcels = [

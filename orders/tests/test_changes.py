@@ -103,7 +103,8 @@ class TestShippingAddressClean:
         address = shipping_address_clean(fields={**NEW_ADDRESS, "state": "illinois", "zip": "62701-1234"})
         assert (address.state, address.zip) == ("IL", "62701-1234")
         assert shipping_address_clean(fields={**NEW_ADDRESS, "state": "il."}).state == "IL"
-        assert shipping_address_clean(fields={**NEW_ADDRESS, "state": "District of Columbia"}).state == "DC"
+        washington = {**NEW_ADDRESS, "city": "Washington", "state": "District of Columbia", "zip": "20001"}
+        assert shipping_address_clean(fields=washington).state == "DC"
 
     def test_second_line_is_optional(self):
         address = shipping_address_clean(fields={**NEW_ADDRESS, "line2": ""})
@@ -114,24 +115,205 @@ class TestShippingAddressClean:
         missing_in_the_us = _problems({"country": "US"})
         assert missing_in_the_us == {name: "is required" for name in ("to", "line1", "city", "state", "zip")}
 
-    def test_an_address_abroad_keeps_its_region_as_written_and_its_postal_code(self):
-        address = shipping_address_clean(fields=ADDRESS_IN_BRAZIL)
-        assert (address.state, address.zip, address.country) == ("SP", "01310-100", "BR")
-        assert address.one_line() == "Maria Souza, Av. Paulista 1000, São Paulo, SP 01310-100, Brazil"
-        by_name = shipping_address_clean(
-            fields={**ADDRESS_IN_BRAZIL, "country": "brazil", "state": "São Paulo"}
-        )
-        assert (by_name.country, by_name.state) == ("BR", "São Paulo")
+    @pytest.mark.parametrize(
+        ("fields", "read_back"),
+        [
+            (
+                {
+                    "to": "Ryan Waldon",
+                    "line1": "12 Marcus Clarke Street",
+                    "line2": "Unit 4",
+                    "city": "Canberra",
+                    "state": "act",
+                    "zip": "2601",
+                    "country": "AU",
+                },
+                "Ryan Waldon, 12 Marcus Clarke Street, Unit 4, Canberra ACT 2601, Australia",
+            ),
+            (
+                {
+                    "to": "Sherlock Holmes",
+                    "line1": "221B Baker Street",
+                    "city": "London",
+                    "zip": "nw1 6xe",
+                    "country": "united kingdom",
+                },
+                "Sherlock Holmes, 221B Baker Street, London, NW1 6XE, United Kingdom",
+            ),
+            (
+                {
+                    "to": "Chinedu Okafor",
+                    "line1": "15 Allen Avenue",
+                    "city": "Ikeja",
+                    "state": "Lagos",
+                    "zip": "100001",
+                    "country": "NG",
+                },
+                "Chinedu Okafor, 15 Allen Avenue, Ikeja 100001, Lagos, Nigeria",
+            ),
+            (ADDRESS_IN_BRAZIL, "Maria Souza, Av. Paulista 1000, São Paulo-SP, 01310-100, Brazil"),
+            (
+                {
+                    "to": "Sophie Martin",
+                    "line1": "1 Rue Cler",
+                    "city": "Paris",
+                    "zip": "75007",
+                    "country": "FR",
+                },
+                "Sophie Martin, 1 Rue Cler, 75007 Paris, France",
+            ),
+            (
+                {
+                    "to": "Hans Müller",
+                    "line1": "Unter den Linden 5",
+                    "city": "Berlin",
+                    "zip": "10117",
+                    "country": "DE",
+                },
+                "Hans Müller, Unter den Linden 5, 10117 Berlin, Germany",
+            ),
+            (
+                {
+                    "to": "Yuki Tanaka",
+                    "line1": "1-2-3 Shibuya",
+                    "city": "Shibuya-ku",
+                    "state": "tokyo",
+                    "zip": "150-0002",
+                    "country": "JP",
+                },
+                "Yuki Tanaka, 1-2-3 Shibuya, Shibuya-ku, Tokyo, 150-0002, Japan",
+            ),
+            (
+                {
+                    "to": "Emma Tremblay",
+                    "line1": "100 Rue Sainte-Catherine",
+                    "city": "Montréal",
+                    "state": "QC",
+                    "zip": "h3b 1a7",
+                    "country": "CA",
+                },
+                "Emma Tremblay, 100 Rue Sainte-Catherine, Montréal QC H3B 1A7, Canada",
+            ),
+            (
+                {
+                    "to": "Aarav Shah",
+                    "line1": "12 MG Road",
+                    "city": "Bengaluru",
+                    "state": "Karnataka",
+                    "zip": "560001",
+                    "country": "IN",
+                },
+                "Aarav Shah, 12 MG Road, Bengaluru 560001, Karnataka, India",
+            ),
+            (
+                {
+                    "to": "Liam Byrne",
+                    "line1": "12 Grafton Street",
+                    "city": "Dublin 2",
+                    "zip": "D02 XY45",
+                    "country": "IE",
+                },
+                "Liam Byrne, 12 Grafton Street, Dublin 2, D02 XY45, Ireland",
+            ),
+            (
+                {
+                    "to": "Juan Pérez",
+                    "line1": "Av. Reforma 222",
+                    "city": "Ciudad de México",
+                    "state": "CDMX",
+                    "zip": "06600",
+                    "country": "MX",
+                },
+                "Juan Pérez, Av. Reforma 222, 06600 Ciudad de México, CDMX, Mexico",
+            ),
+            (
+                {
+                    "to": "Mei Chan",
+                    "line1": "8 Finance Street",
+                    "city": "Central",
+                    "state": "Hong Kong Island",
+                    "country": "HK",
+                },
+                "Mei Chan, 8 Finance Street, Central, Hong Kong Island, Hong Kong",
+            ),
+        ],
+    )
+    def test_an_address_of_any_country_is_taken_by_its_rules_and_read_back_as_it_writes_it(
+        self, fields, read_back
+    ):
+        assert shipping_address_clean(fields=fields).one_line() == read_back
 
-    def test_abroad_the_region_and_postal_code_may_be_missing_and_a_postal_code_is_upper_case(self):
-        hong_kong = shipping_address_clean(
-            fields={**ADDRESS_IN_BRAZIL, "state": "", "zip": "", "country": "HK"}
+    @pytest.mark.parametrize(
+        ("fields", "problems"),
+        [
+            # Australia requires the state and postcode, and a postcode of the state given
+            (
+                {"to": "Ryan Waldon", "line1": "12 Marcus Clarke St", "city": "Canberra", "country": "AU"},
+                {
+                    "state": "is required for an address in Australia",
+                    "zip": "is required for an address in Australia",
+                },
+            ),
+            (
+                {
+                    "to": "Ryan Waldon",
+                    "line1": "12 Marcus Clarke St",
+                    "city": "Canberra",
+                    "state": "ACT",
+                    "zip": "3000",
+                    "country": "AU",
+                },
+                {"zip": "must be a postal code in ACT, Australia, like 0200"},
+            ),
+            (
+                {
+                    "to": "Ryan Waldon",
+                    "line1": "12 Marcus Clarke St",
+                    "city": "Canberra",
+                    "state": "Canberra",
+                    "zip": "2601",
+                    "country": "AU",
+                },
+                {"state": "must be a state of Australia, like ACT or Australian Capital Territory"},
+            ),
+            # a British postcode has its shape; Spain requires the province
+            (
+                {
+                    "to": "Sherlock Holmes",
+                    "line1": "221B Baker St",
+                    "city": "London",
+                    "zip": "12345",
+                    "country": "GB",
+                },
+                {"zip": "must be a postal code in the United Kingdom, like EC1Y 8SY"},
+            ),
+            (
+                {
+                    "to": "Lucía García",
+                    "line1": "Calle Mayor 10",
+                    "city": "Madrid",
+                    "zip": "28013",
+                    "country": "ES",
+                },
+                {"state": "is required for an address in Spain"},
+            ),
+        ],
+    )
+    def test_a_country_s_rules_are_said_by_field(self, fields, problems):
+        assert _problems(fields) == problems
+
+    def test_a_region_named_is_kept_by_its_code_as_the_shops_take_it(self):
+        by_name = shipping_address_clean(
+            fields={**ADDRESS_IN_BRAZIL, "country": "brazil", "state": "são paulo"}
         )
-        assert hong_kong.one_line() == "Maria Souza, Av. Paulista 1000, São Paulo, Hong Kong"
-        london = shipping_address_clean(
-            fields={**ADDRESS_IN_BRAZIL, "state": "", "zip": "sw1a 1aa", "country": "GB"}
+        assert (by_name.country, by_name.state) == ("BR", "SP")
+
+    def test_the_region_and_postal_code_may_be_missing_where_the_country_has_none(self):
+        dublin = {"to": "Liam Byrne", "line1": "12 Grafton Street", "city": "Dublin", "country": "IE"}
+        assert (
+            shipping_address_clean(fields=dublin).one_line()
+            == "Liam Byrne, 12 Grafton Street, Dublin, Ireland"
         )
-        assert london.zip == "SW1A 1AA"
 
     def test_a_pasted_line_break_becomes_a_space(self):
         assert shipping_address_clean(fields={**NEW_ADDRESS, "line1": "12 Elm St\n"}).line1 == "12 Elm St"
@@ -350,3 +532,20 @@ def test_an_order_without_an_email_is_changed_and_no_email_is_written(django_cap
     # Not even with the address a missing order is compared with (so both cost the same).
     assert order_get_for_customer(order_number=order.number, email="no-such-order@invalid") is None
     assert not order_list_for_customer(email="").exists()
+
+
+@pytest.mark.django_db
+def test_an_order_is_never_sent_to_another_country_than_the_store_ships_it_to(settings):
+    order = OrderFactory(status=OrderStatus.PROCESSING, ship_country="US")
+    london = ShippingAddress(to="Ana Diaz", line1="221B Baker Street", line2="", city="London", state="",
+                             zip="NW1 6XE", country="GB")  # fmt: skip
+    with pytest.raises(OrderChangeNotAllowed) as refused:
+        order_shipping_address_change(order=order, address=london)
+    assert refused.value.code == "other_country"
+    order.refresh_from_db()
+    assert order.ship_country == "US" and not OrderChange.objects.filter(order=order).exists()
+
+    settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES = frozenset({"GB"})
+    order_shipping_address_change(order=order, address=london)
+    order.refresh_from_db()
+    assert (order.ship_city, order.ship_country) == ("London", "GB")

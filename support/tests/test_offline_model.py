@@ -612,8 +612,14 @@ ERROR_REPLIES = {
     ),
     ToolError.INVALID_ADDRESS: (
         "check_address_change",
-        {"problems": [{"field": "new_address.zip"}, {"field": "new_address.to"}]},
-        "the recipient's name and ZIP or postal code are missing or not right",
+        {
+            "problems": [
+                {"field": "new_address.zip", "problem": "must be a postal code in Australia, like 2060"},
+                {"field": "new_address.to", "problem": "is required"},
+            ]
+        },
+        "the recipient's name is required and the ZIP or postal code must be a postal code in Australia, "
+        "like 2060",
     ),
     ChangeCode.SHIPPED: (
         "cancel_order",
@@ -630,6 +636,11 @@ ERROR_REPLIES = {
         "change_shipping_address",
         {"message": "The store is already cancelling it: you will get an email once it is cancelled."},
         "The store is already cancelling it: you will get an email once it is cancelled.",
+    ),
+    ChangeCode.OTHER_COUNTRY: (
+        "check_address_change",
+        {"message": "The store ships order BK-10042 within Australia; a change to Japan needs our team."},
+        "The store ships order BK-10042 within Australia; a change to Japan needs our team. Would you like",
     ),
     ChangeCode.HAS_RETURNS: (
         "cancel_order",

@@ -228,6 +228,28 @@ def test_a_malformed_address_is_named_by_field_without_echo_and_not_kept(
     assert order().ship_line1 == "418 Maple Avenue"
 
 
+def test_an_address_in_another_country_is_refused_and_never_made_whatever_the_model_does(model_api, customer):
+    london = {"to": "Sarah Chen", "line1": "221B Baker Street", "city": "London", "zip": "NW1 6XE",
+              "country": "United Kingdom"}  # fmt: skip
+    model_api.reset(
+        message(tool_use("check_address_change", {**SARAH_PROCESSING, "new_address": london})),
+        message(text("It would go to London. Shall I?")),
+    )
+    customer.send("Send BK-10103 to 221B Baker Street, London NW1 6XE, UK please, sarah.chen@example.com")
+    [result] = tool_results(model_api.sent[1])
+    model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
+    customer.send("yes")
+
+    assert (result["changeable"], result["offer_person"]) == (False, True)
+    assert result["reason"] == (
+        "The store ships order BK-10103 within the United States; a change to the United Kingdom needs our "
+        "team."
+    )
+    assert "new_address" not in result  # nothing read back as if it could be made
+    assert tool_results(model_api.sent[1])[0]["error"] == "check_not_done"
+    assert (order().ship_line1, order().ship_country) == ("418 Maple Avenue", "US")
+
+
 def test_the_address_is_told_only_with_the_email_on_the_order(model_api, customer):
     model_api.reset(
         message(

@@ -76,6 +76,7 @@ def test_the_schemas_keep_what_the_model_needs():
         "city",
         "state",
         "zip",
+        "country",
     }
     for schema in by_name.values():
         assert schema["additionalProperties"] is False

@@ -44,6 +44,22 @@ _ADDRESS_FIELD_WORDS = {
 }
 
 
+def _address_problems(result: dict) -> str:
+    """What is wrong with each field of an address, in the store's words: "the state or region must be a
+    state of Australia, like ACT or Australian Capital Territory"."""
+    problems = {
+        problem.get("field"): problem.get("problem")
+        for problem in result.get("problems", [])
+        if isinstance(problem, dict) and isinstance(problem.get("problem"), str)
+    }
+    said = [
+        f"the {words} {problems[f'new_address.{field}']}"
+        for field, words in _ADDRESS_FIELD_WORDS.items()
+        if f"new_address.{field}" in problems
+    ]
+    return joined(said) or "the address is missing or not right"
+
+
 def error_reply(result: dict) -> str:
     """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
     code, message = result.get("error"), result.get("message", "")
@@ -89,13 +105,10 @@ def error_reply(result: dict) -> str:
         case ToolError.NOT_CONFIRMED:
             return "I haven't changed your order yet. Please reply yes or no."
         case ToolError.INVALID_ADDRESS:
-            named = [
-                words for field, words in _ADDRESS_FIELD_WORDS.items() if f"new_address.{field}" in fields
-            ]
-            verb = "are" if len(named) > 1 else "is"
-            missing = joined(named) or "address"
             asked = ask(Waiting.ADDRESS, ASK_ADDRESS)
-            return f"I couldn't use that address: the {missing} {verb} missing or not right. {asked}"
+            return f"I couldn't use that address: {_address_problems(result)}. {asked}"
+        case ChangeCode.OTHER_COUNTRY:
+            return f"{message} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}".strip()
         case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED | ChangeCode.HAS_RETURNS:
             return f"I couldn't make that change. {message}".strip()
         case ChangeCode.AWAITING_SHOP:

@@ -13,7 +13,7 @@ from orders.addresses import (
     shipping_address_of,
 )
 from orders.models import OrderChangeKind, OrderChangeState
-from orders.selectors import order_change_check
+from orders.selectors import order_address_country_check, order_change_check
 from orders.services import ADDRESS_UNCHANGED, OrderChangeNotAllowed
 from support.assistant.capabilities.base import (
     Capability,
@@ -60,6 +60,7 @@ class AddressFields(ToolArguments):
     city: _Field = None
     state: _Field = None
     zip: _Field = None
+    country: _Field = None
 
 
 class CheckAddressChangeArguments(ToolArguments):
@@ -69,8 +70,9 @@ class CheckAddressChangeArguments(ToolArguments):
         AddressFields,
         Field(
             description=(
-                "Only what changes (to: recipient, line2: unit); the rest is kept as on the order, but a new "
-                "line1 drops line2 and a new city or state needs zip."
+                "Only what changes (to: recipient, line2: unit, state: region, zip: postal code); the "
+                "rest is kept as on the order, but a new line1 drops line2 and a new city or state needs "
+                "zip. country only as the customer wrote it, never guessed."
             )
         ),
     ]
@@ -102,6 +104,9 @@ def check_address_change(args: CheckAddressChangeArguments, context: ToolContext
         return ToolOutcome(
             {**result, "reason": "This order already ships to that address.", "unchanged": True}
         )
+    abroad = order_address_country_check(order=order, country=address.country)
+    if not abroad.allowed:
+        return ToolOutcome({**result, "changeable": False, "reason": abroad.reason, "offer_person": True})
     pending[order.number] = {"turn": context.turn, "address": address.as_fields()}
     return ToolOutcome(
         {
@@ -213,8 +218,9 @@ CAPABILITY = Capability(
         Tool(
             name="check_address_change",
             description=(
-                "Whether an order can go to a new US address (only until it ships), the whole address "
-                "checked. Read new_address back, ask yes or no. Must pass before change_shipping_address."
+                "Whether an order can go to a new address (only until it ships), the whole address "
+                "checked by its country's rules. Read new_address back, ask yes or no. Must pass before "
+                "change_shipping_address."
             ),
             arguments=CheckAddressChangeArguments,
             handler=check_address_change,

@@ -35,9 +35,10 @@ def returns_sentences(returns: list) -> list[str]:
 
 def cannot_change_reply(result: dict[str, Any]) -> str:
     """An order that can no longer change: the store's reason, and a person offered when it is on its way
-    (staff may still reach the carrier)."""
+    (staff may still reach the carrier) or the result says one can help (an address abroad)."""
     reason = result.get("reason", "")
-    offer = f" {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if result.get("order_status") == "shipped" else ""
+    person = result.get("order_status") == "shipped" or result.get("offer_person")
+    offer = f" {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if person else ""
     return f"I checked order {result.get('order_id')}. {reason}{offer}".strip()
 
 

@@ -6,7 +6,7 @@ import calendar
 import functools
 import re
 
-from orders.addresses import country_code, state_code
+from orders.addresses import country_code, region_named, state_code
 from orders.models import AMOUNT_MENTION_RE, EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
 
@@ -303,38 +303,76 @@ def _postal_code(text: str) -> str | None:
 def address_abroad_in(text: str) -> dict | None:
     """The address fields in a message written as addresses are outside the United States, or None:
     "Rua Augusta 500, São Paulo, SP 01305-000" (the region and postal code last), "12 Rue de Rivoli,
-    75001 Paris" (the postal code before the city), "221B Baker Street, London NW1 6XE". Read only where
-    an address was asked for: what each field must be is the order's country's, and the tool's to say."""
+    75001 Paris" (the postal code before the city), "221B Baker Street, London NW1 6XE", "12 Marcus Clarke
+    Street, Canberra, ACT, 2601" (each in a part of its own), the country last when written ("…, Brazil":
+    kept as written; whether the order may go there is the tool's to say). Read only where an address
+    was asked for: what each field must be is its country's, and the tool's to say."""
     text = EMAIL_MENTION_RE.sub(" ", ORDER_NUMBERS.replace(" ", text)).strip(" .!?")
     parts = _address_parts(text)
+    country = ""
     if parts and len(parts[-1]) > 1 and country_code(parts[-1]):
-        parts.pop()  # "…, Brazil": the order's country, which an address change keeps
+        country = parts.pop()
     if len(parts) < 2:
         return None
-    last = parts.pop()
     region = ""
-    if (
+    if len(parts) >= 3 and region_named(parts[-1]) and re.search(r"\d", parts[-2]):
+        region = parts.pop()  # "…, 06600 Ciudad de México, CDMX": the region after the postal code
+    last = parts.pop()
+    whole = _POSTAL_CODE_RE.fullmatch(last)
+    if len(parts) >= 2 and _postal_code(last) and whole and not _place_before_code(whole):
+        postal, last = last, parts.pop()  # "Canberra, ACT, 2601": the code in a part of its own
+        if len(parts) >= 2 and region_named(last):
+            region, last = last, parts.pop()
+        city = last
+    elif (
         (first := _POSTAL_CODE_RE.match(last))
         and _postal_code(first.group(1))
         and last[first.end() :].strip()
     ):
         postal, city = first.group(1), last[first.end() :].strip()  # "75001 Paris"
     else:
-        ends = (re.search(rf"(?<![\w-]){pattern}$", last, re.IGNORECASE) for pattern in _POSTAL_CODE_ENDS)
-        # The longest that ends it, or nothing: "March 2024" is a month, not "March" and a code "2024".
-        found = next((match for match in ends if match), None)
+        ends = [re.search(rf"(?<![\w-]){pattern}$", last, re.IGNORECASE) for pattern in _POSTAL_CODE_ENDS]
+        # The longest that ends it, or nothing: "March 2024" is a month, not "March" and a code "2024";
+        # but "Canberra ACT 2601" and "Auckland 1010" end with a code after a word of the place.
+        found = ends[1] if _place_before_code(ends[0]) else (ends[0] or ends[1])
         if found is None or not _postal_code(found.group(1)):
             return None
         postal, before = found.group(1), last[: found.start()].strip(" ,")
-        if len(parts) >= 2 and before:  # "São Paulo, SP 01305-000": the city came before
+        if len(parts) >= 2 and before and not region and region_named(before):
+            # "São Paulo, SP 01305-000": the city came before
             city, region = parts.pop(), before
-        elif before:  # "London NW1 6XE"
+        elif before and not region:  # "London NW1 6XE", "Canberra ACT 2601"
+            city, region = _region_at_end(before)
+        elif before:
             city = before
         else:
             return None
     if not parts or not city:
         return None
-    return _address_fields(parts, city=city, state=region, zip_code=postal)
+    fields = _address_fields(parts, city=city, state=region, zip_code=postal)
+    return {**fields, "country": country} if country else fields
+
+
+def _place_before_code(found: re.Match | None) -> bool:
+    """Whether a postal code in two halves found is a word of the place and a code: "ACT 2601" (a
+    region), "Auckland 1010" (a city: a first half without digits is at most three letters, as Malta's
+    "VLT 1117"), not "NW1 6XE" or "1012 LG"; nor a month ("March 2024"), which is no code at all."""
+    if found is None:
+        return False
+    head = found.group(1).split()[0] if " " in found.group(1) else ""
+    if not head or re.search(r"\d", head) or head.capitalize() in _MONTHS:
+        return False
+    return len(head) > 3 or region_named(head)
+
+
+def _region_at_end(text: str) -> tuple[str, str]:
+    """(city, region) of "Canberra ACT" or "Sydney New South Wales"; (the text, "") when no region of
+    any country ends it ("London", "Rio de Janeiro")."""
+    words = text.split()
+    for size in (3, 2, 1):
+        if len(words) > size and region_named(" ".join(words[-size:])):
+            return " ".join(words[:-size]), " ".join(words[-size:])
+    return text, ""
 
 
 def _title_named(title: str, text: str) -> bool:
