@@ -68,6 +68,13 @@ _WOOCOMMERCE = _Platform(
 )
 
 
+def _as_word(constant: str) -> str:
+    """NaN, Infinity and -Infinity, which JSON does not have but Python's parser takes, kept as the words
+    they are: a field holding one is then refused by its own check ("total must be an amount"), the
+    delivery kept, never a float the database cannot store as JSON."""
+    return constant
+
+
 def _error(code: str, message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
@@ -96,7 +103,7 @@ def _receive(request, platform: _Platform) -> JsonResponse:
             "invalid_headers", f"{platform.delivery_header} and {platform.topic_header} are required.", 400
         )
     try:
-        payload = json.loads(body)
+        payload = json.loads(body, parse_constant=_as_word)
     except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested past the parser
         return _error("invalid_json", "The body is not JSON.", 400)
     if not isinstance(payload, dict):

@@ -221,6 +221,14 @@ class ConflictCode(StrEnum):
     STATUS_BACKWARDS = "status_backwards"
     OPEN_RETURNS = "open_returns"
     ADDRESS_CHANGED_HERE = "address_changed_here"
+    OTHER_SOURCE = "other_source"
+
+
+# Where orders come from that keep them up to date: an order one of them created is that one's, and
+# another's version of it (a Shopify delivery for a WooCommerce order of the same number, the store API
+# writing over a Shopify order) is refused. A file import and the demo fixture own nothing: a shop
+# connected later takes over the orders imported from it.
+_OWNING_SOURCES = frozenset({OrderSource.API, OrderSource.SHOPIFY, OrderSource.WOOCOMMERCE})
 
 
 class OrderConflict(OrderRefused):
@@ -301,6 +309,20 @@ def order_conflict(*, order: Order, incoming: IncomingOrder) -> OrderConflict | 
     return None
 
 
+def _other_source(*, order: Order, source: str) -> OrderConflict | None:
+    """Whether the order is another source's (_OWNING_SOURCES): its version from this one is refused. A
+    file import (staff's, from the shop's own export) is not refused for it: the other rules hold."""
+    if source in _OWNING_SOURCES and order.source in _OWNING_SOURCES and order.source != source:
+        owner = OrderSource(order.source).label
+        return OrderConflict(
+            ConflictCode.OTHER_SOURCE,
+            "number",
+            f"is an order that came from {owner}: only {owner} updates it (an order of the same number "
+            "from elsewhere is another order)",
+        )
+    return None
+
+
 def _conflict_record(*, order: Order, incoming: IncomingOrder, conflict: OrderConflict, source: str) -> None:
     """Keep the refusal on the order for staff; a shop sending the same refused version again (a sync
     that retries) adds no second line."""
@@ -348,7 +370,7 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
             except IntegrityError:
                 # Another request created it a moment ago (a missing row has nothing to lock): replace it.
                 order = Order.objects.select_for_update().get(number=incoming.number)
-        conflict = order_conflict(order=order, incoming=incoming)
+        conflict = _other_source(order=order, source=source) or order_conflict(order=order, incoming=incoming)
         if conflict is not None:
             _conflict_record(order=order, incoming=incoming, conflict=conflict, source=source)
         else:

@@ -158,7 +158,8 @@ RETURN_STATUSES_RELEASING_ITEMS = frozenset({ReturnStatus.REJECTED, ReturnStatus
 
 class OrderSource(models.TextChoices):
     """Where an order came from: the demo fixture (or a test), a file import, the shop through the store
-    API, or a shop platform's own webhooks. The last path to write it is kept."""
+    API, or a shop platform's own webhooks. The store API and each platform keep the orders they created
+    (orders.intake refuses another's version); an imported or demo order is taken over by the next."""
 
     FIXTURE = "fixture", "Fixture"
     IMPORT = "import", "File import"

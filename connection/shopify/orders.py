@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
+from connection.payloads import as_list_or_sent, objects_in, text_of
 from connection.platform_http import platform_id
 from orders.models import OrderStatus
 
@@ -45,7 +46,7 @@ def _name(*candidates: Mapping | None) -> str:
         if not isinstance(candidate, Mapping):
             continue
         name = candidate.get("name") or " ".join(
-            part for part in (candidate.get("first_name"), candidate.get("last_name")) if part
+            text_of(part) for part in (candidate.get("first_name"), candidate.get("last_name")) if part
         )
         if name:
             return str(name)
@@ -108,7 +109,9 @@ class _Lines:
 
     def __init__(self, line_items: list[Mapping]):
         self.numbers = {
-            line.get("id"): number for number, line in enumerate(line_items, start=1) if line.get("id")
+            platform_id(line.get("id")): number
+            for number, line in enumerate(line_items, start=1)
+            if platform_id(line.get("id"))
         }
         self.now = {
             number: quantity
@@ -124,7 +127,7 @@ class _Lines:
         for pairs in parts:
             lines = []
             for line_id, quantity in pairs:
-                number = self.numbers.get(line_id)
+                number = self.numbers.get(platform_id(line_id))
                 if number not in left or not isinstance(quantity, int) or quantity < 1:
                     continue
                 if taken := min(quantity, left[number]):
@@ -142,11 +145,7 @@ def _shipments(shipped: list[Mapping], lines: _Lines, status: str) -> list[dict]
     fulfilments = sorted(shipped, key=lambda fulfilment: str(fulfilment.get("created_at")))
     counted = lines.counted(
         [
-            [
-                (line.get("id"), line.get("quantity"))
-                for line in f.get("line_items") or []
-                if isinstance(line, Mapping)
-            ]
+            [(line.get("id"), line.get("quantity")) for line in objects_in(f.get("line_items"))]
             for f in fulfilments
         ]
     )
@@ -175,20 +174,21 @@ def _refunds(refunds: list, lines: _Lines, currency: object) -> list[dict]:
     refunds = [refund for refund in refunds if isinstance(refund, Mapping)]
     counted = lines.counted(
         [
-            [(line.get("line_item_id"), line.get("quantity")) for line in r.get("refund_line_items") or []
-             if isinstance(line, Mapping)]
-            for r in refunds
+            [
+                (line.get("line_item_id"), line.get("quantity"))
+                for line in objects_in(refund.get("refund_line_items"))
+            ]
+            for refund in refunds
         ]
-    )  # fmt: skip
+    )
     found = []
     for refund, refund_lines in zip(refunds, counted, strict=True):
         try:
             amount = sum(
                 (
                     Decimal(str(transaction.get("amount")))
-                    for transaction in refund.get("transactions") or []
-                    if isinstance(transaction, Mapping)
-                    and transaction.get("kind") == "refund"
+                    for transaction in objects_in(refund.get("transactions"))
+                    if transaction.get("kind") == "refund"
                     and transaction.get("status") == "success"
                     and transaction.get("currency", currency) == currency
                 ),
@@ -224,13 +224,13 @@ def _status(order: Mapping, shipped: list[Mapping]) -> tuple[str, str | None]:
 def shopify_order(payload: Mapping) -> tuple[object, dict]:
     """(the order's number, the order in the intake's shape) from Shopify's order resource. Nothing is
     checked here: orders.intake checks what this gives as it checks every order."""
-    fulfilments = [f for f in payload.get("fulfillments") or [] if isinstance(f, Mapping)]
+    fulfilments = objects_in(payload.get("fulfillments"))
     shipped = [fulfilment for fulfilment in fulfilments if fulfilment.get("status") == _SHIPPED]
     status, delivered_on = _status(payload, shipped)
     latest = max(shipped, key=lambda fulfilment: str(fulfilment.get("created_at")), default={})
     customer = payload.get("customer") if isinstance(payload.get("customer"), Mapping) else {}
     shipping = payload.get("shipping_address")
-    line_items = [line for line in payload.get("line_items") or [] if isinstance(line, Mapping)]
+    line_items = objects_in(payload.get("line_items"))
     lines = _Lines(line_items)
     data = {
         "customer_name": _name(shipping, payload.get("billing_address"), customer),
@@ -243,9 +243,11 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
         "total": payload.get("current_total_price") or payload.get("total_price"),
         "currency": payload.get("currency"),
         "shipping_address": _address(shipping),
-        "items": _items(line_items),
+        "items": as_list_or_sent(payload.get("line_items"), _items),
         "shipments": _shipments(shipped, lines, status),
-        "refunds": _refunds(payload.get("refunds") or [], lines, payload.get("currency")),
+        "refunds": as_list_or_sent(
+            payload.get("refunds"), lambda refunds: _refunds(refunds, lines, payload.get("currency"))
+        ),
         "updated_at": payload.get("updated_at"),
     }
     return payload.get("name"), data

@@ -17,6 +17,7 @@ from connection.shop_events import SHOP_EVENT_ATTEMPTS, shop_event_apply
 from connection.shopify.orders import shopify_order
 from connection.tasks import deliveries_sweep_task
 from orders.models import Order, OrderChangeKind, OrderSource
+from orders.tests.factories import OrderFactory
 
 SECRET = "shpss_0123456789abcdef"
 # Shopify's own order, from a shop whose order numbers carry its prefix "BK-" (Shopify's "order ID
@@ -228,3 +229,28 @@ def test_a_gift_card_line_is_never_returnable():
     lines = [{**PAYLOAD_LINE, "gift_card": True, "title": "Gift card"}, PAYLOAD_LINE]
     _, data = shopify_order({**SHOPIFY, "line_items": lines})
     assert [item.get("category", "") for item in data["items"]] == ["gift_card", ""]
+
+
+@pytest.mark.parametrize("constant", [b"NaN", b"Infinity", b"-Infinity"])
+def test_nan_or_infinity_in_a_signed_body_is_kept_and_refused_by_its_field(client, constant):
+    body = json.dumps({**SHOPIFY, "total_price": 0, "current_total_price": 0}).encode()
+    body = body.replace(b'"current_total_price": 0', b'"current_total_price": ' + constant)
+
+    answer = deliver(client, SHOPIFY, body=body)
+
+    event = ShopEvent.objects.get()
+    assert answer.status_code == 200 and event.outcome == ShopEventOutcome.REFUSED
+    assert event.detail.startswith("total ")
+    assert not Order.objects.exists()
+
+
+def test_an_order_that_came_from_elsewhere_is_never_taken_over_and_the_refusal_is_kept(client):
+    theirs = OrderFactory(number="BK-11001", source=OrderSource.API, customer_email="ana@example.com")
+
+    deliver(client, SHOPIFY)
+
+    event = ShopEvent.objects.get()
+    assert event.outcome == ShopEventOutcome.CONFLICT and "came from Store API" in event.detail
+    theirs.refresh_from_db()
+    assert (theirs.source, theirs.customer_email, theirs.shop_order_id) == ("api", "ana@example.com", "")
+    assert theirs.changes.get(kind=OrderChangeKind.UPDATE_REFUSED).after["reason"] == "other_source"

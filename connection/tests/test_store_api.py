@@ -24,6 +24,7 @@ from orders.services import (
     return_record_create,
     return_record_set_status,
 )
+from orders.tests.factories import OrderFactory
 from store.clock import store_today
 
 pytestmark = pytest.mark.django_db
@@ -62,6 +63,14 @@ class TestOrders:
             "delivered",
         )
         assert put(shop, "BK-20001", delivered).json()["outcome"] == "unchanged"
+
+    def test_an_order_a_shop_platform_sent_is_not_written_over_by_the_store_api(self, shop):
+        OrderFactory(number="BK-20001", source=OrderSource.SHOPIFY, customer_email="ana@example.com")
+        answer = put(shop, "BK-20001", ORDER_EXAMPLE)
+        error = answer.json()["error"]
+        assert (answer.status_code, error["code"], error["reason"]) == (409, "order_conflict", "other_source")
+        assert "only Shopify updates it" in error["message"]
+        assert Order.objects.get(number="BK-20001").customer_email == "ana@example.com"
 
     def test_a_number_in_the_body_may_repeat_the_addresss_but_not_contradict_it(self, shop):
         assert put(shop, "BK-20001", {**ORDER_EXAMPLE, "number": "bk-20001"}).status_code == 201

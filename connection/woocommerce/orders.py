@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
+from connection.payloads import as_list_or_sent, objects_in, text_of
 from connection.platform_http import platform_id
 from orders.models import OrderStatus
 
@@ -45,7 +46,9 @@ def _price(value: object) -> object:
 def _name(*people: Mapping | None) -> str:
     for person in people:
         if isinstance(person, Mapping):
-            name = " ".join(part for part in (person.get("first_name"), person.get("last_name")) if part)
+            name = " ".join(
+                text_of(part) for part in (person.get("first_name"), person.get("last_name")) if part
+            )
             if name:
                 return name
     return ""
@@ -66,13 +69,9 @@ def _address(shipping: Mapping | None) -> dict | None:
 
 
 def _tracking(meta: list) -> Mapping:
-    for entry in meta:
-        if (
-            isinstance(entry, Mapping)
-            and entry.get("key") == _TRACKING_KEY
-            and isinstance(entry.get("value"), list)
-        ):
-            shipped = [item for item in entry["value"] if isinstance(item, Mapping)]
+    for entry in objects_in(meta):
+        if entry.get("key") == _TRACKING_KEY and isinstance(entry.get("value"), list):
+            shipped = objects_in(entry["value"])
             return max(shipped, key=lambda item: str(item.get("date_shipped")), default={})
     return {}
 
@@ -101,15 +100,8 @@ def _refunds(refunds: list) -> list[dict]:
     return found
 
 
-def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
-    """(the order's number, the order in the intake's shape) from WooCommerce's order resource. Nothing
-    is checked here: orders.intake checks what this gives as it checks every order."""
-    status = _status(payload)
-    tracking = _tracking(payload.get("meta_data") or []) if status != OrderStatus.PROCESSING else {}
-    billing = payload.get("billing") if isinstance(payload.get("billing"), Mapping) else {}
-    shipping = payload.get("shipping")
-    modified = payload.get("date_modified_gmt")
-    items = [
+def _items(line_items: list[Mapping]) -> list[dict]:
+    return [
         {
             "line_number": number,
             "title": html.unescape(str(line.get("name") or "")),
@@ -118,9 +110,19 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
             "sku": str(line.get("sku") or "")[:100],
             "line_id": platform_id(line.get("id")),
         }
-        for number, line in enumerate(payload.get("line_items") or [], start=1)
-        if isinstance(line, Mapping)
+        for number, line in enumerate(line_items, start=1)
     ]
+
+
+def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
+    """(the order's number, the order in the intake's shape) from WooCommerce's order resource. Nothing
+    is checked here: orders.intake checks what this gives as it checks every order."""
+    status = _status(payload)
+    tracking = _tracking(payload.get("meta_data")) if status != OrderStatus.PROCESSING else {}
+    billing = payload.get("billing") if isinstance(payload.get("billing"), Mapping) else {}
+    shipping = payload.get("shipping")
+    modified = payload.get("date_modified_gmt")
+    items = as_list_or_sent(payload.get("line_items"), _items)
     data = {
         "customer_name": _name(shipping, billing),
         "customer_email": billing.get("email"),
@@ -132,7 +134,7 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
         "currency": payload.get("currency"),
         "shipping_address": _address(shipping),
         "items": items,
-        "refunds": _refunds(payload.get("refunds") or []),
+        "refunds": as_list_or_sent(payload.get("refunds"), _refunds),
         "updated_at": f"{modified}Z" if isinstance(modified, str) and modified else None,  # GMT, unmarked
     }
     return payload.get("number"), data
