@@ -268,10 +268,12 @@ class OrderAdmin(admin.ModelAdmin):
     inlines = [OrderItemInline, ShipmentInline, RefundInline, OrderChangeInline, DeliveryCaseInline]
     # Status and address change only through the order services (which record who and when).
     # Where it came from, and when it last changed, are the intake's to record.
-    # The currency is the shop's: every amount of the order is in it.
+    # The currency is the one the customer paid in: every amount of the order is in it (the shop's own,
+    # when it is another, beside the total).
     readonly_fields = [
         "status",
         "currency",
+        "in_the_shops_currency",
         "shipping_address",
         "source",
         "shop_order_id",
@@ -279,7 +281,18 @@ class OrderAdmin(admin.ModelAdmin):
         "shop_updated_at",
     ]
     fieldsets = [
-        (None, {"fields": ["number", "customer_name", "customer_email", "status", ("total", "currency")]}),
+        (
+            None,
+            {
+                "fields": [
+                    "number",
+                    "customer_name",
+                    "customer_email",
+                    "status",
+                    ("total", "currency", "in_the_shops_currency"),
+                ]
+            },
+        ),
         (
             "Dates and delivery",
             {"fields": ["ordered_on", "delivered_on", "tracking_number", "carrier", "shipping_address"]},
@@ -378,7 +391,14 @@ class OrderAdmin(admin.ModelAdmin):
 
     @admin.display(description="total", ordering="total")
     def total_in_currency(self, obj):
-        return money_text(amount=obj.total, currency=obj.currency)
+        paid = money_text(amount=obj.total, currency=obj.currency)
+        return f"{paid} ({self.in_the_shops_currency(obj)})" if obj.shop_currency else paid
+
+    @admin.display(description="in the shop's currency")
+    def in_the_shops_currency(self, obj):
+        if not obj.shop_currency:
+            return "the same"
+        return money_text(amount=obj.shop_total, currency=obj.shop_currency)
 
     def has_add_permission(self, request):
         # Orders come from the store (its import, or the demo fixture), never made up here.

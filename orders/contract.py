@@ -122,6 +122,12 @@ class Order(_Shape):
     carrier: Text
     total: Money
     currency: str = Field(pattern=r"^[A-Z]{3}$", description="ISO 4217 code.", examples=["USD"])
+    shop_currency: str | None = Field(
+        pattern=r"^[A-Z]{3}$",
+        description="The shop's currency when the customer paid in another (the amounts are then the "
+        "customer's); null when the same.",
+    )
+    shop_total: Money | None = Field(description="The total in shop_currency; null with it.")
     shipping_address: ShippingAddress | None
     items: list[OrderLine]
     shipments: list[Shipment]

@@ -94,6 +94,9 @@ class IncomingOrder:
     # The platform's own id of the order, from a platform's connector (never from the shop's body):
     # kept for writing changes back. Blank: the one Bookly has is kept.
     shop_order_id: str = ""
+    # The shop's currency and total when the customer paid in another (the amounts above are theirs).
+    shop_currency: str = ""
+    shop_total: Decimal | None = None
 
 
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
@@ -122,6 +125,8 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         carrier=order.carrier,
         total=order.total,
         currency=order.currency,
+        shop_currency=order.shop_currency or "",
+        shop_total=order.shop_total,
         address=order.shipping_address.shipping_address() if order.shipping_address else None,
         # A line the shop gave no kind: the kind its words say (orders.kinds), for the return policy.
         items=tuple(
@@ -154,6 +159,8 @@ def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
         "carrier": incoming.carrier,
         "total": incoming.total,
         "currency": incoming.currency,
+        "shop_currency": incoming.shop_currency,
+        "shop_total": incoming.shop_total,
         **{f"ship_{name}": value for name, value in address.items()},
         **({"shop_order_id": incoming.shop_order_id} if incoming.shop_order_id else {}),
     }
@@ -493,6 +500,8 @@ def order_shape(*, order: Order) -> dict[str, object]:
         carrier=order.carrier,
         total=str(order.total),
         currency=order.currency,
+        shop_currency=order.shop_currency or None,
+        shop_total=str(order.shop_total) if order.shop_total is not None else None,
         shipping_address=shipping_address_shape(order=order),
         items=[
             {

@@ -191,6 +191,13 @@ class Order(models.Model):
     total = models.DecimalField(max_digits=10, decimal_places=2)
     # What every amount of the order is in (ISO 4217): the shop's, or the store's when it does not say.
     currency = models.CharField(max_length=CURRENCY_CODE_LENGTH, default=store_currency)
+    # When the customer paid in another currency than the shop's (Shopify's presentment money), the
+    # amounts above are the customer's, as they paid and read them; these are the shop's, for staff.
+    shop_currency = models.CharField(
+        "shop's currency", max_length=CURRENCY_CODE_LENGTH, blank=True, help_text="Blank: the same."
+    )
+    shop_total = models.DecimalField("total in the shop's currency", max_digits=10, decimal_places=2,
+                                     null=True, blank=True)  # fmt: skip
     # Where the order ships (orders.addresses checks each field, by the country's rules). Blank only for
     # an order placed before addresses were kept.
     ship_to = models.CharField("recipient", max_length=100, blank=True)
@@ -251,6 +258,17 @@ class Order(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(source__in=OrderSource.values), name="order_source_valid"
+            ),
+            models.CheckConstraint(
+                condition=(models.Q(shop_currency="") & models.Q(shop_total__isnull=True))
+                | (
+                    Exact(Length("shop_currency"), CURRENCY_CODE_LENGTH)
+                    & models.Q(shop_total__gte=0)
+                    & ~models.Q(shop_currency=models.F("currency"))
+                ),
+                name="order_shop_money_whole",
+                violation_error_message="The shop's currency and total are given together, in another "
+                "currency than the order's.",
             ),
         ]
 

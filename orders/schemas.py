@@ -231,12 +231,14 @@ _AMOUNT_RE = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")  # a minus sign: refused in wo
 AMOUNT_PATTERN = r"^[0-9]+(\.[0-9]{1,2})?$"
 
 
-def _money(model, field: str) -> PlainValidator:
+def _money(model, field: str, *, required: bool = True) -> PlainValidator:
     """An amount in the order's currency, as a string ("24.99"; a whole number is taken too), with at most
-    two decimals, that fits its column."""
+    two decimals, that fits its column; None when not required and not sent."""
     limit = Decimal(10) ** (model._meta.get_field(field).max_digits - 2)
 
-    def clean(value: object) -> Decimal:
+    def clean(value: object) -> Decimal | None:
+        if value is None and not required:
+            return None
         _required(value)
         try:
             if isinstance(value, bool) or not isinstance(value, str | int):
@@ -262,7 +264,7 @@ def _money(model, field: str) -> PlainValidator:
         ]
         | Annotated[int, Field(ge=0, lt=int(limit))]
     )
-    return PlainValidator(clean, json_schema_input_type=sent)
+    return PlainValidator(clean, json_schema_input_type=sent if required else sent | None)
 
 
 _CURRENCY_SENT = Annotated[
@@ -277,6 +279,15 @@ def _currency(value: object) -> str:
         raise _problem('must be a currency by its ISO 4217 code, like "USD", "EUR" or "BRL"')
     if get_currency_precision(code) > 2:
         raise _problem("is not supported yet: amounts are kept with at most two decimals")
+    return code
+
+
+def _shop_currency(value: object, info: ValidationInfo) -> str | None:
+    if value is None:
+        return None
+    code = _currency(value)
+    if code == info.data.get("currency"):
+        raise _problem("must be another currency than the order's, or left out")
     return code
 
 
@@ -494,6 +505,17 @@ class ShopOrder(BaseModel):
     currency: Annotated[str, PlainValidator(_currency, json_schema_input_type=_CURRENCY_SENT)] = Field(
         default_factory=store_currency
     )
+    # The shop's own currency and total, when the customer paid in another (Shopify's presentment
+    # money): total, the lines' prices and the refunds are then the customer's. Both or neither.
+    shop_currency: Annotated[
+        str | None, PlainValidator(_shop_currency, json_schema_input_type=_CURRENCY_SENT | None)
+    ] = Field(default=None, description="The shop's currency, when the customer paid in another (the amounts "
+              "here are then the customer's); with shop_total.")  # fmt: skip
+    shop_total: Annotated[Decimal | None, _money(Order, "shop_total", required=False)] = Field(
+        default=None,
+        validate_default=True,
+        description="The total in the shop's currency; with shop_currency.",
+    )
     shipping_address: ShopAddress | None = None
     items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)] = Field(
         json_schema_extra={"minItems": 1, "maxItems": MAX_ITEMS}
@@ -528,6 +550,15 @@ class ShopOrder(BaseModel):
         if ordered_on and delivered_on and delivered_on < ordered_on:
             raise _problem("must not be before ordered_on")
         return delivered_on
+
+    @field_validator("shop_total")
+    @classmethod
+    def _shop_money_together(cls, shop_total: Decimal | None, info: ValidationInfo) -> Decimal | None:
+        if "shop_currency" not in info.data:
+            return shop_total  # its own problem is named
+        if (shop_total is None) != (info.data["shop_currency"] is None):
+            raise _problem("is given with shop_currency, and only with it")
+        return shop_total
 
     @field_validator("tracking_number")
     @classmethod

@@ -14,7 +14,11 @@ is left out, for the intake to name or default (no category: Shopify's products 
 - refunds: each of `refunds`, its successful refund transactions' amounts together, its day, its note
   and its `refund_line_items` (by line id);
 - lines: `line_items` in Shopify's order, numbered from 1 (an order edit appends lines and keeps
-  removed ones at quantity 0, so a line keeps its number); a line at quantity 0 is left out.
+  removed ones at quantity 0, so a line keeps its number); a line at quantity 0 is left out;
+- money: as the customer paid it. When the customer paid in another currency than the shop's
+  (`presentment_currency`), the total, the lines' prices and the refunds are Shopify's
+  `presentment_money` (`current_total_price_set`, each line's `price_set`, refund transactions in that
+  currency), and the shop's total and currency are kept beside them (shop_total, shop_currency).
 """
 
 import re
@@ -67,7 +71,26 @@ def _address(address: Mapping | None) -> dict | None:
     }
 
 
-def _items(line_items: list) -> list[dict]:
+def _presentment(money: object) -> object:
+    """The customer's amount of one of Shopify's money pairs (`{"shop_money": …, "presentment_money":
+    {"amount": "115.90", "currency_code": "EUR"}}`), or None."""
+    paid = money.get("presentment_money") if isinstance(money, Mapping) else None
+    return paid.get("amount") if isinstance(paid, Mapping) else None
+
+
+def _customer_money(payload: Mapping, line_items: list[Mapping]) -> str | None:
+    """The customer's currency, when they paid in another than the shop's and Shopify says every amount
+    in it (the total and each line's price); else None: the order is told in the shop's money."""
+    paid_in, shop = payload.get("presentment_currency"), payload.get("currency")
+    if not isinstance(paid_in, str) or not paid_in or paid_in == shop:
+        return None
+    total = payload.get("current_total_price_set") or payload.get("total_price_set")
+    if _presentment(total) is None or any(_presentment(line.get("price_set")) is None for line in line_items):
+        return None
+    return paid_in
+
+
+def _items(line_items: list, *, customer_money: bool = False) -> list[dict]:
     items = []
     for number, line in enumerate(line_items, start=1):
         quantity = line.get("current_quantity", line.get("quantity"))
@@ -77,7 +100,7 @@ def _items(line_items: list) -> list[dict]:
             {
                 "line_number": number,
                 "title": line.get("title") or line.get("name") or "",
-                "unit_price": line.get("price"),
+                "unit_price": _presentment(line.get("price_set")) if customer_money else line.get("price"),
                 "quantity": quantity,
                 # A gift card is never returnable (the return policy's kinds); Shopify says which lines are.
                 **({"category": "gift_card"} if line.get("gift_card") is True else {}),
@@ -168,8 +191,8 @@ def _shipments(shipped: list[Mapping], lines: _Lines, status: str) -> list[dict]
 
 
 def _refunds(refunds: list, lines: _Lines, currency: object) -> list[dict]:
-    """Each refund that gave money back: its successful refund transactions in the order's currency
-    together (a transaction in another, the customer's presentment currency, is not added to them), its
+    """Each refund that gave money back: its successful refund transactions in the currency the order is
+    told in together (the customer's, when they paid in another: Shopify's transactions are in it), its
     day, its note and its `refund_line_items` (by line id)."""
     refunds = [refund for refund in refunds if isinstance(refund, Mapping)]
     counted = lines.counted(
@@ -232,6 +255,8 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
     shipping = payload.get("shipping_address")
     line_items = objects_in(payload.get("line_items"))
     lines = _Lines(line_items)
+    paid_in = _customer_money(payload, line_items)
+    currency = paid_in or payload.get("currency")
     data = {
         "customer_name": _name(shipping, payload.get("billing_address"), customer),
         "customer_email": payload.get("email") or payload.get("contact_email") or customer.get("email"),
@@ -241,13 +266,18 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
         "tracking_number": (latest.get("tracking_number") or "") if status != OrderStatus.PROCESSING else "",
         "carrier": (latest.get("tracking_company") or "") if status != OrderStatus.PROCESSING else "",
         "total": payload.get("current_total_price") or payload.get("total_price"),
-        "currency": payload.get("currency"),
+        "currency": currency,
         "shipping_address": _address(shipping),
-        "items": as_list_or_sent(payload.get("line_items"), _items),
+        "items": as_list_or_sent(
+            payload.get("line_items"), lambda listed: _items(listed, customer_money=paid_in is not None)
+        ),
         "shipments": _shipments(shipped, lines, status),
         "refunds": as_list_or_sent(
-            payload.get("refunds"), lambda refunds: _refunds(refunds, lines, payload.get("currency"))
+            payload.get("refunds"), lambda refunds: _refunds(refunds, lines, currency)
         ),
         "updated_at": payload.get("updated_at"),
     }
+    if paid_in:
+        data["shop_currency"], data["shop_total"] = payload.get("currency"), data["total"]
+        data["total"] = _presentment(payload.get("current_total_price_set") or payload.get("total_price_set"))
     return payload.get("name"), data

@@ -160,3 +160,31 @@ def test_shopifys_documented_refund_is_kept_with_its_amount_day_reason_and_lines
         "it broke during shipping",
     )
     assert [(line.line_number, line.quantity) for line in kept.lines] == [(3, 1), (1, 1)]
+
+
+def _money(shop: str, paid: str) -> dict:
+    """One of Shopify's money pairs: the shop's (USD here) and the customer's (EUR)."""
+    return {"shop_money": {"amount": shop, "currency_code": "USD"},
+            "presentment_money": {"amount": paid, "currency_code": "EUR"}}  # fmt: skip
+
+
+def test_an_order_the_customer_paid_in_their_currency_is_told_in_it_and_keeps_the_shops_beside():
+    """Like the real order #1104: a shop in USD, a customer who paid €115.90, €20.00 of it refunded."""
+    lines = [{**line, "price_set": _money(line["price"], "183.50")} for line in PAYLOAD["line_items"]]
+    refund = json.loads((PLATFORMS / "shopify_refund.json").read_text())["refund"]
+    refund["transactions"] = [{**refund["transactions"][0], "amount": "20.00", "currency": "EUR"}]
+    payload = shopify(presentment_currency="EUR", line_items=lines, current_total_price="124.36",
+                      current_total_price_set=_money("124.36", "115.90"), refunds=[refund])  # fmt: skip
+
+    order = taken(payload)
+
+    assert (order.total, order.currency) == (Decimal("115.90"), "EUR")
+    assert (order.shop_total, order.shop_currency) == (Decimal("124.36"), "USD")
+    assert {item.unit_price for item in order.items} == {Decimal("183.50")}
+    assert [refund.amount for refund in order.refunds] == [Decimal("20.00")]
+    # Without the customer's amounts for every line, the order is told in the shop's money, whole.
+    lines[0] = {key: value for key, value in lines[0].items() if key != "price_set"}
+    in_the_shops = taken({**payload, "line_items": lines})
+    assert (in_the_shops.total, in_the_shops.currency, in_the_shops.shop_currency) == (
+        Decimal("124.36"), "USD", ""
+    )  # fmt: skip

@@ -44,6 +44,12 @@ class TestOrderAdminForSupportStaff:
         html = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
         assert "BRL" in html and "São Paulo-SP, 01310-100, Brazil" in html
 
+    def test_an_order_paid_in_the_customers_currency_shows_the_shops_beside(self, staff_client):
+        order = OrderFactory(total="115.90", currency="EUR", shop_total="124.36", shop_currency="USD")
+        assert "€115.90 ($124.36)" in staff_client.get("/admin/orders/order/").content.decode()
+        html = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+        assert "EUR" in html and "$124.36" in html
+
     def test_an_order_shipped_in_parts_shows_each_parcel_and_the_shops_refunds(self, staff_client):
         parcels = [
             {"carrier": "UPS", "tracking_number": "1Z999AA10123456784", "shipped_on": "2026-04-02",
