@@ -64,6 +64,7 @@ def test_request_carries_tools_system_and_three_cache_breakpoints(claude, custom
         "lookup_policy",
         "hand_off_to_person",
         "email_receipt",
+        "lookup_refunds",
     ]
     assert request["tools"][-1]["cache_control"] == {"type": "ephemeral"}
     assert all("cache_control" not in tool for tool in request["tools"][:-1])

@@ -11,7 +11,7 @@ from django.contrib.sessions.backends.db import SessionStore
 
 from orders.models import ReturnRecord
 from support.assistant.builtin.model import OfflineModel
-from support.assistant.capabilities import receipt
+from support.assistant.capabilities import receipt, refunds
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.turn import conversation_take_turn
 from support.testing.prompt_cache import PromptCache, cost_index, estimate_tokens
@@ -47,6 +47,9 @@ ISSUE_37_OTHER_TOKENS = math.ceil(138 / 4)
 # Issue 35: an order's result says its currency, which replies name with an amount, and the lookup's
 # description its parcels (59 characters more, measured), by the same rule.
 ISSUE_35_OTHER_TOKENS = math.ceil(len(', "currency": "USD"') / 4) + math.ceil(59 / 4)
+# Issue 49 sends one more tool (refunds) and its line of tool rules, by the same rule as issue 34.
+ISSUE_49_TOOLS = ("lookup_refunds",)
+ISSUE_49_OTHER_TOKENS = math.ceil(len(refunds.CAPABILITY.prompt) / 4)
 
 
 class CachedModel:
@@ -92,7 +95,11 @@ def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
     assert len(usage) == 9
     assert sum(call["input_tokens"] for call in usage) == 0
     added = estimate_tokens(
-        {"tools": [tool for tool in TOOLS if tool["name"] in (*ISSUE_22_TOOLS, *ISSUE_34_TOOLS)]}
+        {
+            "tools": [
+                tool for tool in TOOLS if tool["name"] in (*ISSUE_22_TOOLS, *ISSUE_34_TOOLS, *ISSUE_49_TOOLS)
+            ]
+        }
     )
     order_changes = (
         len(usage)
@@ -103,6 +110,7 @@ def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
             + ISSUE_34_OTHER_TOKENS
             + ISSUE_37_OTHER_TOKENS
             + ISSUE_35_OTHER_TOKENS
+            + ISSUE_49_OTHER_TOKENS
         )
     )
     assert cost_index(usage) <= 0.85 * OLD_DESIGN_COST_INDEX + order_changes

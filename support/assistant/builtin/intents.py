@@ -310,6 +310,8 @@ def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> 
         return Intent("offtopic", CHANGING_ORDERS)
     if order_id and address_in(raw) and re.search(r"\b(?:send|ship|deliver|redirect|reroute|route)\b", text):
         return Intent("address")  # "can you send BK-10089 to <an address>?"
+    if (asked := _order_task_asked(text)) and ORDER_TASKS[asked[0]].read_first:
+        return Intent(asked[0])  # "did I get my money back for …": the refunds made, not a new return
     problem = delivery_problem(text)
     if problem and not WANTS_RETURN_RE.search(text) and not RETURN_STATUS_RE.search(text):
         return Intent("problem", problem)  # reported for staff to put right, not refused or looked up

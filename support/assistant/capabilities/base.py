@@ -378,6 +378,8 @@ class OrderTask:
     # is the one meant ("it was late!" after a lookup, "please send the receipt again"); when False, only
     # if the request says so ("my order", "my return").
     takes_order_found: bool = True
+    # Its words are a return's or an order status's too ("money back", "my refund"): read before those.
+    read_first: bool = False
 
 
 # What a claim of return eligibility says (ClaimWordings.eligibility).

@@ -3,7 +3,6 @@ customer's recent orders."""
 
 import re
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
@@ -14,9 +13,7 @@ from orders.models import (
     Order,
     OrderChangeKind,
     OrderStatus,
-    store_currency,
 )
-from orders.money import money_text
 from orders.numbers import ORDER_NUMBERS
 from orders.selectors import (
     ChangeCode,
@@ -43,6 +40,7 @@ from support.assistant.capabilities.base import (
     verified_order,
 )
 from support.assistant.capabilities.delivery_problems import problem_report
+from support.assistant.capabilities.refunds import copies, refund_sentence, refunds_of
 from support.assistant.capabilities.steps import joined, returns_sentences
 from support.assistant.understanding.history import ToolCall
 from support.assistant.understanding.reading import latest_found, order_id_in, plain, rma_in
@@ -128,23 +126,8 @@ def _asked_of_the_store(order: Order) -> dict[str, Any]:
 
 def _refunds_of(order: Order) -> dict[str, Any]:
     """The money the shop gave back on the order, as it recorded it. Nothing when it gave none."""
-    refunds = list(order.refunds.prefetch_related("lines__item"))
-    if not refunds:
-        return {}
-    return {
-        "refunds": [
-            {
-                "amount": str(refund.amount),
-                "refunded_on": refund.refunded_on.isoformat() if refund.refunded_on else None,
-                "items": [_copies(line.item.title, line.quantity) for line in refund.lines.all()],
-            }
-            for refund in refunds
-        ]
-    }
-
-
-def _copies(title: str, quantity: int) -> str:
-    return title if quantity == 1 else f"{quantity} copies of {title}"
+    refunds = refunds_of(order)
+    return {"refunds": refunds} if refunds else {}
 
 
 def _shipments_of(order: Order) -> dict[str, Any]:
@@ -160,7 +143,7 @@ def _shipments_of(order: Order) -> dict[str, Any]:
             sent[line.item_id] = sent.get(line.item_id, 0) + line.quantity
         parcels.append(
             {
-                "items": [_copies(line.item.title, line.quantity) for line in shipment.lines.all()],
+                "items": [copies(line.item.title, line.quantity) for line in shipment.lines.all()],
                 "carrier": shipment.carrier or None,
                 "tracking_number": shipment.tracking_number or None,
                 "tracking_url": shipment.tracking_url or None,
@@ -173,7 +156,7 @@ def _shipments_of(order: Order) -> dict[str, Any]:
         for line in refund.lines.all():
             sent[line.item_id] = sent.get(line.item_id, 0) + line.quantity
     waiting = [
-        _copies(item.title, item.quantity - sent.get(item.pk, 0))
+        copies(item.title, item.quantity - sent.get(item.pk, 0))
         for item in order.items.all()
         if item.quantity > sent.get(item.pk, 0)
     ]
@@ -247,12 +230,12 @@ def _order_reply(_turn: Turn, result: dict) -> str:
             sentences.append(f"Still to come in another parcel: {joined(result['not_shipped'])}.")
         sentences += returns_sentences(result.get("returns", []))
         sentences += [
-            _refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []
+            refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []
         ]
         return " ".join(sentences)
     if result.get("tracking_number"):
         sentences.append(f"The tracking number is {result['tracking_number']}.")
-    items = [_copies(item["title"], item.get("quantity", 1)) for item in result.get("items", [])]
+    items = [copies(item["title"], item.get("quantity", 1)) for item in result.get("items", [])]
     if items:
         sentences.append(f"It contains {joined(items)}.")
     if result.get("shipping_address") and result.get("status") == "processing":
@@ -261,22 +244,8 @@ def _order_reply(_turn: Turn, result: dict) -> str:
     if result.get("store_is_changing"):
         sentences.append(result["store_is_changing"])
     sentences += returns_sentences(result.get("returns", []))
-    sentences += [_refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []]
+    sentences += [refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []]
     return " ".join(sentences)
-
-
-def _refund_sentence(refund: dict, currency: str | None) -> str:
-    """ "The store refunded $209.00 on 2016-06-20, for IPod Nano." """
-    try:
-        amount = money_text(amount=Decimal(str(refund.get("amount"))), currency=currency or store_currency())
-    except (InvalidOperation, ValueError):
-        amount = str(refund.get("amount"))
-    said = f"The store refunded {amount}"
-    if refund.get("refunded_on"):
-        said += f" on {refund['refunded_on']}"
-    if refund.get("items"):
-        said += f", for {joined(refund['items'])}"
-    return said + "."
 
 
 def _parcel_sentence(number: int, parcel: dict) -> str:

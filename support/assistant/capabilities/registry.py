@@ -13,6 +13,7 @@ from support.assistant.capabilities import (
     person,
     policies,
     receipt,
+    refunds,
     returns,
 )
 from support.assistant.capabilities.base import (
@@ -38,6 +39,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     policies.CAPABILITY,
     person.CAPABILITY,
     receipt.CAPABILITY,
+    refunds.CAPABILITY,
 )
 
 _TOOLS: dict[str, Tool] = {tool.name: tool for capability in CAPABILITIES for tool in capability.tools}

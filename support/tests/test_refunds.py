@@ -1,0 +1,82 @@
+"""Refund questions about an order, with the built-in model: answered from the order's record (each
+refund in the customer's currency, its day and books; the returns whose refund is to come), never with
+the return policy; how refunds work stays the FAQ's."""
+
+import json
+from datetime import date
+
+import pytest
+
+from orders.models import Refund, RefundLine, ReturnStatus
+from orders.tests.factories import OrderFactory, OrderItemFactory, ReturnRecordFactory
+from support.assistant.claims import ToolResult
+from support.assistant.validator import reply_validate
+
+ROSA = "rosa.perez@example.com"
+
+
+@pytest.fixture
+def order_paid_in_euros(db):
+    """Like the real order #1104: paid in euros in a shop that keeps dollars, part of it refunded."""
+    order = OrderFactory(number="BK-21104", customer_email=ROSA, total="115.90", currency="EUR",
+                         shop_total="124.36", shop_currency="USD", delivered=True,
+                         ordered_on=date(2026, 3, 1), delivered_on=date(2026, 3, 5))  # fmt: skip
+    dry = OrderItemFactory(order=order, line_number=1, title="The Dry", unit_price="20.00")
+    OrderItemFactory(order=order, line_number=2, title="Force of Nature", unit_price="95.90")
+    refund = Refund.objects.create(order=order, number=1, amount="20.00", refunded_on=date(2026, 3, 9))
+    RefundLine.objects.create(refund=refund, item=dry, quantity=1)
+    return order
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        f"Was I refunded for order BK-21104? {ROSA}",
+        f"did I get my money back for BK-21104 {ROSA}",
+        f"How much did I get back on BK-21104? {ROSA}",
+    ],
+)
+def test_a_refund_is_told_from_the_order_in_the_customers_currency(customer, order_paid_in_euros, question):
+    reply = customer.send(question).json()["reply"]
+
+    assert "The store refunded €20.00 on 2026-03-09, for The Dry." in reply
+    assert "$" not in reply  # the shop's dollars are staff's
+
+
+def test_without_a_refund_yet_it_says_so_and_the_return_whose_refund_is_to_come(
+    customer, order_paid_in_euros
+):
+    order_paid_in_euros.refunds.all().delete()
+    ReturnRecordFactory(order=order_paid_in_euros, rma_number="RMA-T0001104", status=ReturnStatus.RECEIVED)
+
+    reply = customer.send(f"Have I been refunded for BK-21104? {ROSA}").json()["reply"]
+
+    assert "Order BK-21104 has no refund on record yet." in reply
+    assert "Return RMA-T0001104 is received: its refund is made once the store has received" in reply
+
+
+def test_how_refunds_work_is_still_the_faqs(customer, demo_data):
+    reply = customer.send("How long do refunds take?").json()["reply"]
+    assert "refund on record" not in reply and "refund" in reply.lower()  # the FAQ's answer
+
+
+@pytest.mark.parametrize(
+    ("reply", "violation"),
+    [
+        ("You were refunded €50.00 on 2026-03-09.", "amount_not_for_order"),
+        ("You were refunded $20.00 on 2026-03-09.", "amount_currency_not_for_order"),
+        ("You were refunded €20.00 on 2026-03-19.", "date_not_for_order"),
+    ],
+)
+def test_a_refund_the_lookup_did_not_give_is_refused_by_the_validator(reply, violation):
+    said = f"Was I refunded for BK-21104? {ROSA}"
+    result = {"order_id": "BK-21104", "currency": "EUR", "order_total": "115.90", "refunded_total": "20.00",
+              "refunds": [{"amount": "20.00", "refunded_on": "2026-03-09", "items": ["The Dry"]}],
+              "returns_awaiting_refund": []}  # fmt: skip
+    results = [ToolResult("lookup_refunds", json.dumps(result))]
+
+    def verdict(reply):
+        return reply_validate(reply=reply, customer_message=said, customer_words=[said], tool_results=results)
+
+    assert verdict("The store refunded €20.00 on 2026-03-09, for The Dry.").ok
+    assert violation in verdict(reply).violations
