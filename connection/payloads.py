@@ -2,7 +2,19 @@
 platform documents one is read as a list only when it is one. The order intake (orders.schemas) checks
 what is read and names each field it refuses; nothing here raises."""
 
+import json
 from collections.abc import Mapping
+
+
+def _as_word(constant: str) -> str:
+    return constant
+
+
+def platform_json_loads(body: bytes | str) -> object:
+    """A platform's JSON, with NaN, Infinity and -Infinity (which JSON does not have but Python's parser
+    takes) kept as the words they are: a field holding one is then refused by its own check ("total
+    must be an amount"), never a float the database cannot store as JSON. ValueError when not JSON."""
+    return json.loads(body, parse_constant=_as_word)
 
 
 def objects_in(value: object) -> list[Mapping]:

@@ -4,7 +4,6 @@ task queue (connection.shop_events). Shopify waits five seconds, retries, and dr
 keeps failing; WooCommerce disables a webhook after repeated failures."""
 
 import hashlib
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from connection.models import ShopPlatform
+from connection.payloads import platform_json_loads
 from connection.shop_events import shop_event_receive
 from connection.shopify.signature import shopify_signature_valid
 from connection.woocommerce.signature import woocommerce_signature_valid
@@ -68,13 +68,6 @@ _WOOCOMMERCE = _Platform(
 )
 
 
-def _as_word(constant: str) -> str:
-    """NaN, Infinity and -Infinity, which JSON does not have but Python's parser takes, kept as the words
-    they are: a field holding one is then refused by its own check ("total must be an amount"), the
-    delivery kept, never a float the database cannot store as JSON."""
-    return constant
-
-
 def _error(code: str, message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
@@ -103,7 +96,7 @@ def _receive(request, platform: _Platform) -> JsonResponse:
             "invalid_headers", f"{platform.delivery_header} and {platform.topic_header} are required.", 400
         )
     try:
-        payload = json.loads(body, parse_constant=_as_word)
+        payload = platform_json_loads(body)
     except (ValueError, UnicodeDecodeError, RecursionError):  # RecursionError: nested past the parser
         return _error("invalid_json", "The body is not JSON.", 400)
     if not isinstance(payload, dict):

@@ -14,11 +14,12 @@ import time
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django_q.tasks import async_task
 
 from connection.models import ShopPlatform, ShopWrite, ShopWriteOutcome
-from connection.platform_http import PlatformError
+from connection.platform_http import PlatformError, platform_budget
 from connection.shopify.changes import shopify_change_write
 from connection.shopify.listing import shopify_client
 from connection.woocommerce.changes import woocommerce_change_write
@@ -37,8 +38,12 @@ _WRITERS: dict[str, tuple[str, Callable, Callable]] = {
 # first is longer than the queue's task timeout (Q_CLUSTER timeout, 100 s): an attempt still running
 # (or killed) is never overlapped by the next.
 _BACK_OFF = (2, 5, 15, 60)
-# How long one attempt may keep the platform's retries going, within the queue's task timeout.
+# How long one attempt may take, all its requests, their retries and waits included (each request try
+# ends within platform_http.ATTEMPT_SECONDS, cut to what is left of this): well within the queue's task
+# timeout (Q_CLUSTER timeout, 100 s), so a slow shop ends the attempt, never the worker (_attempt_seconds).
 _ATTEMPT_SECONDS = 60.0
+# The share of the queue's task timeout an attempt may take at most, when that timeout is set shorter.
+_TASK_TIMEOUT_SHARE = 0.6
 SHOP_WRITE_ATTEMPTS = len(_BACK_OFF) + 1
 # A change whose signal was lost (the process died after its commit) is taken by the sweep after this.
 _SIGNAL_LOST_AFTER = timedelta(minutes=1)
@@ -114,8 +119,8 @@ def shop_write_attempt(
         else:
             _, client_of, write_change = _WRITERS[order.source]
             client, base = client_of()
-            with client:
-                write_change(client=client, base=base, order=order, change=change, sleep=_within(sleep))
+            with client, platform_budget(_attempt_seconds()):
+                write_change(client=client, base=base, order=order, change=change, sleep=sleep)
         with transaction.atomic():
             order_change_shop_made(change_id=change.pk)
             _finish(write, ShopWriteOutcome.MADE, "", now)
@@ -128,17 +133,10 @@ def shop_write_attempt(
     return write
 
 
-def _within(sleep: Callable[[float], None]) -> Callable[[float], None]:
-    """`sleep`, refusing a wait that would take the attempt past _ATTEMPT_SECONDS (the platform's
-    retries end there; the next attempt is the back-off's)."""
-    deadline = time.monotonic() + _ATTEMPT_SECONDS
-
-    def wait(seconds: float) -> None:
-        if time.monotonic() + seconds > deadline:
-            raise PlatformError(f"no answer within {_ATTEMPT_SECONDS:.0f} seconds")
-        sleep(seconds)
-
-    return wait
+def _attempt_seconds() -> float:
+    """_ATTEMPT_SECONDS, or less when the queue's task timeout is set so short that it would not leave
+    the rest of the attempt (the database, the email) its time."""
+    return min(_ATTEMPT_SECONDS, _TASK_TIMEOUT_SHARE * settings.Q_CLUSTER["timeout"])
 
 
 def _not_made(write: ShopWrite, answer: str, *, refused: bool, now: datetime, said: str = "") -> ShopWrite:

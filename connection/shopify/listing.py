@@ -2,15 +2,27 @@
 since a time, 250 a page, the next page's address in the `Link` header (cursor pagination: that
 address carries everything else, and a page's request may add nothing to it). The shop's call limit
 (a bucket of 40 calls, 2 a second back) is read from `X-Shopify-Shop-Api-Call-Limit` and a 429 waits
-its `Retry-After`."""
+its `Retry-After`. A next page is followed only at the shop's own address (the token goes with it), never
+to one already read, and for no more pages than the shop's count needs (platform_http.page_limit)."""
 
+import itertools
 from collections.abc import Iterator
 from datetime import datetime
 
 import httpx2 as httpx
 from django.conf import settings
 
-from connection.platform_http import TIMEOUT, Page, platform_address, platform_get, platform_json
+from connection.platform_http import (
+    Page,
+    PlatformError,
+    page_limit,
+    pages_past_limit,
+    platform_address,
+    platform_client,
+    platform_get,
+    platform_json,
+    platform_next_page,
+)
 
 PAGE_SIZE = 250
 # When this share of the bucket is used, wait for it to drain a little (2 calls a second come back).
@@ -32,19 +44,30 @@ def shopify_client() -> tuple[httpx.Client, str]:
         or f"https://{settings.SHOPIFY_SHOP_DOMAIN}/admin/api/{settings.SHOPIFY_API_VERSION}",
         "SHOPIFY_ADMIN_API_URL",
     )
-    client = httpx.Client(
-        headers={"X-Shopify-Access-Token": settings.SHOPIFY_ADMIN_ACCESS_TOKEN}, timeout=TIMEOUT
-    )
-    return client, base
+    return platform_client(headers={"X-Shopify-Access-Token": settings.SHOPIFY_ADMIN_ACCESS_TOKEN}), base
 
 
 def shopify_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:
     query = {"status": "any", "updated_at_min": since.isoformat()}
     counted = platform_json(platform_get(client, f"{base}/orders/count.json", params=query, sleep=sleep))
     total = counted.get("count") if isinstance(counted, dict) else None
+    limit = page_limit(total, PAGE_SIZE)
     url, params = f"{base}/orders.json", {**query, "limit": PAGE_SIZE}
-    while url:
+    read: set[str] = set()
+    for pages in itertools.count(1):
         response = platform_get(client, url, params=params, sleep=sleep, pace=_pace)
+        read.add(str(response.url))
         body = platform_json(response)
         yield Page(orders=(body.get("orders") if isinstance(body, dict) else None) or [], total=total)
-        url, params = response.links.get("next", {}).get("url"), None
+        link = response.links.get("next", {}).get("url")
+        if not link:
+            return
+        # Checked once this page's orders are applied: they stay so when the sync stops here.
+        url, params = platform_next_page(link, page=response.url, base=base), None
+        if url in read:
+            raise PlatformError(
+                f"Shopify gave as the next page one already read ({url}): its pages go round in a loop; the "
+                "orders read are applied"
+            )
+        if pages >= limit:
+            raise pages_past_limit(read=pages, total=total, size=PAGE_SIZE)

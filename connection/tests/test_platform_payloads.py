@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from connection.payloads import platform_json_loads
+from connection.platform_http import platform_id
 from connection.shopify.orders import shopify_order
 from connection.woocommerce.orders import woocommerce_order
 from orders.intake import OrderRefused, incoming_order_clean
@@ -56,3 +58,12 @@ def test_any_field_of_any_kind_is_read_and_taken_or_refused_never_an_error(read,
                 pytest.fail(f"{'.'.join(map(str, path))} = {odd!r}: {type(error).__name__}: {error}")
             tried += 1
     assert tried > 1000
+
+
+def test_a_platform_id_is_a_64_bit_whole_number_or_none_so_it_fits_its_column():
+    assert platform_id(2**63 - 1) == "9223372036854775807"
+    assert [platform_id(odd) for odd in (10**4000, 2**63, 0, -5, True, "12", 1.0)] == [""] * 7
+
+
+def test_nan_in_a_platforms_listing_is_kept_as_a_word_for_its_field_to_refuse():
+    assert platform_json_loads(b'{"total": NaN, "n": -Infinity}') == {"total": "NaN", "n": "-Infinity"}

@@ -5,6 +5,9 @@ their documented pagination and limits; nothing leaves loopback."""
 import base64
 import copy
 import json
+import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler
@@ -15,7 +18,9 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from connection import platform_http
 from connection.models import ShopEvent, ShopEventOutcome
+from connection.platform_http import PlatformError
 from connection.shop_sync import shop_sync
 from orders.models import Order, OrderSource
 
@@ -47,6 +52,13 @@ class Platform:
     requests: list[tuple[str, dict, dict]] = field(default_factory=list)
     # Answers taken one a request before the normal ones: (status, headers).
     failures: list[tuple[int, dict]] = field(default_factory=list)
+    # Shopify's Link instead of the documented one, given a page's page_info (None for the first); its
+    # pages after the first have no orders.
+    links: Callable[[str | None], str | None] | None = None
+    # WooCommerce's X-WP-TotalPages instead of the documented 2; past page 30 it answers 404.
+    total_pages: str = "2"
+    # The order pages sent a byte at a time (0.3 s each).
+    trickle: bool = False
 
 
 @pytest.fixture
@@ -64,6 +76,10 @@ def platform(loopback):
                 return self.answer(status, {"errors": "Exceeded 2 calls per second"}, headers)
             if parts.path == "/admin/api/2025-07/orders/count.json":
                 return self.answer(200, {"count": len(shopify)})
+            if parts.path == "/admin/api/2025-07/orders.json" and state.links:
+                link = state.links(query.get("page_info"))
+                orders = [] if query.get("page_info") else shopify[:2]
+                return self.answer(200, {"orders": orders}, {"Link": link} if link else {})
             if parts.path == "/admin/api/2025-07/orders.json":
                 # Cursor pagination as Shopify does it: the next page's address in Link, nothing else.
                 if query.get("page_info") == "page-2":
@@ -75,7 +91,9 @@ def platform(loopback):
                 return self.answer(200, {"orders": shopify[:2]}, calls)
             if parts.path == "/wp-json/wc/v3/orders":
                 page = int(query.get("page", 1))
-                pages = {"X-WP-Total": "3", "X-WP-TotalPages": "2"}
+                if page > 30:
+                    return self.answer(404, {"code": "rest_no_route"})
+                pages = {"X-WP-Total": "3", "X-WP-TotalPages": state.total_pages}
                 return self.answer(200, woocommerce[:2] if page == 1 else woocommerce[2:], pages)
             return self.answer(404, {"errors": "Not Found"})
 
@@ -87,7 +105,15 @@ def platform(loopback):
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(payload)
+            if not (state.trickle and "orders" in self.path and "count" not in self.path):
+                self.wfile.write(payload)
+                return
+            try:
+                for byte in payload:
+                    self.wfile.write(bytes([byte]))
+                    time.sleep(0.3)
+            except OSError:
+                pass  # cut off: Bookly hung up
 
         def log_message(self, *args):
             pass
@@ -217,3 +243,76 @@ def test_a_platform_address_without_https_is_refused(settings):
     settings.WOOCOMMERCE_CONSUMER_KEY, settings.WOOCOMMERCE_CONSUMER_SECRET = "ck_1", "cs_1"
     with pytest.raises(CommandError, match="WOOCOMMERCE_URL must be an https address"):
         call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
+
+
+def test_a_next_page_at_another_address_is_not_followed_and_the_token_never_goes_there(shopify, loopback):
+    """Another port of the same machine, over plain http: another address all the same."""
+    sent = []
+
+    class Elsewhere(BaseHTTPRequestHandler):
+        def do_GET(self):
+            sent.append(dict(self.headers.items()))
+            self.send_response(200)
+            self.send_header("Content-Length", "15")
+            self.end_headers()
+            self.wfile.write(b'{"orders": []}\n')
+
+        def log_message(self, *args):
+            pass
+
+    elsewhere = loopback(Elsewhere)
+    shopify.links = lambda page: f'<{elsewhere}/admin/api/2025-07/orders.json?page_info=2>; rel="next"'
+
+    with pytest.raises(
+        CommandError, match=rf"next page's address is at {re.escape(elsewhere)}, not at the configured"
+    ):
+        call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
+    assert sent == []
+    assert Order.objects.count() == 2  # the first page's orders, applied
+
+
+def test_a_next_page_already_read_stops_the_sync(shopify):
+    page_2 = f"{shopify.url}/admin/api/2025-07/orders.json?limit=250&page_info=page-2"
+    shopify.links = lambda page: f'<{page_2}>; rel="next"'
+
+    with pytest.raises(
+        PlatformError, match=r"as the next page one already read .*page-2.*go round in a loop"
+    ):
+        shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    assert len(shopify.requests) == 3  # the count, the first page, the second
+    assert Order.objects.count() == 2
+
+
+def test_shopify_s_pages_are_read_no_further_than_its_count_needs(shopify):
+    """3 orders counted: a page of 250, and PAGES_SLACK more for orders changed while it is read."""
+
+    def link(page):
+        number = int((page or "page-1").removeprefix("page-")) + 1
+        url = f"{shopify.url}/admin/api/2025-07/orders.json?limit=250&page_info=page-{number}"
+        return f'<{url}>; rel="next"' if number <= 40 else None  # 40 pages, then the end
+
+    shopify.links = link
+
+    with pytest.raises(PlatformError, match=r"stopped after 11 pages of 250 orders.*counted 3 orders"):
+        shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    assert len(shopify.requests) == 1 + 1 + platform_http.PAGES_SLACK
+
+
+def test_woocommerce_s_billion_pages_are_read_no_further_than_its_count_needs(woocommerce):
+    woocommerce.total_pages = "1000000000"
+
+    with pytest.raises(CommandError, match=r"stopped after 11 pages of 100 orders.*counted 3 orders"):
+        call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
+    assert len(woocommerce.requests) == 1 + platform_http.PAGES_SLACK
+    assert Order.objects.filter(source=OrderSource.WOOCOMMERCE).count() == 3  # applied, kept
+
+
+def test_a_page_trickled_a_byte_at_a_time_stops_the_sync_at_the_deadline(shopify, monkeypatch):
+    monkeypatch.setattr(platform_http, "ATTEMPT_SECONDS", 1.0)
+    monkeypatch.setattr(platform_http, "ATTEMPTS", 2)
+    shopify.trickle = True
+    started = time.monotonic()
+
+    with pytest.raises(PlatformError, match=r"orders.json: no whole answer within 1 seconds, at each of 2"):
+        shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    assert time.monotonic() - started < 3.5

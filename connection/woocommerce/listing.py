@@ -1,6 +1,7 @@
 """WooCommerce's order list (REST API v3, `GET /wp-json/wc/v3/orders`): every status, changed since a
 time (`modified_after`, WooCommerce 5.8 and later), by id, 100 a page, numbered pages with the count in
-`X-WP-Total` and `X-WP-TotalPages`. Signed in with the REST API key (HTTP Basic, over HTTPS)."""
+`X-WP-Total` and `X-WP-TotalPages` (read for no more pages than `X-WP-Total` needs:
+platform_http.page_limit). Signed in with the REST API key (HTTP Basic, over HTTPS)."""
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -8,7 +9,15 @@ from datetime import UTC, datetime
 import httpx2 as httpx
 from django.conf import settings
 
-from connection.platform_http import TIMEOUT, Page, platform_address, platform_get, platform_json
+from connection.platform_http import (
+    Page,
+    page_limit,
+    pages_past_limit,
+    platform_address,
+    platform_client,
+    platform_get,
+    platform_json,
+)
 
 PAGE_SIZE = 100
 
@@ -17,7 +26,7 @@ def woocommerce_client() -> tuple[httpx.Client, str]:
     """A client with the store's REST API key, and the API's base address."""
     auth = httpx.BasicAuth(settings.WOOCOMMERCE_CONSUMER_KEY, settings.WOOCOMMERCE_CONSUMER_SECRET)
     base = platform_address(settings.WOOCOMMERCE_URL, "WOOCOMMERCE_URL")
-    return httpx.Client(auth=auth, timeout=TIMEOUT), f"{base}/wp-json/wc/v3"
+    return platform_client(auth=auth), f"{base}/wp-json/wc/v3"
 
 
 def woocommerce_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:
@@ -37,8 +46,9 @@ def woocommerce_order_pages(*, client: httpx.Client, base: str, since: datetime,
         pages = int(response.headers.get("X-WP-TotalPages") or 1)
         total = response.headers.get("X-WP-Total")
         body = platform_json(response)
-        yield Page(
-            orders=body if isinstance(body, list) else [],
-            total=int(total) if total and total.isdigit() else None,
-        )
+        counted = int(total) if total and total.isdigit() else None
+        yield Page(orders=body if isinstance(body, list) else [], total=counted)
+        # Checked once this page's orders are applied: they stay so when the sync stops here.
+        if page < pages and page >= page_limit(counted, PAGE_SIZE):
+            raise pages_past_limit(read=page, total=counted, size=PAGE_SIZE)
         page += 1
