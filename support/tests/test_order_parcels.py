@@ -38,3 +38,18 @@ def test_what_is_still_to_come_is_neither_sent_nor_refunded(refunds, to_come):
     summary = order_summary(order)
     assert [parcel["items"] for parcel in summary["shipments"]] == [["Dune"]]
     assert summary["not_shipped"] == to_come
+
+
+def test_a_detail_asked_after_a_lookup_stays_on_that_order_and_a_lost_parcel_is_still_reported(
+    customer, demo_data
+):
+    """The demo's order in two parcels: "the tracking number?" and "and the other parcel?" after it was
+    looked up are its status again (not "what is the order number?", not a parcel reported lost)."""
+    first = customer.send("where is my order? BK-10117 daniel.wright@example.com").json()["reply"]
+    assert "Parcel 2 (Dune)" in first
+
+    for follow_up in ("what's the tracking number?", "and the other parcel?"):
+        assert customer.send(follow_up).json()["reply"] == first
+
+    reported = customer.send("the other parcel never arrived").json()["reply"]
+    assert "I've reported this as case" in reported

@@ -108,8 +108,11 @@ def _order_for_task(
     return None
 
 
+# "My order", "the return", and a detail of the order just looked up: "the tracking number?", "and the
+# other parcel?", "the delivery date" (the order the conversation is about is the one found).
 _MY_ORDER_OR_RETURN_RE = re.compile(
-    r"\b(?:my|the|our) (?:\w+ )?(?:order|return|refund|package|parcel|books?)\b"
+    r"\b(?:my|the|our|its) (?:\w+ )?"
+    r"(?:order|return|refund|package|parcel|books?|tracking|shipment|delivery)\b"
 )
 
 

@@ -35,6 +35,7 @@ from support.assistant.understanding.vocabulary import (
     MY_ORDER_RE,
     NAMED_POLICY_RE,
     NO_NUMBER_RE,
+    NOT_RECEIVED_RE,
     NOT_THE_PARCEL_RE,
     OFF_TOPICS,
     ORDER_CHANGE_POLICY,
@@ -433,6 +434,12 @@ _ABOUT_A_BOOK_RE = re.compile(
 )
 
 
+# A detail of an order just looked up, asked after it: its parcels and tracking.
+_ORDER_DETAIL_RE = re.compile(
+    r"\b(?:other (?:parcel|package|shipment|box)|tracking (?:number|no|code|link))\b"
+)
+
+
 def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: list[FaqTopic]) -> Intent:
     """What a customer's message asks for: a task, or else what the store's FAQ answers, which comes
     before every built-in refusal. The FAQ's reader (faq.py) is the one reader of which topic a
@@ -510,6 +517,13 @@ def _task_or_talk(raw: str, *, has_prior_order: bool, answering: bool, topics: l
         return rule  # cancellations, new addresses, a delivery problem named plainly: the rules read those
     if rule.kind == "status" and _order_task_asked(text):
         return rule  # the status asked before a receipt: the phrasings would read the receipt's words
+    if (
+        rule.kind == "status"
+        and has_prior_order
+        and _ORDER_DETAIL_RE.search(text)
+        and not NOT_RECEIVED_RE.search(text)
+    ):
+        return rule  # "and the other parcel?" after a lookup: that order's parcels, not one reported lost
     if rule.kind == "policy" and rule.topic not in _PHRASED_TOPICS:
         return rule
     if rule.kind == "person" and asks_for_someone(text):

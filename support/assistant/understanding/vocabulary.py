@@ -67,6 +67,7 @@ STATUS_RE = re.compile(
     r"|\bwhere(?:'s| is| are)?\b.{0,25}\b(?:order|package|parcel|books?|delivery|shipment|it|bk)\b"
     r"|\bwhen will\b.{0,25}\b(?:order|package|parcel|books?|it|bk)\b"
     r"|\bcheck (?:on )?(?:my|the|an|this|that) order\b"
+    r"|\b(?:the )?other (?:parcel|package|shipment|box)\b"
     r"|\bstill (?:no|not|isn't|hasn't|haven't|nothing|waiting)\b|\bany (?:news|updates?)\b"
     r"|\bwaiting (?:for )?(?:my|the|an|our) (?:order|package|parcel|books?|delivery)"
     r"|\b(?:not|isn't|hasn't|haven't|didn't|it not) (?:yet )?(?:come|here|arrived|shown up|turned up)"
