@@ -79,6 +79,9 @@ class OrderLine(_Shape):
     sku: Text
     variant: Text
     line_id: Text = Field(description="The shop platform's own id of the line; empty when none.")
+    requires_shipping: bool = Field(
+        description="Whether the line is sent in a parcel: false for a download, an ebook, a ticket."
+    )
 
 
 class LineQuantity(_Shape):

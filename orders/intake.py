@@ -514,6 +514,7 @@ def order_shape(*, order: Order) -> dict[str, object]:
                 "sku": item.sku,
                 "variant": item.variant,
                 "line_id": item.line_id,
+                "requires_shipping": item.requires_shipping,
             }
             for item in order.items.all()
         ],

@@ -302,6 +302,10 @@ class OrderItem(models.Model):
     sku = models.CharField("SKU", max_length=100, blank=True)
     variant = models.CharField(max_length=200, blank=True)
     line_id = models.CharField("shop's line id", max_length=40, blank=True)
+    # Whether the line is sent in a parcel: a download, an ebook, an event ticket or a service is not
+    # (Shopify's `requires_shipping: false`; a WooCommerce order with nothing to ship), and is never told
+    # as shipped or as part of a parcel.
+    requires_shipping = models.BooleanField(default=True)
 
     objects = OrderItemManager()
 

@@ -91,6 +91,7 @@ ORDER_EXAMPLE = {
             "sku": "978-0441172719",
             "variant": "Paperback",
             "line_id": "",
+            "requires_shipping": True,
         }
     ],
 }
@@ -291,6 +292,12 @@ def _shop_currency(value: object, info: ValidationInfo) -> str | None:
     return code
 
 
+def _flag(value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _problem("must be true or false")
+    return value
+
+
 def _whole_number(*, low: int, high: int) -> PlainValidator:
     def clean(value: object) -> int:
         _required(value)
@@ -356,6 +363,8 @@ class ShopItem(BaseModel):
     sku: Annotated[str, _text(OrderItem, "sku")] = ""
     variant: Annotated[str, _text(OrderItem, "variant")] = ""
     line_id: Annotated[str, _text(OrderItem, "line_id")] = ""
+    # False for a line nothing is shipped of (a download, an ebook, a ticket, a service).
+    requires_shipping: Annotated[bool, PlainValidator(_flag, json_schema_input_type=bool)] = True
 
 
 _URL_SENT = (

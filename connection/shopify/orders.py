@@ -107,6 +107,8 @@ def _items(line_items: list, *, customer_money: bool = False) -> list[dict]:
                 "sku": _text(line.get("sku"), 100),
                 "variant": _text(line.get("variant_title"), 200),
                 "line_id": platform_id(line.get("id")),
+                # A download, an ebook, a ticket: Shopify ships nothing of it.
+                "requires_shipping": line.get("requires_shipping") is not False,
             }
         )
     return items

@@ -188,3 +188,9 @@ def test_an_order_the_customer_paid_in_their_currency_is_told_in_it_and_keeps_th
     assert (in_the_shops.total, in_the_shops.currency, in_the_shops.shop_currency) == (
         Decimal("124.36"), "USD", ""
     )  # fmt: skip
+
+
+def test_a_line_shopify_ships_nothing_of_is_kept_so():
+    lines = copy.deepcopy(PAYLOAD["line_items"])
+    lines[0]["requires_shipping"] = False  # a download
+    assert [item.requires_shipping for item in taken(shopify(line_items=lines)).items] == [False, True, True]

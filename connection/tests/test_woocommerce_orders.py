@@ -90,3 +90,11 @@ def test_the_documented_refunds_of_the_order_in_brazil_are_kept_as_amounts():
         (Decimal("10.00"), None, ()),
         (Decimal("9.00"), None, ()),
     ]
+
+
+def test_an_order_with_nothing_to_ship_is_of_lines_that_do_not_ship():
+    """Like the real WooCommerce 9.8 order of an event ticket: no shipping method, no address."""
+    empty = {name: "" for name in US["shipping"]}
+    ticket = taken({**US, "shipping": empty, "shipping_lines": []}, "727")
+    assert ticket.address is None and not any(item.requires_shipping for item in ticket.items)
+    assert all(item.requires_shipping for item in taken(US, "727").items)

@@ -100,7 +100,7 @@ def _refunds(refunds: list) -> list[dict]:
     return found
 
 
-def _items(line_items: list[Mapping]) -> list[dict]:
+def _items(line_items: list[Mapping], *, ships: bool = True) -> list[dict]:
     return [
         {
             "line_number": number,
@@ -109,6 +109,7 @@ def _items(line_items: list[Mapping]) -> list[dict]:
             "quantity": line.get("quantity"),
             "sku": str(line.get("sku") or "")[:100],
             "line_id": platform_id(line.get("id")),
+            "requires_shipping": ships,
         }
         for number, line in enumerate(line_items, start=1)
     ]
@@ -122,7 +123,10 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
     billing = payload.get("billing") if isinstance(payload.get("billing"), Mapping) else {}
     shipping = payload.get("shipping")
     modified = payload.get("date_modified_gmt")
-    items = as_list_or_sent(payload.get("line_items"), _items)
+    # WooCommerce's lines do not say whether they are virtual or downloadable; an order of only such
+    # lines is one with no shipping at all (no shipping method, no address), and nothing of it ships.
+    ships = not (payload.get("shipping_lines") == [] and _address(shipping) is None)
+    items = as_list_or_sent(payload.get("line_items"), lambda listed: _items(listed, ships=ships))
     data = {
         "customer_name": _name(shipping, billing),
         "customer_email": billing.get("email"),

@@ -104,6 +104,7 @@ def order_summary(order: Order) -> dict[str, Any]:
                 "quantity": item.quantity,
                 "unit_price": str(item.unit_price),
                 "category": item.category,
+                **({} if item.requires_shipping else {"digital": True}),  # never in a parcel
             }
             for item in order.items.all()
         ],
@@ -111,10 +112,20 @@ def order_summary(order: Order) -> dict[str, Any]:
         "currency": order.currency,
         "shipping_address": current_address_line(order),
         "returns": returns_of(order),
+        **_nothing_ships(order),
         **_shipments_of(order),
         **_refunds_of(order),
         **_asked_of_the_store(order),
     }
+
+
+NOTHING_SHIPS = "Nothing in this order is shipped: its items are digital (a download, an ebook, a ticket)."
+
+
+def _nothing_ships(order: Order) -> dict[str, Any]:
+    """An order of digital items only: told as complete, never as shipped or in parcels."""
+    items = list(order.items.all())
+    return {"delivery": NOTHING_SHIPS} if items and not any(item.requires_shipping for item in items) else {}
 
 
 def _asked_of_the_store(order: Order) -> dict[str, Any]:
@@ -158,7 +169,7 @@ def _shipments_of(order: Order) -> dict[str, Any]:
     waiting = [
         copies(item.title, item.quantity - sent.get(item.pk, 0))
         for item in order.items.all()
-        if item.quantity > sent.get(item.pk, 0)
+        if item.requires_shipping and item.quantity > sent.get(item.pk, 0)
     ]
     return {"shipments": parcels, "not_shipped": waiting if order.status != OrderStatus.CANCELLED else []}
 
@@ -217,6 +228,17 @@ def list_recent_orders(args: NoArguments, context: ToolContext) -> ToolOutcome:
 
 
 def _order_reply(_turn: Turn, result: dict) -> str:
+    if result.get("delivery") == NOTHING_SHIPS and result.get("status") in ("shipped", "delivered"):
+        # Digital items only, which the shop marks sent when they are available: complete, no parcel.
+        sentences = [f"Order {result.get('order_id')} is complete. {NOTHING_SHIPS}"]
+        items = [copies(item["title"], item.get("quantity", 1)) for item in result.get("items", [])]
+        if items:
+            sentences.append(f"It contains {joined(items)}.")
+        sentences += returns_sentences(result.get("returns", []))
+        sentences += [
+            refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []
+        ]
+        return " ".join(sentences)
     # The status word exactly as the result gives it (processing, shipped, delivered, cancelled).
     sentences = [f"The status of order {result.get('order_id')} is {result.get('status')}."]
     if result.get("ordered_on"):
