@@ -220,6 +220,11 @@ SHOPIFY_ADMIN_API_URL = env.str("SHOPIFY_ADMIN_API_URL", default="")
 WOOCOMMERCE_URL = env.str("WOOCOMMERCE_URL", default="")
 WOOCOMMERCE_CONSUMER_KEY = env.str("WOOCOMMERCE_CONSUMER_KEY", default="")
 WOOCOMMERCE_CONSUMER_SECRET = env.str("WOOCOMMERCE_CONSUMER_SECRET", default="")
+# WooCommerce's core has no delivery: a `completed` order counts as delivered this many days after it
+# was completed (its return window then opens); 0: never (it stays shipped).
+WOOCOMMERCE_DELIVERED_AFTER_DAYS = env.int("WOOCOMMERCE_DELIVERED_AFTER_DAYS", default=7)
+if not 0 <= WOOCOMMERCE_DELIVERED_AFTER_DAYS <= 365:
+    raise SystemExit("bookly: WOOCOMMERCE_DELIVERED_AFTER_DAYS is a number of days from 0 to 365.")
 # Write-back: a cancellation or an address change of an order a platform sent is made in the shop
 # first, through the same key (Shopify: scope write_orders; WooCommerce: permission Read/Write), and
 # is Bookly's (and the customer's email says so) only once the shop made it. Off unless asked for, as a

@@ -18,12 +18,14 @@ from connection.deliveries import (
     events_undispatched,
 )
 from connection.shop_events import shop_event_apply, shop_event_queue, shop_events_take_pending
+from connection.woocommerce.delivered import woocommerce_orders_delivered
 from connection.write_back import (
     shop_write_attempt,
     shop_write_queue,
     shop_write_request,
     shop_writes_take_due,
 )
+from store.clock import store_today
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +48,8 @@ def delivery_attempt_task(delivery_id: int) -> None:
 def deliveries_sweep_task() -> None:
     """Every minute (a schedule the connection app's migration adds): events whose signal was lost,
     deliveries due again after their back-off, attempts a killed worker left, shop platforms' events
-    whose task was lost, writes to a shop due again (or whose signal was lost)."""
+    whose task was lost, writes to a shop due again (or whose signal was lost), WooCommerce's completed
+    orders whose day to count as delivered has come."""
     for event_id in events_undispatched():
         event_dispatch_task(event_id)
     deliveries_queue(delivery_ids=deliveries_take_due(now=timezone.now()))
@@ -54,6 +57,7 @@ def deliveries_sweep_task() -> None:
         shop_event_queue(event_id=event_id)
     for write_id in shop_writes_take_due(now=timezone.now()):
         shop_write_queue(write_id=write_id)
+    woocommerce_orders_delivered(today=store_today())
 
 
 def shop_event_apply_task(event_id: int) -> None:

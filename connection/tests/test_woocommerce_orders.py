@@ -3,6 +3,7 @@ Brazil), read into the intake's shape and taken by the intake as every order is.
 
 import copy
 import json
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -42,9 +43,14 @@ def test_the_documented_order_in_the_united_states_is_taken_as_it_is():
     assert order.updated_at.isoformat() == "2017-03-22T19:28:08+00:00"
 
 
-def test_the_documented_order_in_brazil_is_taken_completed_as_shipped():
-    order = taken(BRAZIL, "723")
-    assert (order.customer_name, order.status, order.total) == ("João Silva", "shipped", Decimal("39.00"))
+def test_the_documented_order_in_brazil_is_taken_completed_and_delivered_its_days_after(settings):
+    order = taken(BRAZIL, "723")  # completed on 2017-03-21, long before today
+    assert (order.customer_name, order.status, order.total) == ("João Silva", "delivered", Decimal("39.00"))
+    assert (order.delivered_on, [(parcel.shipped_on, parcel.delivered_on) for parcel in order.shipments]) == (
+        date(2017, 3, 28), [(date(2017, 3, 21), date(2017, 3, 28))]
+    )  # fmt: skip
+    settings.WOOCOMMERCE_DELIVERED_AFTER_DAYS = 0  # the store presumes no delivery
+    assert taken(BRAZIL, "723").status == "shipped"
     assert order.address.one_line() == "João Silva, Av. Brasil, 432, Rio de Janeiro-RJ, 12345-000, Brazil"
 
 
@@ -73,7 +79,7 @@ def test_tracking_from_the_shipment_tracking_extension_and_the_statuses_read_as_
     assert taken({**US, "status": "cancelled"}, "727").status == "cancelled"
     assert taken({**US, "status": "on-hold"}, "727").status == "processing"
     assert taken({**US, "status": "refunded"}, "727").status == "cancelled"  # never completed
-    assert taken({**BRAZIL, "status": "refunded"}, "723").status == "shipped"  # refunded after it left
+    assert taken({**BRAZIL, "status": "refunded"}, "723").status == "delivered"  # refunded after it left
 
 
 @pytest.mark.parametrize(("missing", "field"), [("total", "total"), ("date_created", "ordered_on")])

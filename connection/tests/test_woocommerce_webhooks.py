@@ -5,12 +5,15 @@ import base64
 import hashlib
 import hmac
 import json
+from datetime import date
 from pathlib import Path
 
 import pytest
 
 from connection.models import ShopEvent, ShopEventOutcome
+from connection.tasks import deliveries_sweep_task
 from orders.models import Order, OrderSource
+from orders.selectors import EligibilityCode, order_return_eligibility
 
 SECRET = "wc-secret-0123456789"
 # WooCommerce's documented order from Brazil, from a shop whose order numbers carry the prefix "BK-1"
@@ -56,7 +59,7 @@ def test_the_documented_order_from_brazil_is_kept_and_applied(client, django_cap
     order = Order.objects.get(number="BK-10723")
     assert (order.source, order.status, order.ship_country, str(order.total)) == (
         OrderSource.WOOCOMMERCE,
-        "shipped",
+        "delivered",  # completed in 2017: delivered WOOCOMMERCE_DELIVERED_AFTER_DAYS days after
         "BR",
         "39.00",
     )
@@ -108,3 +111,25 @@ def test_two_orders_sent_within_one_second_under_one_delivery_id_are_both_applie
 
     assert (first.json()["duplicate"], second.json()["duplicate"]) == (False, False)
     assert set(Order.objects.values_list("number", flat=True)) == {"BK-10723", "BK-10724"}
+
+
+def test_a_completed_order_counts_as_delivered_when_its_day_comes_and_can_then_be_returned(
+    client, django_capture_on_commit_callbacks, settings
+):
+    """Completed two days ago: shipped; five days later (the store's 7 days), delivered by the sweep, and
+    its return window open."""
+    settings.BOOKLY_TODAY = date(2017, 3, 23)
+    deliver(client, django_capture_on_commit_callbacks, BRAZIL)
+    order = Order.objects.get(number="BK-10723")
+    assert (order.status, order.shipments.get().shipped_on) == ("shipped", date(2017, 3, 21))
+
+    deliveries_sweep_task()
+    assert Order.objects.get(number="BK-10723").status == "shipped"  # its day has not come
+    settings.BOOKLY_TODAY = date(2017, 3, 28)
+    deliveries_sweep_task()
+
+    order = Order.objects.get(number="BK-10723")
+    assert (order.status, order.delivered_on, order.shipments.get().delivered_on) == (
+        "delivered", date(2017, 3, 28), date(2017, 3, 28)
+    )  # fmt: skip
+    assert order_return_eligibility(order=order, today=date(2017, 3, 28)).code == EligibilityCode.ELIGIBLE

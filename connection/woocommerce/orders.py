@@ -4,9 +4,11 @@ WooCommerce documents it, nothing made up. What WooCommerce does not say is left
 name or default (no category: WooCommerce's products have none Bookly reads).
 
 - number: the order's `number` as customers see it ("727", or with a numbering plugin's prefix);
-- status: WooCommerce's core has no shipping: `completed` ("fulfilled and complete") is shipped;
-  `cancelled` is cancelled; `refunded` is cancelled unless it was completed first (then shipped); any
-  other (`pending`, `processing`, `on-hold`, `failed`) is processing;
+- status: WooCommerce's core has no shipping: `completed` ("fulfilled and complete") is shipped, in one
+  parcel sent on the day it was completed, and delivered WOOCOMMERCE_DELIVERED_AFTER_DAYS days later
+  once that day has come (woocommerce_orders_delivered moves the ones whose day comes later);
+  `cancelled` is cancelled; `refunded` is cancelled unless it was completed first (then as completed);
+  any other (`pending`, `processing`, `on-hold`, `failed`) is processing;
 - tracking: the WooCommerce Shipment Tracking extension's `_wc_shipment_tracking_items` in `meta_data`,
   the latest, when the shop has it;
 - lines: `line_items` in WooCommerce's order, numbered from 1, their names unescaped ("&ndash;").
@@ -14,12 +16,15 @@ name or default (no category: WooCommerce's products have none Bookly reads).
 
 import html
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
+
+from django.conf import settings
 
 from connection.payloads import as_list_or_sent, objects_in, text_of
 from connection.platform_http import platform_id
 from orders.models import OrderStatus
+from store.clock import store_today
 
 # The webhook topics whose body is the whole order (order.deleted sends only its id).
 ORDER_TOPICS = frozenset({"order.created", "order.updated", "order.restored"})
@@ -115,6 +120,39 @@ def _items(line_items: list[Mapping], *, ships: bool = True) -> list[dict]:
     ]
 
 
+def delivered_on_presumed(completed_on: date) -> date | None:
+    """The day a completed order counts as delivered, or None when the store presumes none."""
+    days = settings.WOOCOMMERCE_DELIVERED_AFTER_DAYS
+    return completed_on + timedelta(days=days) if days else None
+
+
+def _completed(payload: Mapping, items: object, tracking: Mapping) -> dict:
+    """A completed order's parcel (its lines that ship, sent the day it was completed, with the Shipment
+    Tracking extension's number), and, once its day has come, its delivery."""
+    completed_on = _date(payload.get("date_completed_gmt") or payload.get("date_completed"))
+    lines = [
+        {"line_number": item["line_number"], "quantity": item["quantity"]}
+        for item in (items if isinstance(items, list) else [])
+        if item.get("requires_shipping") and isinstance(item.get("quantity"), int) and item["quantity"] > 0
+    ]
+    if completed_on is None or not lines:
+        return {}
+    delivered = delivered_on_presumed(date.fromisoformat(completed_on))
+    delivered_on = delivered.isoformat() if delivered and delivered <= store_today() else None
+    parcel = {
+        "carrier": str(tracking.get("tracking_provider") or tracking.get("custom_tracking_provider") or "")[
+            :40
+        ],
+        "tracking_number": str(tracking.get("tracking_number") or "")[:64],
+        "shipped_on": completed_on,
+        "delivered_on": delivered_on,
+        "lines": lines,
+    }
+    if delivered_on is None:
+        return {"shipments": [parcel]}
+    return {"shipments": [parcel], "status": OrderStatus.DELIVERED, "delivered_on": delivered_on}
+
+
 def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
     """(the order's number, the order in the intake's shape) from WooCommerce's order resource. Nothing
     is checked here: orders.intake checks what this gives as it checks every order."""
@@ -141,4 +179,6 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
         "refunds": as_list_or_sent(payload.get("refunds"), _refunds),
         "updated_at": f"{modified}Z" if isinstance(modified, str) and modified else None,  # GMT, unmarked
     }
+    if status == OrderStatus.SHIPPED:
+        data.update(_completed(payload, items, tracking))
     return payload.get("number"), data
