@@ -240,7 +240,7 @@ def test_an_address_in_another_country_is_refused_and_never_made_whatever_the_mo
     model_api.reset(message(tool_use("change_shipping_address", SARAH_PROCESSING)), message(text("Done.")))
     customer.send("yes")
 
-    assert (result["changeable"], result["offer_person"]) == (False, True)
+    assert (result["changeable"], result["ships_within"]) == (False, "the United States")
     assert result["reason"] == (
         "The store ships order BK-10103 within the United States; a change to the United Kingdom needs our "
         "team."

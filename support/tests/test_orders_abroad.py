@@ -199,12 +199,20 @@ def test_an_address_in_another_country_is_refused_in_words_with_a_person_offered
         "The store ships order BK-21030 within Australia; a change to the United Kingdom needs our team."
         in reply
     )
-    assert "member of our support team" in reply
-    assert "Australia" not in reply.split("needs our team")[1]  # nothing read back as if in Australia
-    customer.send("no")
+    assert "ask for a person and our team will help" in reply
     order_in_australia.refresh_from_db()
     assert (order_in_australia.ship_line1, order_in_australia.ship_country) == ("1 George Street", "AU")
     assert not order_in_australia.changes.exists()
+    # An address within Australia is still taken in the same conversation.
+    reply = customer.send("Ryan Waldon, 12 Marcus Clarke Street, Unit 4, Canberra, ACT, 2601").json()["reply"]
+    assert "Canberra ACT 2601, Australia" in reply and "Shall I send the order" in reply
+
+
+def test_no_thanks_after_a_change_abroad_was_refused_ends_it(customer, order_in_australia):
+    customer.send(f"Can I change the address of order BK-21030? {RYAN}")
+    customer.send("221B Baker Street, London NW1 6XE, United Kingdom")
+
+    assert customer.send("no thanks").json()["reply"].startswith("No problem.")
 
 
 def test_a_country_the_store_ships_to_is_taken(customer, order_in_australia, settings):

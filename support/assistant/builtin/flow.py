@@ -195,8 +195,14 @@ def respond(turn: Turn) -> Step:
             return NO_NUMBER_REPLY  # no list without the store's word for who this is: the number, then
     start = turn.start
     under_way = TASK_STEPS[intents[start].kind] if start is not None else None
-    if under_way and under_way.detail and pending == under_way.detail and start < len(units) - 1:
-        # The detail the task asked for (a new address): read it, or ask again.
+    if (
+        under_way
+        and under_way.detail
+        and pending == under_way.detail
+        and start < len(units) - 1
+        and intent.kind != "decline"
+    ):
+        # The detail the task asked for (a new address): read it, or ask again ("no thanks" ends it).
         step = _task_step(turn, start)
         if isinstance(step, str) and last_asked() == pending:
             return ask(pending, under_way.detail_again)

@@ -8,6 +8,7 @@ from pydantic import Field, WithJsonSchema
 
 from orders.addresses import (
     AddressInvalid,
+    country_name,
     shipping_address_clean,
     shipping_address_fields_kept,
     shipping_address_of,
@@ -106,7 +107,8 @@ def check_address_change(args: CheckAddressChangeArguments, context: ToolContext
         )
     abroad = order_address_country_check(order=order, country=address.country)
     if not abroad.allowed:
-        return ToolOutcome({**result, "changeable": False, "reason": abroad.reason, "offer_person": True})
+        within = country_name(order.ship_country)
+        return ToolOutcome({**result, "changeable": False, "reason": abroad.reason, "ships_within": within})
     pending[order.number] = {"turn": context.turn, "address": address.as_fields()}
     return ToolOutcome(
         {
@@ -171,6 +173,14 @@ def _address_step(task: TaskAt) -> Step:
 
 
 def _check_reply(_turn: Turn, result: dict) -> str:
+    if not result.get("changeable") and result.get("ships_within"):
+        # Another country: an address within the order's is still taken, and a person can help abroad.
+        another = ask(
+            Waiting.ADDRESS,
+            f"You can send an address within {result['ships_within']} instead, or ask for a person and our "
+            "team will help.",
+        )
+        return f"I checked order {result.get('order_id')}. {result.get('reason', '')} {another}"
     if not result.get("changeable"):
         return cannot_change_reply(result)
     if result.get("unchanged"):
