@@ -5,8 +5,9 @@ in the shop first, through its API, on the task queue; only once the shop made i
 
 Each write is tried at once, then again after a back-off while the shop cannot be reached or keeps
 failing; a refusal (Shopify's 422, WooCommerce's 400) is final. One the shop did not make is kept on
-the change for staff (orders.services.order_change_shop_failed): the customer was told only that the
-store was asked. Each platform's room says how it is asked (connection.shopify.changes …).
+the change for staff with the shop's words (orders.services.order_change_shop_failed), and the customer
+is told in ours: by email, and in the chat the next time they write or look the order up. Each
+platform's room says how it is asked (connection.shopify.changes …).
 """
 
 import logging

@@ -166,8 +166,8 @@ class OrderChangeInline(ReadOnlyInline):
     @admin.display(description="made")
     def made(self, obj):
         """Whether it is made: one asked of the shop that keeps the order says whether the shop made it,
-        and what the shop answered when it did not (staff follow it up: the customer was told only that
-        the store was asked)."""
+        and what the shop answered when it did not (for staff to follow up: the customer reads only our
+        own words for it, by email and in the chat)."""
         if obj.state == OrderChangeState.SHOP_FAILED:
             return f"{obj.get_state_display()}: {obj.shop_answer}"
         return obj.get_state_display()

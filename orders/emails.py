@@ -19,8 +19,18 @@ from django.utils import timezone
 from django_q.tasks import async_task
 
 from orders.addresses import ShippingAddress, shipping_address_of
-from orders.models import CustomerEmail, DeliveryCase, DeliveryProblem, Order, ReturnRecord, ReturnStatus
+from orders.models import (
+    CustomerEmail,
+    DeliveryCase,
+    DeliveryProblem,
+    Order,
+    OrderChange,
+    OrderChangeKind,
+    ReturnRecord,
+    ReturnStatus,
+)
 from orders.money import money_text
+from orders.selectors import order_change_not_made_reason
 
 logger = logging.getLogger(__name__)
 
@@ -162,6 +172,28 @@ def order_address_changed_email(*, order: Order, address: ShippingAddress) -> Cu
         order=order,
         subject=f"Your order {order.number} ships to a new address",
         body=_hello(order) + f"Your order {order.number} will now ship to:\n{address.one_line()}" + _SIGN_OFF,
+    )
+
+
+_NOT_MADE_SUBJECTS = {
+    OrderChangeKind.CANCELLED: "Your order {number} could not be cancelled",
+    OrderChangeKind.ADDRESS_CHANGED: "The shipping address of your order {number} could not be changed",
+}
+# Who can help with a change the store did not make, and how to reach them.
+NOT_MADE_PERSON = "A member of our team can help: reply to this email, or ask for a person in our chat."
+
+
+def order_change_not_made_email(*, change: OrderChange) -> CustomerEmail | None:
+    """A change the customer was told the store was asked to make, and the store (the shop that keeps
+    the order) did not make: in fixed words from what Bookly knows, never the shop's own answer (staff
+    read that on the change), with a person offered."""
+    order = change.order
+    return customer_email_queue(
+        order=order,
+        subject=_NOT_MADE_SUBJECTS[OrderChangeKind(change.kind)].format(number=order.number),
+        body=_hello(order)
+        + f"{order_change_not_made_reason(order=order, kind=change.kind)} {NOT_MADE_PERSON}"
+        + _SIGN_OFF,
     )
 
 

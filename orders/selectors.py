@@ -2,11 +2,12 @@ import hmac
 from dataclasses import dataclass
 from datetime import date, timedelta
 from enum import StrEnum
+from functools import cached_property
 
 from django.conf import settings
 from django.db.models import Max, Q
 
-from orders.addresses import country_name
+from orders.addresses import country_name, shipping_address_of
 from orders.models import (
     ITEM_PROBLEMS,
     RETURN_STATUSES_RELEASING_ITEMS,
@@ -14,6 +15,7 @@ from orders.models import (
     DeliveryCase,
     DeliveryProblem,
     Order,
+    OrderChange,
     OrderChangeKind,
     OrderChangeState,
     OrderItem,
@@ -222,6 +224,14 @@ class OrderChangeCheck:
     def allowed(self) -> bool:
         return self.code is ChangeCode.ALLOWED
 
+    @cached_property
+    def last_attempt_failed(self) -> str:
+        """When the last change of this kind Bookly asked of the shop that keeps the order was not made
+        (and nothing of the kind was asked since), why, for the customer (order_change_not_made_reason);
+        else "". Read when asked for: a check that does not say it costs no query."""
+        failed = order_change_last_failed(order=self.order, kind=self.kind)
+        return order_change_not_made_reason(order=self.order, kind=self.kind) if failed else ""
+
 
 # Why a change is refused, and what the customer can do instead, by the kind of change and the status.
 _CHANGE_REFUSALS = {
@@ -304,6 +314,48 @@ def order_change_check(*, order: Order, kind: OrderChangeKind) -> OrderChangeChe
         return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])
     status = OrderStatus(order.status)
     return OrderChangeCheck(order, kind, _CHANGE_CODES[status], _CHANGE_REFUSALS[(kind, status)])
+
+
+def order_change_last_failed(*, order: Order, kind: OrderChangeKind) -> OrderChange | None:
+    """The latest change of this kind of the order, if it was asked of the shop that keeps the order and
+    the shop did not make it (refused, or failed for good); None when there is none, when a later one
+    was made or asked since, or when the order is as it would have made it anyway (the shop made that
+    change itself since)."""
+    latest = order.changes.filter(kind=kind).order_by("-pk").first()
+    if latest is None or latest.state != OrderChangeState.SHOP_FAILED:
+        return None
+    return None if order_change_in_effect(change=latest, order=order) else latest
+
+
+def order_change_in_effect(*, change: OrderChange, order: Order) -> bool:
+    """Whether the order (as it is now) is as the change would have made it: cancelled, or shipping to
+    the address it asked for."""
+    if change.kind == OrderChangeKind.CANCELLED:
+        return order.status == OrderStatus.CANCELLED
+    address = shipping_address_of(order=order)
+    return address is not None and address.as_fields() == change.after
+
+
+# What a change the shop did not make did not do, and why, for the customer: fixed words chosen from
+# what Bookly knows (the kind of change, and the order as it is now), never the shop's own answer, which
+# is for staff (OrderChange.shop_answer).
+_NOT_MADE = {
+    OrderChangeKind.CANCELLED: "The store could not cancel order {number}",
+    OrderChangeKind.ADDRESS_CHANGED: "The store could not change the shipping address of order {number}",
+}
+_NOT_MADE_WHY = {
+    OrderStatus.SHIPPED: "it has already been handed to the carrier",
+    OrderStatus.DELIVERED: "it has already been handed to the carrier",
+}
+
+
+def order_change_not_made_reason(*, order: Order, kind: OrderChangeKind) -> str:
+    """The sentence that tells the customer a change of their order the store was asked to make was not
+    made: "The store could not cancel order BK-10103: it has already been handed to the carrier." (the
+    order shipped), else plainly "The store could not cancel order BK-10103." """
+    said = _NOT_MADE[OrderChangeKind(kind)].format(number=order.number)
+    why = _NOT_MADE_WHY.get(order.status)
+    return f"{said}: {why}." if why else f"{said}."
 
 
 def order_address_country_check(*, order: Order, country: str) -> OrderChangeCheck:

@@ -14,6 +14,7 @@ from orders.emails import (
     delivery_case_resolved_email,
     order_address_changed_email,
     order_cancelled_email,
+    order_change_not_made_email,
     return_moved_email,
     return_started_by_staff_email,
 )
@@ -421,8 +422,10 @@ def order_change_shop_made(*, change_id: int) -> OrderChange:
 
 
 def order_change_shop_failed(*, change_id: int, answer: str) -> OrderChange:
-    """The shop did not make a change Bookly asked of it: kept for staff with what the shop said; the
-    order, and what the customer was told (that it was asked), stay as they are."""
+    """The shop did not make a change Bookly asked of it (refused it, or failed for good): kept for staff
+    with what the shop said, and the customer, who was told it was asked, emailed that it was not made
+    and why in our words (once the caller's transaction commits); the order stays as it is. Once: a
+    change made or failed already is left as it is."""
     with transaction.atomic():
         change = OrderChange.objects.select_for_update().get(pk=change_id)
         if change.state != OrderChangeState.AWAITING_SHOP:
@@ -430,6 +433,7 @@ def order_change_shop_failed(*, change_id: int, answer: str) -> OrderChange:
         change.state = OrderChangeState.SHOP_FAILED
         change.shop_answer = answer[:2000]
         change.save(update_fields=["state", "shop_answer"])
+        order_change_not_made_email(change=change)
     return change
 
 

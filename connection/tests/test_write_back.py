@@ -4,7 +4,9 @@ made it. A real HTTP server on 127.0.0.1 stands in for Shopify's Admin API and W
 answering as they document; nothing leaves loopback."""
 
 import base64
+import contextlib
 import json
+import time
 from dataclasses import dataclass, field
 from datetime import timedelta
 from http.server import BaseHTTPRequestHandler
@@ -14,6 +16,7 @@ from django.core import mail
 from django.test import override_settings
 from django.utils import timezone
 
+from connection import platform_http, write_back
 from connection.models import ShopWrite, ShopWriteOutcome
 from connection.write_back import SHOP_WRITE_ATTEMPTS, shop_write_attempt, shop_writes_take_due
 from orders.addresses import ShippingAddress
@@ -45,6 +48,7 @@ class Shop:
     requests: list[tuple[str, str, dict, object]] = field(default_factory=list)
     answers: list[tuple] = field(default_factory=list)  # (status, body) or (status, body, headers)
     cancelled_at: str | None = None  # what a GET of the Shopify order says
+    stalled: float = 0.0  # seconds it takes before answering a write
 
 
 @pytest.fixture
@@ -56,6 +60,8 @@ def shop(loopback):
             length = int(self.headers.get("content-length", 0))
             body = json.loads(self.rfile.read(length)) if length else None
             state.requests.append((self.command, self.path, dict(self.headers.items()), body))
+            if self.command != "GET" and state.stalled:
+                time.sleep(state.stalled)
             headers = {}
             if self.command == "GET":
                 status, answer = 200, {"order": {"id": 450789469, "cancelled_at": state.cancelled_at}}
@@ -71,7 +77,8 @@ def shop(loopback):
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
-            self.wfile.write(data)
+            with contextlib.suppress(OSError):  # Bookly hung up on a stalled answer
+                self.wfile.write(data)
 
         do_GET = do_POST = do_PUT = _answer
 
@@ -178,8 +185,18 @@ def test_a_change_shopify_refuses_is_kept_for_staff_and_never_told_as_done(
     order.refresh_from_db()
     assert change.state == OrderChangeState.SHOP_FAILED
     assert change.shop_answer == "422: Cannot cancel an order that has been fulfilled"  # Shopify's words
-    assert order.status == OrderStatus.PROCESSING
-    assert mail.outbox == [] and not Event.objects.exists()
+    assert order.status == OrderStatus.PROCESSING and not Event.objects.exists()
+    # The customer, told it was asked, is emailed that it was not: our words, not Shopify's (staff's).
+    [email] = mail.outbox
+    assert (email.to, email.subject) == (
+        ["bob@example.com"],
+        f"Your order {order.number} could not be cancelled",
+    )
+    assert (
+        f"The store could not cancel order {order.number}. A member of our team can help: reply to this "
+        "email, or ask for a person in our chat." in email.body
+    )
+    assert "fulfilled" not in email.body
     write = ShopWrite.objects.get(change=change)
     assert (write.outcome, write.attempts) == (ShopWriteOutcome.REFUSED, 1)  # a refusal is not retried
     # The order can be cancelled again (by staff, or the customer): the one-cancellation rule holds
@@ -357,3 +374,32 @@ def test_an_attempt_ends_within_a_minute_whatever_the_shop_asks_to_wait(shopify)
 
     assert waited == [] and write.outcome == ShopWriteOutcome.PENDING
     assert "no answer within 60 seconds" in write.answer
+
+
+def test_an_attempt_at_a_stalled_shop_ends_within_its_budget_and_is_tried_again_later(shopify, monkeypatch):
+    """Each try cut at its deadline (a second here), and the attempt, all its tries and waits, at the
+    write's budget (2.5 s here, 60 s in production): it ends as an unreachable shop's does, well before
+    the queue would kill its worker."""
+    monkeypatch.setattr(platform_http, "ATTEMPT_SECONDS", 1.0)
+    monkeypatch.setattr(write_back, "_ATTEMPT_SECONDS", 2.5)
+    order = _shopify_order()
+    order_cancel(order=order)
+    later = timezone.now() + timedelta(minutes=2)
+    [write_id] = shop_writes_take_due(now=later)
+    shopify.stalled = 10.0
+    started = time.monotonic()
+
+    write = shop_write_attempt(write_id=write_id, now=later, sleep=lambda seconds: None)
+
+    # Well before the shop's 10 s (not a timing measure: a loaded machine may take longer than 2.5 s).
+    assert time.monotonic() - started < 8.0
+    assert (write.attempts, write.outcome) == (1, ShopWriteOutcome.PENDING)
+    assert write.answer == "no answer within 2.5 seconds"
+    # A second each: two tries fit the budget (one, on a machine slow to connect); never the third.
+    assert 1 <= len(shopify.requests) <= 2
+
+
+def test_an_attempt_takes_at_most_its_share_of_the_queue_s_task_timeout(settings):
+    assert write_back._attempt_seconds() == 60.0 < settings.Q_CLUSTER["timeout"]  # 100 s
+    settings.Q_CLUSTER = {**settings.Q_CLUSTER, "timeout": 40}
+    assert write_back._attempt_seconds() == 24.0

@@ -11,8 +11,10 @@
  * rating, through /api/chat/feedback; without this script the same forms post.
  *
  * "Talk to a person" goes through /api/chat/handoff. While a person answers (or
- * is on the way) the page asks /api/chat for new messages every few seconds,
- * less often while nothing changes or the tab is hidden.
+ * is on the way), and while the store has yet to make a change asked here
+ * (`awaiting_store`: a change it does not make is told as a message of its own),
+ * the page asks /api/chat for new messages every few seconds, less often while
+ * nothing changes or the tab is hidden.
  */
 (function () {
   "use strict";
@@ -69,6 +71,8 @@
   var POLL_FIRST_MS = 3000;
   var POLL_MAX_MS = 15000;
   var status = handoff.dataset.status;
+  // The store has yet to make (or to be told not to have made) a change asked in this conversation.
+  var awaitingStore = handoff.dataset.awaitingStore === "true";
   var shownCount = transcript.children.length;
   var pollDelay = POLL_FIRST_MS;
   var pollTimer = null;
@@ -404,6 +408,7 @@
     if (outcome.status === 200 && typeof payload.reply === "string") {
       addMessage("assistant", payload.reply, "", payload.votable ? payload.turn : null, null);
       shownCount = transcript.children.length;
+      setAwaitingStore(payload.awaiting_store);
       if (payload.status !== status) {
         refresh(); // who answers changed (a handoff, a person took over, a new conversation)
       }
@@ -545,6 +550,7 @@
         shownCount = 0;
         clearRating();
         setConversation(null);
+        awaitingStore = false; // a new conversation has asked the store for nothing
         applyWho(outcome.payload);
         clearError();
         notices.replaceChildren();
@@ -592,7 +598,24 @@
     }
     status = newStatus;
     handoff.dataset.status = status;
-    if (status === "waiting" || status === "person") {
+    if (asksForNews()) {
+      schedulePoll();
+    }
+  }
+
+  // Whether the page asks for new messages: while a person answers (or is on the way), and while the
+  // store has yet to make a change asked here.
+  function asksForNews() {
+    return status === "waiting" || status === "person" || awaitingStore;
+  }
+
+  function setAwaitingStore(awaiting) {
+    var before = awaitingStore;
+    awaitingStore = awaiting === true;
+    if (awaitingStore && !before) {
+      pollDelay = POLL_FIRST_MS; // just asked: the store usually answers within seconds
+    }
+    if (awaitingStore) {
       schedulePoll();
     }
   }
@@ -605,7 +628,7 @@
 
   function poll() {
     pollTimer = null;
-    if (status !== "waiting" && status !== "person") {
+    if (!asksForNews()) {
       return;
     }
     if (busy) {
@@ -660,6 +683,7 @@
           pollDelay = Math.min(Math.round(pollDelay * 1.5), POLL_MAX_MS);
         }
         setOffline(payload.offline);
+        awaitingStore = payload.awaiting_store === true;
         applyWho(payload);
       })
       .catch(function () {
@@ -744,7 +768,7 @@
   });
 
   document.addEventListener("visibilitychange", function () {
-    if (!document.hidden && (status === "waiting" || status === "person")) {
+    if (!document.hidden && asksForNews()) {
       pollDelay = POLL_FIRST_MS;
       window.clearTimeout(pollTimer);
       pollTimer = null;

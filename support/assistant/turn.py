@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connections, transaction
+from django.utils import timezone
 
 from store.text import text_multi_line
 from support.assistant.budget import tool_calls_refused
@@ -43,6 +44,7 @@ from support.assistant.capabilities.registry import (
 )
 from support.assistant.claims import ToolResult
 from support.assistant.configured import model_for_turn
+from support.assistant.not_made import not_made_told
 from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
 from support.assistant.request import (
     CACHE_POINT,
@@ -61,6 +63,7 @@ from support.conversations.models import (
     HandoffReason,
     MessageRole,
 )
+from support.conversations.not_made import changes_not_made_untold
 from support.conversations.selectors import conversation_has_ended, session_signed_in_email
 from support.conversations.services import (
     ConversationEnded,
@@ -234,7 +237,7 @@ def conversation_take_turn(
     `progress` is called with a line for the customer as each step starts (a tool, writing the answer);
     the reply itself is only ever returned, after the validator passed it. `client_address` is the
     client's IP as the rate limits see it ("" when none): failed order/email checks count by it too."""
-    started = time.monotonic()
+    started, begun = time.monotonic(), timezone.now()
     model = model or model_for_turn()
     text = message_clean(text=text)
     conversation = conversation_get_for_session(session=session)
@@ -293,6 +296,22 @@ def conversation_take_turn(
         as_written = reply == text_of(reply_blocks) and turn.reply_source == ReplySource.MODEL
         if reply != text_of(reply_blocks):
             reply_blocks = [{"type": "text", "text": reply}]
+        outcome = _outcome(reply, violations, handed_off=bool(handoff))
+        dead_end = reply_leaves_dead_end(reply, outcome=outcome)
+        # A change the store did not make (of an order asked about here, or looked up now) is told
+        # before anything else about its order, in our fixed words, once; one asked in this very turn
+        # and refused while it ran, after the reply that says it was asked.
+        not_made = changes_not_made_untold(
+            conversation_id=lease.conversation.pk, order_ids=turn.tools.orders_found
+        )
+        before, after = not_made_told(not_made, reply=reply, asked_since=begun)
+        if before or after:
+            reply = "\n\n".join(part for part in (before, reply, after) if part)
+            reply_blocks = [
+                *([{"type": "text", "text": before}] if before else []),
+                *reply_blocks,
+                *([{"type": "text", "text": after}] if after else []),
+            ]
         turn.produced.append(
             NewMessage(
                 MessageRole.ASSISTANT,
@@ -302,11 +321,10 @@ def conversation_take_turn(
                 model_state=turn.model_state if as_written and not handoff else None,
             )
         )
-        outcome = _outcome(reply, violations, handed_off=bool(handoff))
         record = turn.record(
             started=started,
             outcome=outcome,
-            dead_end=reply_leaves_dead_end(reply, outcome=outcome),
+            dead_end=dead_end,
             reply_source=turn.reply_source,
             violations=violations,
             handoff_reason=handoff[0] if handoff else "",
@@ -321,6 +339,7 @@ def conversation_take_turn(
             orders_found=turn.tools.orders_found,
             handoff=handoff,
             trace=record,
+            changes_told=[link for change in not_made for link in change.links],
         )
     except BaseException as error:
         # Traced and counted whatever went wrong (the model failed, the lease was lost, a bug), but not

@@ -274,6 +274,10 @@ class ConversationOrderChange(models.Model):
         "orders.OrderChange", on_delete=models.CASCADE, related_name="conversation_link"
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
+    # When the chat told the customer that the store did not make the change (the shop that keeps the
+    # order refused it, or failed for good: support.conversations.not_made): told once, in this
+    # conversation or the next that looks the order up. Empty while not told.
+    customer_told_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["conversation", "created_at"]

@@ -49,7 +49,9 @@ def conversation_transcript(*, conversation: Conversation | None) -> list[dict]:
         if role == MessageRole.STAFF:
             entry["name"] = first_name or ""
         elif role == MessageRole.ASSISTANT and turn in votes:
-            entry.update(turn=turn, helpful=votes[turn])
+            # The turn's reply; a message the chat added after it (support.conversations.not_made) takes
+            # no vote of its own.
+            entry.update(turn=turn, helpful=votes.pop(turn))
         transcript.append(entry)
     return transcript
 

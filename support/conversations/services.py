@@ -302,6 +302,7 @@ def conversation_turn_commit(
     orders_found: Mapping[int, str] = MappingProxyType({}),
     handoff: tuple[str, str] | None = None,
     trace: TurnRecord | None = None,
+    changes_told: Collection[int] = (),
 ) -> ConversationStatus:
     """Store what the turn produced and end it, only if the lease is still ours and the conversation
     open (else TurnInProgress, or ConversationEnded). Returns who answers the conversation now.
@@ -314,6 +315,8 @@ def conversation_turn_commit(
     `handoff` (reason, a line for staff): the conversation waits for a person from now on, unless a
     person was asked for (or took it) while the turn ran; the turn's reply is kept either way.
     `trace`: what the turn did, stored with it for staff.
+    `changes_told`: the links (ConversationOrderChange) of changes the store did not make that the reply
+    told the customer of (support.conversations.not_made): told once, with the reply.
     """
     conversation = lease.conversation
     now = timezone.now()
@@ -349,6 +352,10 @@ def conversation_turn_commit(
             _trace_add(conversation, lease.number, trace)
             if orders_found:
                 conversation.orders.add(*orders_found)
+            if changes_told:
+                ConversationOrderChange.objects.filter(
+                    pk__in=list(changes_told), customer_told_at__isnull=True
+                ).update(customer_told_at=now)
             if handoff and status == ConversationStatus.WAITING:
                 # After the orders are linked: the store's systems hear which orders it was about.
                 conversation_waiting_announce(conversation_id=conversation.pk)

@@ -16,10 +16,12 @@ from django.db.models import Case, DateTimeField, F, IntegerField, Q, Value, Whe
 from django.http import HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
+from django.utils.timezone import localtime
 
 from orders.admin import (
     DeliveryCaseAdmin,
@@ -337,8 +339,10 @@ class ConversationAdmin(admin.ModelAdmin):
             "orders": conversation.orders.all(),
             "returns": conversation.returns.all(),
             "order_changes": [
-                (change, order_change_with_state(change))
-                for change in conversation.order_changes.select_related("order").order_by("changed_at")
+                (link.order_change, order_change_with_state(link.order_change) + _told_in_chat(link))
+                for link in conversation.order_change_links.select_related("order_change__order").order_by(
+                    "order_change__changed_at"
+                )
             ],
             "delivery_cases": conversation.delivery_cases.select_related("order").prefetch_related("items"),
             "can_act": self.has_change_permission(request, conversation),
@@ -485,9 +489,28 @@ admin.site.unregister(ReturnRecord)
 admin.site.unregister(DeliveryCase)
 
 
+def _told_in_chat(link) -> str:
+    """For a change the store did not make: when the chat told the customer (support.conversations.
+    not_made; the email went when it failed)."""
+    if link.customer_told_at is None:
+        return ""
+    return f"; the customer was told in the chat {timesince(link.customer_told_at)} ago"
+
+
 class OrderChangeWithConversationInline(OrderChangeInline):
+    fields = [*OrderChangeInline.fields, "customer_told"]
+    readonly_fields = fields
+
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("conversation_link")
+
+    @admin.display(description="told in the chat")
+    def customer_told(self, obj):
+        """When the chat told the customer that the store did not make the change (once)."""
+        link = getattr(obj, "conversation_link", None)
+        if link is None or link.customer_told_at is None:
+            return None
+        return date_format(localtime(link.customer_told_at), "DATETIME_FORMAT")
 
     @admin.display(description="by")
     def changed_by_name(self, obj):

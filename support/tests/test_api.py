@@ -35,6 +35,7 @@ class TestMessages:
             "status": "assistant",
             "notice": "",
             "email_needed": False,
+            "awaiting_store": False,
         }
         assert "csrftoken" in response.cookies
 
@@ -84,6 +85,7 @@ class TestMessages:
             "turn": 1,
             "status": "assistant",
             "votable": True,
+            "awaiting_store": False,
         }
         messages = customer.transcript().json()["messages"]
         assert [{key: m[key] for key in m if key != "at"} for m in messages] == [

@@ -19,7 +19,9 @@ from django.db import connections
 from django.utils import timezone
 from playwright.sync_api import Page, expect, sync_playwright
 
-from orders.models import ReturnRecord
+from orders import services as order_services
+from orders.models import Order, OrderChange, ReturnRecord
+from orders.services import order_change_shop_failed
 from policies.models import PolicyEntry
 from support.assistant.prompts import REFUSAL_TEMPLATE
 from support.assistant.understanding.wording import NO_POLICY_REPLY
@@ -279,6 +281,26 @@ def test_a_customer_reaches_a_person_who_answers_then_hands_back(tab, open_tab, 
     assert PolicyEntry.objects.get(topic="shipping").text in reply
     assert tab.errors == []
     assert staff.errors == []
+
+
+def test_a_change_the_store_did_not_make_shows_on_the_open_page_without_a_reload(tab, settings, monkeypatch):
+    """Asked of Shopify, then refused while the customer's page is still open: the page, asking for news
+    while the store is asked, shows it in our words without a reload."""
+    settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
+    Order.objects.filter(number="BK-10103").update(source="shopify", shop_order_id="450789469")
+    # Shopify is slow to answer: the write is not attempted while the customer reads the reply.
+    monkeypatch.setattr(order_services, "order_change_requested_send", lambda change: None)
+    page = tab.page
+    send_with_js(page, f"Please cancel my order BK-10103, my email is {SARAH}")
+    assert send_with_js(page, "yes").startswith("I have asked the store to cancel order BK-10103.")
+
+    order_change_shop_failed(change_id=OrderChange.objects.get().pk, answer="422: Cannot cancel it")
+    expect(replies(page).last).to_have_text(
+        "The store could not cancel order BK-10103. Would you like me to pass this to a member of our "
+        "support team?",
+        timeout=20_000,
+    )
+    assert tab.errors == []
 
 
 def test_a_new_visitor_who_asks_for_a_person_before_the_first_answer_has_one_conversation(tab):

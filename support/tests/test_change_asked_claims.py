@@ -1,10 +1,14 @@
 """Layer 4 for a change only asked of the shop that keeps the order: the validator refuses any words of
-it made, however a model words them, and lets through what says it was asked."""
+it made, however a model words them, and lets through what says it was asked; and, once the store did not
+make it, what says so (our fixed words, or a model's), never words of it made."""
+
+import json
 
 import pytest
 
 from support.assistant.claims.checking import claim_violations
-from support.assistant.claims.results import Knowledge
+from support.assistant.claims.results import Knowledge, ToolResult
+from support.assistant.validator import reply_validate
 
 
 def _knowledge(*, asked: bool, status: str = "processing") -> Knowledge:
@@ -73,3 +77,80 @@ def test_a_change_made_is_told_as_made():
     assert claim_violations(
         reply="Your order's been cancelled.", customer_message="yes", knowledge=_knowledge(asked=False)
     ) == ["status_not_in_result"]
+
+
+# --- A change the store did not make (the shop refused it, or failed for good) ---
+
+_ASKED = {"order_id": "BK-10103", "status": "processing", "cancellation_asked": True,
+          "next_steps": "You will get an email as soon as the store has cancelled it."}  # fmt: skip
+_CHECKED_AGAIN = {
+    "order_id": "BK-10103", "order_status": "processing", "cancellable": True,
+    "reason": "This order has not shipped yet, so it can still be cancelled.",
+    "items": [{"title": "Dune", "quantity": 1}],
+    "last_attempt_failed": "The store could not cancel order BK-10103.",
+}  # fmt: skip
+_SHIPPED_SINCE = {
+    "order_id": "BK-10103", "order_status": "shipped", "cancellable": False,
+    "reason": "This order has already shipped, so it can no longer be cancelled. Once it arrives, you can "
+    "ask for a return, or a member of our team can help.",
+    "items": [{"title": "Dune", "quantity": 1}],
+    "last_attempt_failed": "The store could not cancel order BK-10103: it has already been handed to the "
+    "carrier.",
+}  # fmt: skip
+_HELP = "A member of our support team can help with it: just ask for a person."
+_OFFER = "Would you like me to pass this to a member of our support team?"
+
+
+def _validated(reply: str, *results: tuple[str, dict]) -> tuple[str, ...]:
+    tool_results = [ToolResult(tool=tool, content=json.dumps(result)) for tool, result in results]
+    return reply_validate(
+        reply=reply, customer_message="any news?", customer_words=["any news?"], tool_results=tool_results
+    ).violations
+
+
+_ASKED_ONLY = [("cancel_order", _ASKED)]
+_CHECKED = [("cancel_order", _ASKED), ("check_cancellation", _CHECKED_AGAIN)]
+_SHIPPED = [("check_cancellation", _SHIPPED_SINCE)]
+
+
+@pytest.mark.parametrize(
+    ("reply", "results"),
+    [
+        # told by the turn, by the page, after the store was asked (the cancellation's result is the last)
+        (f"The store could not cancel order BK-10103. {_HELP}\n\nIs there anything else?", _ASKED_ONLY),
+        (f"The store could not cancel order BK-10103. {_OFFER}", _ASKED_ONLY),
+        (f"The store could not change the shipping address of order BK-10103. {_OFFER}", _ASKED_ONLY),
+        (
+            f"The store could not cancel order BK-10103: it has already been handed to the carrier. {_HELP}",
+            _ASKED_ONLY,
+        ),
+        # a model's own words for it, while the cancellation's result still says it was asked
+        ("Sorry, your order BK-10103 wasn't cancelled: the store could not make the change.", _ASKED_ONLY),
+        # the check of the same change asked again, as the built-in model and a model say it
+        (
+            f"The store could not cancel order BK-10103. {_HELP} Order BK-10103 has not shipped yet, so it "
+            "can still be cancelled. It contains Dune. Would you like me to cancel this order?",
+            _CHECKED,
+        ),
+        (
+            f"{_SHIPPED_SINCE['last_attempt_failed']} I checked order BK-10103. {_SHIPPED_SINCE['reason']} "
+            f"{_OFFER}",
+            _SHIPPED,
+        ),
+    ],
+)
+def test_a_change_the_store_did_not_make_is_told_in_our_words(reply, results):
+    assert _validated(reply, *results) == ()
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        "Good news: order BK-10103 has been cancelled.",
+        "Your order is cancelled now.",
+        "I've cancelled order BK-10103 for you.",
+    ],
+)
+def test_a_change_the_store_did_not_make_is_never_told_as_made(reply):
+    assert "status_not_in_result" in _validated(reply, *_CHECKED)
+    assert "change_not_made" in _validated(reply, *_ASKED_ONLY)  # before the check: still only asked

@@ -12,7 +12,8 @@ from django.contrib.sessions.backends.db import SessionStore
 from orders.models import ReturnRecord
 from support.assistant.builtin.model import OfflineModel
 from support.assistant.capabilities import receipt, refunds
-from support.assistant.capabilities.registry import TOOLS
+from support.assistant.capabilities.registry import TOOLS, tool_rules
+from support.assistant.capabilities.steps import LAST_ATTEMPT_RULE
 from support.assistant.turn import conversation_take_turn
 from support.testing.prompt_cache import PromptCache, cost_index, estimate_tokens
 
@@ -50,6 +51,9 @@ ISSUE_35_OTHER_TOKENS = math.ceil(len(', "currency": "USD"') / 4) + math.ceil(59
 # Issue 49 sends one more tool (refunds) and its line of tool rules, by the same rule as issue 34.
 ISSUE_49_TOOLS = ("lookup_refunds",)
 ISSUE_49_OTHER_TOKENS = math.ceil(len(refunds.CAPABILITY.prompt) / 4)
+# A change the store did not make: each change check's rule to say so first (LAST_ATTEMPT_RULE, in its
+# capability's line of tool rules), by the same rule.
+NOT_MADE_OTHER_TOKENS = math.ceil(len(f" {LAST_ATTEMPT_RULE}") / 4) * tool_rules().count(LAST_ATTEMPT_RULE)
 
 
 class CachedModel:
@@ -111,6 +115,7 @@ def test_six_turn_conversation_costs_at_most_085_of_the_old_design(demo_data):
             + ISSUE_37_OTHER_TOKENS
             + ISSUE_35_OTHER_TOKENS
             + ISSUE_49_OTHER_TOKENS
+            + NOT_MADE_OTHER_TOKENS
         )
     )
     assert cost_index(usage) <= 0.85 * OLD_DESIGN_COST_INDEX + order_changes

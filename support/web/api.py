@@ -8,11 +8,13 @@ from django.http.request import RawPostDataException
 from django.views.decorators.csrf import ensure_csrf_cookie
 
 from support.assistant.configured import get_model
+from support.assistant.not_made import conversation_news_tell
 from support.assistant.turn import TurnResult, conversation_take_turn
 from support.conversations.feedback import FeedbackRefused
 from support.conversations.handoff import conversation_handoff_request
 from support.conversations.identity import session_sign_in, session_sign_out
 from support.conversations.models import HandoffReason
+from support.conversations.not_made import conversation_store_news
 from support.conversations.selectors import conversation_reference, conversation_transcript
 from support.conversations.services import (
     conversation_end_for_session,
@@ -60,11 +62,14 @@ def chat(request):
     if request.method == "GET":
         # A read makes no session (nor a database row): a visitor gets one with their first message.
         conversation = conversation_get_for_session(session=request.session)
+        # The one write a read may make: a change the store did not make, told in the conversation.
+        awaiting_store = conversation_news_tell(conversation=conversation)
         return JsonResponse(
             {
                 "messages": conversation_transcript(conversation=conversation),
                 "conversation": _reference(conversation.pk if conversation else None),
                 "offline": get_model().offline,
+                "awaiting_store": awaiting_store,
                 **who_answers(conversation=conversation),
             }
         )
@@ -99,6 +104,9 @@ def _reply_body(result: TurnResult) -> dict:
         "status": result.status,
         "votable": result.votable,
         "conversation": _reference(result.conversation_id),
+        # News to come from the store (a change it was asked to make): the page asks for it meanwhile.
+        "awaiting_store": bool(result.conversation_id)
+        and conversation_store_news(conversation_id=result.conversation_id).pending,
     }
 
 

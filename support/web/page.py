@@ -18,6 +18,7 @@ from django.views.decorators.http import require_POST, require_safe
 from orders.models import ISO_DATE_MENTION_RE, RMA_NUMBER_PATTERN
 from orders.numbers import ORDER_NUMBERS
 from support.assistant.configured import get_model
+from support.assistant.not_made import conversation_news_tell
 from support.assistant.turn import conversation_take_turn
 from support.conversations.feedback import RATING_COMMENT_MAX_CHARS, FeedbackRefused
 from support.conversations.handoff import conversation_handoff_request
@@ -116,6 +117,7 @@ def _split_codes(text: str):
 
 def _chat_page(request, *, draft: str = "", status: int = 200, embed: bool = False):
     conversation = conversation_get_for_session(session=request.session)
+    awaiting_store = conversation_news_tell(conversation=conversation)  # as GET /api/chat does
     transcript = conversation_transcript(conversation=conversation)
     for entry in transcript:
         entry["html"] = message_html(text=entry["text"])
@@ -127,6 +129,7 @@ def _chat_page(request, *, draft: str = "", status: int = 200, embed: bool = Fal
         "conversation_ref": conversation_reference(conversation_id=conversation.pk) if conversation else "",
         "rating": _rating(conversation, transcript),
         "who": who_answers(conversation=conversation),
+        "awaiting_store": awaiting_store,
         "offline": get_model().offline,
         "draft": draft,
         "suggestions": SUGGESTIONS,

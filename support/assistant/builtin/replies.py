@@ -4,7 +4,7 @@ tool's result (support/assistant/capabilities/), and the built-in model's own to
 from orders.selectors import ChangeCode, ProblemCode
 from orders.services import ITEMS_NEEDED, ReturnRefusal
 from support.assistant.capabilities.registry import REPLIES
-from support.assistant.capabilities.steps import joined
+from support.assistant.capabilities.steps import joined, with_last_attempt
 from support.assistant.understanding.turn import Turn
 from support.assistant.understanding.wording import (
     ASK_ADDRESS,
@@ -30,7 +30,8 @@ def reply_to_result(turn: Turn, tool_use: dict, result: dict) -> str:
         return error_reply(result)
     name = tool_use.get("name")
     reply = REPLIES.get(name) if isinstance(name, str) else None
-    return reply(turn, result) if reply else GENERIC_ERROR_REPLY
+    # A change check saying the store did not make the last change of its kind: said before the rest.
+    return with_last_attempt(result, reply(turn, result)) if reply else GENERIC_ERROR_REPLY
 
 
 _ADDRESS_FIELD_WORDS = {

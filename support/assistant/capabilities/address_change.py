@@ -31,7 +31,12 @@ from support.assistant.capabilities.base import (
     unconfirmed,
     verified_order,
 )
-from support.assistant.capabilities.steps import cannot_change_reply, change_answer
+from support.assistant.capabilities.steps import (
+    LAST_ATTEMPT_RULE,
+    cannot_change_reply,
+    change_answer,
+    last_attempt_of,
+)
 from support.assistant.understanding.history import ToolCall
 from support.assistant.understanding.reading import address_abroad_in, address_in, latest_found
 from support.assistant.understanding.turn import Step, TaskAt, Turn
@@ -86,7 +91,12 @@ def check_address_change(args: CheckAddressChangeArguments, context: ToolContext
     pending = context.checks(CHANGE)
     pending.pop(order.number, None)
     check = order_change_check(order=order, kind=OrderChangeKind.ADDRESS_CHANGED)
-    result = {"order_id": order.number, "order_status": order.status, "changeable": check.allowed}
+    result = {
+        "order_id": order.number,
+        "order_status": order.status,
+        "changeable": check.allowed,
+        **last_attempt_of(check),
+    }
     if not check.allowed:
         return ToolOutcome({**result, "reason": check.reason})
     current = shipping_address_of(order=order)
@@ -253,7 +263,7 @@ CAPABILITY = Capability(
     ),
     prompt=(
         "- check_address_change: give the result and reason, with the whole new_address read back; if the "
-        "order can no longer change, offer what the reason offers."
+        f"order can no longer change, offer what the reason offers. {LAST_ATTEMPT_RULE}"
     ),
     order_tasks=(
         OrderTask(

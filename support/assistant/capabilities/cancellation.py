@@ -14,7 +14,13 @@ from support.assistant.capabilities.base import (
     unconfirmed,
     verified_order,
 )
-from support.assistant.capabilities.steps import cannot_change_reply, change_answer, joined
+from support.assistant.capabilities.steps import (
+    LAST_ATTEMPT_RULE,
+    cannot_change_reply,
+    change_answer,
+    joined,
+    last_attempt_of,
+)
 from support.assistant.understanding.turn import Step, Turn
 from support.assistant.understanding.wording import (
     CANCEL_CONFIRM_QUESTION,
@@ -45,6 +51,7 @@ def check_cancellation(args: OrderArguments, context: ToolContext) -> ToolOutcom
             "cancellable": check.allowed,
             "reason": check.reason,
             "items": [{"title": item.title, "quantity": item.quantity} for item in order.items.all()],
+            **last_attempt_of(check),
         }
     )
 
@@ -149,7 +156,7 @@ CAPABILITY = Capability(
     ),
     prompt=(
         "- check_cancellation: give the result and reason; if the order can no longer change, offer what "
-        "the reason offers."
+        f"the reason offers. {LAST_ATTEMPT_RULE}"
     ),
     order_tasks=(
         OrderTask(

@@ -11,7 +11,7 @@ from support.assistant.understanding.turn import Step, Turn
 from support.assistant.understanding.vocabulary import NO_RE
 from support.assistant.understanding.wording import Waiting, ask
 from support.llm.consent import HESITANT_RE, reads_as_yes
-from support.llm.protocol import OFFER_PERSON
+from support.llm.protocol import OFFER_PERSON, OFFERS_PERSON_RE
 
 
 def joined(values: list[str]) -> str:
@@ -31,6 +31,35 @@ def returns_sentences(returns: list) -> list[str]:
             granted += f" Our team's reason: {record['our_reason']}"
         sentences.append(f"Return {record.get('rma_number')} for this order is {status}.{granted}")
     return sentences
+
+
+# A change check's result says when the last change of its kind the store was asked to make was not
+# made (orders.selectors.OrderChangeCheck.last_attempt_failed, in the store's fixed words): the same
+# change is never offered again without saying so. Its rule in the capability's paragraph of the prompt.
+LAST_ATTEMPT_FAILED = "last_attempt_failed"
+LAST_ATTEMPT_RULE = (
+    f"If the result has {LAST_ATTEMPT_FAILED}, say it first, as written, and that a person can help."
+)
+
+
+def last_attempt_of(check) -> dict[str, str]:
+    """What a change check's result says of the last change of its kind the store did not make: its
+    sentence, or nothing (`check`: an orders.selectors.OrderChangeCheck)."""
+    return {LAST_ATTEMPT_FAILED: check.last_attempt_failed} if check.last_attempt_failed else {}
+
+
+# After the store's sentence for a change it did not make: who can help, and how to reach them.
+NOT_MADE_HELP = "A member of our support team can help with it: just ask for a person."
+
+
+def with_last_attempt(result: dict[str, Any], reply: str) -> str:
+    """A reply to a change check's result, with the last attempt that failed said first (unless the
+    reply says it already), and a person offered (unless the reply offers one)."""
+    failed = result.get(LAST_ATTEMPT_FAILED)
+    if not isinstance(failed, str) or not failed or failed in reply:
+        return reply
+    person = "" if OFFERS_PERSON_RE.search(reply) else f" {NOT_MADE_HELP}"
+    return f"{failed}{person} {reply}"
 
 
 def cannot_change_reply(result: dict[str, Any]) -> str:

@@ -174,6 +174,12 @@ _MADE_CHANGE_RE = re.compile(
     r"|\b(?:will\s+)?(?:now\s+)?(?:ships?|shipping|be\s+(?:sent|shipped|delivered))\s+to\b",
     re.IGNORECASE,
 )
+# A change said not made ("it was not cancelled", "hasn't been changed") claims no change made.
+_NOT_MADE_CHANGE_RE = re.compile(
+    r"(?:\b(?:not|never)|n['\u2019]t)\s+(?:(?:yet|been|be|now|already)\s+){0,2}"
+    r"(?:cancell?ed|updated|changed|saved|amended|redirected)\b",
+    re.IGNORECASE,
+)
 _ASKED_FRAME_RE = re.compile(
     r"\b(?:(?:I|we)(?:['\u2019]ve|\s+have)?\s+(?:asked|requested)|ask(?:ed)?\s+(?:the\s+)?(?:store|shop)|"
     r"once|when|as soon as|after|until|if|whether|waiting)\b",
@@ -220,7 +226,9 @@ def _segment_violations(
         facts is not None
         and facts.change_asked
         and any(
-            _MADE_CHANGE_RE.search(clause) and not _ASKED_FRAME_RE.search(clause) for clause in _clauses(text)
+            _MADE_CHANGE_RE.search(_NOT_MADE_CHANGE_RE.sub(" ", clause))
+            and not _ASKED_FRAME_RE.search(clause)
+            for clause in _clauses(text)
         )
     ):
         found.append("change_not_made")
