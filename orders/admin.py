@@ -60,7 +60,17 @@ class ReadOnlyInline(admin.TabularInline):
 
 class OrderItemInline(ReadOnlyInline):
     model = OrderItem
-    fields = ["line_number", "title", "author", "category", "unit_price", "quantity", "sku", "variant"]
+    fields = [
+        "line_number",
+        "title",
+        "author",
+        "category",
+        "requires_shipping",
+        "unit_price",
+        "quantity",
+        "sku",
+        "variant",
+    ]
     readonly_fields = fields
 
 

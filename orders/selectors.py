@@ -408,12 +408,17 @@ _PROBLEM_REFUSALS = {
 
 def delivery_problem_check(*, order: Order, problem: DeliveryProblem) -> DeliveryProblemCheck:
     """Whether the customer can report this problem with the order's delivery: one that never came or
-    came late once it has shipped; a damaged, wrong or missing book once it was delivered."""
+    came late once it has shipped; a damaged, wrong or missing book once it, or one of its parcels, was
+    delivered (an order shipped in parts is still "shipped" while its first parcel is at the door)."""
     if order.status == OrderStatus.CANCELLED:
         code = ProblemCode.CANCELLED
     elif order.status == OrderStatus.PROCESSING:
         code = ProblemCode.NOT_SHIPPED
-    elif order.status == OrderStatus.SHIPPED and problem in ITEM_PROBLEMS:
+    elif (
+        order.status == OrderStatus.SHIPPED
+        and problem in ITEM_PROBLEMS
+        and not (order.pk and order.shipments.filter(delivered_on__isnull=False).exists())
+    ):
         code = ProblemCode.NOT_DELIVERED
     else:
         return DeliveryProblemCheck(ProblemCode.ALLOWED, "A member of our team can look into this.")

@@ -5,7 +5,7 @@ from django.core import mail
 from django.db import IntegrityError, transaction
 
 from orders import services
-from orders.models import CaseStatus, CustomerEmail, DeliveryCase, DeliveryProblem, OrderStatus
+from orders.models import CaseStatus, CustomerEmail, DeliveryCase, DeliveryProblem, OrderStatus, Shipment
 from orders.selectors import ProblemCode, delivery_problem_check
 from orders.services import (
     ALREADY_RESOLVED,
@@ -51,6 +51,17 @@ def _refusal(**kwargs) -> str:
 def test_what_can_be_reported_depends_on_how_far_the_order_got(status, problem, code):
     order = OrderFactory.build(status=status)
     assert delivery_problem_check(order=order, problem=problem).code is code
+
+
+@pytest.mark.django_db
+def test_a_book_of_a_parcel_delivered_can_be_reported_while_the_other_parcel_travels():
+    order = OrderFactory(status=OrderStatus.SHIPPED, tracking_number="1Z1")
+    Shipment.objects.create(order=order, number=1, shipped_on=order.ordered_on)
+    assert (
+        delivery_problem_check(order=order, problem=DeliveryProblem.DAMAGED).code is ProblemCode.NOT_DELIVERED
+    )
+    Shipment.objects.create(order=order, number=2, shipped_on=order.ordered_on, delivered_on=order.ordered_on)
+    assert delivery_problem_check(order=order, problem=DeliveryProblem.DAMAGED).code is ProblemCode.ALLOWED
 
 
 class TestOpen:
