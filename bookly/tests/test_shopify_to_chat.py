@@ -139,7 +139,7 @@ for text in [f"where is order {number}? I live at 969 Market St, San Francisco 9
         ("shopify", "shopify_order.json", "orders/updated", "#[0-9]{4,}", "#1001", "1001", "#1001",
          "bob.norman@hostmail.com", "shipped"),
         ("woocommerce", "woocommerce_order_br.json", "order.updated", "[0-9]{3,}", "727", "723", "723",
-         "joao.silva@example.com", "shipped"),  # "completed": shipped, no delivery date
+         "joao.silva@example.com", "delivered"),  # "completed" in 2017: delivered its days after
     ],
 )  # fmt: skip
 @pytest.mark.multiprocess

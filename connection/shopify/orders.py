@@ -234,6 +234,23 @@ def _refunds(refunds: list, lines: _Lines, currency: object) -> list[dict]:
     return found
 
 
+def _parcels(fulfilments: list[Mapping], line_items: list[Mapping]) -> list[Mapping]:
+    """The fulfilments that are parcels: with their lines nothing is shipped of left out (an ebook is
+    fulfilled at once, no parcel, no delivery), and a fulfilment of only such lines with them; all of
+    them as they are in an order of only such lines (it is complete when they are)."""
+    ships = {platform_id(line.get("id")) for line in line_items if line.get("requires_shipping") is not False}
+    if not ships:
+        return fulfilments
+    parcels = []
+    for fulfilment in fulfilments:
+        lines = [
+            line for line in objects_in(fulfilment.get("line_items")) if platform_id(line.get("id")) in ships
+        ]
+        if lines:
+            parcels.append({**fulfilment, "line_items": lines})
+    return parcels
+
+
 def _status(order: Mapping, shipped: list[Mapping]) -> tuple[str, str | None]:
     """The status and, when delivered, the day."""
     if order.get("cancelled_at"):
@@ -250,7 +267,10 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
     """(the order's number, the order in the intake's shape) from Shopify's order resource. Nothing is
     checked here: orders.intake checks what this gives as it checks every order."""
     fulfilments = objects_in(payload.get("fulfillments"))
-    shipped = [fulfilment for fulfilment in fulfilments if fulfilment.get("status") == _SHIPPED]
+    shipped = _parcels(
+        [fulfilment for fulfilment in fulfilments if fulfilment.get("status") == _SHIPPED],
+        objects_in(payload.get("line_items")),
+    )
     status, delivered_on = _status(payload, shipped)
     latest = max(shipped, key=lambda fulfilment: str(fulfilment.get("created_at")), default={})
     customer = payload.get("customer") if isinstance(payload.get("customer"), Mapping) else {}

@@ -194,3 +194,18 @@ def test_a_line_shopify_ships_nothing_of_is_kept_so():
     lines = copy.deepcopy(PAYLOAD["line_items"])
     lines[0]["requires_shipping"] = False  # a download
     assert [item.requires_shipping for item in taken(shopify(line_items=lines)).items] == [False, True, True]
+
+
+def test_an_ebook_fulfilled_at_once_is_no_parcel_and_the_order_ships_with_its_books():
+    """A mixed order: the ebook (line 1) fulfilled at once, no tracking; the paper books not yet."""
+    lines = copy.deepcopy(PAYLOAD["line_items"])
+    lines[0]["requires_shipping"] = False
+    ebook = fulfilment(created_at="2008-01-10T12:00:00-05:00", tracking=None)
+    order = taken(shopify(line_items=lines, fulfillments=[ebook], fulfillment_status="partial"))
+    assert (order.status, order.shipments) == ("processing", ())
+
+    books = fulfilment(shipment_status="delivered", created_at="2008-01-11T09:00:00-05:00",
+                       updated_at="2008-01-14T10:00:00-05:00", tracking="1Z0001", line=1)  # fmt: skip
+    books["line_items"] += [{**books["line_items"][0], "id": PAYLOAD["line_items"][2]["id"]}]
+    delivered = taken(shopify(line_items=lines, fulfillments=[ebook, books], fulfillment_status="fulfilled"))
+    assert (delivered.status, len(delivered.shipments)) == ("delivered", 1)

@@ -7,7 +7,8 @@ name or default (no category: WooCommerce's products have none Bookly reads).
 - status: WooCommerce's core has no shipping: `completed` ("fulfilled and complete") is shipped, in one
   parcel sent on the day it was completed, and delivered WOOCOMMERCE_DELIVERED_AFTER_DAYS days later
   once that day has come (woocommerce_orders_delivered moves the ones whose day comes later);
-  `cancelled` is cancelled; `refunded` is cancelled unless it was completed first (then as completed);
+  `cancelled` is cancelled; `refunded` is cancelled unless it was completed first (then shipped, never
+  delivered: refunded, it has nothing left to return);
   any other (`pending`, `processing`, `on-hold`, `failed`) is processing;
 - tracking: the WooCommerce Shipment Tracking extension's `_wc_shipment_tracking_items` in `meta_data`,
   the latest, when the shop has it;
@@ -179,6 +180,6 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
         "refunds": as_list_or_sent(payload.get("refunds"), _refunds),
         "updated_at": f"{modified}Z" if isinstance(modified, str) and modified else None,  # GMT, unmarked
     }
-    if status == OrderStatus.SHIPPED:
+    if payload.get("status") == "completed":  # not refunded: its money went back, there is nothing to return
         data.update(_completed(payload, items, tracking))
     return payload.get("number"), data

@@ -549,3 +549,18 @@ def test_an_order_is_never_sent_to_another_country_than_the_store_ships_it_to(se
     order_shipping_address_change(order=order, address=london)
     order.refresh_from_db()
     assert (order.ship_city, order.ship_country) == ("London", "GB")
+
+
+@pytest.mark.parametrize(
+    ("country", "region", "postcode"),
+    [("IN", "MH", "400001"), ("IE", "D", ""), ("MX", "JAL", "44100"), ("CN", "BJ", "100000"),
+     ("TR", "Istanbul", "34000"), ("IE", "County Dublin", "")],
+)  # fmt: skip
+def test_a_region_as_a_shop_or_a_customer_writes_it_where_its_codes_are_not_the_shops_is_kept(
+    country, region, postcode
+):
+    """Shopify's province_code and WooCommerce's state of these countries are not Google's keys: a kept
+    or typed region is taken as it is (only the postcode is checked by the data)."""
+    fields = {"to": "A Reader", "line1": "1 Main Road", "city": "Town", "state": region, "zip": postcode,
+              "country": country}  # fmt: skip
+    assert shipping_address_clean(fields=fields).state == region

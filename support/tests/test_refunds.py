@@ -66,13 +66,14 @@ def test_how_refunds_work_is_still_the_faqs(customer, demo_data):
         ("You were refunded €50.00 on 2026-03-09.", "amount_not_for_order"),
         ("You were refunded $20.00 on 2026-03-09.", "amount_currency_not_for_order"),
         ("You were refunded €20.00 on 2026-03-19.", "date_not_for_order"),
+        ("Yes, you were refunded €115.90 in full.", "amount_not_for_order"),  # the order's total
     ],
 )
 def test_a_refund_the_lookup_did_not_give_is_refused_by_the_validator(reply, violation):
     said = f"Was I refunded for BK-21104? {ROSA}"
     result = {"order_id": "BK-21104", "currency": "EUR", "order_total": "115.90", "refunded_total": "20.00",
               "refunds": [{"amount": "20.00", "refunded_on": "2026-03-09", "items": ["The Dry"]}],
-              "returns_awaiting_refund": []}  # fmt: skip
+              "returns": []}  # fmt: skip
     results = [ToolResult("lookup_refunds", json.dumps(result))]
 
     def verdict(reply):
@@ -80,3 +81,17 @@ def test_a_refund_the_lookup_did_not_give_is_refused_by_the_validator(reply, vio
 
     assert verdict("The store refunded €20.00 on 2026-03-09, for The Dry.").ok
     assert violation in verdict(reply).violations
+
+
+def test_a_return_refunded_here_is_told_as_refunded_not_as_no_refund(customer, order_paid_in_euros):
+    order_paid_in_euros.refunds.all().delete()  # an imported order: the shop's record lists none
+    ReturnRecordFactory(order=order_paid_in_euros, rma_number="RMA-T0001105", status=ReturnStatus.REFUNDED)
+
+    reply = customer.send(f"Was I refunded for BK-21104? {ROSA}").json()["reply"]
+
+    assert "Return RMA-T0001105 for this order is refunded." in reply and "no refund on record" not in reply
+
+
+def test_a_refund_asked_for_is_no_lookup_of_refunds_made(customer, order_paid_in_euros):
+    reply = customer.send(f"My order BK-21104 never arrived, I want to be refunded. {ROSA}").json()["reply"]
+    assert "no refund on record" not in reply and not reply.startswith("The store refunded")

@@ -63,17 +63,18 @@ def lookup_refunds(args: OrderArguments, context: ToolContext) -> ToolOutcome:
         return order
     refunds = refunds_of(order)
     refunded = sum((Decimal(refund["amount"]) for refund in refunds), Decimal("0.00"))
-    to_come = [
-        {"rma_number": record.rma_number, "status": record.status}
-        for record in order.returns.filter(status__in=_REFUND_TO_COME).order_by("created_at")
-    ]
+    returns = order.returns.filter(status__in=_REFUND_TO_COME | {ReturnStatus.REFUNDED}).order_by(
+        "created_at"
+    )
+    to_come = [{"rma_number": record.rma_number, "status": record.status} for record in returns]
     result = {
         "order_id": order.number,
         "currency": order.currency,
         "order_total": str(order.total),
         "refunds": refunds,
         "refunded_total": str(refunded),
-        "returns_awaiting_refund": to_come,
+        # Returns refunded (a refund of ours, which a shop's record may not list) or to be.
+        "returns": to_come,
     }
     return ToolOutcome({**result, "tell_the_customer": _told(result)})
 
@@ -83,16 +84,17 @@ def _told(result: dict) -> str:
     quote): each refund, the whole when more than one, and each return whose refund is to come."""
     currency = result.get("currency")
     refunds = result.get("refunds") or []
-    if refunds:
-        sentences = [refund_sentence(refund, currency) for refund in refunds]
-        if len(refunds) > 1:
-            sentences.append(
-                f"In all, {_money(result.get('refunded_total'), currency)} of the order's "
-                f"{_money(result.get('order_total'), currency)} was refunded."
-            )
-    else:
+    sentences = [refund_sentence(refund, currency) for refund in refunds]
+    if len(refunds) > 1:
+        sentences.append(f"In all, {_money(result.get('refunded_total'), currency)} was refunded.")
+    returns = [record for record in result.get("returns") or [] if isinstance(record, dict)]
+    refunded = [record for record in returns if record.get("status") == ReturnStatus.REFUNDED]
+    if not refunds and not refunded:
         sentences = [f"Order {result.get('order_id')} has no refund on record yet."]
-    for record in result.get("returns_awaiting_refund") or []:
+    for record in returns:
+        if record in refunded:
+            sentences.append(f"Return {record.get('rma_number')} for this order is refunded.")
+            continue
         status = str(record.get("status", "")).replace("_", " ")
         sentences.append(
             f"Return {record.get('rma_number')} is {status}: its refund is made once the store has "
@@ -133,9 +135,10 @@ CAPABILITY = Capability(
                 r"|\bhow much (?:\w+ ){0,4}(?:back|refund|refunded)\b"
             ),
             # How refunds work is the FAQ's: "how long do refunds take?", "will I be refunded if …".
+            # A refund asked for ("I want to be refunded") is a return's or a problem's, not a lookup.
             unless=re.compile(
                 r"\b(?:policy|how long (?:do|does|will)|how do (?:refunds|you refund)|if i\b|would i\b|"
-                r"can i (?:get|have)|want (?:a|my) refund|like (?:a|my) refund)"
+                r"can i (?:get|have)|(?:want|like|need|wish|expect) (?:a|my|to be|to get)\b)"
             ),
             lead="I can look up the refunds on that order.",
             tool="lookup_refunds",

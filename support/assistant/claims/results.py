@@ -176,20 +176,17 @@ _STATUS_TOOLS = _CHECKS | {"lookup_order", "list_recent_orders", "cancel_order",
 
 
 def _read_refunds_result(facts: OrderFacts, data: dict) -> None:
-    """The refunds on an order (the refunds capability): each one's amount and books, the whole refunded
-    and the order's total, in its currency; the returns whose refund is to come, by their status."""
+    """The refunds on an order (the refunds capability): each one's amount and books and the whole
+    refunded, in its currency (not the order's total: no refund of it is said by this result). Its
+    returns are read as every tool's are."""
     if isinstance(data.get("currency"), str):
         facts.currency = data["currency"]
-    amounts = [data.get("order_total"), data.get("refunded_total")]
+    amounts = [data.get("refunded_total")]
     for refund in data.get("refunds") or []:
         if isinstance(refund, dict):
             amounts.append(refund.get("amount"))
             facts.titles |= {_COPIES_RE.sub("", str(title)).casefold() for title in refund.get("items") or []}
     facts.amounts |= {amount for sent in amounts if (amount := _amount(sent)) is not None}
-    for record in data.get("returns_awaiting_refund") or []:
-        if isinstance(record, dict):
-            facts.rmas.add(_compact(str(record.get("rma_number", ""))))
-            facts.return_statuses[_compact(str(record.get("rma_number", "")))] = record.get("status")
 
 
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:
