@@ -91,7 +91,7 @@ def worker(queued):
         started.stop()
 
 
-def _wait_for(condition, seconds: float = 45) -> None:
+def _wait_for(condition, seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
     while not condition():
         if time.monotonic() > deadline:
