@@ -12,7 +12,8 @@ import pytest
 
 from connection.models import ShopEvent, ShopEventOutcome
 from connection.tasks import deliveries_sweep_task
-from orders.models import Order, OrderSource
+from connection.woocommerce.delivered import woocommerce_orders_delivered
+from orders.models import Order, OrderSource, Shipment
 from orders.selectors import EligibilityCode, order_return_eligibility
 
 SECRET = "wc-secret-0123456789"
@@ -133,3 +134,15 @@ def test_a_completed_order_counts_as_delivered_when_its_day_comes_and_can_then_b
         "delivered", date(2017, 3, 28), date(2017, 3, 28)
     )  # fmt: skip
     assert order_return_eligibility(order=order, today=date(2017, 3, 28)).code == EligibilityCode.ELIGIBLE
+
+
+def test_the_delivered_sweep_reads_the_orders_once_a_store_day(
+    client, django_capture_on_commit_callbacks, settings
+):
+    settings.BOOKLY_TODAY = date(2017, 3, 23)
+    deliver(client, django_capture_on_commit_callbacks, BRAZIL)  # completed 2017-03-21: due on 03-28
+    assert woocommerce_orders_delivered(today=date(2017, 3, 27)) == 0  # read that day: none due
+    assert woocommerce_orders_delivered(today=date(2017, 3, 27)) == 0
+    Shipment.objects.update(shipped_on=date(2017, 3, 19))  # now due on 03-26, but that day was read
+    assert woocommerce_orders_delivered(today=date(2017, 3, 27)) == 0
+    assert woocommerce_orders_delivered(today=date(2017, 3, 28)) == 1
