@@ -31,11 +31,13 @@ class StoreApiKeyAdmin(APIKeyModelAdmin):
     """Superusers make a key for the shop's backend (shown once, in the message after saving), see when
     each was last used, and revoke one (for good)."""
 
-    list_display = [*APIKeyModelAdmin.list_display, "last_used_at"]
-    list_filter = ["revoked", "created"]
+    list_display = [*APIKeyModelAdmin.list_display, "shop", "last_used_at"]
+    list_filter = ["shop", "revoked", "created"]
 
     def get_readonly_fields(self, request, obj=None):
-        return (*super().get_readonly_fields(request, obj), "last_used_at")
+        # A key's shop is chosen when it is made: moved, it would reach another shop's orders unseen.
+        made = ("shop",) if obj is not None else ()
+        return (*super().get_readonly_fields(request, obj), *made, "last_used_at")
 
 
 class WebhookEndpointForm(forms.ModelForm):

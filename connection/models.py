@@ -7,9 +7,11 @@ from rest_framework_api_key.models import AbstractAPIKey
 
 
 class StoreApiKey(AbstractAPIKey):
-    """A key the shop's backend presents to the store API (`Authorization: Bearer <key>`): shown once
+    """A key one shop's backend presents to the store API (`Authorization: Bearer <key>`): shown once
     when made, kept only as a hash (djangorestframework-api-key), revocable, its last use recorded."""
 
+    # The shop whose orders and returns the key reaches; another shop's are not there for it (404).
+    shop = models.ForeignKey("orders.Shop", on_delete=models.PROTECT, related_name="store_api_keys")
     # Moved on at most once a minute: a busy shop should not write a row on every request.
     last_used_at = models.DateTimeField(null=True, blank=True)
 
@@ -115,6 +117,8 @@ class ShopEvent(models.Model):
     platform's delivery id is unique, so a delivery sent again is applied once."""
 
     platform = models.CharField(max_length=20, choices=ShopPlatform.choices)
+    # The shop the delivery named (connection.shops); blank only for one kept before shops were.
+    shop = models.ForeignKey("orders.Shop", on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     delivery_id = models.CharField(max_length=100)
     topic = models.CharField(max_length=100)
     body = models.JSONField()

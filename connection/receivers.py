@@ -17,6 +17,7 @@ from connection.models import ShopPlatform
 from connection.payloads import platform_json_loads
 from connection.shop_events import shop_event_receive
 from connection.shopify.signature import shopify_signature_valid
+from connection.shops import shop_of_delivery
 from connection.woocommerce.signature import woocommerce_signature_valid
 
 _MAX_ID = 100
@@ -72,7 +73,7 @@ def _error(code: str, message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
 
-def _receive(request, platform: _Platform) -> JsonResponse:
+def _receive(request, platform: _Platform, *, shop_named: str) -> JsonResponse:
     secret = getattr(settings, platform.secret_setting)
     label = ShopPlatform(platform.platform).label
     if not secret:
@@ -102,7 +103,10 @@ def _receive(request, platform: _Platform) -> JsonResponse:
     if not isinstance(payload, dict):
         return _error("invalid_json", "The body is not a JSON object.", 400)
     key = platform.delivery_key(delivery_id, body)
-    _, new = shop_event_receive(platform=platform.platform, delivery_id=key, topic=topic, body=payload)
+    shop = shop_of_delivery(platform=platform.platform, named=shop_named)
+    _, new = shop_event_receive(
+        platform=platform.platform, shop=shop, delivery_id=key, topic=topic, body=payload
+    )
     return JsonResponse({"received": delivery_id, "duplicate": not new}, status=200)
 
 
@@ -116,11 +120,12 @@ def _not_a_post() -> JsonResponse:
 def shopify_webhook(request):
     if request.method != "POST":
         return _not_a_post()
-    shop = settings.SHOPIFY_SHOP_DOMAIN
-    if shop and request.headers.get("X-Shopify-Shop-Domain", "").strip().lower() != shop:
+    named = request.headers.get("X-Shopify-Shop-Domain", "")
+    allowed = settings.SHOPIFY_SHOP_DOMAIN
+    if allowed and named.strip().lower() != allowed:
         # An app installed in several shops signs every shop's deliveries with one secret.
         return _error("another_shop", "This store takes only its own shop's deliveries.", 403)
-    return _receive(request, _SHOPIFY)
+    return _receive(request, _SHOPIFY, shop_named=named)
 
 
 @csrf_exempt
@@ -129,4 +134,4 @@ def woocommerce_webhook(request):
         return _not_a_post()
     if _WOOCOMMERCE_PING_RE.fullmatch(request.body) and _WOOCOMMERCE.signature_header not in request.headers:
         return JsonResponse({"ping": True}, status=200)  # nothing kept, nothing done
-    return _receive(request, _WOOCOMMERCE)
+    return _receive(request, _WOOCOMMERCE, shop_named=request.headers.get("X-WC-Webhook-Source", ""))

@@ -17,10 +17,11 @@ from connection.models import ShopEvent, ShopEventOutcome, ShopPlatform
 from connection.platform_http import platform_id
 from connection.shopify.orders import ORDER_TOPICS as SHOPIFY_ORDER_TOPICS
 from connection.shopify.orders import shopify_order
+from connection.shops import connected_shop
 from connection.woocommerce.orders import ORDER_TOPICS as WOOCOMMERCE_ORDER_TOPICS
 from connection.woocommerce.orders import woocommerce_order
 from orders.intake import OrderConflict, OrderRefused, UpsertOutcome, incoming_order_clean, order_upsert
-from orders.models import OrderSource
+from orders.models import OrderSource, Shop
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,8 @@ _ORDERS: dict[str, tuple[frozenset[str], Callable[[Mapping], tuple[object, dict]
     ShopPlatform.SHOPIFY: (SHOPIFY_ORDER_TOPICS, shopify_order, OrderSource.SHOPIFY),
     ShopPlatform.WOOCOMMERCE: (WOOCOMMERCE_ORDER_TOPICS, woocommerce_order, OrderSource.WOOCOMMERCE),
 }
+# An event kept before shops were, when the platform has several shops now.
+_WHICH_SHOP = "is not named by this delivery, kept before shops were, and the platform has several shops"
 _OUTCOMES = {
     UpsertOutcome.CREATED: ShopEventOutcome.CREATED,
     UpsertOutcome.UPDATED: ShopEventOutcome.UPDATED,
@@ -37,15 +40,15 @@ _OUTCOMES = {
 
 
 def shop_event_receive(
-    *, platform: str, delivery_id: str, topic: str, body: Mapping, queue: bool = True
+    *, platform: str, shop: Shop, delivery_id: str, topic: str, body: Mapping, queue: bool = True
 ) -> tuple[ShopEvent, bool]:
-    """Keep a verified delivery and (unless the caller applies it itself) queue its work once it is
-    committed: (the event, whether it is new). A delivery the platform sends again (same delivery id)
-    is the first one's."""
+    """Keep a verified delivery for `shop` and (unless the caller applies it itself) queue its work once
+    it is committed: (the event, whether it is new). A delivery the platform sends again (same delivery
+    id) is the first one's."""
     try:
         with transaction.atomic():
             event = ShopEvent.objects.create(
-                platform=platform, delivery_id=delivery_id, topic=topic, body=body
+                platform=platform, shop=shop, delivery_id=delivery_id, topic=topic, body=body
             )
     except IntegrityError:
         return ShopEvent.objects.get(platform=platform, delivery_id=delivery_id), False
@@ -104,7 +107,10 @@ def _apply(*, event_id: int) -> ShopEvent:
                     ),
                 )
                 # In this transaction: a conflict's record on the order is kept with the event.
-                _, outcome = order_upsert(incoming=incoming, source=source)
+                shop = event.shop or connected_shop(platform=event.platform)
+                if shop is None:
+                    raise OrderRefused([{"field": "shop", "problem": _WHICH_SHOP}])
+                _, outcome = order_upsert(incoming=incoming, source=source, shop=shop)
                 event.outcome = _OUTCOMES[outcome]
             except OrderConflict as conflict:
                 event.outcome, event.detail = ShopEventOutcome.CONFLICT, conflict.message

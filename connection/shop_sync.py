@@ -11,9 +11,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from connection.models import ShopEventOutcome, ShopPlatform
+from connection.platform_http import PlatformError
 from connection.shop_events import shop_event_apply, shop_event_receive
 from connection.shopify.listing import shopify_client, shopify_order_pages
+from connection.shops import connected_shop
 from connection.woocommerce.listing import woocommerce_client, woocommerce_order_pages
+from orders.models import Shop
 
 logger = logging.getLogger(__name__)
 
@@ -49,23 +52,40 @@ def shop_sync(
     sleep: Callable[[float], None] = time.sleep,
     progress: Callable[[SyncReport], None] = lambda report: None,
 ) -> SyncReport:
-    """Every order of the platform's list changed since `since`, applied; `progress` after each."""
+    """Every order of the platform's list changed since `since`, applied to the shop its credentials
+    reach; `progress` after each."""
     make_client, pages, topic, changed = _PLATFORMS[platform]
+    shop = connected_shop(platform=platform)
+    if shop is None:
+        raise PlatformError(
+            f"{ShopPlatform(platform).label} has several shops here: set the address of the one the "
+            "credentials are for (SHOPIFY_SHOP_DOMAIN)",
+            status=400,
+        )
     report = SyncReport()
     client, base = make_client()
     with client:
         for page in pages(client=client, base=base, since=since, sleep=sleep):
             report.total = page.total if page.total is not None else report.total
             for order in page.orders:
-                _apply(platform=platform, topic=topic, order=order, changed=order.get(changed), report=report)
+                _apply(
+                    platform=platform,
+                    shop=shop,
+                    topic=topic,
+                    order=order,
+                    changed=order.get(changed),
+                    report=report,
+                )
                 progress(report)
     return report
 
 
-def _apply(*, platform: str, topic: str, order: Mapping, changed: object, report: SyncReport) -> None:
-    delivery_id = f"sync:{order.get('id')}:{changed}"[:100]
+def _apply(
+    *, platform: str, shop: Shop, topic: str, order: Mapping, changed: object, report: SyncReport
+) -> None:
+    delivery_id = f"sync:{shop.pk}:{order.get('id')}:{changed}"[:100]
     event, new = shop_event_receive(
-        platform=platform, delivery_id=delivery_id, topic=topic, body=order, queue=False
+        platform=platform, shop=shop, delivery_id=delivery_id, topic=topic, body=order, queue=False
     )
     if not new and event.applied_at is not None:
         report.already += 1

@@ -23,6 +23,7 @@ from connection.models import ShopPlatform, ShopWrite, ShopWriteOutcome
 from connection.platform_http import PlatformError, platform_budget
 from connection.shopify.changes import shopify_change_write
 from connection.shopify.listing import shopify_client
+from connection.shops import connected_shop
 from connection.woocommerce.changes import woocommerce_change_write
 from connection.woocommerce.listing import woocommerce_client
 from orders.models import OrderChange, OrderChangeKind, OrderChangeState, OrderSource, OrderStatus
@@ -106,6 +107,14 @@ def shop_write_attempt(
         if order.source not in _WRITERS or not order.shop_order_id:
             raise PlatformError(
                 f"order {order.number} is not kept by a shop platform Bookly writes to", status=400
+            )
+        reached = connected_shop(platform=_WRITERS[order.source][0])
+        if reached is None or reached.pk != order.shop_id:
+            # The credentials are another shop's: its order of the same id would be changed instead.
+            raise PlatformError(
+                f"order {order.number} is {order.shop}'s, and the {order.get_source_display()} "
+                "credentials configured here are another shop's",
+                status=400,
             )
         if order.status == OrderStatus.CANCELLED and change.kind == OrderChangeKind.CANCELLED:
             pass  # the shop cancelled it itself meanwhile (its webhook came first): made

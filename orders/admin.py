@@ -2,6 +2,7 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
+from django.db.models import Count
 from django.http import HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -26,6 +27,7 @@ from orders.models import (
     ReturnStatus,
     ReturnStatusChange,
     Shipment,
+    Shop,
 )
 from orders.money import money_text
 from orders.services import (
@@ -259,10 +261,33 @@ class ShopChangeFilter(admin.SimpleListFilter):
         return queryset
 
 
+@admin.register(Shop)
+class ShopAdmin(admin.ModelAdmin):
+    """The shops whose orders Bookly answers for: a platform's is made by its first signed delivery, the
+    store API's by its first key; staff name them. Where a shop's orders come from, and its address there,
+    are fixed once it is made: changed, another shop's deliveries would come into it."""
+
+    list_display = ["name", "platform", "address", "order_count", "created_at"]
+    list_filter = ["platform"]
+    search_fields = ["name", "address"]
+    fields = ["name", "platform", "address", "created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return ["platform", "address", "created_at"] if obj is not None else ["created_at"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(orders_kept=Count("orders"))
+
+    @admin.display(description="orders", ordering="orders_kept")
+    def order_count(self, shop):
+        return shop.orders_kept
+
+
 @admin.register(Order)
 class OrderAdmin(admin.ModelAdmin):
     list_display = [
         "number",
+        "shop",
         "customer_name",
         "customer_email",
         "status",
@@ -272,7 +297,8 @@ class OrderAdmin(admin.ModelAdmin):
         "source",
         "updated_at",
     ]
-    list_filter = ["status", "source", ShopChangeFilter]
+    list_filter = ["status", "shop", "source", ShopChangeFilter]
+    list_select_related = ["shop"]
     search_fields = ["number", "customer_email"]
     date_hierarchy = "ordered_on"
     inlines = [OrderItemInline, ShipmentInline, RefundInline, OrderChangeInline, DeliveryCaseInline]
@@ -281,6 +307,7 @@ class OrderAdmin(admin.ModelAdmin):
     # The currency is the one the customer paid in: every amount of the order is in it (the shop's own,
     # when it is another, beside the total).
     readonly_fields = [
+        "shop",
         "status",
         "currency",
         "in_the_shops_currency",
@@ -307,7 +334,10 @@ class OrderAdmin(admin.ModelAdmin):
             "Dates and delivery",
             {"fields": ["ordered_on", "delivered_on", "tracking_number", "carrier", "shipping_address"]},
         ),
-        ("Where it came from", {"fields": ["source", "shop_order_id", "updated_at", "shop_updated_at"]}),
+        (
+            "Where it came from",
+            {"fields": ["shop", "source", "shop_order_id", "updated_at", "shop_updated_at"]},
+        ),
     ]
     actions = ["accept_shop_next_update"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 
 from orders.intake import OrderRefused, UpsertOutcome, incoming_order_clean, order_upsert
-from orders.models import OrderSource
+from orders.models import OrderSource, Shop
 from orders.numbers import ORDER_NUMBERS
 from orders.schemas import ITEM_FIELDS, ITEM_REQUIRED, ORDER_FIELDS, ORDER_REQUIRED, SHOP_ADDRESS_FIELDS
 
@@ -224,10 +224,10 @@ def records_from_jsonl(lines: Iterable[str]) -> Iterator[ImportRecord]:
         )
 
 
-def orders_import(*, records: Iterable[ImportRecord], dry_run: bool = False) -> ImportSummary:
-    """Apply the orders read from a file, a batch per transaction; with `dry_run`, the same work rolled
-    back. Reading that must stop part way (ImportStopped) still applies what was read before it, and says
-    where it stopped."""
+def orders_import(*, records: Iterable[ImportRecord], shop: Shop, dry_run: bool = False) -> ImportSummary:
+    """Apply the orders read from a file to `shop`'s, a batch per transaction; with `dry_run`, the same
+    work rolled back. Reading that must stop part way (ImportStopped) still applies what was read before
+    it, and says where it stopped."""
     summary = ImportSummary()
     seen: dict[str, int] = {}
     batch: list[ImportRecord] = []
@@ -235,23 +235,25 @@ def orders_import(*, records: Iterable[ImportRecord], dry_run: bool = False) -> 
         for record in records:
             batch.append(record)
             if len(batch) == BATCH_SIZE:
-                _import_batch(batch, summary, seen, dry_run=dry_run)
+                _import_batch(batch, summary, seen, shop=shop, dry_run=dry_run)
                 batch = []
     except ImportStopped as stopped:
         summary.stopped = f"line {stopped.line} {stopped.reason}; nothing after it was read"
-    _import_batch(batch, summary, seen, dry_run=dry_run)
+    _import_batch(batch, summary, seen, shop=shop, dry_run=dry_run)
     return summary
 
 
-def _import_batch(batch: list[ImportRecord], summary: ImportSummary, seen: dict[str, int], *, dry_run: bool):
+def _import_batch(
+    batch: list[ImportRecord], summary: ImportSummary, seen: dict[str, int], *, shop: Shop, dry_run: bool
+):
     with transaction.atomic():
         for record in batch:
-            _import_one(record, summary, seen)
+            _import_one(record, summary, seen, shop=shop)
         if dry_run:
             transaction.set_rollback(True)
 
 
-def _import_one(record: ImportRecord, summary: ImportSummary, seen: dict[str, int]) -> None:
+def _import_one(record: ImportRecord, summary: ImportSummary, seen: dict[str, int], *, shop: Shop) -> None:
     if record.number and record.number in seen and not record.problems:
         record.problems.append(
             _row_problem(
@@ -268,7 +270,7 @@ def _import_one(record: ImportRecord, summary: ImportSummary, seen: dict[str, in
         incoming = incoming_order_clean(number=record.number, data=record.data)
         # order_upsert is its own savepoint; a version refused as undoing what Bookly did (OrderConflict)
         # leaves its record on the order, which a savepoint around this call would roll back.
-        _, outcome = order_upsert(incoming=incoming, source=OrderSource.IMPORT)
+        _, outcome = order_upsert(incoming=incoming, source=OrderSource.IMPORT, shop=shop)
     except OrderRefused as refused:
         record.problems = refused.problems
         summary.refuse(record)

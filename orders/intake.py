@@ -49,6 +49,7 @@ from orders.models import (
     RefundLine,
     Shipment,
     ShipmentLine,
+    Shop,
 )
 from orders.numbers import ORDER_NUMBERS
 from orders.schemas import (
@@ -350,22 +351,26 @@ def _conflict_record(*, order: Order, incoming: IncomingOrder, conflict: OrderCo
     OrderChange.objects.create(order=order, kind=OrderChangeKind.UPDATE_REFUSED, before=before, after=after)
 
 
-def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order, UpsertOutcome]:
-    """Create the order, or replace its fields and items with the shop's: one transaction, under the
-    order's row lock. A version that would undo what Bookly did is refused whole (OrderConflict) and the
-    refusal recorded on the order: the record is written in the caller's transaction, so a caller that
-    wraps this call in its own atomic block catches OrderConflict inside it. A line the shop no longer
-    sends is removed, unless a return or a delivery case holds it (OrderRefused: the order is left as it
-    was)."""
+def order_upsert(*, incoming: IncomingOrder, source: OrderSource, shop: Shop) -> tuple[Order, UpsertOutcome]:
+    """Create `shop`'s order of that number, or replace its fields and items with the shop's (another
+    shop's order of the same number is another order): one transaction, under the order's row lock. A
+    version that would undo what Bookly did is refused whole (OrderConflict) and the refusal recorded on
+    the order: the record is written in the caller's transaction, so a caller that wraps this call in
+    its own atomic block catches OrderConflict inside it. A line the shop no longer sends is removed,
+    unless a return or a delivery case holds it (OrderRefused: the order is left as it was)."""
     fields = _order_fields(incoming)
     conflict = None
     with transaction.atomic():
-        order = Order.objects.select_for_update().filter(number=incoming.number).first()
+        order = Order.objects.select_for_update().filter(shop=shop, number=incoming.number).first()
         if order is None:
             try:
                 with transaction.atomic():
                     order = Order.objects.create(
-                        number=incoming.number, source=source, shop_updated_at=incoming.updated_at, **fields
+                        shop=shop,
+                        number=incoming.number,
+                        source=source,
+                        shop_updated_at=incoming.updated_at,
+                        **fields,
                     )
                     OrderItem.objects.bulk_create(
                         OrderItem(order=order, line_number=item.line_number, **_item_fields(item))
@@ -376,7 +381,7 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource) -> tuple[Order
                 return order, UpsertOutcome.CREATED
             except IntegrityError:
                 # Another request created it a moment ago (a missing row has nothing to lock): replace it.
-                order = Order.objects.select_for_update().get(number=incoming.number)
+                order = Order.objects.select_for_update().get(shop=shop, number=incoming.number)
         conflict = _other_source(order=order, source=source) or order_conflict(order=order, incoming=incoming)
         if conflict is not None:
             _conflict_record(order=order, incoming=incoming, conflict=conflict, source=source)

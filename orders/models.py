@@ -168,17 +168,60 @@ class OrderSource(models.TextChoices):
     WOOCOMMERCE = "woocommerce", "WooCommerce"
 
 
+# The name of the shop orders belong to when nothing says which: the demo's, a file import's, a test's.
+OWN_SHOP_NAME = "Our shop"
+# What a shop's orders may come from (a file import goes into a shop of any of these).
+SHOP_PLATFORMS = [OrderSource.FIXTURE, OrderSource.API, OrderSource.SHOPIFY, OrderSource.WOOCOMMERCE]
+
+
+class Shop(models.Model):
+    """One shop whose orders Bookly answers for. A business may connect several (a Shopify and a
+    WooCommerce shop, or two Shopify shops): each order is one shop's, its number unique within that shop
+    only, and a shop's store API keys and webhooks reach its own orders alone. A platform's shop is known
+    by its address there (orders.shops makes it when its first signed delivery comes)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    # Where its orders come from: a platform's webhooks, the store API, or Bookly itself (the demo, file
+    # imports: OrderSource.FIXTURE).
+    platform = models.CharField(
+        max_length=20,
+        choices=[(value, label) for value, label in OrderSource.choices if value in SHOP_PLATFORMS],
+    )
+    # Its address on the platform, as its connector writes it: Shopify's
+    # "example.myshopify.com", WooCommerce's site address ("https://books.example"); blank otherwise.
+    address = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(platform__in=SHOP_PLATFORMS), name="shop_platform_valid"
+            ),
+            models.UniqueConstraint(fields=["platform", "address"], name="shop_address_unique"),
+        ]
+
+    def __str__(self):
+        return self.name
+
+
+def own_shop() -> int:
+    """The primary key of the shop orders belong to when nothing says which (Order.shop's default)."""
+    shop, _ = Shop.objects.get_or_create(
+        platform=OrderSource.FIXTURE, address="", defaults={"name": OWN_SHOP_NAME}
+    )
+    return shop.pk
+
+
 class OrderManager(models.Manager):
     def get_by_natural_key(self, number):
         return self.get(number=number)
 
 
 class Order(models.Model):
-    number = models.CharField(
-        max_length=ORDER_NUMBER_MAX_LENGTH,
-        unique=True,
-        validators=[OrderNumberValidator()],
-    )
+    # Unique within its shop (order_number_unique_in_shop): two shops may both have a #1001.
+    shop = models.ForeignKey(Shop, on_delete=models.PROTECT, related_name="orders", default=own_shop)
+    number = models.CharField(max_length=ORDER_NUMBER_MAX_LENGTH, validators=[OrderNumberValidator()])
     customer_name = models.CharField(max_length=200)
     # Blank for an order the shop sent without one (a sale at the till): no customer can verify it in
     # the chat, and no email is written.
@@ -223,8 +266,9 @@ class Order(models.Model):
 
     class Meta:
         ordering = ["-ordered_on", "number"]
-        indexes = [models.Index(fields=["customer_email"])]
+        indexes = [models.Index(fields=["customer_email"]), models.Index(fields=["number"])]
         constraints = [
+            models.UniqueConstraint(fields=["shop", "number"], name="order_number_unique_in_shop"),
             models.CheckConstraint(
                 condition=models.Q(status__in=OrderStatus.values), name="order_status_valid"
             ),

@@ -240,6 +240,18 @@ class OrderNumbering:
                 return number
         return None
 
+    def forms(self, text: str) -> list[str]:
+        """Every number `text` may be, one per shape that reads it (the store's shape now first): with
+        several shops, "1104" is WooCommerce's 1104 and, read with its "#" left out, Shopify's #1104."""
+        text = text.strip()
+        found = []
+        for shape in self._shapes:
+            if (match := shape.loose.fullmatch(text)) and (number := shape.canonical(match)):
+                found.append(number)
+        if self.prefix and text.isdigit() and (number := self._fits(self.prefix + text)):
+            found.append(number)
+        return list(dict.fromkeys(found)) or [text]
+
     def key(self, text: str) -> str:
         """The number as the store writes it, or the text as given when it is not one (to be refused)."""
         return self.canonical(text) or text.strip()

@@ -28,7 +28,7 @@ from orders.intake import (
     order_shape,
     order_upsert,
 )
-from orders.models import RMA_NUMBER_PATTERN, OrderSource
+from orders.models import RMA_NUMBER_PATTERN, OrderSource, Shop
 from orders.numbers import ORDER_NUMBERS
 from orders.schemas import ORDER_EXAMPLE
 from orders.selectors import (
@@ -94,7 +94,9 @@ def _since(request):
 CHANGED_SINCE_READ = "changed_since_read"
 
 
-def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dict[str, str]], bool]:
+def _read_only_taken_out(
+    data: object, *, shop: Shop, number: str
+) -> tuple[object, list[dict[str, str]], bool]:
     """The body without what an order read from the API holds beside the shop's fields, each checked
     (problems by field): `number` must be the address's (a JSON Lines line sent as it is has it too),
     `source` and `outcome` one of theirs. `updated_at` is Bookly's time when it is the order's as read
@@ -125,7 +127,7 @@ def _read_only_taken_out(data: object, *, number: str) -> tuple[object, list[dic
             read = parse_datetime(data["updated_at"])
         except (ValueError, OverflowError):  # well formed but no real time: the intake names it
             read = None
-    order = order_get_by_number(number=number) if read is not None and read.tzinfo else None
+    order = order_get_by_number(shop=shop, number=number) if read is not None and read.tzinfo else None
     if order is not None and read == order.updated_at:
         del data["updated_at"]
     elif as_read:
@@ -162,7 +164,8 @@ class OrderView(StoreApiView):
         '"changed_since_read").',
     )
     def put(self, request, number: str):
-        data, problems, changed_since_read = _read_only_taken_out(request.data, number=number)
+        shop = request.auth.shop
+        data, problems, changed_since_read = _read_only_taken_out(request.data, shop=shop, number=number)
         if problems:
             return api_error(
                 "invalid_order", "The order was not saved: fix the fields named.", 400, fields=problems
@@ -187,7 +190,7 @@ class OrderView(StoreApiView):
                 ):
                     return api_error("invalid_key", KEY_REVOKED, 401)
                 try:
-                    order, outcome = order_upsert(incoming=incoming, source=OrderSource.API)
+                    order, outcome = order_upsert(incoming=incoming, source=OrderSource.API, shop=shop)
                 except OrderConflict as conflict:
                     # Answered inside the transaction, which keeps the refusal's record for staff.
                     return api_error(
@@ -214,9 +217,9 @@ class OrderView(StoreApiView):
         responses={200: contract.Order, **errors(404)},
     )
     def get(self, request, number: str):
-        order = order_get_by_number(number=number)
+        order = order_get_by_number(shop=request.auth.shop, number=number)
         if order is None:
-            return api_error("not_found", "No order has that number.", 404)
+            return api_error("not_found", "This key's shop has no order of that number.", 404)
         return Response(order_shape(order=order))
 
 
@@ -231,7 +234,10 @@ class OrderListView(StoreApiView):
     def get(self, request):
         since, error = _since(request)
         return error or _page(
-            self, request, orders_changed_since(since=since), lambda o: order_shape(order=o)
+            self,
+            request,
+            orders_changed_since(shop=request.auth.shop, since=since),
+            lambda o: order_shape(order=o),
         )
 
 
@@ -243,9 +249,9 @@ class ReturnView(StoreApiView):
         responses={200: contract.Return, **errors(404)},
     )
     def get(self, request, rma_number: str):
-        record = return_get_by_rma(rma_number=rma_number)
+        record = return_get_by_rma(shop=request.auth.shop, rma_number=rma_number)
         if record is None:
-            return api_error("not_found", "No return has that RMA number.", 404)
+            return api_error("not_found", "This key's shop has no return of that RMA number.", 404)
         return Response(return_shape(record=record))
 
 
@@ -260,7 +266,10 @@ class ReturnListView(StoreApiView):
     def get(self, request):
         since, error = _since(request)
         return error or _page(
-            self, request, returns_changed_since(since=since), lambda r: return_shape(record=r)
+            self,
+            request,
+            returns_changed_since(shop=request.auth.shop, since=since),
+            lambda r: return_shape(record=r),
         )
 
 

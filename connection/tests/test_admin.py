@@ -12,14 +12,19 @@ from connection.models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from orders.models import OrderSource
 from orders.services import order_cancel, order_change_shop_failed
+from orders.shops import shop_of_platform, shop_own
 from orders.tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
 
 
 def test_a_superuser_makes_a_key_shown_once_and_it_opens_the_store_api(superuser_client, client):
-    response = superuser_client.post("/admin/connection/storeapikey/add/", {"name": "Our shop"}, follow=True)
+    api_shop = shop_of_platform(platform=OrderSource.API)
+    response = superuser_client.post(
+        "/admin/connection/storeapikey/add/", {"name": "Our shop", "shop": api_shop.pk}, follow=True
+    )
     shown = re.search(r"The API key for Our shop is: (\S+)\. ", response.content.decode())
     assert shown, "the key is shown in the message after saving"
     key = shown.group(1)
@@ -29,7 +34,7 @@ def test_a_superuser_makes_a_key_shown_once_and_it_opens_the_store_api(superuser
 
 
 def test_support_staff_never_see_store_api_keys(staff_client):
-    StoreApiKey.objects.create_key(name="Our shop")
+    StoreApiKey.objects.create_key(name="Our shop", shop=shop_own())
     assert staff_client.get("/admin/connection/storeapikey/").status_code == 403
     assert "Store API keys" not in staff_client.get("/admin/").content.decode()
 

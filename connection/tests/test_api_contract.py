@@ -18,7 +18,7 @@ from django.test import Client
 from openapi_spec_validator import validate
 
 from connection.api.auth import PerKeyThrottle
-from orders.models import Order, ReturnStatus
+from orders.models import OWN_SHOP_NAME, Order, ReturnStatus
 from orders.schemas import ORDER_EXAMPLE
 from orders.services import return_record_create, return_record_set_status
 from orders.tests.factories import delivered_order
@@ -37,7 +37,9 @@ def _served() -> dict:
 
 def _key() -> str:
     out = StringIO()
-    call_command("store_api_key", "create", "Contract", stdout=out, stderr=StringIO())
+    call_command(
+        "store_api_key", "create", "Contract", "--shop", OWN_SHOP_NAME, stdout=out, stderr=StringIO()
+    )
     return out.getvalue().strip()
 
 

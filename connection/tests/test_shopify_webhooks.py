@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from django.utils import timezone
 
-from connection.models import ShopEvent, ShopEventOutcome
+from connection.models import ShopEvent, ShopEventOutcome, ShopPlatform
 from connection.shop_events import SHOP_EVENT_ATTEMPTS, shop_event_apply
 from connection.shopify.orders import shopify_order
+from connection.shops import shop_of_delivery
 from connection.tasks import deliveries_sweep_task
 from orders.models import Order, OrderChangeKind, OrderSource
 from orders.tests.factories import OrderFactory
@@ -57,13 +58,16 @@ def signed(body: bytes, secret: str = SECRET) -> str:
     return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
 
 
+SHOP_DOMAIN = "bookly-test.myshopify.com"
+
+
 def deliver(client, payload: dict, *, topic="orders/create", delivery="d-1", signature=None, body=None):
     body = body if body is not None else json.dumps(payload).encode()
     headers = {
         "X-Shopify-Topic": topic,
         "X-Shopify-Webhook-Id": delivery,
         "X-Shopify-Hmac-Sha256": signature if signature is not None else signed(body),
-        "X-Shopify-Shop-Domain": "bookly-test.myshopify.com",
+        "X-Shopify-Shop-Domain": SHOP_DOMAIN,
     }
     return client.post(URL, body, content_type="application/json", headers=headers)
 
@@ -244,8 +248,25 @@ def test_nan_or_infinity_in_a_signed_body_is_kept_and_refused_by_its_field(clien
     assert not Order.objects.exists()
 
 
-def test_an_order_that_came_from_elsewhere_is_never_taken_over_and_the_refusal_is_kept(client):
+def test_an_order_of_another_shop_is_never_touched_the_shopify_shops_own_is_made(client):
     theirs = OrderFactory(number="BK-11001", source=OrderSource.API, customer_email="ana@example.com")
+
+    deliver(client, SHOPIFY)
+
+    ours = Order.objects.get(number="BK-11001", source=OrderSource.SHOPIFY)
+    assert (ours.shop.platform, ours.shop_order_id) == (OrderSource.SHOPIFY, str(SHOPIFY["id"]))
+    theirs.refresh_from_db()
+    assert (theirs.source, theirs.customer_email, theirs.shop_order_id) == ("api", "ana@example.com", "")
+    assert not theirs.changes.exists()
+
+
+def test_an_order_that_came_from_elsewhere_into_the_shop_is_never_taken_over_and_the_refusal_is_kept(
+    client,
+):
+    shop = shop_of_delivery(platform=ShopPlatform.SHOPIFY, named=SHOP_DOMAIN)
+    theirs = OrderFactory(
+        number="BK-11001", source=OrderSource.API, customer_email="ana@example.com", shop=shop
+    )
 
     deliver(client, SHOPIFY)
 

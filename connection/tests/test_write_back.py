@@ -20,7 +20,15 @@ from connection import platform_http, write_back
 from connection.models import ShopWrite, ShopWriteOutcome
 from connection.write_back import SHOP_WRITE_ATTEMPTS, shop_write_attempt, shop_writes_take_due
 from orders.addresses import ShippingAddress
-from orders.models import Event, EventType, Order, OrderChangeKind, OrderChangeState, OrderStatus
+from orders.models import (
+    Event,
+    EventType,
+    Order,
+    OrderChangeKind,
+    OrderChangeState,
+    OrderSource,
+    OrderStatus,
+)
 from orders.selectors import ChangeCode, order_change_check
 from orders.services import (
     order_cancel,
@@ -28,6 +36,7 @@ from orders.services import (
     order_change_shop_made,
     order_shipping_address_change,
 )
+from orders.shops import shop_of_platform
 from orders.tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -174,6 +183,29 @@ def test_an_address_change_is_sent_to_shopify_as_its_shipping_address(
     assert len(mail.outbox) == 1
 
 
+def test_an_order_of_another_shopify_shop_is_never_sent_to_the_shop_the_credentials_reach(
+    shopify, settings, django_capture_on_commit_callbacks
+):
+    """Two Shopify shops and the token of one (SHOPIFY_SHOP_DOMAIN's): the other's order, whose id may
+    be an order of the first, is not changed there; it is kept for staff, saying why."""
+    settings.SHOPIFY_SHOP_DOMAIN = "our-books.myshopify.com"
+    other = shop_of_platform(platform=OrderSource.SHOPIFY, address="other-books.myshopify.com")
+    theirs = _shopify_order(shop=other)
+    ours = _shopify_order(
+        shop=shop_of_platform(platform=OrderSource.SHOPIFY, address=settings.SHOPIFY_SHOP_DOMAIN)
+    )
+
+    refused = _cancel_queued(theirs, django_capture_on_commit_callbacks)
+    made = _cancel_queued(ours, django_capture_on_commit_callbacks)
+
+    refused.refresh_from_db()
+    made.refresh_from_db()
+    assert (refused.state, made.state) == (OrderChangeState.SHOP_FAILED, OrderChangeState.MADE)
+    assert "other-books.myshopify.com's" in refused.shop_answer and "another shop's" in refused.shop_answer
+    [(method, path, _, _)] = shopify.requests  # ours alone
+    assert (method, path) == ("POST", "/admin/api/2025-07/orders/450789469/cancel.json")
+
+
 def test_a_change_shopify_refuses_is_kept_for_staff_and_never_told_as_done(
     shopify, django_capture_on_commit_callbacks
 ):
@@ -293,7 +325,9 @@ def test_the_shops_own_updates_while_it_is_asked_are_taken(shopify, django_captu
             "ordered_on": "2026-04-01", "total": "12.00",
             "items": [{"line_number": 1, "title": "Dune", "author": "Frank Herbert", "unit_price": "12.00",
                        "quantity": 1}]}  # fmt: skip
-    _, outcome = order_upsert(incoming=incoming_order_clean(number=order.number, data=data), source="shopify")
+    _, outcome = order_upsert(
+        incoming=incoming_order_clean(number=order.number, data=data), source="shopify", shop=order.shop
+    )
     assert outcome == "updated"
 
 

@@ -58,7 +58,11 @@ def _delivered(*, order_id: int) -> bool:
         parcel["delivered_on"] = delivered_on.isoformat()
         data.update(status=OrderStatus.DELIVERED, delivered_on=delivered_on.isoformat())
         try:
-            order_upsert(incoming=incoming_order_clean(number=order.number, data=data), source=order.source)
+            order_upsert(
+                incoming=incoming_order_clean(number=order.number, data=data),
+                source=order.source,
+                shop=order.shop,
+            )
         except OrderRefused as refused:
             logger.info("WooCommerce order %s not counted as delivered: %s", order.number, refused)
             return False

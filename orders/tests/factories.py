@@ -4,7 +4,8 @@ from decimal import Decimal
 import factory
 from factory.django import DjangoModelFactory
 
-from orders.models import Order, OrderItem, OrderStatus, ReturnRecord
+from orders.models import SHOP_PLATFORMS, Order, OrderItem, OrderSource, OrderStatus, ReturnRecord
+from orders.shops import shop_of_platform
 from store.categories import ItemCategory
 
 
@@ -12,6 +13,13 @@ class OrderFactory(DjangoModelFactory):
     class Meta:
         model = Order
 
+    source = OrderSource.FIXTURE
+    # The platform's one shop whose address is not known yet; an import's is our own shop.
+    shop = factory.LazyAttribute(
+        lambda order: shop_of_platform(
+            platform=order.source if order.source in SHOP_PLATFORMS else OrderSource.FIXTURE
+        )
+    )
     number = factory.Sequence(lambda n: f"BK-{50000 + n}")
     customer_name = factory.Faker("name")
     customer_email = factory.Sequence(lambda n: f"customer{n}@example.com")

@@ -16,6 +16,7 @@ from orders.models import (
 )
 from orders.schemas import ORDER_EXAMPLE
 from orders.services import delivery_case_open, return_record_create
+from orders.shops import shop_own
 from orders.tests.factories import OrderFactory
 
 TODAY = date(2026, 4, 14)
@@ -58,7 +59,9 @@ class TestOrderAdminForSupportStaff:
         refunds = [{"amount": "5.00", "reason": "late", "lines": [{"line_number": 1, "quantity": 1}]}]
         data = {**ORDER_EXAMPLE, "shipments": parcels, "refunds": refunds}
         order, _ = order_upsert(
-            incoming=incoming_order_clean(number="BK-20002", data=data), source=OrderSource.API
+            incoming=incoming_order_clean(number="BK-20002", data=data),
+            source=OrderSource.API,
+            shop=shop_own(),
         )
         html = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
         assert "1 x line 1 (Dune)" in html and "1Z999AA10123456784" in html
@@ -459,7 +462,7 @@ def test_staff_see_where_an_order_came_from_and_filter_by_it(demo_data, staff_cl
         ],
     }
     order, _ = order_upsert(
-        incoming=incoming_order_clean(number="BK-20001", data=data), source=OrderSource.API
+        incoming=incoming_order_clean(number="BK-20001", data=data), source=OrderSource.API, shop=shop_own()
     )
 
     page = staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
@@ -477,14 +480,16 @@ def test_staff_who_may_change_orders_accept_the_shops_next_update_after_a_time_s
     version after it is stale until staff who may change orders accept the next one; support staff
     may not."""
     order, _ = order_upsert(
-        incoming=incoming_order_clean(number="BK-20001", data=ORDER_EXAMPLE), source=OrderSource.API
+        incoming=incoming_order_clean(number="BK-20001", data=ORDER_EXAMPLE),
+        source=OrderSource.API,
+        shop=shop_own(),
     )
     Order.objects.filter(pk=order.pk).update(shop_updated_at=datetime(9999, 12, 30, tzinfo=UTC))
     real = incoming_order_clean(
         number="BK-20001", data={**ORDER_EXAMPLE, "total": "20.00", "updated_at": timezone.now().isoformat()}
     )
     with pytest.raises(OrderConflict):
-        order_upsert(incoming=real, source=OrderSource.API)
+        order_upsert(incoming=real, source=OrderSource.API, shop=shop_own())
 
     client = request.getfixturevalue(login)
     page = client.post(
@@ -506,5 +511,5 @@ def test_staff_who_may_change_orders_accept_the_shops_next_update_after_a_time_s
     )
     detail = client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
     assert "the shop&#x27;s time 9999-12-30T00:00:00Z forgotten" in detail
-    _, outcome = order_upsert(incoming=real, source=OrderSource.API)
+    _, outcome = order_upsert(incoming=real, source=OrderSource.API, shop=shop_own())
     assert outcome is UpsertOutcome.UPDATED

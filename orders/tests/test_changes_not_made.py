@@ -5,7 +5,7 @@ of its kind, which says it first."""
 import pytest
 
 from orders.addresses import ShippingAddress
-from orders.models import CustomerEmail, Order, OrderChangeKind, OrderStatus
+from orders.models import CustomerEmail, Order, OrderChangeKind, OrderStatus, Shop
 from orders.selectors import order_change_check, order_change_not_made_reason
 from orders.services import order_cancel, order_change_shop_failed, order_shipping_address_change
 from orders.tests.factories import OrderFactory
@@ -38,7 +38,10 @@ NEW_ADDRESS = ShippingAddress(
     ],
 )
 def test_a_change_not_made_is_said_by_its_kind_and_why_from_the_order_as_it_is(kind, status, said):
-    assert order_change_not_made_reason(order=Order(number="BK-61001", status=status), kind=kind) == said
+    assert (
+        order_change_not_made_reason(order=Order(shop=Shop(), number="BK-61001", status=status), kind=kind)
+        == said
+    )
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from orders.imports import (
     records_from_jsonl,
 )
 from orders.models import Order, OrderSource
+from orders.shops import shop_own
 
 pytestmark = pytest.mark.django_db
 
@@ -42,7 +43,7 @@ def row(number="BK-30001", line=1, title="Dune", **changes) -> str:
 
 
 def import_csv(*rows, dry_run=False):
-    return orders_import(records=records_from_csv([HEADER, *rows]), dry_run=dry_run)
+    return orders_import(shop=shop_own(), records=records_from_csv([HEADER, *rows]), dry_run=dry_run)
 
 
 def refusals(summary) -> list[tuple[int, str]]:
@@ -164,7 +165,7 @@ class TestJsonLines:
             json.dumps({"number": "BK-30001", "status": "lost"}),
             "[" * 100_000,
         ]
-        summary = orders_import(records=records_from_jsonl(lines))
+        summary = orders_import(shop=shop_own(), records=records_from_jsonl(lines))
         assert refusals(summary)[:2] == [(1, "is not a JSON object"), (2, "is not valid JSON")]
         assert summary.refused[2].line == 4 and summary.refused[2].number == "BK-30001"
         assert refusals(summary)[3] == (5, "is not valid JSON")  # nested past the parser's depth
@@ -172,10 +173,10 @@ class TestJsonLines:
 
     def test_a_line_too_long_to_be_an_order_is_refused_unread(self):
         huge = json.dumps({"number": "BK-30001", "customer_name": "x" * (MAX_LINE_CHARS + 1)})
-        summary = orders_import(records=records_from_jsonl([huge]))
+        summary = orders_import(shop=shop_own(), records=records_from_jsonl([huge]))
         assert refusals(summary) == [(1, "is too long to be an order")]
 
     def test_refusals_past_the_kept_number_are_counted_not_kept(self, monkeypatch):
         monkeypatch.setattr(imports, "MAX_REFUSALS_KEPT", 2)
-        summary = orders_import(records=records_from_jsonl(["[]"] * 5))
+        summary = orders_import(shop=shop_own(), records=records_from_jsonl(["[]"] * 5))
         assert (summary.refused_count, len(summary.refused)) == (5, 2)

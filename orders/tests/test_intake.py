@@ -28,6 +28,7 @@ from orders.services import (
     order_shipping_address_change,
     return_record_create,
 )
+from orders.shops import shop_own
 from orders.tests.factories import ReturnRecordFactory
 from store.clock import store_today
 
@@ -67,7 +68,9 @@ def changed(**fields) -> dict:
 
 
 def upsert(data=ADA, number="BK-20001", source=OrderSource.API):
-    return order_upsert(incoming=incoming_order_clean(number=number, data=data), source=source)
+    return order_upsert(
+        incoming=incoming_order_clean(number=number, data=data), source=source, shop=shop_own()
+    )
 
 
 class TestClean:
@@ -294,7 +297,7 @@ class TestUpsert:
         except OrderRefused:
             return
         with transaction.atomic():
-            order_upsert(incoming=incoming, source=OrderSource.API)
+            order_upsert(incoming=incoming, source=OrderSource.API, shop=shop_own())
             transaction.set_rollback(True)
 
     def test_a_line_a_return_holds_is_not_removed(self):

@@ -183,12 +183,14 @@ from django.conf import settings
 from orders.intake import OrderRefused, incoming_order_clean, order_upsert
 from orders.schemas import ORDER_EXAMPLE
 from orders.models import OrderSource
+from orders.shops import shop_own
 from support.assistant.turn import conversation_take_turn
 try:
     incoming_order_clean(number="BK-10042", data=ORDER_EXAMPLE)
 except OrderRefused as refused:
     print("refused:", refused.problems)
-order_upsert(incoming=incoming_order_clean(number="web 88812", data=ORDER_EXAMPLE), source=OrderSource.API)
+incoming = incoming_order_clean(number="web 88812", data=ORDER_EXAMPLE)
+order_upsert(incoming=incoming, source=OrderSource.API, shop=shop_own())
 session = import_module(settings.SESSION_ENGINE).SessionStore()
 session.create()
 for text in ["hi, where is my order web88812?", "ada@example.com"]:

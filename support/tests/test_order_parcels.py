@@ -5,6 +5,7 @@ import pytest
 from orders.intake import incoming_order_clean, order_upsert
 from orders.models import OrderSource
 from orders.schemas import ORDER_EXAMPLE
+from orders.shops import shop_own
 from support.assistant.capabilities.order_status import order_summary
 
 EMMA = {"line_number": 2, "title": "Emma", "unit_price": "12.99", "quantity": 2}
@@ -33,7 +34,7 @@ def test_what_is_still_to_come_is_neither_sent_nor_refunded(refunds, to_come):
         "refunds": refunds,
     }
     order, _ = order_upsert(
-        incoming=incoming_order_clean(number="BK-20418", data=data), source=OrderSource.API
+        incoming=incoming_order_clean(number="BK-20418", data=data), source=OrderSource.API, shop=shop_own()
     )
     summary = order_summary(order)
     assert [parcel["items"] for parcel in summary["shipments"]] == [["Dune"]]

@@ -1,6 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from connection.models import StoreApiKey
+from orders.models import OrderSource, Shop
+from orders.shops import shop_of_platform
 
 
 class Command(BaseCommand):
@@ -12,7 +14,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="Make a key and print it once.")
-        create.add_argument("name", help="Whose key it is, e.g. the shop's name.")
+        create.add_argument("name", help="Whose key it is, e.g. the shop's backend.")
+        create.add_argument(
+            "--shop",
+            help="The name of the shop whose orders the key reaches (admin: Shops). Default: the store "
+            "API's shop, made when there is none.",
+        )
         actions.add_parser("list", help="The keys: prefix, name, made, last used, revoked.")
         revoke = actions.add_parser("revoke", help="Revoke the key with this prefix.")
         revoke.add_argument("prefix")
@@ -22,16 +29,28 @@ class Command(BaseCommand):
             name = options["name"].strip()
             if not name or len(name) > StoreApiKey._meta.get_field("name").max_length:
                 raise CommandError("Give the key a name of 1 to 50 characters.")
-            api_key, key = StoreApiKey.objects.create_key(name=name)
+            try:
+                shop = (
+                    Shop.objects.get(name=options["shop"])
+                    if options["shop"]
+                    else shop_of_platform(platform=OrderSource.API)
+                )
+            except Shop.DoesNotExist:
+                names = ", ".join(Shop.objects.values_list("name", flat=True))
+                raise CommandError(f"No shop is named {options['shop']!r}. The shops: {names}.") from None
+            api_key, key = StoreApiKey.objects.create_key(name=name, shop=shop)
             self.stdout.write(f"{key}\n")
             self.stderr.write(
-                f"Store API key {api_key.prefix} for {name!r}: keep it safe, it is not shown again."
+                f"Store API key {api_key.prefix} for {name!r}, reaching {shop}'s orders: keep it safe, it is "
+                "not shown again."
             )
         elif action == "list":
             for api_key in StoreApiKey.objects.order_by("created"):
                 used = api_key.last_used_at.isoformat(timespec="seconds") if api_key.last_used_at else "never"
                 state = "revoked" if api_key.revoked else "active"
-                self.stdout.write(f"{api_key.prefix}  {state:7}  used {used:25}  {api_key.name}")
+                self.stdout.write(
+                    f"{api_key.prefix}  {state:7}  used {used:25}  {api_key.name}  ({api_key.shop})"
+                )
         else:
             revoked = StoreApiKey.objects.filter(prefix=options["prefix"], revoked=False).update(revoked=True)
             if not revoked:

@@ -3,6 +3,8 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from orders.imports import ImportFileInvalid, orders_import, records_from_csv, records_from_jsonl
+from orders.models import Shop
+from orders.shops import shop_own
 
 _READERS = {"csv": records_from_csv, "jsonl": records_from_jsonl}
 _FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -19,14 +21,23 @@ class Command(BaseCommand):
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", choices=sorted(_READERS), help="Default: from the file's extension.")
         parser.add_argument("--dry-run", action="store_true", help="Check and count, change nothing.")
+        parser.add_argument(
+            "--shop",
+            help="The name of the shop whose orders these are (admin: Shops). Default: our own shop.",
+        )
 
-    def handle(self, *args, file: Path, format: str | None, dry_run: bool, **options):
+    def handle(self, *args, file: Path, format: str | None, dry_run: bool, shop: str | None, **options):
+        try:
+            into = Shop.objects.get(name=shop) if shop else shop_own()
+        except Shop.DoesNotExist:
+            names = ", ".join(Shop.objects.values_list("name", flat=True))
+            raise CommandError(f"No shop is named {shop!r}. The shops: {names}.") from None
         format = format or _FORMATS.get(file.suffix.lower())
         if format is None:
             raise CommandError("Say --format csv or --format jsonl: the file's extension does not tell.")
         try:
             with file.open(encoding="utf-8-sig", newline="") as lines:
-                summary = orders_import(records=_READERS[format](lines), dry_run=dry_run)
+                summary = orders_import(records=_READERS[format](lines), shop=into, dry_run=dry_run)
         except OSError as error:
             raise CommandError(f"Cannot read {file}: {error.strerror}.") from None
         except UnicodeDecodeError:

@@ -1,0 +1,44 @@
+"""Each store API key reaches one shop's orders: the keys made so far, the store API's shop (made here
+when there is a key and no such shop yet)."""
+
+import django.db.models.deletion
+from django.db import migrations, models
+
+
+def keys_to_the_api_shop(apps, schema_editor):
+    StoreApiKey = apps.get_model("connection", "StoreApiKey")
+    Shop = apps.get_model("orders", "Shop")
+    if not StoreApiKey.objects.exists():
+        return
+    shop = Shop.objects.filter(platform="api", address="").first() or Shop.objects.create(
+        name="Store API shop", platform="api", address=""
+    )
+    StoreApiKey.objects.update(shop=shop)
+
+
+class Migration(migrations.Migration):
+    dependencies = [
+        ("connection", "0005_shop_writes"),
+        ("orders", "0022_shops"),
+    ]
+
+    operations = [
+        migrations.AddField(
+            model_name="storeapikey",
+            name="shop",
+            field=models.ForeignKey(
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="store_api_keys",
+                to="orders.shop",
+            ),
+        ),
+        migrations.RunPython(keys_to_the_api_shop, migrations.RunPython.noop),
+        migrations.AlterField(
+            model_name="storeapikey",
+            name="shop",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="store_api_keys", to="orders.shop"
+            ),
+        ),
+    ]

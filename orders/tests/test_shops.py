@@ -1,0 +1,111 @@
+"""Shops: every order is one shop's, its number unique within the shop; a platform's shop is made by its
+first delivery, and the one kept before shops were takes the first address named."""
+
+from datetime import date
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError
+
+from orders.models import OWN_SHOP_NAME, Order, OrderSource, Shop
+from orders.shops import shop_of_platform
+from orders.tests.factories import OrderFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_an_order_that_says_no_shop_is_our_own_shops_and_a_number_is_unique_within_a_shop_only():
+    order = OrderFactory(number="BK-30001")
+    assert (order.shop.name, order.shop.platform) == (OWN_SHOP_NAME, OrderSource.FIXTURE)
+    other = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
+    assert OrderFactory(number="BK-30001", shop=other).shop == other
+    with pytest.raises(IntegrityError):
+        OrderFactory(number="BK-30001", shop=other)
+
+
+def test_a_platforms_shop_kept_without_an_address_takes_the_first_one_named_and_the_next_is_a_new_shop():
+    unnamed = shop_of_platform(platform=OrderSource.SHOPIFY)
+    assert (unnamed.name, unnamed.address) == ("Shopify shop", "")
+
+    first = shop_of_platform(platform=OrderSource.SHOPIFY, address="books-au.myshopify.com")
+    second = shop_of_platform(platform=OrderSource.SHOPIFY, address="books-us.myshopify.com")
+
+    assert first.pk == unnamed.pk and first.address == "books-au.myshopify.com"
+    assert second.pk != first.pk and second.name == "books-us.myshopify.com"
+    assert shop_of_platform(platform=OrderSource.SHOPIFY, address="books-us.myshopify.com") == second
+    # A name staff gave a shop is never taken by a new one.
+    Shop.objects.filter(pk=second.pk).update(name="books-uk.myshopify.com")
+    assert shop_of_platform(platform=OrderSource.SHOPIFY, address="books-uk.myshopify.com").name == (
+        "books-uk.myshopify.com 2"
+    )
+
+
+def test_a_file_is_imported_into_the_shop_named_and_an_unknown_shop_is_refused_with_the_shops_named(
+    tmp_path: Path,
+):
+    woo = shop_of_platform(platform=OrderSource.WOOCOMMERCE, address="https://books.example")
+    file = tmp_path / "orders.csv"
+    file.write_text(
+        "number,customer_name,customer_email,status,ordered_on,total,line_number,title,author,unit_price,"
+        "quantity\nBK-30002,Ana,ana@example.com,processing,2026-04-01,12.00,1,Dune,Frank Herbert,12.00,1\n"
+    )
+    call_command("import_orders", str(file), "--shop", woo.name, stdout=StringIO())
+    assert Order.objects.get(number="BK-30002").shop == woo
+    with pytest.raises(Exception, match=r"No shop is named 'Nowhere'\. The shops: .*books\.example\."):
+        call_command("import_orders", str(file), "--shop", "Nowhere", stdout=StringIO())
+
+
+def test_support_staff_see_the_shops_and_an_orders_shop_and_change_none(staff_client):
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
+    order = OrderFactory(shop=shop, source=OrderSource.SHOPIFY)
+    listed = staff_client.get("/admin/orders/shop/").content.decode()
+    assert "books.myshopify.com" in listed and OWN_SHOP_NAME in listed
+    assert (
+        "books.myshopify.com" in staff_client.get(f"/admin/orders/order/{order.pk}/change/").content.decode()
+    )
+    assert staff_client.post(f"/admin/orders/shop/{shop.pk}/change/", {"name": "AU"}).status_code == 403
+
+
+def test_a_superuser_names_a_shop_but_never_moves_it_to_another_address(superuser_client):
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
+    answer = superuser_client.post(
+        f"/admin/orders/shop/{shop.pk}/change/", {"name": "Books Australia", "address": "evil.myshopify.com"}
+    )
+    shop.refresh_from_db()
+    assert answer.status_code == 302 and (shop.name, shop.address) == (
+        "Books Australia",
+        "books.myshopify.com",
+    )
+
+
+# Serialized rollback, like the suite's other transactional tests: the content types survive the flush.
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_every_order_kept_before_shops_goes_to_its_sources_shop_and_the_keys_to_the_store_apis(
+    migrate, settings
+):
+    settings.SHOPIFY_SHOP_DOMAIN = "books.myshopify.com"
+    settings.WOOCOMMERCE_URL = ""
+    old = migrate([("orders", "0021_lines_that_ship"), ("connection", "0005_shop_writes")])
+    orders = old.get_model("orders", "Order").objects
+    fields = {"customer_name": "Ann", "customer_email": "ann@example.com", "status": "processing",
+              "ordered_on": date(2026, 4, 1), "total": "10.00"}  # fmt: skip
+    for number, source in [("BK-1", "fixture"), ("BK-2", "import"), ("BK-3", "api"), ("BK-4", "shopify"),
+                           ("BK-5", "woocommerce")]:  # fmt: skip
+        orders.create(number=number, source=source, **fields)
+    old.get_model("connection", "StoreApiKey").objects.create(
+        id="k.1", prefix="k", hashed_key="x", name="Shop"
+    )
+
+    new = migrate([("orders", "0022_shops"), ("connection", "0006_store_api_key_shop")])
+
+    kept = new.get_model("orders", "Order").objects.order_by("number")
+    assert [(order.number, order.shop.name, order.shop.platform, order.shop.address) for order in kept] == [
+        ("BK-1", OWN_SHOP_NAME, "fixture", ""),
+        ("BK-2", OWN_SHOP_NAME, "fixture", ""),
+        ("BK-3", "Store API shop", "api", ""),
+        ("BK-4", "Shopify shop", "shopify", "books.myshopify.com"),
+        ("BK-5", "WooCommerce shop", "woocommerce", ""),
+    ]
+    assert new.get_model("connection", "StoreApiKey").objects.get().shop.name == "Store API shop"
