@@ -1,7 +1,10 @@
 import os
 import subprocess
 import sys
+import time
+import types
 
+import django_ratelimit.core
 import pytest
 from django.conf import settings
 from django.contrib.auth.models import Group
@@ -118,6 +121,16 @@ def _a_cache_of_its_own(request):
         return
     with override_settings(CACHES={"default": {"BACKEND": "bookly.refused_cache.RefusedCache"}}):
         yield
+
+
+@pytest.fixture(autouse=True)
+def _rate_windows_held_still(monkeypatch):
+    """django-ratelimit counts in fixed windows of the wall clock (`time.time()`); a test's requests that
+    straddle a window's end would be counted in two, and a limit of 3 a minute let a fourth through (a
+    real flake of leg 2). In this process the window stays where the test began; a test that needs a
+    window to pass clears the cache, as a new window would."""
+    began = time.time()
+    monkeypatch.setattr(django_ratelimit.core, "time", types.SimpleNamespace(time=lambda: began))
 
 
 @pytest.fixture
