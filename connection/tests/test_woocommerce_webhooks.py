@@ -13,6 +13,7 @@ import pytest
 from connection.models import ShopEvent, ShopEventOutcome
 from connection.tasks import deliveries_sweep_task
 from connection.woocommerce.delivered import woocommerce_orders_delivered
+from connection.woocommerce.orders import woocommerce_order
 from orders.models import Order, OrderSource, Shipment
 from orders.selectors import EligibilityCode, order_return_eligibility
 
@@ -146,3 +147,60 @@ def test_the_delivered_sweep_reads_the_orders_once_a_store_day(
     Shipment.objects.update(shipped_on=date(2017, 3, 19))  # now due on 03-26, but that day was read
     assert woocommerce_orders_delivered(today=date(2017, 3, 27)) == 0
     assert woocommerce_orders_delivered(today=date(2017, 3, 28)) == 1
+
+
+def taken_before_its_parcel(number: str) -> Order:
+    """The order as Bookly took a completed one before the reader gave it its parcel (7a3bebd): shipped,
+    with no parcel on file."""
+    order = Order.objects.get(number=number)
+    order.shipments.all().delete()
+    Order.objects.filter(pk=order.pk).update(status="shipped", delivered_on=None)
+    return order
+
+
+def test_a_completed_order_taken_before_its_parcel_was_read_is_delivered_by_the_sweep_on_its_day(
+    client, django_capture_on_commit_callbacks, settings
+):
+    """Completed (and its shop's version last changed) on 2017-03-21, partly refunded as WooCommerce's
+    documented order is: the sweep makes its parcel and delivers it 7 days later, as the reader would."""
+    settings.BOOKLY_TODAY = date(2017, 3, 23)
+    deliver(client, django_capture_on_commit_callbacks, BRAZIL)
+    order = taken_before_its_parcel("BK-10723")
+
+    assert woocommerce_orders_delivered(today=date(2017, 3, 27)) == 0  # its day has not come
+    assert not order.shipments.exists()
+    settings.BOOKLY_TODAY = date(2017, 3, 28)
+    deliveries_sweep_task()
+
+    order = Order.objects.get(number="BK-10723")
+    parcel = order.shipments.get()
+    assert (order.status, order.delivered_on, parcel.shipped_on, parcel.delivered_on) == (
+        "delivered", date(2017, 3, 28), date(2017, 3, 21), date(2017, 3, 28)
+    )  # fmt: skip
+    read = woocommerce_order(BRAZIL)[1]["shipments"][0]  # the parcel the reader makes of it now
+    assert [
+        {"line_number": line.item.line_number, "quantity": line.quantity} for line in parcel.lines.all()
+    ] == (read["lines"])
+    assert order_return_eligibility(order=order, today=date(2017, 3, 28)).code == EligibilityCode.ELIGIBLE
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        # Refunded after it was completed: shipped and never delivered (its money went back).
+        {**BRAZIL, "status": "refunded", "refunds": [{"id": 726, "refund": "", "total": "-39.00"}]},
+        # Nothing to ship (a download): no address, no shipping method.
+        {**BRAZIL, "shipping": {}, "shipping_lines": []},
+    ],
+    ids=["refunded-in-full", "nothing-ships"],
+)
+def test_an_order_without_a_parcel_that_is_no_completed_delivery_is_never_delivered_by_the_sweep(
+    client, django_capture_on_commit_callbacks, settings, sent
+):
+    settings.BOOKLY_TODAY = date(2017, 3, 23)
+    deliver(client, django_capture_on_commit_callbacks, sent)
+    taken_before_its_parcel("BK-10723")
+
+    assert woocommerce_orders_delivered(today=date(2018, 3, 28)) == 0
+    order = Order.objects.get(number="BK-10723")
+    assert (order.status, order.delivered_on, order.shipments.exists()) == ("shipped", None, False)

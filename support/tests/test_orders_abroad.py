@@ -128,6 +128,39 @@ SAO_PAULO = {"to": "Maria Souza", "line1": "Rua Augusta 500", "line2": "Apto 3",
                 "country": "Mexico",
             },
         ),
+        (
+            "10 Corn Street, Bristol, Avon, BS1 4DJ",
+            {"line1": "10 Corn Street", "city": "Bristol", "state": "", "zip": "BS1 4DJ"},
+        ),
+        (
+            "Jane Smith, 1 High Street, Stratford-upon-Avon, Warwickshire, CV37 6QW, United Kingdom",
+            {
+                "to": "Jane Smith",
+                "line1": "1 High Street",
+                "city": "Stratford-upon-Avon",
+                "state": "",
+                "zip": "CV37 6QW",
+                "country": "United Kingdom",
+            },
+        ),
+        (
+            "5 Donegall Square, Belfast, Co. Antrim BT1 5GS",
+            {"line1": "5 Donegall Square", "city": "Belfast", "state": "", "zip": "BT1 5GS"},
+        ),
+        (
+            "10 Royal York Crescent, Clifton, Bristol, BS8 4JX",  # a district before the town: no county
+            {
+                "line1": "10 Royal York Crescent",
+                "line2": "Clifton",
+                "city": "Bristol",
+                "state": "",
+                "zip": "BS8 4JX",
+            },
+        ),
+        (
+            "Flat 2, Old Elvet, Durham, DH1 3HP",
+            {"line1": "Flat 2", "line2": "Old Elvet", "city": "Durham", "state": "", "zip": "DH1 3HP"},
+        ),
         ("yes please", None),
         ("I paid 24.99, ok", None),
         ("Hmm, wait, what's the fee, is it 10 USD", None),
@@ -228,4 +261,25 @@ def test_a_country_the_store_ships_to_is_taken(customer, order_in_australia, set
         "Auckland",
         "",  # the Australian state is no part of an address in New Zealand
         "NZ",
+    )
+
+
+def test_an_address_in_britain_written_with_its_county_ships_to_its_town(customer, db):
+    """A British address as many still write it (street, town, county, postcode): the town is the city,
+    and the county no field (Google's data has no region of Britain), never the city."""
+    order = OrderFactory(number="BK-20006", customer_email=MARIA, ship_to="Tom Hale", ship_line1="1 Park St",
+                         ship_city="Bristol", ship_zip="BS1 5NT", ship_country="GB")  # fmt: skip
+    customer.send(f"Can I change the address of order BK-20006? {MARIA}")
+
+    reply = customer.send("10 Corn Street, Bristol, Avon, BS1 4DJ").json()["reply"]
+    assert "Tom Hale, 10 Corn Street, Bristol, BS1 4DJ, United Kingdom" in reply
+    assert "Done" in customer.send("yes").json()["reply"]
+
+    order.refresh_from_db()
+    assert (order.ship_line1, order.ship_city, order.ship_state, order.ship_zip, order.ship_country) == (
+        "10 Corn Street",
+        "Bristol",
+        "",
+        "BS1 4DJ",
+        "GB",
     )

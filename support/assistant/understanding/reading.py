@@ -321,7 +321,9 @@ def address_abroad_in(text: str) -> dict | None:
     whole = _POSTAL_CODE_RE.fullmatch(last)
     if len(parts) >= 2 and _postal_code(last) and whole and not _place_before_code(whole):
         postal, last = last, parts.pop()  # "Canberra, ACT, 2601": the code in a part of its own
-        if len(parts) >= 2 and region_named(last):
+        if _british_county_after_town(last, parts, postal):
+            last = parts.pop()  # "Bristol, Avon, BS1 4DJ": the town before the county
+        elif len(parts) >= 2 and region_named(last):
             region, last = last, parts.pop()
         city = last
     elif (
@@ -338,7 +340,9 @@ def address_abroad_in(text: str) -> dict | None:
         if found is None or not _postal_code(found.group(1)):
             return None
         postal, before = found.group(1), last[: found.start()].strip(" ,")
-        if len(parts) >= 2 and before and not region and region_named(before):
+        if not region and _british_county_after_town(before, parts, postal):
+            city = parts.pop()  # "Bristol, Avon BS1 4DJ"
+        elif len(parts) >= 2 and before and not region and region_named(before):
             # "São Paulo, SP 01305-000": the city came before
             city, region = parts.pop(), before
         elif before and not region:  # "London NW1 6XE", "Canberra ACT 2601"
@@ -351,6 +355,42 @@ def address_abroad_in(text: str) -> dict | None:
         return None
     fields = _address_fields(parts, city=city, state=region, zip_code=postal)
     return {**fields, "country": country} if country else fields
+
+
+# A British postcode ("BS1 4DJ", "SW1A 1AA", "M1 1AE"), by its shape.
+_BRITISH_POSTCODE_RE = re.compile(r"[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}", re.IGNORECASE)
+# A county as the British still write one between the town and the postcode: "County Durham", "Co. Antrim",
+# "Gloucestershire", "North Yorkshire", "Inverness-shire", or one of the names below (the counties, former
+# counties and Scottish regions that are neither "-shire" nor a post town of their own: "Durham", "Bristol",
+# "Armagh" and "Antrim" are towns too, so only "County Durham" is the county).
+_COUNTY_WORDS_RE = re.compile(r"(?:county|co\.?)\s+[^\W\d_][\w' -]*|[\w' -]*\w-?shire", re.IGNORECASE)
+_BRITISH_COUNTIES = frozenset(
+    {"avon", "cleveland", "cornwall", "cumberland", "cumbria", "devon", "dorset", "essex", "east sussex",
+     "greater london", "greater manchester", "hereford and worcester", "humberside", "north humberside",
+     "south humberside", "isle of wight", "kent", "merseyside", "middlesex", "norfolk", "northumberland",
+     "rutland", "somerset", "north somerset", "suffolk", "surrey", "sussex", "west sussex", "tyne and wear",
+     "west midlands", "westmorland",
+     "anglesey", "isle of anglesey", "blaenau gwent", "ceredigion", "clwyd", "dyfed", "glamorgan",
+     "mid glamorgan", "south glamorgan", "west glamorgan", "vale of glamorgan", "gwent", "gwynedd", "powys",
+     "torfaen", "rhondda cynon taf", "neath port talbot",
+     "angus", "argyll", "argyll and bute", "borders", "scottish borders", "caithness",
+     "dumfries and galloway", "fife", "grampian", "highland", "lothian", "east lothian", "midlothian",
+     "west lothian", "moray", "orkney", "perth and kinross", "ross and cromarty", "shetland", "strathclyde",
+     "sutherland", "tayside", "western isles",
+     "down", "fermanagh", "tyrone"}
+)  # fmt: skip
+
+
+def _british_county_after_town(text: str, parts: list[str], postal: str) -> bool:
+    """Whether the text, just before a British postcode, is a county after the town it names ("Bristol,
+    Avon, BS1 4DJ"): no field of the address (Royal Mail's addresses have had no county since 1996, nor
+    has Google's data a region of Britain), the town before it being the city. Only where that town can
+    be one (a part after the street, without digits): "12 Corn Street, Kent, …" keeps Kent, "…, Clifton,
+    Bristol, BS8 1AA" has Bristol, a town after its district, as the city."""
+    if len(parts) < 2 or re.search(r"\d", parts[-1]) or not _BRITISH_POSTCODE_RE.fullmatch(postal):
+        return False
+    text = " ".join(text.split())
+    return text.casefold() in _BRITISH_COUNTIES or _COUNTY_WORDS_RE.fullmatch(text) is not None
 
 
 def _place_before_code(found: re.Match | None) -> bool:
