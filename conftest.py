@@ -16,6 +16,8 @@ from django.test import override_settings
 from pytest_django.fixtures import validate_django_db
 from pytest_django.plugin import blocking_manager_key
 
+import orders.numbers
+from orders.numbers import order_numbering_forget
 from support.assistant.prompts import system_prompt_forget
 
 SUPPORT_STAFF_GROUP = "Support staff"
@@ -25,6 +27,17 @@ SUPPORT_STAFF_GROUP = "Support staff"
 def _system_prompt_rendered_afresh():
     """Each test has its own data: the prompt a process keeps must not carry over from another test."""
     system_prompt_forget()
+
+
+@pytest.fixture(autouse=True)
+def _order_numbers_read_afresh(request, monkeypatch):
+    """Each test has its own shops, whose number shapes a process keeps a few seconds: read again. A
+    test without the database has the settings' shapes alone."""
+    order_numbering_forget()
+    if not given_the_database(request.node):
+        monkeypatch.setattr(orders.numbers, "_shop_shapes", orders.numbers._no_shops)
+    yield
+    order_numbering_forget()
 
 
 # What gives a test the database (pytest-django refuses it to any other test).

@@ -264,13 +264,14 @@ class ShopChangeFilter(admin.SimpleListFilter):
 @admin.register(Shop)
 class ShopAdmin(admin.ModelAdmin):
     """The shops whose orders Bookly answers for: a platform's is made by its first signed delivery, the
-    store API's by its first key; staff name them. Where a shop's orders come from, and its address there,
-    are fixed once it is made: changed, another shop's deliveries would come into it."""
+    store API's by its first key; staff name them and say the shape of their order numbers. Where a
+    shop's orders come from, and its address there, are fixed once it is made: changed, another shop's
+    deliveries would come into it."""
 
-    list_display = ["name", "platform", "address", "order_count", "created_at"]
+    list_display = ["name", "platform", "address", "number_example", "order_count", "created_at"]
     list_filter = ["platform"]
     search_fields = ["name", "address"]
-    fields = ["name", "platform", "address", "created_at"]
+    fields = ["name", "platform", "address", "number_pattern", "number_example", "created_at"]
 
     def get_readonly_fields(self, request, obj=None):
         return ["platform", "address", "created_at"] if obj is not None else ["created_at"]

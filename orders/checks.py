@@ -4,27 +4,27 @@
 from django.core import checks
 from django.db import DatabaseError, connections
 
-from orders.numbers import ORDER_NUMBERS
-
 # How many of the numbers no shape matches the message names.
 _NAMED = 3
 
 
 @checks.register(checks.Tags.database)
 def order_numbers_check(app_configs=None, databases=None, **kwargs) -> list[checks.CheckMessage]:
-    """Every stored order's number has one of the store's shapes (BOOKLY_ORDER_NUMBER_PATTERN or one of
-    BOOKLY_ORDER_NUMBER_FORMER_PATTERNS): else customers, the tools and the store API could not find it."""
-    from orders.models import Order
+    """Every stored order's number has its shop's shape (orders.Shop, or one of
+    BOOKLY_ORDER_NUMBER_FORMER_PATTERNS): else customers, the tools and the store API could not find it.
+    A new shape for new shops (BOOKLY_ORDER_NUMBER_PATTERN) changes no stored shop's."""
+    from orders.models import Order, Shop
 
     problems = []
     for alias in databases or ():
-        if Order._meta.db_table not in connections[alias].introspection.table_names():
-            continue  # not migrated yet: no orders
+        if Shop._meta.db_table not in connections[alias].introspection.table_names():
+            continue  # not migrated yet: no shops
         unfound, count = [], 0
         try:
-            numbers = Order.objects.using(alias).values_list("number", flat=True).iterator(chunk_size=5000)
-            for number in numbers:
-                if not ORDER_NUMBERS.exact.fullmatch(number):
+            shapes = {shop.pk: shop.numbering.exact for shop in Shop.objects.using(alias)}
+            numbers = Order.objects.using(alias).values_list("shop_id", "number").iterator(chunk_size=5000)
+            for shop_id, number in numbers:
+                if not shapes[shop_id].fullmatch(number):
                     count += 1
                     if len(unfound) < _NAMED:
                         unfound.append(number)
@@ -34,10 +34,11 @@ def order_numbers_check(app_configs=None, databases=None, **kwargs) -> list[chec
             problems.append(
                 checks.Error(
                     f"{count} stored order{'s have numbers' if count != 1 else ' has a number'} of a shape "
-                    f"BOOKLY_ORDER_NUMBER_PATTERN does not match ({', '.join(unfound)}): customers, the "
-                    "assistant's tools and the store API would no longer find them.",
-                    hint="Keep the shape they have in BOOKLY_ORDER_NUMBER_FORMER_PATTERNS (shapes "
-                    "separated by spaces, e.g. BK-[0-9]{4,6}).",
+                    f"their shop's does not match ({', '.join(unfound)}): customers, the assistant's tools "
+                    "and the store API would no longer find them.",
+                    hint="Give the shop the shape its numbers have (admin: Shops), or keep the shape they "
+                    "had in BOOKLY_ORDER_NUMBER_FORMER_PATTERNS (shapes separated by spaces, e.g. "
+                    "BK-[0-9]{4,6}).",
                     id="orders.E001",
                 )
             )

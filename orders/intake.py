@@ -24,7 +24,7 @@ the shop's next update").
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from enum import StrEnum
@@ -358,6 +358,17 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource, shop: Shop) ->
     the order: the record is written in the caller's transaction, so a caller that wraps this call in
     its own atomic block catches OrderConflict inside it. A line the shop no longer sends is removed,
     unless a return or a delivery case holds it (OrderRefused: the order is left as it was)."""
+    number = shop.numbering.canonical(incoming.number)
+    if number is None:  # another shop's shape (or one of the store's before)
+        raise OrderRefused(
+            [
+                {
+                    "field": "number",
+                    "problem": f"must look like {shop.number_example}, the shape of {shop}'s numbers",
+                }
+            ]
+        )
+    incoming = replace(incoming, number=number)
     fields = _order_fields(incoming)
     conflict = None
     with transaction.atomic():

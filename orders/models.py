@@ -4,6 +4,7 @@ from decimal import Decimal
 
 from babel.numbers import list_currencies
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
 from django.db import models
 from django.db.models.functions import Length
@@ -11,7 +12,14 @@ from django.db.models.lookups import Exact
 from django.utils import timezone
 
 from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
-from orders.numbers import OrderNumberValidator
+from orders.numbers import (
+    OrderNumbering,
+    OrderNumberValidator,
+    numbering_of,
+    order_numbering_forget,
+    order_numbering_reads,
+    shop_shape_problem,
+)
 from store.categories import ItemCategory
 
 # The shapes of Bookly's own identifiers, defined here once (the store's order numbers are the store's:
@@ -168,6 +176,15 @@ class OrderSource(models.TextChoices):
     WOOCOMMERCE = "woocommerce", "WooCommerce"
 
 
+def store_number_pattern() -> str:
+    """A new shop's order number shape: the store's (BOOKLY_ORDER_NUMBER_PATTERN)."""
+    return settings.BOOKLY_ORDER_NUMBER_PATTERN
+
+
+def store_number_example() -> str:
+    return settings.BOOKLY_ORDER_NUMBER_EXAMPLE
+
+
 # The name of the shop orders belong to when nothing says which: the demo's, a file import's, a test's.
 OWN_SHOP_NAME = "Our shop"
 # What a shop's orders may come from (a file import goes into a shop of any of these).
@@ -187,6 +204,16 @@ class Shop(models.Model):
         max_length=20,
         choices=[(value, label) for value, label in OrderSource.choices if value in SHOP_PLATFORMS],
     )
+    # The shape of its order numbers (orders.numbers: a regular expression a number matches whole) and
+    # one number of it; a new shop's are BOOKLY_ORDER_NUMBER_PATTERN's and _EXAMPLE's. Each shop keeps its
+    # own: the demo's BK-10042, a Shopify shop's #1001, a WooCommerce shop's 727.
+    number_pattern = models.CharField(
+        "order number shape", max_length=200, default=store_number_pattern,
+        help_text="A regular expression an order number matches whole, e.g. #[0-9]{4,} or [0-9]+.",
+    )  # fmt: skip
+    number_example = models.CharField(
+        "an order number of that shape", max_length=ORDER_NUMBER_MAX_LENGTH, default=store_number_example
+    )
     # Its address on the platform, as its connector writes it: Shopify's
     # "example.myshopify.com", WooCommerce's site address ("https://books.example"); blank otherwise.
     address = models.CharField(max_length=200, blank=True)
@@ -204,9 +231,44 @@ class Shop(models.Model):
     def __str__(self):
         return self.name
 
+    def save(self, *args, **kwargs):
+        super().save(*args, **kwargs)
+        order_numbering_forget()  # the store's shapes are read again at their next use
+
+    def clean(self):
+        if problem := shop_shape_problem(self.number_pattern, self.number_example):
+            raise ValidationError({"number_pattern": problem})
+        if self.pk is None:
+            return
+        shape = self.numbering.exact
+        numbers = self.orders.values_list("number", flat=True).iterator(chunk_size=5000)
+        if unfound := next((number for number in numbers if not shape.fullmatch(number)), None):
+            raise ValidationError(
+                {"number_pattern": f"The shop's order {unfound} does not have this shape: customers would no "
+                 "longer find it. Keep the shape it has in BOOKLY_ORDER_NUMBER_FORMER_PATTERNS."}
+            )  # fmt: skip
+
+    @property
+    def numbering(self) -> OrderNumbering:
+        """This shop's own shape (and those the store's numbers had before)."""
+        former = tuple(settings.BOOKLY_ORDER_NUMBER_FORMER_PATTERNS)
+        return numbering_of(self.number_pattern, self.number_example, former, ())
+
+
+def _shop_shapes() -> tuple[tuple[str, str], ...]:
+    return tuple(Shop.objects.order_by("pk").values_list("number_pattern", "number_example"))
+
+
+order_numbering_reads(_shop_shapes)
+
 
 def own_shop() -> int:
     """The primary key of the shop orders belong to when nothing says which (Order.shop's default)."""
+    # Its key alone, read first: a migration that remakes the order table asks for this default while
+    # the shop table may lack fields added since (our own shop was made by orders 0022).
+    own = Shop.objects.filter(platform=OrderSource.FIXTURE, address="").values_list("pk", flat=True)
+    if (pk := own.first()) is not None:
+        return pk
     shop, _ = Shop.objects.get_or_create(
         platform=OrderSource.FIXTURE, address="", defaults={"name": OWN_SHOP_NAME}
     )

@@ -12,12 +12,19 @@ amount is not one ("I live at 969 Market, San Francisco 94103"). A message whose
 order's though nothing says so ("where is 1050?") is asked about (`unsure`).
 """
 
+import functools
 import re
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.db import DatabaseError
 from django.utils.deconstruct import deconstructible
+
+T = TypeVar("T")
 
 # The longest order number Order.number holds.
 MAX_LENGTH = 32
@@ -172,36 +179,48 @@ class _Mention:
     bare: bool  # written without letters or "#": an order's only where the words say so
 
 
+def _prefix_of(example: str) -> str:
+    """What a number has before its first digit ("BK-", "#", or nothing for "100-2345678")."""
+    return re.match(r"\D*", example).group()
+
+
 @dataclass(frozen=True)
 class OrderNumbering:
     """The store's order-number shapes: the one its numbers have now (`pattern`, of which `example` is
-    one), and those its stored orders may have from before (`former`)."""
+    one), those of its other shops (`others`: (pattern, example) each, a business with several shops),
+    and those its stored orders may have from before (`former`)."""
 
     pattern: str
     example: str
     former: tuple[str, ...] = ()
+    others: tuple[tuple[str, str], ...] = ()
     exact: re.Pattern = field(init=False, repr=False)
     mention_re: re.Pattern = field(init=False, repr=False)
     # The loose forms without groups, to embed in a larger expression ("shipped" said of an order).
     mention_pattern: str = field(init=False, repr=False)
     _shapes: tuple[_Shape, ...] = field(init=False, repr=False)
+    # What numbers start with, shape by shape, where their example says (the current shape's first).
+    _prefixes: tuple[str, ...] = field(init=False, repr=False)
 
     def __post_init__(self):
-        shapes = tuple(_Shape(pattern) for pattern in (self.pattern, *self.former))
+        patterns = dict.fromkeys((self.pattern, *(pattern for pattern, _ in self.others), *self.former))
+        shapes = tuple(_Shape(pattern) for pattern in patterns)
         object.__setattr__(self, "_shapes", shapes)
-        either = "|".join(f"(?:{shape.pattern})" for shape in shapes) if self.former else self.pattern
+        either = "|".join(f"(?:{shape.pattern})" for shape in shapes) if len(shapes) > 1 else self.pattern
         object.__setattr__(self, "exact", re.compile(either))
         mention_pattern = "|".join(f"(?:{shape.loose_pattern})" for shape in shapes)
         object.__setattr__(self, "mention_pattern", f"(?:{mention_pattern})")
         object.__setattr__(self, "mention_re", re.compile(self.mention_pattern, re.IGNORECASE))
+        examples = (self.example, *(example for _, example in self.others))
+        object.__setattr__(self, "_prefixes", tuple(dict.fromkeys(_prefix_of(e) for e in examples)))
 
     @property
     def prefix(self) -> str:
-        """What the example has before its first digit ("BK-", "#", or nothing for "100-2345678"): what
-        customers are told a number starts with, and what they may leave out after "order" or "#". The example
-        itself is never shown to them: it may be a real order's number, which a reply may only name from
-        a tool's result."""
-        return re.match(r"\D*", self.example).group()
+        """What every shape's example has before its first digit ("BK-", "#"; nothing for "100-2345678",
+        or when shops' numbers start differently): what customers are told a number starts with, and what
+        they may leave out after "order" or "#". The example itself is never shown to them: it may be a
+        real order's number, which a reply may only name from a tool's result."""
+        return self._prefixes[0] if len(self._prefixes) == 1 else ""
 
     @property
     def look_alike_re(self) -> re.Pattern:
@@ -212,7 +231,7 @@ class OrderNumbering:
             rf"(?<![\w-]){re.escape(shape.letters)}\s*-?\s*\d+" if shape.letters else shape.loose_pattern
             for shape in self._shapes
         ]
-        if self.prefix:  # the prefix left out after "order" ("order 1051" for #1051): its digits
+        if any(self._prefixes):  # the prefix left out after "order" ("order 1051" for #1051): its digits
             alike.append(r"\border\s+(?:number\s+|no\.?\s*)?(?P<digits>\d{3,})\b")
         return re.compile("|".join(f"(?:{pattern})" for pattern in alike), re.IGNORECASE)
 
@@ -242,14 +261,17 @@ class OrderNumbering:
 
     def forms(self, text: str) -> list[str]:
         """Every number `text` may be, one per shape that reads it (the store's shape now first): with
-        several shops, "1104" is WooCommerce's 1104 and, read with its "#" left out, Shopify's #1104."""
+        several shops, "1104" is WooCommerce's 1104 and, its "#" left out, Shopify's #1104; and "#1104"
+        is Shopify's, or WooCommerce's 1104 written after a "#". The text itself when none reads it."""
         text = text.strip()
         found = []
         for shape in self._shapes:
             if (match := shape.loose.fullmatch(text)) and (number := shape.canonical(match)):
                 found.append(number)
-        if self.prefix and text.isdigit() and (number := self._fits(self.prefix + text)):
-            found.append(number)
+        written = _prefix_of(text)
+        digits = text[len(written) :]
+        if digits.isdigit() and (written in self._prefixes or written in ("", "#")):
+            found.extend(number for prefix in self._prefixes if (number := self._fits(prefix + digits)))
         return list(dict.fromkeys(found)) or [text]
 
     def key(self, text: str) -> str:
@@ -264,10 +286,15 @@ class OrderNumbering:
                     found.append(
                         (_Mention(match.start(), match.end(), number, match.group(0).isdigit()), place)
                     )
-        if self.prefix:
+        # Digits read with a shop's prefix left out ("order 1050" for #1050) come after what a shop's own
+        # shape reads as written (another shop's 1050), before a former shape's reading.
+        shops = len(dict.fromkeys((self.pattern, *(pattern for pattern, _ in self.others))))
+        for prefix in self._prefixes:
+            if not prefix:
+                continue
             for match in _DIGITS_RE.finditer(text):
-                if number := self._fits(self.prefix + match.group(0)):
-                    found.append((_Mention(match.start(), match.end(), number, bare=True), 0))
+                if number := self._fits(prefix + match.group(0)):
+                    found.append((_Mention(match.start(), match.end(), number, bare=True), shops - 0.5))
         # Where two overlap, the one starting first, then the longest, then the store's shape now.
         found.sort(key=lambda pair: (pair[0].start, -pair[0].end, pair[1]))
         found = [mention for mention, _ in found]
@@ -341,11 +368,111 @@ class OrderNumbering:
         return text
 
 
-ORDER_NUMBERS = OrderNumbering(
-    settings.BOOKLY_ORDER_NUMBER_PATTERN,
-    settings.BOOKLY_ORDER_NUMBER_EXAMPLE,
-    tuple(settings.BOOKLY_ORDER_NUMBER_FORMER_PATTERNS),
-)
+# How long a process keeps the shops' shapes before reading them again (a shop saved in this process is
+# read at once): another worker's new shop is known within this.
+RELOAD_SECONDS = 5.0
+_held: tuple[float, OrderNumbering] | None = None
+
+
+@functools.lru_cache(maxsize=16)
+def numbering_of(
+    pattern: str, example: str, former: tuple[str, ...], others: tuple[tuple[str, str], ...]
+) -> OrderNumbering:
+    """One numbering per set of shapes, its expressions compiled once."""
+    return OrderNumbering(pattern, example, former, others)
+
+
+def _no_shops() -> tuple[tuple[str, str], ...]:
+    return ()
+
+
+# Every shop's (pattern, example), oldest shop first: orders.models says how they are read
+# (order_numbering_reads).
+_shop_shapes: Callable[[], tuple[tuple[str, str], ...]] = _no_shops
+
+
+def order_numbering_reads(shop_shapes: Callable[[], tuple[tuple[str, str], ...]]) -> None:
+    """Where the shops' shapes come from (orders.models, which imports this module)."""
+    global _shop_shapes
+    _shop_shapes = shop_shapes
+    order_numbering_forget()
+
+
+def order_numbering() -> OrderNumbering:
+    """The shapes of the store's order numbers now: BOOKLY_ORDER_NUMBER_PATTERN's (a new shop's) first,
+    every shop's (orders.Shop), and BOOKLY_ORDER_NUMBER_FORMER_PATTERNS."""
+    global _held
+    now = time.monotonic()
+    if _held is None or now - _held[0] > RELOAD_SECONDS:
+        default = (settings.BOOKLY_ORDER_NUMBER_PATTERN, settings.BOOKLY_ORDER_NUMBER_EXAMPLE)
+        try:
+            shops = _shop_shapes()
+        except DatabaseError:  # before its migrations: none yet
+            shops = ()
+        others = tuple(shape for shape in dict.fromkeys(shops) if shape[0] != default[0])
+        former = tuple(settings.BOOKLY_ORDER_NUMBER_FORMER_PATTERNS)
+        _held = (now, numbering_of(*default, former, others))
+    return _held[1]
+
+
+def order_numbering_forget() -> None:
+    """Read the shops' shapes again at the next use (a shop was saved)."""
+    global _held
+    _held = None
+
+
+def per_numbering(build: Callable[[OrderNumbering], T]) -> Callable[[], T]:
+    """What `build` makes of the store's numbering now, made again only when the shapes change: for what
+    a module would otherwise build once when imported (an expression naming order numbers)."""
+    held: list = [None, None]
+
+    def current() -> T:
+        numbering = order_numbering()
+        if held[0] is not numbering:
+            held[:] = [numbering, build(numbering)]
+        return held[1]
+
+    return current
+
+
+# Where a pattern written before the store's shapes are known says "an order number, as written in
+# running text" (numbered_re puts the numbering's mention_pattern there).
+ORDER_MENTION = "<order-number>"
+
+
+def numbered_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern]:
+    """`pattern`, its ORDER_MENTION the store's numbers now, compiled (again when the shapes change)."""
+    return per_numbering(
+        lambda numbering: re.compile(pattern.replace(ORDER_MENTION, numbering.mention_pattern), flags)
+    )
+
+
+class _StoreNumbering:
+    """ORDER_NUMBERS: the store's numbering now (order_numbering), attribute by attribute. Read when used,
+    never when a module is imported: a shop's shape is the database's."""
+
+    def __getattr__(self, name: str):
+        return getattr(order_numbering(), name)
+
+
+ORDER_NUMBERS = _StoreNumbering()
+
+
+def shop_shape_problem(pattern: str, example: str) -> str | None:
+    """Why a shop's number shape cannot be used, in words; None when it can (the settings' own checks of
+    BOOKLY_ORDER_NUMBER_PATTERN, for a shape staff give)."""
+    if pattern.startswith("^") or pattern.endswith("$"):
+        return "The shape is matched whole: leave out ^ and $."
+    try:
+        shape = re.compile(pattern)
+        re.compile(rf"(?<![\w-])(?:{pattern})(?![\w-])")
+    except re.error as error:
+        return f"The shape is not a regular expression without inline flags ({error})."
+    if shape.fullmatch(""):
+        return "The shape must not match an empty number."
+    if len(example) > MAX_LENGTH or not shape.fullmatch(example):
+        return f"The example must be a number of the shape, of at most {MAX_LENGTH} characters."
+    return None
 
 
 @deconstructible

@@ -49,8 +49,7 @@ _NUMBER = OpenApiParameter(
     "number",
     str,
     OpenApiParameter.PATH,
-    pattern=ORDER_NUMBERS.json_schema_pattern,
-    description=f"The order number, e.g. {ORDER_NUMBERS.example}.",
+    description="The order number, in the key's shop's own shape (admin: Shops), e.g. BK-10042 or #1001.",
 )
 _RMA_NUMBER = OpenApiParameter("rma_number", str, OpenApiParameter.PATH, pattern=RMA_NUMBER_PATTERN)
 

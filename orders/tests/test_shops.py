@@ -6,10 +6,13 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.db import IntegrityError
 
+from orders.intake import OrderRefused, incoming_order_clean, order_upsert
 from orders.models import OWN_SHOP_NAME, Order, OrderSource, Shop
+from orders.numbers import ORDER_NUMBERS
 from orders.shops import shop_of_platform
 from orders.tests.factories import OrderFactory
 
@@ -70,9 +73,9 @@ def test_support_staff_see_the_shops_and_an_orders_shop_and_change_none(staff_cl
 
 def test_a_superuser_names_a_shop_but_never_moves_it_to_another_address(superuser_client):
     shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
-    answer = superuser_client.post(
-        f"/admin/orders/shop/{shop.pk}/change/", {"name": "Books Australia", "address": "evil.myshopify.com"}
-    )
+    form = {"name": "Books Australia", "address": "evil.myshopify.com", "number_pattern": "BK-[0-9]{4,6}",
+            "number_example": "BK-10042"}  # fmt: skip
+    answer = superuser_client.post(f"/admin/orders/shop/{shop.pk}/change/", form)
     shop.refresh_from_db()
     assert answer.status_code == 302 and (shop.name, shop.address) == (
         "Books Australia",
@@ -109,3 +112,36 @@ def test_every_order_kept_before_shops_goes_to_its_sources_shop_and_the_keys_to_
         ("BK-5", "WooCommerce shop", "woocommerce", ""),
     ]
     assert new.get_model("connection", "StoreApiKey").objects.get().shop.name == "Store API shop"
+
+
+def test_a_shops_number_shape_is_its_own_and_staff_cannot_give_it_one_its_orders_lack():
+    shopify = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
+    shopify.number_pattern, shopify.number_example = "#[0-9]{4,}", "#1001"
+    shopify.full_clean()
+    shopify.save()
+    woo = shop_of_platform(platform=OrderSource.WOOCOMMERCE, address="https://books.example")
+    woo.number_pattern, woo.number_example = "[0-9]{3,}", "727"
+    woo.save()
+    data = {"customer_name": "Ana", "customer_email": "ana@example.com", "status": "processing",
+            "ordered_on": "2026-04-01", "total": "12.00",
+            "items": [{"line_number": 1, "title": "Dune", "unit_price": "12.00", "quantity": 1}]}  # fmt: skip
+
+    order, _ = order_upsert(
+        incoming=incoming_order_clean(number="#1104", data=data), source="shopify", shop=shopify
+    )
+    with pytest.raises(OrderRefused) as refused:  # WooCommerce's shape, sent for the Shopify shop
+        order_upsert(incoming=incoming_order_clean(number="1104", data=data), source="shopify", shop=shopify)
+
+    assert order.number == "#1104"
+    assert refused.value.problems == [
+        {"field": "number", "problem": "must look like #1001, the shape of books.myshopify.com's numbers"}
+    ]
+    # Every shop's shape is read in a customer's words; the prefix of none is said when they differ.
+    assert set(ORDER_NUMBERS.forms("1104")) >= {"1104", "#1104"}
+    assert ORDER_NUMBERS.prefix == ""
+    shopify.number_pattern, shopify.number_example = "SO-[0-9]{4}", "SO-1001"
+    with pytest.raises(ValidationError, match="order #1104 does not have this shape"):
+        shopify.full_clean()
+    shopify.number_pattern = "^#[0-9]+"
+    with pytest.raises(ValidationError, match="leave out"):
+        shopify.full_clean()

@@ -23,7 +23,7 @@ from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 from django.dispatch import receiver
 
-from orders.numbers import ORDER_NUMBERS
+from orders.numbers import ORDER_NUMBERS, OrderNumbering, order_numbering
 from policies.models import PolicyEntry, ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
 from support.assistant.capabilities.registry import tool_rules
@@ -91,7 +91,7 @@ PROMPT_VERSION_KEY = "bookly:system-prompt-version"
 logger = logging.getLogger(__name__)
 _clock = time.monotonic
 # (_clock() time it goes stale, version, prompt, the published topics it was rendered from)
-_rendered: tuple[float, int | None, str, tuple[FaqTopic, ...]] | None = None
+_rendered: tuple[float, int | None, str, tuple[FaqTopic, ...], OrderNumbering] | None = None
 # Counts forgets: a render that began before one must not keep its (older) rows as the prompt.
 _generation = 0
 
@@ -108,16 +108,23 @@ def faq_topics_published() -> list[FaqTopic]:
     return list(_fresh()[3])
 
 
-def _fresh() -> tuple[float, int | None, str, tuple[FaqTopic, ...]]:
+def _fresh() -> tuple[float, int | None, str, tuple[FaqTopic, ...], OrderNumbering]:
     global _rendered
     now, generation, rendered, version = _clock(), _generation, _rendered, _version()
-    if rendered is None or now >= rendered[0] or version != rendered[1]:
+    numbering = order_numbering()  # the shops' number shapes, which the prompt names
+    if rendered is None or now >= rendered[0] or version != rendered[1] or numbering is not rendered[4]:
         # A race renders twice, from the same rows: harmless.
         topics = tuple(
             FaqTopic(key=entry.topic, title=entry.title, questions=tuple(entry.questions), answer=entry.text)
             for entry in policy_entry_list_published()
         )
-        rendered = (now + SYSTEM_PROMPT_MAX_AGE_SECONDS, version, _system_prompt_render(topics), topics)
+        rendered = (
+            now + SYSTEM_PROMPT_MAX_AGE_SECONDS,
+            version,
+            _system_prompt_render(topics),
+            topics,
+            numbering,
+        )
         if generation == _generation:
             _rendered = rendered
     return rendered

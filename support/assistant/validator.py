@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 
 from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, RMA_NUMBER_MENTION_RE, amount_mention_number
-from orders.numbers import ORDER_NUMBERS
+from orders.numbers import ORDER_MENTION, ORDER_NUMBERS, numbered_re
 from support.assistant.claims import (
     ToolResult,
     claim_violations,
@@ -49,12 +49,12 @@ FALLBACK_REPLY = (
     "a return, or our store policies. Could you rephrase your question?"
 )
 
-# (violation code, pattern, what of a match is the value: the whole of it or an amount's number)
+# (violation code, its pattern now, what of a match is the value: the whole of it or an amount's number)
 _IDENTIFIER_PATTERNS = (
-    ("ungrounded_order_number", ORDER_NUMBERS.look_alike_re, _order_number_written),
-    ("ungrounded_date", ISO_DATE_MENTION_RE, _whole),
-    ("ungrounded_rma_number", RMA_NUMBER_MENTION_RE, _whole),
-    ("ungrounded_amount", AMOUNT_MENTION_RE, amount_mention_number),
+    ("ungrounded_order_number", lambda: ORDER_NUMBERS.look_alike_re, _order_number_written),
+    ("ungrounded_date", lambda: ISO_DATE_MENTION_RE, _whole),
+    ("ungrounded_rma_number", lambda: RMA_NUMBER_MENTION_RE, _whole),
+    ("ungrounded_amount", lambda: AMOUNT_MENTION_RE, amount_mention_number),
 )
 
 _MARKDOWN_PATTERNS = [
@@ -73,12 +73,12 @@ _MARKDOWN_PATTERNS = [
 
 
 # Words that show a reply is about one of the three tasks.
-_SCOPE_WORDS = re.compile(
+_SCOPE_WORDS = numbered_re(
     r"\b(order|orders|ordered|return|returns|returned|returning|refund|refunds|refunded|rma|ship|"
     r"shipping|shipped|delivery|delivered|deliver|tracking|track|parcel|package|policy|policies|faq|"
     r"password|account|email|items?|exchange|purchase|bookly|arrived|arrive|transit|on its way|processing|"
     r"prepared|cancell?ed|cancel|cancellation|address|eligible|returnable|cost|costs|total|price|paid|"
-    r"support team|discounts?|coupons?|promo codes?|vouchers?)\b|" + ORDER_NUMBERS.mention_pattern,
+    r"support team|discounts?|coupons?|promo codes?|vouchers?)\b|" + ORDER_MENTION,
     re.IGNORECASE,
 )
 
@@ -120,7 +120,7 @@ def reply_validate(
 
     corpus = _normalize("\n".join([*customer_words, *(result.content for result in tool_results)]))
     for code, pattern, value_of in _IDENTIFIER_PATTERNS:
-        for match in pattern.finditer(shown):
+        for match in pattern().finditer(shown):
             value = value_of(match)
             if _normalize(value.replace(",", "")) not in corpus.replace(",", ""):
                 violations.append(code)
@@ -149,10 +149,10 @@ def reply_validate(
     refusal = REFUSAL_RE.search(reply)
     if refusal:
         rest = (reply[: refusal.start()] + reply[refusal.end() :]).strip()
-        if rest and not _SCOPE_WORDS.search(rest):
+        if rest and not _SCOPE_WORDS().search(rest):
             violations.append("off_topic_after_refusal")
     elif not (
-        _SCOPE_WORDS.search(reply)
+        _SCOPE_WORDS().search(reply)
         or mentions_order_facts(reply, knowledge)
         or quotes_policy(reply, knowledge)
         or (_is_pleasantry(customer_message) and _is_pleasantry(reply))

@@ -33,13 +33,13 @@ from support.assistant.turn import reply_leaves_dead_end
 from support.assistant.understanding.wording import (
     ASK_ADDRESS,
     ASK_EMAIL,
-    ASK_ORDER_NUMBER,
     GENERIC_ERROR_REPLY,
     GOODBYE_REPLY,
     GREETING_REPLY,
-    NO_NUMBER_REPLY,
     NO_POLICY_REPLY,
     THANKS_REPLY,
+    ask_order_number,
+    no_number_reply,
 )
 from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
 from support.llm.types import Model
@@ -84,14 +84,13 @@ _FIXED_ROUTES = {
     GREETING_REPLY: "greeting",
     THANKS_REPLY: "thanks",
     GOODBYE_REPLY: "goodbye",
-    NO_NUMBER_REPLY: "no_number",
     NO_POLICY_REPLY: "out_of_scope",
 }
 # What the customer answers when asked for an order detail, to see which tool the model then calls.
 _ANSWERS = (
-    (ASK_ORDER_NUMBER, "BK-10042"),
-    (ASK_EMAIL, "sarah.chen@example.com"),
-    (ASK_ADDRESS, "Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611"),
+    (ask_order_number, "BK-10042"),
+    (lambda: ASK_EMAIL, "sarah.chen@example.com"),
+    (lambda: ASK_ADDRESS, "Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611"),
 )
 _REFUSAL_START = REFUSAL_TEMPLATE.split("{topic}")[0]
 
@@ -122,11 +121,12 @@ def message_first_answer(*, model: Model, text: str, system: list[dict]) -> tupl
                 return _POLICY_ROUTES.get(topic, f"{POLICY_ROUTE_PREFIX}{topic}"), ""
             return _TOOL_ROUTES.get(name, f"tool:{name}"), ""
         said = " ".join(block["text"] for block in reply.content if block["type"] == "text")
-        if said in _FIXED_ROUTES:
-            return _FIXED_ROUTES[said], said
+        fixed = {**_FIXED_ROUTES, no_number_reply(): "no_number"}  # said as the store's shapes are now
+        if said in fixed:
+            return fixed[said], said
         if said.startswith(_REFUSAL_START):
             return "out_of_scope", said
-        answer = next((answer for asked, answer in _ANSWERS if asked in said), None)
+        answer = next((answer for asked, answer in _ANSWERS if asked() in said), None)
         if answer is None:
             return f"said: {said[:60]}", said
         ours = {"role": "assistant", "content": [{"type": "text", "text": said}]}

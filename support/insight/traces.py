@@ -85,7 +85,8 @@ class TurnRecord:
 
 
 # The arguments that hold codes (an order number, a FAQ topic key): kept when they look like one.
-_CODES = {"order_id": ORDER_NUMBERS.exact, "topic": re.compile(TOPIC_KEY_PATTERN)}
+_CODES = {"order_id": lambda: ORDER_NUMBERS.exact, "topic": lambda: _TOPIC_KEY_RE}
+_TOPIC_KEY_RE = re.compile(TOPIC_KEY_PATTERN)
 _MAX_ITEMS = 20
 
 
@@ -103,7 +104,7 @@ def arguments_shape(*, arguments, names: frozenset[str], name: str = ""):
     if isinstance(arguments, list):
         return [arguments_shape(arguments=item, names=names) for item in arguments[:_MAX_ITEMS]]
     if isinstance(arguments, str):
-        if name in _CODES and _CODES[name].fullmatch(arguments):
+        if name in _CODES and _CODES[name]().fullmatch(arguments):
             return arguments
         return "<email>" if "@" in arguments else f"<text, {len(arguments)} chars>"
     if arguments is None or isinstance(arguments, bool):

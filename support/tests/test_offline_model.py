@@ -18,7 +18,6 @@ from support.assistant.claims import ToolResult
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.understanding.wording import (
     ASK_EMAIL,
-    ASK_ORDER_NUMBER,
     ASK_WHICH_TASK,
     CHECKS_SPENT_REPLY,
     CONFIRM_QUESTION,
@@ -30,6 +29,7 @@ from support.assistant.understanding.wording import (
     ORDER_NOT_FOUND_REPLY,
     THANKS_REPLY,
     Waiting,
+    ask_order_number,
 )
 from support.assistant.validator import reply_validate
 from support.llm.protocol import (
@@ -922,7 +922,7 @@ def test_a_built_in_topic_staff_took_down_is_not_looked_up_nor_another_given(tak
 def test_an_answer_worded_as_a_sentence_answers_the_question_and_keeps_the_task(answer):
     messages = [
         customer("I want to return a book"),
-        assistant(f"I can help with a return. {ASK_ORDER_NUMBER}", Waiting.ORDER_NUMBER),
+        assistant(f"I can help with a return. {ask_order_number()}", Waiting.ORDER_NUMBER),
         customer(answer),
     ]
     assert tool_call_of(ask(messages, system=prompt_with_topics(*DEMO_TOPICS))) == (
@@ -978,7 +978,7 @@ def test_asking_for_a_person_is_never_outweighed(words):
 )
 def test_words_that_only_sound_like_another_request_leave_the_order_question_asked(words):
     reply = ask([customer(words)], system=prompt_with_topics(*DEMO_TOPICS))
-    assert ASK_ORDER_NUMBER in text_of(reply)
+    assert ask_order_number() in text_of(reply)
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
 from orders.models import ISO_DATE_MENTION_RE, RMA_NUMBER_PATTERN
-from orders.numbers import ORDER_NUMBERS
+from orders.numbers import ORDER_NUMBERS, per_numbering
 from support.assistant.configured import get_model
 from support.assistant.not_made import conversation_news_tell
 from support.assistant.turn import conversation_take_turn
@@ -88,10 +88,11 @@ def _rating(conversation, transcript: list[dict]) -> dict:
 
 # What must not break across lines in a message: dates and the store's codes ("2026-03-30", "BK-10042",
 # "RMA-7KQ2XW9P" read wrongly when split at their hyphen). chat.js reads the same pattern from the page.
-NOBREAK_PATTERN = "|".join(
-    [ISO_DATE_MENTION_RE.pattern, ORDER_NUMBERS.pattern, RMA_NUMBER_PATTERN.strip("^$")]
+_NOBREAK_RE = per_numbering(
+    lambda numbering: re.compile(
+        "|".join([ISO_DATE_MENTION_RE.pattern, numbering.exact.pattern, RMA_NUMBER_PATTERN.strip("^$")])
+    )
 )
-_NOBREAK_RE = re.compile(NOBREAK_PATTERN)
 
 
 def message_html(*, text: str) -> SafeString:
@@ -109,7 +110,7 @@ def message_html(*, text: str) -> SafeString:
 def _split_codes(text: str):
     """(text before, code) pairs covering `text`; the last code is ""."""
     start = 0
-    for match in _NOBREAK_RE.finditer(text):
+    for match in _NOBREAK_RE().finditer(text):
         yield text[start : match.start()], match.group()
         start = match.end()
     yield text[start:], ""
@@ -124,7 +125,7 @@ def _chat_page(request, *, draft: str = "", status: int = 200, embed: bool = Fal
     context = {
         "transcript": transcript,
         "time_zone": settings.TIME_ZONE,
-        "nobreak_pattern": NOBREAK_PATTERN,
+        "nobreak_pattern": _NOBREAK_RE().pattern,
         "order_number_starts": ORDER_NUMBERS.starts_with(" (it starts with {prefix})", ""),
         "conversation_ref": conversation_reference(conversation_id=conversation.pk) if conversation else "",
         "rating": _rating(conversation, transcript),

@@ -39,18 +39,18 @@ from support.assistant.understanding.vocabulary import (
 )
 from support.assistant.understanding.wording import (
     ASK_EMAIL,
-    ASK_ORDER_NUMBER,
     ASK_WHICH_POLICY,
     ASK_WHICH_TASK,
     GREETING_REPLY,
-    NO_NUMBER_REPLY,
     NO_POLICY_REPLY,
     WHICH_TOPIC_LEAD,
     WHICH_TOPIC_ONE,
     WHICH_TOPIC_SEVERAL,
     Waiting,
     ask,
+    ask_order_number,
     last_asked,
+    no_number_reply,
 )
 from support.assistant.validator import reply_validate
 from support.llm.consent import YES_RE
@@ -151,7 +151,7 @@ def _task_step(turn: Turn, start: int) -> Step:
     if not order_id and history.signed_in and not _listed(history):
         return ToolCall("list_recent_orders", {})
     if not order_id:
-        return f"{task.lead} {ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
+        return f"{task.lead} {ask(Waiting.ORDER_NUMBER, ask_order_number())}"
     if not email:
         return f"Thanks. {ask(Waiting.EMAIL, ASK_EMAIL)}"
     if task.call:
@@ -192,7 +192,7 @@ def respond(turn: Turn) -> Step:
         if history.signed_in:
             return ToolCall("list_recent_orders", {})  # asked for in so many words: listed again
         if intent.kind in ("order_unclear", "unknown", "offtopic"):
-            return NO_NUMBER_REPLY  # no list without the store's word for who this is: the number, then
+            return no_number_reply()  # no list without the store's word for who this is: the number, then
     start = turn.start
     under_way = TASK_STEPS[intents[start].kind] if start is not None else None
     if (
@@ -245,7 +245,7 @@ def respond(turn: Turn) -> Step:
         return (
             ToolCall("list_recent_orders", {})
             if history.signed_in and not _listed(history)
-            else NO_NUMBER_REPLY
+            else no_number_reply()
         )
     replies = {kind: reply for kind, _, reply in SMALL_TALK}
     if intent.kind in replies:

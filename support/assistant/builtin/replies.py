@@ -8,15 +8,15 @@ from support.assistant.capabilities.steps import joined, with_last_attempt
 from support.assistant.understanding.turn import Turn
 from support.assistant.understanding.wording import (
     ASK_ADDRESS,
-    ASK_ORDER_NUMBER,
     ASK_WHICH_BOOKS,
     CHECKS_SPENT_REPLY,
     GENERIC_ERROR_REPLY,
     INVALID_EMAIL_REPLY,
-    INVALID_ORDER_NUMBER_REPLY,
     ORDER_NOT_FOUND_REPLY,
     Waiting,
     ask,
+    ask_order_number,
+    invalid_order_number_reply,
 )
 from support.llm.protocol import (
     OFFER_PERSON,
@@ -75,11 +75,11 @@ def error_reply(result: dict) -> str:
         case ToolError.TOO_MANY_FAILED_CHECKS:
             return ask(Waiting.OFFER_PERSON, CHECKS_SPENT_REPLY)
         case ToolError.INVALID_ARGUMENTS if "order_id" in fields:
-            return ask(Waiting.DETAILS_AGAIN, INVALID_ORDER_NUMBER_REPLY)
+            return ask(Waiting.DETAILS_AGAIN, invalid_order_number_reply())
         case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:
             return ask(Waiting.DETAILS_AGAIN, INVALID_EMAIL_REPLY)
         case ToolError.NOT_SIGNED_IN:
-            return ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)
+            return ask(Waiting.ORDER_NUMBER, ask_order_number())
         case ToolError.TOPIC_NOT_SUPPORTED:
             return (
                 "I'm sorry, but I don't have a published policy answer for that. I can help with an order, "

@@ -88,19 +88,22 @@ def shaped(check: Callable[[str], str | None], shape: str):
     return AfterValidator(validate)
 
 
+def _order_number(value: str) -> str:
+    """The number as the store writes it, of any of its shops' shapes now (read when the tool is called:
+    the shapes are the shops', kept in the database)."""
+    if (canonical := ORDER_NUMBERS.canonical(value)) is None:
+        raise PydanticCustomError("shape", "must look like {shape}", {"shape": ORDER_NUMBERS.example})
+    return canonical
+
+
 OrderNumber = Annotated[
     str,
     # Room for the spaces people type inside a number ("BK 10042").
     Field(min_length=1, max_length=ORDER_NUMBER_MAX_LENGTH + 8),
     BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
-    shaped(ORDER_NUMBERS.canonical, ORDER_NUMBERS.example),
-    WithJsonSchema(
-        {
-            "type": "string",
-            "description": f"As the customer gave it, like {ORDER_NUMBERS.example}.",
-            "pattern": ORDER_NUMBERS.json_schema_pattern,
-        }
-    ),
+    AfterValidator(_order_number),
+    # No shape here: the schema is made once, the shops' shapes may change; the system prompt says it.
+    WithJsonSchema({"type": "string", "description": "The order number as the customer gave it."}),
 ]
 CustomerEmail = Annotated[
     str,

@@ -14,7 +14,7 @@ from orders.models import (
     OrderChangeKind,
     OrderStatus,
 )
-from orders.numbers import ORDER_NUMBERS
+from orders.numbers import ORDER_MENTION
 from orders.selectors import (
     ChangeCode,
     order_change_check,
@@ -53,10 +53,10 @@ from support.assistant.understanding.vocabulary import (
 )
 from support.assistant.understanding.wording import (
     ASK_EMAIL,
-    ASK_ORDER_NUMBER,
     WHICH_ORDER,
     Waiting,
     ask,
+    ask_order_number,
 )
 from support.llm.protocol import ToolError
 
@@ -288,7 +288,7 @@ def _recent_orders_reply(_turn: Turn, result: dict) -> str:
     """The signed-in customer's recent orders, one sentence each, then which one they mean."""
     orders = [order for order in result.get("orders", []) if isinstance(order, dict)]
     if not orders:
-        return f"I found no recent orders for you. {ask(Waiting.ORDER_NUMBER, ASK_ORDER_NUMBER)}"
+        return f"I found no recent orders for you. {ask(Waiting.ORDER_NUMBER, ask_order_number())}"
     lines = [
         f"Order {order.get('order_id')}, ordered on {order.get('ordered_on')}, is "
         f"{str(order.get('status', '')).replace('_', ' ')}: {joined(order.get('titles') or [])}."
@@ -391,7 +391,7 @@ _P, _S, _D, _C = OrderStatus.PROCESSING, OrderStatus.SHIPPED, OrderStatus.DELIVE
 # first that matches a stretch of text is the claim.
 _NOT = r"(?:\bnot|n't|\bnever|\bno longer)"
 # What a bare "shipped" or "arrived" is said of.
-_SUBJECT = rf"(?:\b(?:it|they|order|parcel|package|books?|items?)|{ORDER_NUMBERS.mention_pattern})"
+_SUBJECT = rf"(?:\b(?:it|they|order|parcel|package|books?|items?)|{ORDER_MENTION})"
 _STATUS_WORDINGS = (
     (rf"{_NOT}\s+(?:yet\s+)?(?:been\s+)?(?:shipped|dispatched|sent out)", {_P}),
     (r"\b(?:hasn't|has not|haven't|have not)\s+(?:yet\s+)?(?:shipped|left)", {_P}),

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from decimal import Decimal
 
-from orders.numbers import ORDER_NUMBERS
+from orders.numbers import ORDER_MENTION, ORDER_NUMBERS, numbered_re
 from support.assistant.capabilities.base import ELIGIBLE, WINDOW_CLOSED
 from support.assistant.claims.dates import _date_known, _dates_with_roles, written_dates
 from support.assistant.claims.results import Knowledge, OrderFacts
@@ -90,7 +90,12 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
     said_order = ORDER_NUMBERS.canonical(customer_message) or next(
         iter(ORDER_NUMBERS.mentions(customer_message)), None
     )
+    if said_order is not None:  # "1104", found as one shop's #1104: the order the tool found
+        said_order = next(
+            (form for form in ORDER_NUMBERS.forms(said_order) if form in knowledge.orders), said_order
+        )
     focus = said_order or knowledge.latest_order
+    known = frozenset(knowledge.orders)
     violations: list[str] = []
     if day_counts_in(reply) - knowledge.day_counts - day_counts_in(customer_message):
         violations.append("ungrounded_day_count")  # a refund timeline or window no tool gave
@@ -103,13 +108,13 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
     if any(method not in " ".join(knowledge.refund_methods) for method in refund_methods_in(reply)):
         violations.append("ungrounded_refund_method")
     for sentence in sentences_of(reply):
-        segments = stated = segments_of(sentence, focus, titles)
+        segments = stated = segments_of(sentence, focus, titles, known)
         if any(_normal(sentence) in text for text in quotable) or _normal(sentence) in openings:
             stated = []  # the tools' own words
         elif sentence.endswith("?"):
             # The question asks; what comes before it in the sentence ("It arrived; shall I …?") states.
             breaks = list(_CLAUSE_SPLIT_RE.finditer(sentence))
-            stated = segments_of(sentence[: breaks[-1].start()], focus, titles) if breaks else []
+            stated = segments_of(sentence[: breaks[-1].start()], focus, titles, known) if breaks else []
         focus = segments[-1].order
         if stated and _PARCEL_RE.search(sentence):
             order = stated[-1].order
@@ -138,7 +143,7 @@ def _parcel_sentence_violations(
             continue
         governing = [number for at, number in mentions if at < end]
         segment = _Segment(order, clause)
-        if not governing or _ORDER_NAMED_RE.search(clause):
+        if not governing or _ORDER_NAMED_RE().search(clause):
             found += _segment_violations(segment, facts, said)
             continue
         parcel = governing[-1]
@@ -163,7 +168,7 @@ def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool
 # A sentence about the parcels of an order shipped in parts ("Parcel 2 (Dune) was shipped …"): the status
 # words after "parcel N" are that parcel's, unless their clause names the order.
 _PARCEL_RE = re.compile(r"\bparcel (\d{1,3})\b", re.IGNORECASE)
-_ORDER_NAMED_RE = re.compile(rf"\border\b|{ORDER_NUMBERS.mention_pattern}", re.IGNORECASE)
+_ORDER_NAMED_RE = numbered_re(rf"\border\b|{ORDER_MENTION}", re.IGNORECASE)
 
 
 # While the shop that keeps the order has only been asked to make a change, any words of a change made

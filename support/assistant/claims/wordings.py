@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from orders.numbers import ORDER_NUMBERS
+from orders.numbers import ORDER_MENTION, ORDER_NUMBERS, numbered_re, per_numbering
 from support.assistant.capabilities.registry import CAPABILITIES
 from support.assistant.claims.text import _CLAUSE_SPLIT_RE, _clause_before, _has_title, order_number
 
@@ -18,7 +18,13 @@ def _compiled(wordings: Iterable[tuple[str, object]]) -> list[tuple[re.Pattern, 
 
 # Each capability's wordings (`Capability.claims`: order_status.py the status, returns.py a return's
 # progress and eligibility), in the registry's order.
-_STATUS_RES = _compiled(wording for capability in CAPABILITIES for wording in capability.claims.statuses)
+_STATUS_RES = per_numbering(
+    lambda numbering: _compiled(
+        (pattern.replace(ORDER_MENTION, numbering.mention_pattern), statuses)
+        for capability in CAPABILITIES
+        for pattern, statuses in capability.claims.statuses
+    )
+)
 _RETURN_RES = _compiled(
     wording for capability in CAPABILITIES for wording in capability.claims.return_progress
 )
@@ -40,9 +46,8 @@ _NOT_THE_ORDER_RE = re.compile(
     re.I,
 )
 # What shows an eligibility claim is about this order or its items, not the policy in general.
-_ORDER_SUBJECT_RE = re.compile(
-    rf"(?:\b(?:it|its|they|them|this|that|these|those|both|all|everything|your|order)\b|"
-    rf"{ORDER_NUMBERS.mention_pattern})",
+_ORDER_SUBJECT_RE = numbered_re(
+    rf"(?:\b(?:it|its|they|them|this|that|these|those|both|all|everything|your|order)\b|{ORDER_MENTION})",
     re.I,
 )
 
@@ -71,7 +76,7 @@ def status_claims(text: str) -> list[frozenset[str]]:
     a clause about a return is none)."""
     return [
         statuses
-        for match, statuses, clause in _wordings_in(text, _STATUS_RES)
+        for match, statuses, clause in _wordings_in(text, _STATUS_RES())
         if not _CONDITIONAL_RE.search(clause)
         and not _ABOUT_RETURN_RE.search(clause + match.group(0))
         and not _NOT_THE_ORDER_RE.search(clause)
@@ -98,18 +103,25 @@ def eligibility_claims(text: str, titles: set[str]) -> list[tuple[str, str | Non
         named = [title for title in titles if _has_title(clause + " " + after, title)]
         if named:
             claims += [(claim, title) for title in named]
-        elif _ORDER_SUBJECT_RE.search(clause + " " + after[:12]):
+        elif _ORDER_SUBJECT_RE().search(clause + " " + after[:12]):
             claims.append((claim, None))
     return claims
 
 
-def segments_of(sentence: str, focus: str | None, titles: dict[str, str] | None = None) -> list[_Segment]:
+def segments_of(
+    sentence: str,
+    focus: str | None,
+    titles: dict[str, str] | None = None,
+    known: frozenset[str] = frozenset(),
+) -> list[_Segment]:
     """The sentence's clauses, each attributed to the order it names (by number, else by a title
     only that order has, from `titles`), else to the nearest order the sentence names before it
     (or, failing that, after it: "The Goldfinch (order BK-10042) ..."). A sentence that names no
-    order is one segment, attributed to the order in focus."""
+    order is one segment, attributed to the order in focus. Bare digits name an order only when it is
+    one of the turn's (`known`) or the clause says "order" or "#": a shop whose numbers are digits has
+    house numbers and postcodes in its addresses too ("Av. Brasil, 432")."""
     clauses = [clause for clause in _CLAUSE_SPLIT_RE.split(sentence) if clause.strip()]
-    named = [_order_named(clause, titles or {}) for clause in clauses]
+    named = [_order_named(clause, titles or {}, known) for clause in clauses]
     if not any(named):
         return [_Segment(focus, sentence)]
     segments, carried = [], []
@@ -126,8 +138,12 @@ def segments_of(sentence: str, focus: str | None, titles: dict[str, str] | None 
     return segments
 
 
-def _order_named(clause: str, titles: dict[str, str]) -> str | None:
-    if number := order_number(clause):
+_ORDER_CUE_RE = re.compile(r"\border\b|#", re.IGNORECASE)
+
+
+def _order_named(clause: str, titles: dict[str, str], known: frozenset[str]) -> str | None:
+    number = order_number(clause)
+    if number and (not number.isdigit() or number in known or _ORDER_CUE_RE.search(clause)):
         return number
     return next((order for title, order in titles.items() if _has_title(clause, title)), None)
 

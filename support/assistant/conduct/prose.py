@@ -6,7 +6,7 @@ the validator's to read); no clause about something else entirely once its court
 import functools
 import re
 
-from orders.numbers import ORDER_NUMBERS
+from orders.numbers import ORDER_MENTION, numbered_re
 from support.assistant.capabilities.registry import TOOL_NAMES
 from support.assistant.claims import Knowledge, mentions_order_facts, sentences_of
 from support.assistant.conduct.normalise import _lower, _words
@@ -90,7 +90,7 @@ REFUSAL_RE = re.compile(
 # Words that show a clause is about the store's tasks.
 # "Order" and "items" alone are not enough ("a Python list keeps its items in the order you add them"):
 # an order is one when it is someone's or numbered.
-_ON_TASK_RE = re.compile(
+_ON_TASK_RE = numbered_re(
     r"\b(?:(?:your|my|our|this|that|an?|each|every|new|next|whole|same) (?:orders?|items?)|"
     r"order (?:number|status|total|history)|orders? (?:is|was|are|were|has|have|will)|ordered|"
     r"returns?|returned|returning|refunds?|refunded|rma|ship|shipping|shipped|shipment|"
@@ -105,8 +105,7 @@ _ON_TASK_RE = re.compile(
     # where a parcel ends up and what happens to it on the way: "left with a neighbour while you were
     # travelling abroad", "got soaked in the rain and the pages are ruined"
     r"neighbou?rs?|doorstep|door|mailbox|letterbox|front desk|concierge|travell?ing|abroad|away|home|"
-    r"pages?|covers?|spine|rain|wet|soaked|ruined|torn|ripped|crushed|bent)\b|"
-    + ORDER_NUMBERS.mention_pattern,
+    r"pages?|covers?|spine|rain|wet|soaked|ruined|torn|ripped|crushed|bent)\b|" + ORDER_MENTION,
     re.IGNORECASE,
 )
 # Where a sentence's clauses part: a polite frame and an answer about something else are two clauses.
@@ -174,7 +173,7 @@ def _off_topic_sentence(
             continue  # a tool's words (a FAQ answer quoted)
         for clause in _CLAUSE_RE.split(sentence):
             # Clause by clause: an order's facts in one do not carry "the capital of France is Paris".
-            if not clause or _ON_TASK_RE.search(clause) or mentions_order_facts(clause, knowledge):
+            if not clause or _ON_TASK_RE().search(clause) or mentions_order_facts(clause, knowledge):
                 continue
             unknown = len(_content_words(_COURTESY_RE.sub(" ", _WISH_RE.sub(" ", clause))) - known)
             if unknown > (WISH_WORDS if _WISH_RE.search(clause) else 1):

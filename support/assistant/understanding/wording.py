@@ -8,12 +8,17 @@ from support.llm.protocol import (
     OFFER_PERSON,
 )
 
+
 # The questions this model asks. Asking one records what the model then waits for (Waiting), as data
 # stored with the reply: the next turn reads that, never these words.
-ASK_ORDER_NUMBER = ORDER_NUMBERS.starts_with(
-    "What is the order number? It starts with {prefix} and is in your order confirmation email.",
-    "What is the order number? It is in your order confirmation email.",
-)
+def ask_order_number() -> str:
+    """Asked when no order is named (what a number starts with: the store's shapes now)."""
+    return ORDER_NUMBERS.starts_with(
+        "What is the order number? It starts with {prefix} and is in your order confirmation email.",
+        "What is the order number? It is in your order confirmation email.",
+    )
+
+
 ASK_EMAIL = "What is the email address on the order?"
 WHICH_ORDER = "Which order is it about?"
 CONFIRM_QUESTION = "Would you like me to start this return? Please reply yes or no."
@@ -54,11 +59,16 @@ GOODBYE_REPLY = "Goodbye, and thanks for visiting Bookly! Come back any time you
 ANYTHING_ELSE_REPLY = (
     "Is there anything else I can help with? I can check an order, start a return or share a policy."
 )
-NO_NUMBER_REPLY = (
-    "I'm not able to look up orders by email alone. Your order number is in your order confirmation email"
-    + ORDER_NUMBERS.starts_with(" and starts with {prefix}.", ".")
-    + " Once you have it, I can help with that order."
-)
+
+
+def no_number_reply() -> str:
+    return (
+        "I'm not able to look up orders by email alone. Your order number is in your order confirmation "
+        "email" + ORDER_NUMBERS.starts_with(" and starts with {prefix}.", ".") + " Once you have it, I can "
+        "help with that order."
+    )
+
+
 DECLINED_REPLY = (
     "Okay, I have not started a return. If you change your mind, just ask and I can check the order again."
 )
@@ -70,12 +80,17 @@ ORDER_NOT_FOUND_REPLY = (
 CHECKS_SPENT_REPLY = (
     "I'm sorry, I can't check any more order numbers or email addresses right now. " + OFFER_PERSON
 )
+
+
 # A question about the store that no FAQ topic answers: said honestly, with a person offered.
-INVALID_ORDER_NUMBER_REPLY = (
-    "That order number doesn't look quite right."
-    + ORDER_NUMBERS.starts_with(" Order numbers start with {prefix} followed by digits.", "")
-    + " Could you check your order confirmation email and send it again?"
-)
+def invalid_order_number_reply() -> str:
+    return (
+        "That order number doesn't look quite right."
+        + ORDER_NUMBERS.starts_with(" Order numbers start with {prefix} followed by digits.", "")
+        + " Could you check your order confirmation email and send it again?"
+    )
+
+
 INVALID_EMAIL_REPLY = (
     "That email address doesn't look right. Could you send the email address on the order again?"
 )
