@@ -131,6 +131,10 @@ class Order(_Shape):
         "customer's); null when the same.",
     )
     shop_total: Money | None = Field(description="The total in shop_currency; null with it.")
+    discount_total: Money = Field(
+        description="What the shop took off the price, in currency; 0.00 when none."
+    )
+    payment_voided: bool = Field(description="The payment was authorised and released: not charged.")
     shipping_address: ShippingAddress | None
     items: list[OrderLine]
     shipments: list[Shipment]

@@ -98,6 +98,8 @@ class IncomingOrder:
     # The shop's currency and total when the customer paid in another (the amounts above are theirs).
     shop_currency: str = ""
     shop_total: Decimal | None = None
+    discount_total: Decimal = Decimal("0.00")
+    payment_voided: bool = False
 
 
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
@@ -128,6 +130,8 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         currency=order.currency,
         shop_currency=order.shop_currency or "",
         shop_total=order.shop_total,
+        discount_total=order.discount_total or Decimal("0.00"),  # null: none said
+        payment_voided=order.payment_voided,
         address=order.shipping_address.shipping_address() if order.shipping_address else None,
         # A line the shop gave no kind: the kind its words say (orders.kinds), for the return policy.
         items=tuple(
@@ -162,6 +166,8 @@ def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
         "currency": incoming.currency,
         "shop_currency": incoming.shop_currency,
         "shop_total": incoming.shop_total,
+        "discount_total": incoming.discount_total,
+        "payment_voided": incoming.payment_voided,
         **{f"ship_{name}": value for name, value in address.items()},
         **({"shop_order_id": incoming.shop_order_id} if incoming.shop_order_id else {}),
     }
@@ -518,6 +524,8 @@ def order_shape(*, order: Order) -> dict[str, object]:
         currency=order.currency,
         shop_currency=order.shop_currency or None,
         shop_total=str(order.shop_total) if order.shop_total is not None else None,
+        discount_total=str(order.discount_total),
+        payment_voided=order.payment_voided,
         shipping_address=shipping_address_shape(order=order),
         items=[
             {

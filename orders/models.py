@@ -303,6 +303,12 @@ class Order(models.Model):
     )
     shop_total = models.DecimalField("total in the shop's currency", max_digits=10, decimal_places=2,
                                      null=True, blank=True)  # fmt: skip
+    # What the shop took off the order's price (its discounts and codes together), in `currency`: why
+    # the customer paid less than the books' prices. Zero when none, or the shop did not say.
+    discount_total = models.DecimalField("discounts", max_digits=10, decimal_places=2, default=0)
+    # The payment was authorised and then released, never taken (Shopify's `voided`): the customer was
+    # not charged.
+    payment_voided = models.BooleanField("payment voided", default=False)
     # Where the order ships (orders.addresses checks each field, by the country's rules). Blank only for
     # an order placed before addresses were kept.
     ship_to = models.CharField("recipient", max_length=100, blank=True)
@@ -335,6 +341,9 @@ class Order(models.Model):
                 condition=models.Q(status__in=OrderStatus.values), name="order_status_valid"
             ),
             models.CheckConstraint(condition=models.Q(total__gte=0), name="order_total_not_negative"),
+            models.CheckConstraint(
+                condition=models.Q(discount_total__gte=0), name="order_discount_not_negative"
+            ),
             models.CheckConstraint(
                 condition=models.Q(status=OrderStatus.DELIVERED, delivered_on__isnull=False)
                 | (~models.Q(status=OrderStatus.DELIVERED) & models.Q(delivered_on__isnull=True)),

@@ -525,6 +525,17 @@ class ShopOrder(BaseModel):
         validate_default=True,
         description="The total in the shop's currency; with shop_currency.",
     )
+    discount_total: Annotated[Decimal | None, _money(Order, "discount_total", required=False)] = Field(
+        default="0.00",
+        validate_default=True,
+        description="What the shop took off the price (discounts and codes together), in currency: why the "
+        "customer paid less. 0.00 when none.",
+    )
+    payment_voided: Annotated[bool, PlainValidator(_flag, json_schema_input_type=bool)] = Field(
+        default=False,
+        description="The payment was authorised and then released, never taken: the customer was not "
+        "charged.",
+    )
     shipping_address: ShopAddress | None = None
     items: Annotated[tuple[ShopItem, ...], WrapValidator(_items)] = Field(
         json_schema_extra={"minItems": 1, "maxItems": MAX_ITEMS}

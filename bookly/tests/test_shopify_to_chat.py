@@ -117,6 +117,7 @@ import json, os
 from importlib import import_module
 from django.conf import settings
 from connection.shop_events import shop_event_apply, shop_event_receive
+from connection.shops import shop_of_delivery
 from support.assistant.turn import conversation_take_turn
 platform, path, topic, number, email = json.loads(os.environ["PLATFORM_CASE"])
 body = json.loads(open(path).read())
@@ -124,7 +125,8 @@ body = body.get("order", body)
 if platform == "shopify":
     body.update(fulfillment_status="fulfilled")
     body["fulfillments"][0].update(status="success")
-event, _ = shop_event_receive(platform=platform, delivery_id="d-1", topic=topic, body=body)
+shop = shop_of_delivery(platform=platform, named="")
+event, _ = shop_event_receive(platform=platform, shop=shop, delivery_id="d-1", topic=topic, body=body)
 print("applied:", shop_event_apply(event_id=event.pk).outcome)
 session = import_module(settings.SESSION_ENGINE).SessionStore()
 session.create()
@@ -160,3 +162,40 @@ def test_a_platform_s_own_order_number_is_read_as_its_customers_write_it(
     first, second = [line for line in lines if line.startswith("reply:")]
     assert "email" in first.lower()
     assert shown in second and status in second.lower()
+
+
+@pytest.mark.django_db
+def test_shopifys_test_notification_order_its_voided_payment_and_its_discount_are_told(
+    client, settings, django_capture_on_commit_callbacks
+):
+    """Shopify's "send test notification" order (issue 49, finding 3): cancelled, its payment voided, a
+    discount. "Was I charged?" is told the payment was voided; "why was I charged less?" the discount,
+    each in the order's own amounts."""
+    settings.SHOPIFY_WEBHOOK_SECRET = SECRET
+    order = copy.deepcopy(json.loads((PLATFORMS / "shopify_order.json").read_text())["order"])
+    order.update(
+        name="BK-11060",
+        financial_status="voided",
+        cancelled_at="2026-04-10T12:00:00-05:00",
+        cancel_reason="customer",
+        total_discounts="10.00",
+        updated_at="2026-04-10T12:00:00-05:00",
+    )
+    body = json.dumps(order).encode()
+    signature = base64.b64encode(hmac.new(SECRET.encode(), body, hashlib.sha256).digest()).decode()
+    headers = {"X-Shopify-Topic": "orders/cancelled", "X-Shopify-Webhook-Id": "e2e-void",
+               "X-Shopify-Hmac-Sha256": signature}  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(
+            "/connect/shopify/webhooks", body, content_type="application/json", headers=headers
+        )
+    assert answer.status_code == 200
+
+    chat = ChatClient()
+    charged = chat.send("was I charged for order BK-11060? bob.norman@hostmail.com").json()["reply"]
+    less = (
+        ChatClient().send("why was I charged less on order BK-11060? bob.norman@hostmail.com").json()["reply"]
+    )
+
+    assert "voided" in charged and "not charged" in charged
+    assert "$10.00" in less and "discount" in less

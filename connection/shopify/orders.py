@@ -297,9 +297,14 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
         "refunds": as_list_or_sent(
             payload.get("refunds"), lambda refunds: _refunds(refunds, lines, currency)
         ),
+        "discount_total": payload.get("current_total_discounts") or payload.get("total_discounts"),
+        # Authorised, then released: the customer was never charged (Shopify's test notification's).
+        "payment_voided": payload.get("financial_status") == "voided",
         "updated_at": payload.get("updated_at"),
     }
     if paid_in:
         data["shop_currency"], data["shop_total"] = payload.get("currency"), data["total"]
         data["total"] = _presentment(payload.get("current_total_price_set") or payload.get("total_price_set"))
+        discounts = payload.get("current_total_discounts_set") or payload.get("total_discounts_set")
+        data["discount_total"] = _presentment(discounts) if discounts else data["discount_total"]
     return payload.get("name"), data

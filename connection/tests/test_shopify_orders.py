@@ -174,11 +174,12 @@ def test_an_order_the_customer_paid_in_their_currency_is_told_in_it_and_keeps_th
     refund = json.loads((PLATFORMS / "shopify_refund.json").read_text())["refund"]
     refund["transactions"] = [{**refund["transactions"][0], "amount": "20.00", "currency": "EUR"}]
     payload = shopify(presentment_currency="EUR", line_items=lines, current_total_price="124.36",
-                      current_total_price_set=_money("124.36", "115.90"), refunds=[refund])  # fmt: skip
+                      current_total_price_set=_money("124.36", "115.90"), refunds=[refund],
+                      total_discounts="10.73", total_discounts_set=_money("10.73", "10.00"))  # fmt: skip
 
     order = taken(payload)
 
-    assert (order.total, order.currency) == (Decimal("115.90"), "EUR")
+    assert (order.total, order.currency, order.discount_total) == (Decimal("115.90"), "EUR", Decimal("10.00"))
     assert (order.shop_total, order.shop_currency) == (Decimal("124.36"), "USD")
     assert {item.unit_price for item in order.items} == {Decimal("183.50")}
     assert [refund.amount for refund in order.refunds] == [Decimal("20.00")]
@@ -209,3 +210,11 @@ def test_an_ebook_fulfilled_at_once_is_no_parcel_and_the_order_ships_with_its_bo
     books["line_items"] += [{**books["line_items"][0], "id": PAYLOAD["line_items"][2]["id"]}]
     delivered = taken(shopify(line_items=lines, fulfillments=[ebook, books], fulfillment_status="fulfilled"))
     assert (delivered.status, len(delivered.shipments)) == ("delivered", 1)
+
+
+def test_a_voided_payment_and_the_discounts_are_read_as_shopify_says():
+    """Shopify's test notification order: its payment authorised, then voided (never taken)."""
+    order = taken(shopify(financial_status="voided", total_discounts="10.00"))
+    assert (order.payment_voided, order.discount_total) == (True, Decimal("10.00"))
+    paid = taken(shopify(financial_status="paid"))
+    assert (paid.payment_voided, paid.discount_total) == (False, Decimal("0.00"))

@@ -105,3 +105,7 @@ def test_an_order_with_nothing_to_ship_is_of_lines_that_do_not_ship():
     ticket = taken({**US, "shipping": empty, "shipping_lines": []}, "727")
     assert ticket.address is None and not any(item.requires_shipping for item in ticket.items)
     assert all(item.requires_shipping for item in taken(US, "727").items)
+
+
+def test_the_shops_discounts_are_read_from_discount_total():
+    assert taken({**US, "discount_total": "4.50"}, US["number"]).discount_total == Decimal("4.50")

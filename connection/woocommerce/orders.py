@@ -174,6 +174,7 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
         "tracking_number": tracking.get("tracking_number") or "",
         "carrier": tracking.get("tracking_provider") or tracking.get("custom_tracking_provider") or "",
         "total": payload.get("total"),
+        "discount_total": payload.get("discount_total"),
         "currency": payload.get("currency"),
         "shipping_address": _address(shipping),
         "items": items,

@@ -1,7 +1,8 @@
 """Refunds: the money the shop gave back on an order, as it recorded each refund (its amount in the
 currency the customer paid in, its day, the books it was for, its note), how much of the order that is,
-and the returns whose refund is still to come. "Was I refunded?" is answered from the order's record,
-never from the return policy."""
+and the returns whose refund is still to come; and what else made the customer pay less: the shop's
+discounts, or a payment released before it was taken (voided: not charged). "Was I refunded?", "why
+was I charged less?" are answered from the order's record, never from the return policy."""
 
 import re
 from decimal import Decimal, InvalidOperation
@@ -47,6 +48,13 @@ def _money(amount: object, currency: object) -> str:
         return str(amount)
 
 
+def _amount(value: object) -> Decimal:
+    try:
+        return Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return Decimal("0")
+
+
 def refund_sentence(refund: dict, currency: str | None) -> str:
     """ "The store refunded $209.00 on 2016-06-20, for IPod Nano." """
     said = f"The store refunded {_money(refund.get('amount'), currency)}"
@@ -75,6 +83,8 @@ def lookup_refunds(args: OrderArguments, context: ToolContext) -> ToolOutcome:
         "refunded_total": str(refunded),
         # Returns refunded (a refund of ours, which a shop's record may not list) or to be.
         "returns": to_come,
+        "discount_total": str(order.discount_total),
+        "payment_voided": order.payment_voided,
     }
     return ToolOutcome({**result, "tell_the_customer": _told(result)})
 
@@ -89,8 +99,20 @@ def _told(result: dict) -> str:
         sentences.append(f"In all, {_money(result.get('refunded_total'), currency)} was refunded.")
     returns = [record for record in result.get("returns") or [] if isinstance(record, dict)]
     refunded = [record for record in returns if record.get("status") == ReturnStatus.REFUNDED]
-    if not refunds and not refunded:
+    if result.get("payment_voided"):
+        # Nothing was taken, so nothing came back: said before any refund (a voided order has none).
+        sentences.insert(
+            0,
+            f"The payment for order {result.get('order_id')} was voided: it was never taken, so you were "
+            "not charged.",
+        )
+    elif not refunds and not refunded:
         sentences = [f"Order {result.get('order_id')} has no refund on record yet."]
+    if _amount(result.get("discount_total")):
+        sentences.append(
+            f"The store took {_money(result.get('discount_total'), currency)} off the price of order "
+            f"{result.get('order_id')} as a discount."
+        )
     for record in returns:
         if record in refunded:
             sentences.append(f"Return {record.get('rma_number')} for this order is refunded.")
@@ -110,8 +132,9 @@ CAPABILITY = Capability(
             name="lookup_refunds",
             description=(
                 "The money the store gave back on an order (each refund's amount in the order's "
-                "currency, day and books), and the returns whose refund is still to come. For 'was I "
-                "refunded?', 'how much did I get back?'. Say only what tell_the_customer says."
+                "currency, day and books), the returns whose refund is still to come, its discounts and "
+                "a payment voided (not charged). For 'was I refunded?', 'how much did I get back?', 'why "
+                "was I charged less?', 'was I charged?'. Say only what tell_the_customer says."
             ),
             arguments=OrderArguments,
             handler=lookup_refunds,
@@ -133,6 +156,11 @@ CAPABILITY = Capability(
                 r"|\b(?:did|have|has|was|were) (?:i|you|we) (?:\w+ ){0,3}"
                 r"(?:refund|money back|get (?:\w+ )?back|paid back)\b"
                 r"|\bhow much (?:\w+ ){0,4}(?:back|refund|refunded)\b"
+                # What else made them pay less: "why was I charged less?", "was I charged?", "the
+                # discount on my order", "the payment was voided".
+                r"|\b(?:charged|paid) (?:\w+ ){0,2}less\b|\b(?:was|were|am|have) (?:i|we) (?:been )?charged\b"
+                r"|\b(?:my|the|that|this) discount\b|\bdiscount (?:on|for) (?:my|the|this|order)\b"
+                r"|\bvoid(?:ed)?\b"
             ),
             # How refunds work is the FAQ's: "how long do refunds take?", "will I be refunded if …".
             # A refund asked for ("I want to be refunded") is a return's or a problem's, not a lookup.

@@ -176,12 +176,14 @@ _STATUS_TOOLS = _CHECKS | {"lookup_order", "list_recent_orders", "cancel_order",
 
 
 def _read_refunds_result(facts: OrderFacts, data: dict) -> None:
-    """The refunds on an order (the refunds capability): each one's amount and books and the whole
-    refunded, in its currency (not the order's total: no refund of it is said by this result). Its
-    returns are read as every tool's are."""
+    """The refunds on an order (the refunds capability): each one's amount and books, the whole
+    refunded and the discount, in its currency (not the order's total: no refund of it is said by this
+    result). Its returns are read as every tool's are."""
     if isinstance(data.get("currency"), str):
         facts.currency = data["currency"]
-    amounts = [data.get("refunded_total")]
+    # The discount is an amount of the order too ("why was I charged less?"); which role an amount plays
+    # (refund or discount) is not read here: that is layer 4 by meaning's (issue 50).
+    amounts = [data.get("refunded_total"), data.get("discount_total")]
     for refund in data.get("refunds") or []:
         if isinstance(refund, dict):
             amounts.append(refund.get("amount"))
