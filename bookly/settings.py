@@ -208,6 +208,9 @@ SHOPIFY_SHOP_DOMAIN = env.str("SHOPIFY_SHOP_DOMAIN", default="").strip().lower()
 # WooCommerce's webhooks (connection.woocommerce): the secret given to each webhook in WooCommerce
 # (Settings > Advanced > Webhooks). Empty: not connected.
 WOOCOMMERCE_WEBHOOK_SECRET = env.str("WOOCOMMERCE_WEBHOOK_SECRET", default="")
+# The sites whose deliveries are taken (their addresses, X-WC-Webhook-Source, separated by spaces); empty:
+# any site that signs with the secret (sites typing one secret sign each other's).
+WOOCOMMERCE_WEBHOOK_SOURCES = env.str("WOOCOMMERCE_WEBHOOK_SOURCES", default="")
 # Reading the shop's orders for `manage.py shop_sync` (connection.shop_sync). Shopify: a custom app's
 # Admin API access token (scope read_orders, and write_orders for SHOP_WRITE_BACK) for
 # SHOPIFY_SHOP_DOMAIN, the API version, and the Admin API's address when it is not

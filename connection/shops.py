@@ -5,35 +5,32 @@ A delivery names its shop: Shopify's `X-Shopify-Shop-Domain` ("books.myshopify.c
 shops' #1001 are two orders. The Admin API token and the REST API key (SHOPIFY_*, WOOCOMMERCE_*) are one
 shop's each: only that shop's orders are read by `shop_sync` and written back to."""
 
-import httpx2 as httpx
 from django.conf import settings
 
 from connection.models import ShopPlatform
 from orders.models import OrderSource, Shop
-from orders.shops import shop_of_platform
+from orders.shops import shop_address, shop_of_platform
 
 # The platform's orders' source, which is also its shops' platform.
 _SOURCE = {ShopPlatform.SHOPIFY: OrderSource.SHOPIFY, ShopPlatform.WOOCOMMERCE: OrderSource.WOOCOMMERCE}
-_MAX_ADDRESS = Shop._meta.get_field("address").max_length
 
 
-def shop_address(*, platform: str, named: str) -> str:
-    """A shop's address as it is kept: Shopify's domain in lower case; WooCommerce's site address with
-    its scheme and host in lower case and no trailing slash (a site may live under a path). Blank when
-    `named` is none (a delivery that named no shop, or too long to be one)."""
-    named = named.strip()
-    if not named or len(named) > _MAX_ADDRESS:
-        return ""
-    if platform == ShopPlatform.SHOPIFY:
-        return named.lower()
-    try:
-        url = httpx.URL(named)
-    except httpx.InvalidURL:
-        return ""
-    if url.scheme not in ("http", "https") or not url.host:
-        return ""
-    port = f":{url.port}" if url.port else ""
-    return f"{url.scheme}://{url.host}{port}{url.path}".rstrip("/")
+def _addresses(setting: str, platform: str) -> list[str]:
+    """A setting's shop addresses (separated by spaces), as shops keep them."""
+    return [address for part in setting.split() if (address := shop_address(platform=platform, named=part))]
+
+
+def delivery_allowed(*, platform: str, named: str) -> bool:
+    """Whether a signed delivery naming this shop is taken: any shop's while the platform's list is empty
+    (SHOPIFY_SHOP_DOMAIN, WOOCOMMERCE_WEBHOOK_SOURCES), else only a listed one's. A signature proves the
+    secret, not the shop: an app in several shops, or sites typing one secret, sign each other's."""
+    setting = (
+        settings.SHOPIFY_SHOP_DOMAIN
+        if platform == ShopPlatform.SHOPIFY
+        else settings.WOOCOMMERCE_WEBHOOK_SOURCES
+    )
+    allowed = _addresses(setting, platform)
+    return not allowed or shop_address(platform=platform, named=named) in allowed
 
 
 def shop_of_delivery(*, platform: str, named: str) -> Shop:
@@ -46,8 +43,8 @@ def connected_shop(*, platform: str) -> Shop | None:
     when it has no order yet. Without its address (Shopify through SHOPIFY_ADMIN_API_URL alone): the
     platform's one shop; None when it has several, which the credentials cannot be told apart for."""
     named = settings.SHOPIFY_SHOP_DOMAIN if platform == ShopPlatform.SHOPIFY else settings.WOOCOMMERCE_URL
-    if address := shop_address(platform=platform, named=named):
-        return shop_of_platform(platform=_SOURCE[platform], address=address)
+    if addresses := _addresses(named, platform):  # the first: several Shopify domains may be listed
+        return shop_of_platform(platform=_SOURCE[platform], address=addresses[0])
     shops = list(Shop.objects.filter(platform=_SOURCE[platform])[:2])
     if len(shops) > 1:
         return None

@@ -263,8 +263,8 @@ class ShopChangeFilter(admin.SimpleListFilter):
 
 @admin.register(Shop)
 class ShopAdmin(admin.ModelAdmin):
-    """The shops whose orders Bookly answers for: a platform's is made by its first signed delivery, the
-    store API's by its first key; staff name them and say the shape of their order numbers. Where a
+    """The shops whose orders Bookly answers for: a platform's is made by its first signed delivery, others
+    (a store API's) are added here; staff name them and say the shape of their order numbers. Where a
     shop's orders come from, and its address there, are fixed once it is made: changed, another shop's
     deliveries would come into it."""
 

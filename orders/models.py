@@ -277,7 +277,8 @@ def own_shop() -> int:
 
 class OrderManager(models.Manager):
     def get_by_natural_key(self, number):
-        return self.get(number=number)
+        # Fixtures (the demo's) are our own shop's: another shop may have an order of the same number.
+        return self.get(shop_id=own_shop(), number=number)
 
 
 class Order(models.Model):
@@ -396,7 +397,7 @@ class Order(models.Model):
 
 class OrderItemManager(models.Manager):
     def get_by_natural_key(self, order_number, line_number):
-        return self.get(order__number=order_number, line_number=line_number)
+        return self.get(order__shop_id=own_shop(), order__number=order_number, line_number=line_number)
 
 
 class OrderItem(models.Model):
@@ -472,7 +473,7 @@ class OrderPartManager(models.Manager):
     place)."""
 
     def get_by_natural_key(self, order_number, number):
-        return self.get(order__number=order_number, number=number)
+        return self.get(order__shop_id=own_shop(), order__number=order_number, number=number)
 
 
 class PartLineManager(models.Manager):
@@ -481,7 +482,8 @@ class PartLineManager(models.Manager):
     def get_by_natural_key(self, order_number, number, line_number):
         part = self.model.PART
         return self.get(
-            **{f"{part}__order__number": order_number, f"{part}__number": number},
+            **{f"{part}__order__shop_id": own_shop(), f"{part}__order__number": order_number},
+            **{f"{part}__number": number},
             item__line_number=line_number,
         )
 

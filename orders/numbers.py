@@ -405,12 +405,14 @@ def order_numbering() -> OrderNumbering:
     now = time.monotonic()
     if _held is None or now - _held[0] > RELOAD_SECONDS:
         default = (settings.BOOKLY_ORDER_NUMBER_PATTERN, settings.BOOKLY_ORDER_NUMBER_EXAMPLE)
+        former = tuple(settings.BOOKLY_ORDER_NUMBER_FORMER_PATTERNS)
         try:
             shops = _shop_shapes()
-        except DatabaseError:  # before its migrations: none yet
-            shops = ()
+        except DatabaseError:
+            # Before the migrations, or the database away for a moment: the shapes last read (never
+            # kept as read, so the next use tries again), else the settings' alone.
+            return _held[1] if _held is not None else numbering_of(*default, former, ())
         others = tuple(shape for shape in dict.fromkeys(shops) if shape[0] != default[0])
-        former = tuple(settings.BOOKLY_ORDER_NUMBER_FORMER_PATTERNS)
         _held = (now, numbering_of(*default, former, others))
     return _held[1]
 

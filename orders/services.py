@@ -43,6 +43,7 @@ from orders.models import (
     ReturnRecord,
     ReturnStatus,
     ReturnStatusChange,
+    own_shop,
 )
 from orders.selectors import (
     ChangeCode,
@@ -284,9 +285,10 @@ def _not_allowed_message(record: ReturnRecord, status: str) -> str:
 
 
 def return_records_delete_for_orders(*, order_numbers: Collection[str]) -> int:
-    """Delete every return of these orders; for resetting demo data only. Returns how many."""
+    """Delete every return of these orders of our own shop (the demo's: another shop may have orders of
+    the same numbers); for resetting demo data only. Returns how many."""
     with transaction.atomic():
-        records = ReturnRecord.objects.filter(order__number__in=order_numbers)
+        records = ReturnRecord.objects.filter(order__shop_id=own_shop(), order__number__in=order_numbers)
         count = records.count()
         records.delete()
     return count

@@ -1,10 +1,14 @@
-"""The shops whose orders Bookly answers for (Shop). Nothing to set up: the demo, file imports and tests
-use the store's own shop; a platform's shop is made when its first signed delivery names it, and the
-store API's when its first key is made."""
+"""The shops whose orders Bookly answers for (Shop). Nothing to set up: the demo, file imports and store
+API keys use our own shop while it is the only one (shop_default); a platform's shop is made when its
+first signed delivery names it; a second store API shop is added in admin."""
+
+from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 
 from orders.models import OWN_SHOP_NAME, OrderSource, Shop, own_shop
+
+_MAX_ADDRESS = Shop._meta.get_field("address").max_length
 
 # A name a new shop takes when its address says nothing (a platform that sent none).
 _UNNAMED = {
@@ -19,10 +23,47 @@ def shop_own() -> Shop:
     return Shop.objects.get(pk=own_shop())
 
 
+def shop_address(*, platform: str, named: str) -> str:
+    """A shop's address as it is kept: Shopify's domain in lower case; WooCommerce's site address with
+    its scheme and host in lower case, its port and path, and no trailing slash (a site may live under a
+    path). Blank when `named` is none (a delivery that named no shop, or too long to be one)."""
+    named = named.strip()
+    if not named or len(named) > _MAX_ADDRESS:
+        return ""
+    if platform == OrderSource.SHOPIFY:
+        return named.lower()
+    try:
+        url = urlsplit(named)
+        port = f":{url.port}" if url.port else ""
+    except ValueError:  # a port that is no number
+        return ""
+    if url.scheme.lower() not in ("http", "https") or not url.hostname:
+        return ""
+    return f"{url.scheme.lower()}://{url.hostname}{port}{url.path}".rstrip("/")
+
+
+def shop_default() -> Shop:
+    """The shop an import or a new store API key is for when none is named: our own while it is the
+    only shop; else ShopNotSaid (the caller names the shops)."""
+    shops = list(Shop.objects.all()[:2])
+    if len(shops) > 1:
+        raise ShopNotSaid(list(Shop.objects.values_list("name", flat=True)))
+    return shops[0] if shops else shop_own()
+
+
+class ShopNotSaid(Exception):
+    """Several shops, and none named: `names` are theirs."""
+
+    def __init__(self, names: list[str]):
+        super().__init__(f"There are several shops: name one ({', '.join(names)}).")
+        self.names = names
+
+
 def shop_of_platform(*, platform: OrderSource, address: str = "") -> Shop:
-    """The platform's shop at `address` (as the connector writes it). The platform's shop whose address
-    is not known yet (made before shops had one, or by a delivery that named none; one at most, by
-    shop_address_unique) takes it; else a new shop, named after its address, is made."""
+    """The platform's shop at `address` (shop_address's). The platform's shop whose address is not known
+    yet (made before shops had one, or by a delivery that named none; one at most, by
+    shop_address_unique) takes it while it is the platform's only shop (a store that connected one shop
+    before shops were); else a new shop, named after its address, is made."""
     platform = OrderSource(platform)
     if platform == OrderSource.FIXTURE:
         return shop_own()
@@ -33,7 +74,9 @@ def shop_of_platform(*, platform: OrderSource, address: str = "") -> Shop:
                 if shop is not None:
                     return shop
                 unknown = Shop.objects.select_for_update().filter(platform=platform, address="").first()
-                if address and unknown is not None:
+                others = Shop.objects.filter(platform=platform).exclude(address="")
+                alone = unknown is not None and not others.exists()
+                if address and alone:
                     unknown.address = address
                     unknown.save(update_fields=["address"])
                     return unknown

@@ -1,17 +1,17 @@
-"""Each store API key reaches one shop's orders: the keys made so far, the store API's shop (made here
-when there is a key and no such shop yet)."""
+"""Each store API key reaches one shop's orders: the keys made so far, the store's shop (orders 0022:
+the one holding the store's orders other than the demo's), else our own."""
 
 import django.db.models.deletion
 from django.db import migrations, models
 
 
-def keys_to_the_api_shop(apps, schema_editor):
+def keys_to_the_stores_shop(apps, schema_editor):
     StoreApiKey = apps.get_model("connection", "StoreApiKey")
     Shop = apps.get_model("orders", "Shop")
     if not StoreApiKey.objects.exists():
         return
-    shop = Shop.objects.filter(platform="api", address="").first() or Shop.objects.create(
-        name="Store API shop", platform="api", address=""
+    shop = Shop.objects.exclude(platform="fixture").order_by("pk").first() or Shop.objects.get(
+        platform="fixture", address=""
     )
     StoreApiKey.objects.update(shop=shop)
 
@@ -33,7 +33,7 @@ class Migration(migrations.Migration):
                 to="orders.shop",
             ),
         ),
-        migrations.RunPython(keys_to_the_api_shop, migrations.RunPython.noop),
+        migrations.RunPython(keys_to_the_stores_shop, migrations.RunPython.noop),
         migrations.AlterField(
             model_name="storeapikey",
             name="shop",

@@ -39,9 +39,9 @@ def _pace(response: httpx.Response) -> float:
 
 def shopify_client() -> tuple[httpx.Client, str]:
     """A client with the shop's Admin API token, and the Admin API's base address."""
+    domain = next(iter(settings.SHOPIFY_SHOP_DOMAIN.split()), "")  # the first listed: the token's shop
     base = platform_address(
-        settings.SHOPIFY_ADMIN_API_URL
-        or f"https://{settings.SHOPIFY_SHOP_DOMAIN}/admin/api/{settings.SHOPIFY_API_VERSION}",
+        settings.SHOPIFY_ADMIN_API_URL or f"https://{domain}/admin/api/{settings.SHOPIFY_API_VERSION}",
         "SHOPIFY_ADMIN_API_URL",
     )
     return platform_client(headers={"X-Shopify-Access-Token": settings.SHOPIFY_ADMIN_ACCESS_TOKEN}), base

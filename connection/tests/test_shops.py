@@ -128,3 +128,36 @@ def test_a_shops_key_reaches_its_own_orders_alone(three_shops):
     api = _key_of(Shop.objects.get(platform=OrderSource.FIXTURE))
     answer = api.get(f"/api/store/v1/orders/{NUMBER}")
     assert (answer.status_code, answer.json()["error"]["code"]) == (404, "not_found")
+
+
+def test_only_the_listed_shops_deliveries_are_taken_and_a_delivery_sent_again_makes_no_shop(
+    client, settings, django_capture_on_commit_callbacks
+):
+    """A signature proves the secret, not the shop the headers name: sites typing one secret, or one app
+    in several shops, sign each other's deliveries."""
+    capture = django_capture_on_commit_callbacks
+    settings.SHOPIFY_SHOP_DOMAIN = f"{AU} {US}"
+    settings.WOOCOMMERCE_WEBHOOK_SOURCES = "https://books.example/store"
+    assert (
+        _from_shopify(
+            client, capture, domain=US, email="bob@example.com", order_id=1, delivery="s-1"
+        ).status_code
+        == 200
+    )
+    assert _from_woocommerce(client, capture, email="joao@example.com").status_code == 200
+    refused = _from_shopify(
+        client, capture, domain="evil.myshopify.com", email="e@example.com", order_id=2, delivery="s-2"
+    )
+    assert (refused.status_code, refused.json()["error"]["code"]) == (403, "another_shop")
+    settings.WOOCOMMERCE_WEBHOOK_SOURCES = "https://other.example"
+    assert _from_woocommerce(client, capture, email="joao@example.com").status_code == 403
+    shops = set(Shop.objects.exclude(platform=OrderSource.FIXTURE).values_list("address", flat=True))
+
+    settings.SHOPIFY_SHOP_DOMAIN = ""  # any shop's again: the same delivery sent again names another
+    again = _from_shopify(
+        client, capture, domain="evil.myshopify.com", email="e@example.com", order_id=1, delivery="s-1"
+    )
+
+    assert (again.status_code, again.json()["duplicate"]) == (200, True)
+    assert shops == {US, "https://books.example/store"}
+    assert set(Shop.objects.exclude(platform=OrderSource.FIXTURE).values_list("address", flat=True)) == shops

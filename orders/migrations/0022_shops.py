@@ -1,8 +1,10 @@
-"""Shops: every order becomes one shop's, its number unique within that shop only. The orders kept so
-far go to a shop of their source: the demo's, imported and test orders to the store's own ("Our
-shop"); the store API's, Shopify's and WooCommerce's each to that platform's shop, its address taken
-from the settings of the time (SHOPIFY_SHOP_DOMAIN, WOOCOMMERCE_URL) or, when blank, from its next
-signed delivery (orders.shops)."""
+"""Shops: every order becomes one shop's, its number unique within that shop only. Before shops a
+Bookly served one store, so the orders kept so far stay together: the demo's (fixture) in our own shop;
+the store's orders (from its platform, the store API or a file import) in the store's shop, made for
+its platform (Shopify before WooCommerce before the store API), the address from the settings of the
+time (SHOPIFY_SHOP_DOMAIN's first, WOOCOMMERCE_WEBHOOK_SOURCES's first; when blank, its first signed
+delivery's: orders.shops). Orders of a second platform, if a store had two, go to that platform's shop.
+A store of imports alone keeps them in our own shop. connection 0006 gives the store's shop the keys."""
 
 import django.db.models.deletion
 import django.utils.timezone
@@ -11,27 +13,32 @@ from django.db import migrations, models
 
 import orders.models
 import orders.numbers
+from orders.shops import shop_address
 
-_NAMES = {"api": "Store API shop", "shopify": "Shopify shop", "woocommerce": "WooCommerce shop"}
+_NAMES = {"shopify": "Shopify shop", "woocommerce": "WooCommerce shop", "api": "Store API shop"}
+_SETTINGS = {"shopify": "SHOPIFY_SHOP_DOMAIN", "woocommerce": "WOOCOMMERCE_WEBHOOK_SOURCES"}
 
 
 def _address(platform: str) -> str:
-    if platform == "shopify":
-        return getattr(settings, "SHOPIFY_SHOP_DOMAIN", "").strip().lower()
-    if platform == "woocommerce":
-        return getattr(settings, "WOOCOMMERCE_URL", "").strip().rstrip("/")
-    return ""
+    listed = getattr(settings, _SETTINGS.get(platform, ""), "") or ""
+    return shop_address(platform=platform, named=next(iter(listed.split()), ""))
 
 
 def orders_to_shops(apps, schema_editor):
     Shop = apps.get_model("orders", "Shop")
     Order = apps.get_model("orders", "Order")
     own = Shop.objects.create(name=orders.models.OWN_SHOP_NAME, platform="fixture", address="")
-    Order.objects.filter(source__in=["fixture", "import"]).update(shop=own)
-    for platform, name in _NAMES.items():
-        if Order.objects.filter(source=platform).exists():
-            shop = Shop.objects.create(name=name, platform=platform, address=_address(platform))
-            Order.objects.filter(source=platform).update(shop=shop)
+    Order.objects.filter(source="fixture").update(shop=own)
+    platforms = [platform for platform in ("shopify", "woocommerce") if Order.objects.filter(source=platform).exists()]
+    api = Order.objects.filter(source="api").exists()
+    shops = {
+        platform: Shop.objects.create(name=_NAMES[platform], platform=platform, address=_address(platform))
+        for platform in platforms or (["api"] if api else [])
+    }
+    store = next(iter(shops.values()), own)
+    for platform, shop in shops.items():
+        Order.objects.filter(source=platform).update(shop=shop)
+    Order.objects.filter(source__in=["api", "import"]).update(shop=store)
 
 
 class Migration(migrations.Migration):

@@ -38,6 +38,10 @@ def test_a_platforms_shop_kept_without_an_address_takes_the_first_one_named_and_
     assert first.pk == unnamed.pk and first.address == "books-au.myshopify.com"
     assert second.pk != first.pk and second.name == "books-us.myshopify.com"
     assert shop_of_platform(platform=OrderSource.SHOPIFY, address="books-us.myshopify.com") == second
+    # A shop without an address made again (a delivery that named none) is the platform's only while no
+    # named shop is: the next new address is a shop of its own, never that one's.
+    blank = shop_of_platform(platform=OrderSource.SHOPIFY)
+    assert shop_of_platform(platform=OrderSource.SHOPIFY, address="books-nz.myshopify.com") != blank
     # A name staff gave a shop is never taken by a new one.
     Shop.objects.filter(pk=second.pk).update(name="books-uk.myshopify.com")
     assert shop_of_platform(platform=OrderSource.SHOPIFY, address="books-uk.myshopify.com").name == (
@@ -54,6 +58,8 @@ def test_a_file_is_imported_into_the_shop_named_and_an_unknown_shop_is_refused_w
         "number,customer_name,customer_email,status,ordered_on,total,line_number,title,author,unit_price,"
         "quantity\nBK-30002,Ana,ana@example.com,processing,2026-04-01,12.00,1,Dune,Frank Herbert,12.00,1\n"
     )
+    with pytest.raises(Exception, match=r"several shops: say which with --shop \(.*books\.example"):
+        call_command("import_orders", str(file), stdout=StringIO())
     call_command("import_orders", str(file), "--shop", woo.name, stdout=StringIO())
     assert Order.objects.get(number="BK-30002").shop == woo
     with pytest.raises(Exception, match=r"No shop is named 'Nowhere'\. The shops: .*books\.example\."):
@@ -85,17 +91,17 @@ def test_a_superuser_names_a_shop_but_never_moves_it_to_another_address(superuse
 
 # Serialized rollback, like the suite's other transactional tests: the content types survive the flush.
 @pytest.mark.django_db(transaction=True, serialized_rollback=True)
-def test_every_order_kept_before_shops_goes_to_its_sources_shop_and_the_keys_to_the_store_apis(
+def test_a_stores_orders_kept_before_shops_stay_together_in_its_shop_and_its_keys_with_them(
     migrate, settings
 ):
-    settings.SHOPIFY_SHOP_DOMAIN = "books.myshopify.com"
-    settings.WOOCOMMERCE_URL = ""
+    """Before shops a Bookly served one store: its orders, whichever way they last came (its platform,
+    the store API, an import), and its keys go to one shop, the demo's to our own."""
+    settings.SHOPIFY_SHOP_DOMAIN = "Books.myshopify.com other.myshopify.com"
     old = migrate([("orders", "0021_lines_that_ship"), ("connection", "0005_shop_writes")])
     orders = old.get_model("orders", "Order").objects
     fields = {"customer_name": "Ann", "customer_email": "ann@example.com", "status": "processing",
               "ordered_on": date(2026, 4, 1), "total": "10.00"}  # fmt: skip
-    for number, source in [("BK-1", "fixture"), ("BK-2", "import"), ("BK-3", "api"), ("BK-4", "shopify"),
-                           ("BK-5", "woocommerce")]:  # fmt: skip
+    for number, source in [("BK-1", "fixture"), ("BK-2", "import"), ("BK-3", "api"), ("BK-4", "shopify")]:
         orders.create(number=number, source=source, **fields)
     old.get_model("connection", "StoreApiKey").objects.create(
         id="k.1", prefix="k", hashed_key="x", name="Shop"
@@ -106,12 +112,11 @@ def test_every_order_kept_before_shops_goes_to_its_sources_shop_and_the_keys_to_
     kept = new.get_model("orders", "Order").objects.order_by("number")
     assert [(order.number, order.shop.name, order.shop.platform, order.shop.address) for order in kept] == [
         ("BK-1", OWN_SHOP_NAME, "fixture", ""),
-        ("BK-2", OWN_SHOP_NAME, "fixture", ""),
-        ("BK-3", "Store API shop", "api", ""),
+        ("BK-2", "Shopify shop", "shopify", "books.myshopify.com"),
+        ("BK-3", "Shopify shop", "shopify", "books.myshopify.com"),
         ("BK-4", "Shopify shop", "shopify", "books.myshopify.com"),
-        ("BK-5", "WooCommerce shop", "woocommerce", ""),
     ]
-    assert new.get_model("connection", "StoreApiKey").objects.get().shop.name == "Store API shop"
+    assert new.get_model("connection", "StoreApiKey").objects.get().shop.name == "Shopify shop"
 
 
 def test_a_shops_number_shape_is_its_own_and_staff_cannot_give_it_one_its_orders_lack():

@@ -1,8 +1,8 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from connection.models import StoreApiKey
-from orders.models import OrderSource, Shop
-from orders.shops import shop_of_platform
+from orders.models import Shop
+from orders.shops import ShopNotSaid, shop_default
 
 
 class Command(BaseCommand):
@@ -17,8 +17,8 @@ class Command(BaseCommand):
         create.add_argument("name", help="Whose key it is, e.g. the shop's backend.")
         create.add_argument(
             "--shop",
-            help="The name of the shop whose orders the key reaches (admin: Shops). Default: the store "
-            "API's shop, made when there is none.",
+            help="The name of the shop whose orders the key reaches (admin: Shops); needed when there are "
+            "several.",
         )
         actions.add_parser("list", help="The keys: prefix, name, made, last used, revoked.")
         revoke = actions.add_parser("revoke", help="Revoke the key with this prefix.")
@@ -30,11 +30,11 @@ class Command(BaseCommand):
             if not name or len(name) > StoreApiKey._meta.get_field("name").max_length:
                 raise CommandError("Give the key a name of 1 to 50 characters.")
             try:
-                shop = (
-                    Shop.objects.get(name=options["shop"])
-                    if options["shop"]
-                    else shop_of_platform(platform=OrderSource.API)
-                )
+                shop = Shop.objects.get(name=options["shop"]) if options["shop"] else shop_default()
+            except ShopNotSaid as several:
+                raise CommandError(
+                    f"There are several shops: say which with --shop ({', '.join(several.names)})."
+                ) from None
             except Shop.DoesNotExist:
                 names = ", ".join(Shop.objects.values_list("name", flat=True))
                 raise CommandError(f"No shop is named {options['shop']!r}. The shops: {names}.") from None

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from orders.imports import ImportFileInvalid, orders_import, records_from_csv, records_from_jsonl
 from orders.models import Shop
-from orders.shops import shop_own
+from orders.shops import ShopNotSaid, shop_default
 
 _READERS = {"csv": records_from_csv, "jsonl": records_from_jsonl}
 _FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -23,12 +23,16 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="Check and count, change nothing.")
         parser.add_argument(
             "--shop",
-            help="The name of the shop whose orders these are (admin: Shops). Default: our own shop.",
+            help="The name of the shop whose orders these are (admin: Shops); needed when there are several.",
         )
 
     def handle(self, *args, file: Path, format: str | None, dry_run: bool, shop: str | None, **options):
         try:
-            into = Shop.objects.get(name=shop) if shop else shop_own()
+            into = Shop.objects.get(name=shop) if shop else shop_default()
+        except ShopNotSaid as several:
+            raise CommandError(
+                f"There are several shops: say which with --shop ({', '.join(several.names)})."
+            ) from None
         except Shop.DoesNotExist:
             names = ", ".join(Shop.objects.values_list("name", flat=True))
             raise CommandError(f"No shop is named {shop!r}. The shops: {names}.") from None
