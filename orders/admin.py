@@ -268,7 +268,7 @@ class ShopAdmin(admin.ModelAdmin):
     shop's orders come from, and its address there, are fixed once it is made: changed, another shop's
     deliveries would come into it."""
 
-    list_display = ["name", "platform", "address", "number_example", "order_count", "created_at"]
+    list_display = ["name", "platform", "address", "numbers_like", "order_count"]
     list_filter = ["platform"]
     search_fields = ["name", "address"]
     fields = ["name", "platform", "address", "number_pattern", "number_example", "created_at"]
@@ -282,6 +282,10 @@ class ShopAdmin(admin.ModelAdmin):
     @admin.display(description="orders", ordering="orders_kept")
     def order_count(self, shop):
         return shop.orders_kept
+
+    @admin.display(description="numbers like", ordering="number_example")
+    def numbers_like(self, shop):
+        return shop.number_example
 
 
 @admin.register(Order)
