@@ -16,7 +16,7 @@ import functools
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TypeVar
 
 from django.conf import settings
@@ -449,11 +449,23 @@ def numbered_re(pattern: str, flags: int = 0) -> Callable[[], re.Pattern]:
     )
 
 
+# What ORDER_NUMBERS answers for: OrderNumbering's public attributes. Any other name a tool probes for
+# (pytest looks for its fixture marker on every name a test module imports) is no attribute, and reads
+# no database: a read while pytest collects opened PostgreSQL's pool on the database before the test one.
+_NUMBERING_NAMES = frozenset(
+    name
+    for name in (*dir(OrderNumbering), *(field.name for field in fields(OrderNumbering)))
+    if not name.startswith("_")
+)
+
+
 class _StoreNumbering:
     """ORDER_NUMBERS: the store's numbering now (order_numbering), attribute by attribute. Read when used,
     never when a module is imported: a shop's shape is the database's."""
 
     def __getattr__(self, name: str):
+        if name not in _NUMBERING_NAMES:
+            raise AttributeError(name)
         return getattr(order_numbering(), name)
 
 

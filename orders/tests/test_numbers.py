@@ -5,9 +5,9 @@ import json
 import pytest
 from django.conf import settings
 
-from orders import checks
+from orders import checks, numbers
 from orders.models import Shop
-from orders.numbers import OrderNumbering
+from orders.numbers import ORDER_NUMBERS, OrderNumbering
 from orders.tests.factories import OrderFactory
 
 DEMO = OrderNumbering(r"BK-[0-9]{4,6}", "BK-10042")
@@ -258,3 +258,17 @@ def test_a_bare_number_nothing_says_is_an_order_s_is_one_to_ask_about(pattern, e
 def test_what_is_asked_about_and_what_is_said_to_be_something_else(text, asked):
     found = DEMO.unsure(text)
     assert (found[0] if found else None) == asked
+
+
+def test_a_name_the_numbering_does_not_have_reads_no_database(monkeypatch):
+    """pytest probes every name a test module imports for its fixture marker: answering must read
+    nothing (a read while collecting opened PostgreSQL's connection pool on the database before the
+    test one, and every worker then migrated that one: CI's PostgreSQL leg failed so)."""
+
+    def read():
+        raise AssertionError("the shops' shapes were read")
+
+    monkeypatch.setattr(numbers, "_shop_shapes", read)
+    numbers.order_numbering_forget()
+    assert not hasattr(ORDER_NUMBERS, "_pytestfixturefunction")
+    assert not hasattr(ORDER_NUMBERS, "__wrapped__")
