@@ -51,7 +51,7 @@ class WebhookEndpointForm(forms.ModelForm):
 
     class Meta:
         model = WebhookEndpoint
-        fields = ["url", "event_types", "description", "is_active"]
+        fields = ["url", "shop", "event_types", "description", "is_active"]
 
     def clean_url(self):
         url = self.cleaned_data["url"].strip()
@@ -66,7 +66,7 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     their events, and turn one off; its deliveries are a click away."""
 
     form = WebhookEndpointForm
-    list_display = ["url", "is_active", "events", "failed", "waiting", "created_at"]
+    list_display = ["url", "shop", "is_active", "events", "failed", "waiting", "created_at"]
     list_filter = ["is_active"]
 
     def get_queryset(self, request):

@@ -31,7 +31,7 @@ from django.utils import timezone
 from standardwebhooks.webhooks import Webhook
 
 from connection.models import DeliveryStatus, WebhookDelivery, WebhookEndpoint
-from orders.models import Event, EventType
+from orders.models import Event, EventType, Shop
 
 logger = logging.getLogger(__name__)
 
@@ -142,9 +142,12 @@ def webhook_url_problem(url: str) -> str | None:
     return webhook_target(url)[1]
 
 
-def webhook_endpoint_create(*, url: str, event_types: list[str], description: str = "") -> WebhookEndpoint:
-    """A new endpoint with its own secret (read it from the result once: it is never shown again).
-    Raises EndpointRefused for a URL Bookly will not send to or an event type it does not have."""
+def webhook_endpoint_create(
+    *, url: str, event_types: list[str], description: str = "", shop: Shop | None = None
+) -> WebhookEndpoint:
+    """A new endpoint with its own secret (read it from the result once: it is never shown again), for
+    `shop`'s orders' events or (None) every shop's. Raises EndpointRefused for a URL Bookly will not
+    send to or an event type it does not have."""
     url = url.strip()
     if problem := webhook_url_problem(url):
         raise EndpointRefused(f"The URL {problem}.")
@@ -154,7 +157,7 @@ def webhook_endpoint_create(*, url: str, event_types: list[str], description: st
             f"Unknown event type {', '.join(unknown)}; the types are {', '.join(EventType.values)}."
         )
     return WebhookEndpoint.objects.create(
-        url=url, event_types=sorted(set(event_types)), description=description
+        url=url, event_types=sorted(set(event_types)), description=description, shop=shop
     )
 
 
@@ -169,7 +172,7 @@ def event_dispatch(*, event_id: int) -> list[int]:
         endpoints = [
             endpoint
             for endpoint in WebhookEndpoint.objects.filter(is_active=True)
-            if endpoint.wants(event.type)
+            if endpoint.wants(event.type, event.shop_id)
         ]
         # ignore_conflicts with the unique (endpoint, event): two dispatchers at once make one each.
         WebhookDelivery.objects.bulk_create(

@@ -33,6 +33,16 @@ class WebhookEndpoint(models.Model):
     # The event types it receives; empty: every type.
     event_types = models.JSONField(default=list, blank=True)
     description = models.CharField(max_length=200, blank=True)
+    # The shop whose orders' events it receives (a backend of that shop); empty: every shop's. Events of
+    # no order's (a conversation handed over) go to every endpoint.
+    shop = models.ForeignKey(
+        "orders.Shop",
+        on_delete=models.PROTECT,
+        related_name="+",
+        null=True,
+        blank=True,
+        help_text="Only this shop's orders' events. Empty: every shop's.",
+    )
     secret = models.CharField(max_length=80, default=_new_secret, editable=False)
     is_active = models.BooleanField("active", default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -44,8 +54,9 @@ class WebhookEndpoint(models.Model):
     def __str__(self):
         return self.url
 
-    def wants(self, event_type: str) -> bool:
-        return not self.event_types or event_type in self.event_types
+    def wants(self, event_type: str, shop_id: int | None = None) -> bool:
+        of_its_shop = self.shop_id is None or shop_id is None or shop_id == self.shop_id
+        return of_its_shop and (not self.event_types or event_type in self.event_types)
 
 
 class DeliveryStatus(models.TextChoices):

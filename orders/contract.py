@@ -275,12 +275,19 @@ class Actor(_Shape):
 
 
 # The event catalogue: each event type's data.
-class ReturnEventData(_Shape):
+class _OfAShop(_Shape):
+    shop: str = Field(
+        description="The name of the shop the order is of (admin: Shops): two shops may each have an order "
+        "of the same number."
+    )
+
+
+class ReturnEventData(_OfAShop):
     return_: Return = Field(alias="return")
     by: Actor
 
 
-class ReturnStatusChangedData(_Shape):
+class ReturnStatusChangedData(_OfAShop):
     return_: Return = Field(alias="return")
     from_status: ReturnStatus
     to_status: ReturnStatus
@@ -288,19 +295,19 @@ class ReturnStatusChangedData(_Shape):
     by: Actor
 
 
-class OrderEventData(_Shape):
+class OrderEventData(_OfAShop):
     order: Order
     by: Actor
     reason: str | None = Field(description="Why, in the customer's words; null when not given.")
 
 
-class OrderAddressChangedData(_Shape):
+class OrderAddressChangedData(_OfAShop):
     order: Order
     previous_address: ShippingAddress | None
     by: Actor
 
 
-class DeliveryCaseEventData(_Shape):
+class DeliveryCaseEventData(_OfAShop):
     case: DeliveryCase
     by: Actor
 

@@ -16,7 +16,7 @@ from django.dispatch import Signal
 from orders.addresses import ShippingAddress
 from orders.contract import event_data_dump
 from orders.intake import address_shape
-from orders.models import DeliveryCase, Event, EventType, Order, OrderChange, ReturnRecord
+from orders.models import DeliveryCase, Event, EventType, Order, OrderChange, ReturnRecord, Shop
 from orders.shapes import actor_shape, change_actor_shape, delivery_case_shape, order_shape, return_shape
 
 # Sent with `event` after the transaction that recorded it commits.
@@ -26,10 +26,13 @@ event_recorded = Signal()
 order_change_requested = Signal()
 
 
-def event_record(*, type: EventType, data: dict[str, object]) -> Event:
+def event_record(*, type: EventType, data: dict[str, object], shop: Shop | None = None) -> Event:
     """Keep an event of a change made in the caller's transaction, its data as the event catalogue
-    (orders.contract) has it: data that is not fails the change, never reaches a receiver."""
-    event = Event.objects.create(type=type, data=event_data_dump(type=type, data=data))
+    (orders.contract) has it: data that is not fails the change, never reaches a receiver. An order's
+    event is its shop's (named in its data): only endpoints for every shop or for that one get it."""
+    if shop is not None:
+        data = {"shop": shop.name, **data}
+    event = Event.objects.create(type=type, shop=shop, data=event_data_dump(type=type, data=data))
     transaction.on_commit(lambda: event_recorded.send(sender=Event, event=event), robust=True)
     return event
 
@@ -42,7 +45,11 @@ def order_change_requested_send(*, change: OrderChange) -> None:
 
 def return_created_event(*, record: ReturnRecord) -> Event:
     by = actor_shape(staff_member=record.created_by, conversation_id=record.conversation_id)
-    return event_record(type=EventType.RETURN_CREATED, data={"return": return_shape(record=record), "by": by})
+    return event_record(
+        type=EventType.RETURN_CREATED,
+        data={"return": return_shape(record=record), "by": by},
+        shop=record.order.shop,
+    )
 
 
 def return_status_changed_event(*, record: ReturnRecord, from_status: str, note: str, changed_by) -> Event:
@@ -55,6 +62,7 @@ def return_status_changed_event(*, record: ReturnRecord, from_status: str, note:
             "note": note,
             "by": actor_shape(staff_member=changed_by, conversation_id=None),
         },
+        shop=record.order.shop,
     )
 
 
@@ -63,6 +71,7 @@ def order_cancelled_event(*, order: Order, change: OrderChange) -> Event:
     return event_record(
         type=EventType.ORDER_CANCELLED,
         data={"order": order_shape(order=order), "by": change_actor_shape(change=change), "reason": None},
+        shop=order.shop,
     )
 
 
@@ -76,6 +85,7 @@ def order_address_changed_event(
             "previous_address": address_shape(address=previous) if previous else None,
             "by": change_actor_shape(change=change),
         },
+        shop=order.shop,
     )
 
 
@@ -84,4 +94,6 @@ def delivery_case_event(*, case: DeliveryCase, type: EventType) -> Event:
         by = actor_shape(staff_member=case.resolved_by, conversation_id=None)
     else:
         by = actor_shape(staff_member=None, conversation_id=case.conversation_id)
-    return event_record(type=type, data={"case": delivery_case_shape(case=case), "by": by})
+    return event_record(
+        type=type, data={"case": delivery_case_shape(case=case), "by": by}, shop=case.order.shop
+    )

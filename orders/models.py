@@ -877,6 +877,9 @@ class Event(models.Model):
 
     public_id = models.CharField(max_length=40, unique=True, default=_event_id, editable=False)
     type = models.CharField(max_length=40, choices=EventType.choices)
+    # The shop of the order it is about: endpoints for another shop do not get it. Empty for an event
+    # of no order's (a conversation handed over) or kept before shops were.
+    shop = models.ForeignKey(Shop, on_delete=models.PROTECT, related_name="+", null=True, blank=True)
     data = models.JSONField()
     occurred_at = models.DateTimeField(default=timezone.now)
     dispatched_at = models.DateTimeField(null=True, blank=True)

@@ -5,6 +5,7 @@ The receiver is a real HTTP server (the `receiver` fixture) and verifies every r
 (the test settings' sync queue); test_worker.py runs them in a real worker process.
 """
 
+import contextlib
 import json
 import re
 import socket
@@ -31,11 +32,12 @@ from connection.deliveries import (
 )
 from connection.models import DeliveryStatus, WebhookDelivery
 from connection.tasks import deliveries_sweep_task
-from orders.models import Event, EventType
+from orders.models import Event, EventType, OrderSource
 from orders.services import (
     order_cancel,
     return_record_create,
 )
+from orders.shops import shop_of_platform
 from orders.tests.factories import OrderFactory, delivered_order, one_change_of_each_kind
 
 TODAY = date(2026, 4, 14)
@@ -128,6 +130,32 @@ def test_an_endpoint_receives_only_the_types_it_chose_and_an_inactive_one_nothin
         order_cancel(order=OrderFactory())
         return_record_create(order=delivered_order(days_ago=5, today=TODAY), reason="Too big", today=TODAY)
     assert [payload["type"] for payload in verified(receiver, returns_only)] == [EventType.RETURN_CREATED]
+
+
+def test_a_shops_endpoint_receives_its_orders_events_alone_each_naming_its_shop(
+    receiver, django_capture_on_commit_callbacks
+):
+    """Two shops may each have an order of one number: a shop's backend gets its own orders' events, an
+    endpoint for every shop gets all, and each event says whose order it is."""
+    ours = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
+    theirs = shop_of_platform(platform=OrderSource.WOOCOMMERCE, address="https://books.example")
+    for_ours = webhook_endpoint_create(url=receiver.url + "/ours", event_types=[], shop=ours)
+    for_all = webhook_endpoint_create(url=receiver.url + "/all", event_types=[])
+    with django_capture_on_commit_callbacks(execute=True):
+        order_cancel(order=OrderFactory(number="BK-40001", shop=ours))
+        order_cancel(order=OrderFactory(number="BK-40001", shop=theirs))
+
+    def signed_for(endpoint) -> list[dict]:  # one receiver, two endpoints: each its own secret's
+        got = []
+        for request in receiver.received:
+            with contextlib.suppress(WebhookVerificationError):
+                got.append(Webhook(endpoint.secret).verify(request.body, request.headers))
+        return got
+
+    assert [(p["data"]["shop"], p["data"]["order"]["number"]) for p in signed_for(for_ours)] == [
+        ("books.myshopify.com", "BK-40001")
+    ]
+    assert sorted(p["data"]["shop"] for p in signed_for(for_all)) == ["books.example", "books.myshopify.com"]
 
 
 def test_an_unknown_event_type_is_refused_by_name():

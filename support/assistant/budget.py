@@ -19,6 +19,7 @@ from ipaddress import ip_address, ip_network
 from django.conf import settings
 from django.core.cache import cache
 
+from orders.numbers import ORDER_NUMBERS
 from support.insight.metrics import IDENTITY_CHECK_LIMITS
 
 logger = logging.getLogger(__name__)
@@ -56,7 +57,11 @@ def _keys(scope: CheckScope) -> dict[CheckLimit, tuple[str, int]]:
     """Each counted scope's cache key (hashed: a number or address is data, not part of a key's syntax)
     and its limit."""
     scopes = {
-        CheckLimit.ORDER: (scope.number.upper(), settings.BOOKLY_FAILED_CHECKS_PER_ORDER),
+        # Every number the given one may be (#1104, 1104, BK-1104 reach the same orders): one count.
+        CheckLimit.ORDER: (
+            "|".join(sorted(form.upper() for form in ORDER_NUMBERS.forms(scope.number))),
+            settings.BOOKLY_FAILED_CHECKS_PER_ORDER,
+        ),
         CheckLimit.CONVERSATION: (str(scope.conversation_id), settings.BOOKLY_FAILED_CHECKS_PER_CONVERSATION),
     }
     if scope.client_address:

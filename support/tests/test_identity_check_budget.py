@@ -8,6 +8,8 @@ import json
 import pytest
 from django.core.cache import caches
 
+from orders.models import OrderSource
+from orders.shops import shop_of_platform
 from support.assistant.budget import CheckLimit, CheckScope, identity_check_failed, identity_checks_spent
 from support.assistant.understanding.wording import CHECKS_SPENT_REPLY
 from support.llm.protocol import OFFER_PERSON, ToolError
@@ -146,3 +148,15 @@ def test_the_built_in_model_says_it_cannot_check_more_and_offers_a_person(
     assert reply == CHECKS_SPENT_REPLY
     assert customer.send("yes please").json()["status"] == "waiting"
     assert OFFER_PERSON in CHECKS_SPENT_REPLY
+
+
+def test_a_number_written_in_another_shops_shape_counts_against_the_same_orders(db, limits):
+    """With a Shopify shop (#1104) beside the demo's, "1104", "#1104" and "BK-1104" reach the same
+    orders: their failed checks are one count, not one per way of writing."""
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
+    shop.number_pattern, shop.number_example = "#[0-9]{4,}", "#1001"
+    shop.save()
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 2
+    identity_check_failed(scope=CheckScope(number="1104", conversation_id=1))
+    identity_check_failed(scope=CheckScope(number="#1104", conversation_id=2))
+    assert identity_checks_spent(scope=CheckScope(number="BK-1104", conversation_id=3)) == CheckLimit.ORDER
