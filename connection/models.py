@@ -117,6 +117,9 @@ class ShopEventOutcome(models.TextChoices):
     UPDATED = "updated", "Order updated"
     UNCHANGED = "unchanged", "Order unchanged"
     REFUSED = "refused", "Refused by the intake"
+    # Its number is not in its shop's shape (a new shop's, not set yet): applied again when staff save
+    # the shop (connection.shop_events.shop_events_retry_shape).
+    OTHER_SHAPE = "other_shape", "Number not in its shop's shape"
     CONFLICT = "conflict", "Would undo a change made here"
     IGNORED = "ignored", "Not an order event Bookly applies"
     FAILED = "failed", "Failed every attempt"

@@ -20,7 +20,14 @@ from connection.shopify.orders import shopify_order
 from connection.shops import connected_shop
 from connection.woocommerce.orders import ORDER_TOPICS as WOOCOMMERCE_ORDER_TOPICS
 from connection.woocommerce.orders import woocommerce_order
-from orders.intake import OrderConflict, OrderRefused, UpsertOutcome, incoming_order_clean, order_upsert
+from orders.intake import (
+    NumberOfAnotherShape,
+    OrderConflict,
+    OrderRefused,
+    UpsertOutcome,
+    incoming_order_clean,
+    order_upsert,
+)
 from orders.models import OrderSource, Shop
 
 logger = logging.getLogger(__name__)
@@ -114,6 +121,8 @@ def _apply(*, event_id: int) -> ShopEvent:
                 event.outcome = _OUTCOMES[outcome]
             except OrderConflict as conflict:
                 event.outcome, event.detail = ShopEventOutcome.CONFLICT, conflict.message
+            except NumberOfAnotherShape as refused:
+                event.outcome, event.detail = ShopEventOutcome.OTHER_SHAPE, str(refused)
             except OrderRefused as refused:
                 event.outcome = ShopEventOutcome.REFUSED
                 event.detail = "; ".join(
@@ -122,6 +131,28 @@ def _apply(*, event_id: int) -> ShopEvent:
         event.applied_at = timezone.now()
         event.save(update_fields=["outcome", "detail", "order_number", "applied_at"])
     return event
+
+
+def shop_events_retry_shape(*, shop_id: int) -> list[int]:
+    """The shop's events refused for their number's shape alone, applied again once staff saved the shop
+    (its shape set): pending and queued, their attempts counted afresh. The ids."""
+    with transaction.atomic():
+        refused = list(
+            ShopEvent.objects.select_for_update()
+            .filter(shop_id=shop_id, outcome=ShopEventOutcome.OTHER_SHAPE)
+            .values_list("pk", flat=True)
+        )
+        ShopEvent.objects.filter(pk__in=refused).update(
+            outcome=ShopEventOutcome.PENDING, applied_at=None, attempts=0, detail=""
+        )
+    for event_id in refused:
+        shop_event_queue(event_id=event_id)
+    return refused
+
+
+def shop_saved(sender, instance, **kwargs) -> None:
+    """orders.Shop's post_save: once the save commits, its deliveries refused for their shape again."""
+    transaction.on_commit(lambda: shop_events_retry_shape(shop_id=instance.pk), robust=True)
 
 
 def shop_events_take_pending() -> list[int]:

@@ -72,6 +72,11 @@ class OrderRefused(Exception):
         self.problems = problems
 
 
+class NumberOfAnotherShape(OrderRefused):
+    """Refused for its number alone, which is not in its shop's shape (a new shop whose shape staff have
+    not set yet): taken once they have."""
+
+
 @dataclass(frozen=True)
 class IncomingOrder:
     """An order as the shop sent it, every field checked."""
@@ -115,6 +120,8 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         order = ShopOrder.model_validate(dict(data))
     except ValidationError as invalid:
         raise OrderRefused(problems + order_problems(error=invalid)) from None
+    if problems and isinstance(number, str) and number.strip():
+        raise NumberOfAnotherShape(problems)  # the order is sound: its number is of no shop's shape yet
     if problems:
         raise OrderRefused(problems)
     return IncomingOrder(
@@ -366,14 +373,8 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource, shop: Shop) ->
     unless a return or a delivery case holds it (OrderRefused: the order is left as it was)."""
     number = shop.numbering.canonical(incoming.number)
     if number is None:  # another shop's shape (or one of the store's before)
-        raise OrderRefused(
-            [
-                {
-                    "field": "number",
-                    "problem": f"must look like {shop.number_example}, the shape of {shop}'s numbers",
-                }
-            ]
-        )
+        problem = f"must look like {shop.number_example}, the shape of {shop}'s numbers"
+        raise NumberOfAnotherShape([{"field": "number", "problem": problem}])
     incoming = replace(incoming, number=number)
     fields = _order_fields(incoming)
     conflict = None

@@ -38,8 +38,8 @@ def _signed(body: bytes, secret: str) -> str:
     return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
 
 
-def _from_shopify(client, capture, *, domain: str, email: str, order_id: int, delivery: str):
-    body = json.dumps({**SHOPIFY, "name": NUMBER, "email": email, "id": order_id}).encode()
+def _from_shopify(client, capture, *, domain: str, email: str, order_id: int, delivery: str, name=NUMBER):
+    body = json.dumps({**SHOPIFY, "name": name, "email": email, "id": order_id}).encode()
     headers = {
         "X-Shopify-Topic": "orders/create",
         "X-Shopify-Webhook-Id": delivery,
@@ -161,3 +161,28 @@ def test_only_the_listed_shops_deliveries_are_taken_and_a_delivery_sent_again_ma
     assert (again.status_code, again.json()["duplicate"]) == (200, True)
     assert shops == {US, "https://books.example/store"}
     assert set(Shop.objects.exclude(platform=OrderSource.FIXTURE).values_list("address", flat=True)) == shops
+
+
+def test_a_new_shops_orders_refused_for_their_shape_are_taken_once_staff_set_its_shape(
+    client, django_capture_on_commit_callbacks
+):
+    """A new shop takes BOOKLY_ORDER_NUMBER_PATTERN's shape (BK- here); Shopify's #1104 is refused for
+    its number alone, kept as such, and applied when staff give the shop its shape: not lost."""
+    capture = django_capture_on_commit_callbacks
+    _from_shopify(
+        client, capture, domain=AU, email="ana@example.com", order_id=1, delivery="s-1", name="#1104"
+    )
+    event = ShopEvent.objects.get()
+    assert (event.outcome, Order.objects.filter(number="#1104").exists()) == (
+        ShopEventOutcome.OTHER_SHAPE,
+        False,
+    )
+
+    shop = Shop.objects.get(address=AU)
+    shop.number_pattern, shop.number_example = "#[0-9]{4,}", "#1001"
+    with capture(execute=True):
+        shop.save()
+
+    event.refresh_from_db()
+    assert event.outcome == ShopEventOutcome.CREATED
+    assert Order.objects.get(number="#1104").shop == shop
