@@ -1,5 +1,5 @@
 """The shops whose orders Bookly answers for (Shop). Nothing to set up: the demo, file imports and store
-API keys use our own shop while it is the only one (shop_default); a platform's shop is made when its
+API keys use our own shop while it is the only one (shop_named); a platform's shop is made when its
 first signed delivery names it; a second store API shop is added in admin."""
 
 from urllib.parse import urlsplit
@@ -42,21 +42,23 @@ def shop_address(*, platform: str, named: str) -> str:
     return f"{url.scheme.lower()}://{url.hostname}{port}{url.path}".rstrip("/")
 
 
-def shop_default() -> Shop:
-    """The shop an import or a new store API key is for when none is named: our own while it is the
-    only shop; else ShopNotSaid (the caller names the shops)."""
+def shop_named(*, name: str | None) -> Shop:
+    """The shop an import or a new store API key is for (`--shop`): the one of that name; when none is
+    named, our own while it is the only shop. ShopNotSaid, in words naming the shops, otherwise."""
     shops = list(Shop.objects.all()[:2])
+    names = ", ".join(Shop.objects.values_list("name", flat=True))
+    if name:
+        try:
+            return Shop.objects.get(name=name)
+        except Shop.DoesNotExist:
+            raise ShopNotSaid(f"No shop is named {name!r}. The shops: {names}.") from None
     if len(shops) > 1:
-        raise ShopNotSaid(list(Shop.objects.values_list("name", flat=True)))
+        raise ShopNotSaid(f"There are several shops: say which with --shop ({names}).")
     return shops[0] if shops else shop_own()
 
 
 class ShopNotSaid(Exception):
-    """Several shops, and none named: `names` are theirs."""
-
-    def __init__(self, names: list[str]):
-        super().__init__(f"There are several shops: name one ({', '.join(names)}).")
-        self.names = names
+    """No shop, or no one shop, is named (the message says which there are)."""
 
 
 def shop_of_platform(*, platform: OrderSource, address: str = "") -> Shop:

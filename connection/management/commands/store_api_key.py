@@ -1,8 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from connection.models import StoreApiKey
-from orders.models import Shop
-from orders.shops import ShopNotSaid, shop_default
+from orders.shops import ShopNotSaid, shop_named
 
 
 class Command(BaseCommand):
@@ -30,14 +29,9 @@ class Command(BaseCommand):
             if not name or len(name) > StoreApiKey._meta.get_field("name").max_length:
                 raise CommandError("Give the key a name of 1 to 50 characters.")
             try:
-                shop = Shop.objects.get(name=options["shop"]) if options["shop"] else shop_default()
-            except ShopNotSaid as several:
-                raise CommandError(
-                    f"There are several shops: say which with --shop ({', '.join(several.names)})."
-                ) from None
-            except Shop.DoesNotExist:
-                names = ", ".join(Shop.objects.values_list("name", flat=True))
-                raise CommandError(f"No shop is named {options['shop']!r}. The shops: {names}.") from None
+                shop = shop_named(name=options["shop"])
+            except ShopNotSaid as unsaid:
+                raise CommandError(str(unsaid)) from None
             api_key, key = StoreApiKey.objects.create_key(name=name, shop=shop)
             self.stdout.write(f"{key}\n")
             self.stderr.write(

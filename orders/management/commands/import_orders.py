@@ -3,8 +3,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandError
 
 from orders.imports import ImportFileInvalid, orders_import, records_from_csv, records_from_jsonl
-from orders.models import Shop
-from orders.shops import ShopNotSaid, shop_default
+from orders.shops import ShopNotSaid, shop_named
 
 _READERS = {"csv": records_from_csv, "jsonl": records_from_jsonl}
 _FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -28,14 +27,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, file: Path, format: str | None, dry_run: bool, shop: str | None, **options):
         try:
-            into = Shop.objects.get(name=shop) if shop else shop_default()
-        except ShopNotSaid as several:
-            raise CommandError(
-                f"There are several shops: say which with --shop ({', '.join(several.names)})."
-            ) from None
-        except Shop.DoesNotExist:
-            names = ", ".join(Shop.objects.values_list("name", flat=True))
-            raise CommandError(f"No shop is named {shop!r}. The shops: {names}.") from None
+            into = shop_named(name=shop)
+        except ShopNotSaid as unsaid:
+            raise CommandError(str(unsaid)) from None
         format = format or _FORMATS.get(file.suffix.lower())
         if format is None:
             raise CommandError("Say --format csv or --format jsonl: the file's extension does not tell.")
