@@ -17,6 +17,17 @@ ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = ROOT / "connection" / "tests" / "platforms"
 
 
+def _delivered(client, capture, order: dict, *, topic: str, delivery: str) -> int:
+    """Shopify's delivery of `order`, signed as Shopify signs it, its work run on commit: the status."""
+    body = json.dumps(order).encode()
+    signature = base64.b64encode(hmac.new(SECRET.encode(), body, hashlib.sha256).digest()).decode()
+    headers = {"X-Shopify-Topic": topic, "X-Shopify-Webhook-Id": delivery, "X-Shopify-Hmac-Sha256": signature}
+    with capture(execute=True):
+        return client.post(
+            "/connect/shopify/webhooks", body, content_type="application/json", headers=headers
+        ).status_code
+
+
 @pytest.mark.django_db
 def test_an_order_in_brazil_from_shopify_is_answered_in_the_chat(
     client, settings, django_capture_on_commit_callbacks
@@ -34,21 +45,8 @@ def test_an_order_in_brazil_from_shopify_is_answered_in_the_chat(
     order["fulfillments"][0].update(
         status="success", shipment_status="in_transit", tracking_company="Correios"
     )
-    body = json.dumps(order).encode()
-    signature = base64.b64encode(hmac.new(SECRET.encode(), body, hashlib.sha256).digest()).decode()
-    headers = {
-        "X-Shopify-Topic": "orders/updated",
-        "X-Shopify-Webhook-Id": "e2e-1",
-        "X-Shopify-Hmac-Sha256": signature,
-    }
-
-    with django_capture_on_commit_callbacks(execute=True):
-        assert (
-            client.post(
-                "/connect/shopify/webhooks", body, content_type="application/json", headers=headers
-            ).status_code
-            == 200
-        )
+    capture = django_capture_on_commit_callbacks
+    assert _delivered(client, capture, order, topic="orders/updated", delivery="e2e-1") == 200
 
     reply = ChatClient().send("where is order BK-11050? bob.norman@hostmail.com").json()["reply"]
     assert "BK-11050" in reply and "shipped" in reply and "1Z2345" in reply
@@ -86,18 +84,8 @@ def test_an_order_shopify_ships_in_parts_is_answered_parcel_by_parcel(
              "created_at": "2026-04-09T10:00:00-04:00", "updated_at": "2026-04-09T10:00:00-04:00"},
         ],
     )  # fmt: skip
-    body = json.dumps(order).encode()
-    signature = base64.b64encode(hmac.new(SECRET.encode(), body, hashlib.sha256).digest()).decode()
-    headers = {
-        "X-Shopify-Topic": "orders/updated",
-        "X-Shopify-Webhook-Id": "e2e-2",
-        "X-Shopify-Hmac-Sha256": signature,
-    }
-    with django_capture_on_commit_callbacks(execute=True):
-        response = client.post(
-            "/connect/shopify/webhooks", body, content_type="application/json", headers=headers
-        )
-        assert response.status_code == 200
+    capture = django_capture_on_commit_callbacks
+    assert _delivered(client, capture, order, topic="orders/updated", delivery="e2e-2") == 200
 
     reply = ChatClient().send("where is order BK-11051? bob.norman@hostmail.com").json()["reply"]
     assert (
@@ -181,15 +169,8 @@ def test_shopifys_test_notification_order_its_voided_payment_and_its_discount_ar
         total_discounts="10.00",
         updated_at="2026-04-10T12:00:00-05:00",
     )
-    body = json.dumps(order).encode()
-    signature = base64.b64encode(hmac.new(SECRET.encode(), body, hashlib.sha256).digest()).decode()
-    headers = {"X-Shopify-Topic": "orders/cancelled", "X-Shopify-Webhook-Id": "e2e-void",
-               "X-Shopify-Hmac-Sha256": signature}  # fmt: skip
-    with django_capture_on_commit_callbacks(execute=True):
-        answer = client.post(
-            "/connect/shopify/webhooks", body, content_type="application/json", headers=headers
-        )
-    assert answer.status_code == 200
+    capture = django_capture_on_commit_callbacks
+    assert _delivered(client, capture, order, topic="orders/cancelled", delivery="e2e-void") == 200
 
     chat = ChatClient()
     charged = chat.send("was I charged for order BK-11060? bob.norman@hostmail.com").json()["reply"]
