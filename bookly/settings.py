@@ -28,6 +28,13 @@ if not SECRET_KEY:
         # SystemExit prints one line instead of a settings traceback.
         raise SystemExit("bookly: DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off (see .env.example).")
     SECRET_KEY = "django-insecure-debug-only-key"  # noqa: S105 - debug only
+# Former secret keys, while sessions, signed links and the shops' stored credentials made with one still
+# count: a key is rotated by moving the old one here.
+SECRET_KEY_FALLBACKS = env.list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
+# The salt the shops' stored credentials' key is derived with from SECRET_KEY (connection.ShopConnection,
+# django-fernet-encrypted-fields); not a secret: the key is SECRET_KEY's. Several, newest first, while
+# credentials saved with an older one are read.
+SALT_KEY = env.list("BOOKLY_CREDENTIALS_SALT", default=["bookly-shop-credentials"])
 
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 

@@ -11,7 +11,9 @@ from rest_framework_api_key.models import APIKey
 from connection.deliveries import delivery_send_again, event_body, webhook_url_problem
 from connection.models import (
     DeliveryStatus,
+    ShopConnection,
     ShopEvent,
+    ShopPlatform,
     ShopWrite,
     StoreApiKey,
     WebhookDelivery,
@@ -19,11 +21,66 @@ from connection.models import (
 )
 from connection.selectors import webhook_endpoint_list_with_counts
 from connection.tasks import deliveries_queue
-from orders.admin import ReadOnlyModelAdmin
-from orders.models import EventType
+from orders.admin import ReadOnlyModelAdmin, ShopAdmin
+from orders.models import EventType, Shop
 
 # The library's own key model is unused: the store API takes only StoreApiKey.
 admin.site.unregister(APIKey)
+
+_SECRETS = ("webhook_secret", "access_token", "consumer_key", "consumer_secret")
+
+
+class ShopConnectionForm(forms.ModelForm):
+    """The shop's credentials, typed in and never shown again: a blank field keeps what is kept."""
+
+    api_url = ShopConnection._meta.get_field("api_url").formfield(assume_scheme="https")
+
+    class Meta:
+        model = ShopConnection
+        fields = [*_SECRETS, "api_url", "write_back"]
+        widgets = {
+            name: forms.PasswordInput(render_value=False, attrs={"autocomplete": "new-password"})
+            for name in _SECRETS
+        }
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in _SECRETS:
+            field = self.fields[name]
+            kept = self.instance.pk is not None and bool(getattr(self.instance, name))
+            said = "Set: blank keeps it, another replaces it." if kept else "Not set."
+            field.help_text = f"{said} {field.help_text}".strip()
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in _SECRETS:
+            if not cleaned.get(name) and self.instance.pk is not None:
+                cleaned[name] = getattr(self.instance, name)  # as kept: the form has not touched it yet
+        return cleaned
+
+
+class ShopConnectionInline(admin.StackedInline):
+    """A Shopify or WooCommerce shop's own app or key (a business with several shops): superusers only
+    (its permission); the settings' credentials serve a shop that has none."""
+
+    model = ShopConnection
+    form = ShopConnectionForm
+    extra = 0
+    max_num = 1
+    verbose_name_plural = "connection (this shop's own credentials, when the settings' are another shop's)"
+
+
+admin.site.unregister(Shop)
+
+
+@admin.register(Shop)
+class ConnectedShopAdmin(ShopAdmin):
+    """The shops' page, with each platform shop's own credentials."""
+
+    inlines = [ShopConnectionInline]
+
+    def get_inlines(self, request, obj):
+        return [] if obj is not None and obj.platform not in ShopPlatform.values else self.inlines
 
 
 @admin.register(StoreApiKey)

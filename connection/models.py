@@ -1,9 +1,15 @@
 import base64
+import re
 import secrets
 
-from django.db import models
+from django.core.exceptions import ObjectDoesNotExist, ValidationError
+from django.db import models, transaction
 from django.utils import timezone
+from encrypted_fields.fields import EncryptedCharField
 from rest_framework_api_key.models import AbstractAPIKey
+
+from connection.platform_http import PlatformError, platform_address
+from orders.shops import shop_writes_back_set
 
 
 class StoreApiKey(AbstractAPIKey):
@@ -107,6 +113,99 @@ class ShopPlatform(models.TextChoices):
 
     SHOPIFY = "shopify", "Shopify"
     WOOCOMMERCE = "woocommerce", "WooCommerce"
+
+
+# How a stored credential that no key here opens reads (django-fernet-encrypted-fields gives back the
+# token itself): a Fernet token, base64 of version byte 0x80 and the rest.
+FERNET_TOKEN_RE = re.compile(r"gAAAAA[A-Za-z0-9_-]{50,}={0,2}")
+
+
+class ShopConnection(models.Model):
+    """One shop's own platform credentials, for a business whose shops each have their own app or key (two
+    Shopify shops, a second WooCommerce site): its deliveries are checked with its own webhook secret
+    alone, and its orders read (shop_sync) and written back with its own key. A shop without one uses the
+    settings' (SHOPIFY_*, WOOCOMMERCE_*) when they are for it. Kept encrypted in the database (Fernet,
+    with a key derived from SECRET_KEY: django-fernet-encrypted-fields); never shown again once saved."""
+
+    shop = models.OneToOneField("orders.Shop", on_delete=models.CASCADE, related_name="connection")
+    # Shopify: the client secret of the shop's app; WooCommerce: the secret typed into its webhooks.
+    webhook_secret = EncryptedCharField(
+        max_length=200, null=True, blank=True,
+        help_text="Shopify: the app's client secret. WooCommerce: the secret given to its webhooks.",
+    )  # fmt: skip
+    # Shopify's Admin API access token (read_orders; write_orders to write back).
+    access_token = EncryptedCharField(
+        "Admin API access token (Shopify)", max_length=200, null=True, blank=True
+    )
+    # WooCommerce's REST API key (Read; Read/Write to write back).
+    consumer_key = EncryptedCharField("consumer key (WooCommerce)", max_length=200, null=True, blank=True)
+    consumer_secret = EncryptedCharField(
+        "consumer secret (WooCommerce)", max_length=200, null=True, blank=True
+    )
+    api_url = models.URLField(
+        "API address", max_length=300, blank=True,
+        help_text="Only when it is not the shop's own: Shopify's Admin API "
+        "(https://<shop>/admin/api/<version>) behind a proxy; WooCommerce's site at another address.",
+    )  # fmt: skip
+    write_back = models.BooleanField(
+        "changes made in the shop first",
+        default=False,
+        help_text="A cancellation or an address change asked in Bookly is made in the shop through this "
+        "key before the customer is told it is done (Shopify write_orders, WooCommerce Read/Write).",
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name = "connection"
+
+    def __str__(self):
+        return f"{self.shop}'s connection"
+
+    def save(self, *args, **kwargs):
+        with transaction.atomic():
+            super().save(*args, **kwargs)
+            shop_writes_back_set(shop=self.shop, writes_back=self.write_back and self.has_api_key)
+
+    def delete(self, *args, **kwargs):
+        with transaction.atomic():
+            shop_writes_back_set(shop=self.shop, writes_back=None)
+            return super().delete(*args, **kwargs)
+
+    def clean(self):
+        try:
+            platform = self.shop.platform  # in admin, the shop being added with it, not saved yet
+        except ObjectDoesNotExist:
+            platform = ""
+        if platform not in ShopPlatform.values:
+            raise ValidationError("Only a Shopify or WooCommerce shop is connected with credentials.")
+        others = (
+            ("consumer_key", "consumer_secret") if platform == ShopPlatform.SHOPIFY else ("access_token",)
+        )
+        if wrong := [field for field in others if getattr(self, field)]:
+            label = ShopPlatform(platform).label
+            raise ValidationError({field: f"A {label} shop has no such key." for field in wrong})
+        if self.api_url:
+            try:
+                platform_address(self.api_url, "The API address")
+            except PlatformError as error:
+                raise ValidationError({"api_url": f"{error}."}) from None
+        if self.write_back and not self.has_api_key:
+            raise ValidationError(
+                {"write_back": "Changes are made in the shop through its key: add the key."}
+            )
+
+    @property
+    def has_api_key(self) -> bool:
+        """Whether it holds a key for the shop's API (Shopify's token, or WooCommerce's key and secret)."""
+        return bool(self.access_token or (self.consumer_key and self.consumer_secret))
+
+    def unreadable(self) -> list[str]:
+        """The credentials no key here opens (SECRET_KEY changed without SECRET_KEY_FALLBACKS)."""
+        return [
+            field
+            for field in ("webhook_secret", "access_token", "consumer_key", "consumer_secret")
+            if FERNET_TOKEN_RE.fullmatch(getattr(self, field) or "")
+        ]
 
 
 class ShopEventOutcome(models.TextChoices):

@@ -4,11 +4,11 @@ task queue (connection.shop_events). Shopify waits five seconds, retries, and dr
 keeps failing; WooCommerce disables a webhook after repeated failures."""
 
 import hashlib
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -17,8 +17,16 @@ from connection.models import ShopEvent, ShopPlatform
 from connection.payloads import platform_json_loads
 from connection.shop_events import shop_event_receive
 from connection.shopify.signature import shopify_signature_valid
-from connection.shops import delivery_allowed, shop_of_delivery
+from connection.shops import (
+    CredentialsUnreadable,
+    delivery_allowed,
+    delivery_secret,
+    shop_known,
+    shop_of_delivery,
+)
 from connection.woocommerce.signature import woocommerce_signature_valid
+
+logger = logging.getLogger(__name__)
 
 _MAX_ID = 100
 # What WooCommerce posts, unsigned, when a webhook is saved: the address must answer 2xx to be kept.
@@ -74,13 +82,19 @@ def _error(code: str, message: str, status: int) -> JsonResponse:
 
 
 def _receive(request, platform: _Platform, *, shop_named: str) -> JsonResponse:
-    secret = getattr(settings, platform.secret_setting)
+    known = shop_known(platform=platform.platform, named=shop_named)
+    try:
+        secret, own = delivery_secret(platform=platform.platform, shop=known)
+    except CredentialsUnreadable as error:
+        logger.error("%s delivery not taken: %s", platform.platform, error)
+        # 503: the platform sends it again, and it is taken once the operator set the key back.
+        return _error("credentials_unreadable", "This shop's webhook secret cannot be read here now.", 503)
     label = ShopPlatform(platform.platform).label
     if not secret:
         return _error(
             "not_connected", f"This store is not connected to {label} ({platform.secret_setting}).", 404
         )
-    if not delivery_allowed(platform=platform.platform, named=shop_named):
+    if not own and not delivery_allowed(platform=platform.platform, named=shop_named):
         # An app installed in several shops signs every shop's deliveries with one secret.
         return _error("another_shop", "This store takes only its own shops' deliveries.", 403)
     try:

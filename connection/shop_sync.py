@@ -11,10 +11,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from connection.models import ShopEventOutcome, ShopPlatform
-from connection.platform_http import PlatformError
 from connection.shop_events import shop_event_apply, shop_event_receive
 from connection.shopify.listing import shopify_client, shopify_order_pages
-from connection.shops import connected_shop
+from connection.shops import shop_key
 from connection.woocommerce.listing import woocommerce_client, woocommerce_order_pages
 from orders.models import Shop
 
@@ -47,23 +46,18 @@ class SyncReport:
 
 def shop_sync(
     *,
-    platform: str,
+    shop: Shop,
     since: datetime,
     sleep: Callable[[float], None] = time.sleep,
     progress: Callable[[SyncReport], None] = lambda report: None,
 ) -> SyncReport:
-    """Every order of the platform's list changed since `since`, applied to the shop its credentials
-    reach; `progress` after each."""
+    """Every order of the shop's list changed since `since`, read with its own key (connection.shops.
+    shop_key) and applied to it; `progress` after each."""
+    key = shop_key(shop=shop)  # refused for a shop no key here reaches (or of no platform)
+    platform = ShopPlatform(shop.platform)
     make_client, pages, topic, changed = _PLATFORMS[platform]
-    shop = connected_shop(platform=platform)
-    if shop is None:
-        raise PlatformError(
-            f"{ShopPlatform(platform).label} has several shops here: set the address of the one the "
-            "credentials are for (SHOPIFY_SHOP_DOMAIN)",
-            status=400,
-        )
     report = SyncReport()
-    client, base = make_client()
+    client, base = make_client(key=key)
     with client:
         for page in pages(client=client, base=base, since=since, sleep=sleep):
             report.total = page.total if page.total is not None else report.total

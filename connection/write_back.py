@@ -23,7 +23,7 @@ from connection.models import ShopPlatform, ShopWrite, ShopWriteOutcome
 from connection.platform_http import PlatformError, platform_budget
 from connection.shopify.changes import shopify_change_write
 from connection.shopify.listing import shopify_client
-from connection.shops import connected_shop
+from connection.shops import shop_key
 from connection.woocommerce.changes import woocommerce_change_write
 from connection.woocommerce.listing import woocommerce_client
 from orders.models import OrderChange, OrderChangeKind, OrderChangeState, OrderSource, OrderStatus
@@ -101,21 +101,15 @@ def shop_write_attempt(
         write.attempts == SHOP_WRITE_ATTEMPTS and write.next_attempt_at <= now
     ):
         return _not_made(write, write.answer or "no answer (the attempt was stopped)", refused=False, now=now)
-    change = OrderChange.objects.select_related("order").get(pk=write.change_id)
+    change = OrderChange.objects.select_related("order__shop").get(pk=write.change_id)
     order = change.order
     try:
         if order.source not in _WRITERS or not order.shop_order_id:
             raise PlatformError(
                 f"order {order.number} is not kept by a shop platform Bookly writes to", status=400
             )
-        reached = connected_shop(platform=_WRITERS[order.source][0])
-        if reached is None or reached.pk != order.shop_id:
-            # The credentials are another shop's: its order of the same id would be changed instead.
-            raise PlatformError(
-                f"order {order.number} is {order.shop}'s, and the {order.get_source_display()} "
-                "credentials configured here are another shop's",
-                status=400,
-            )
+        # Its own shop's key, never another's: that shop's order of the same id would be changed instead.
+        key = shop_key(shop=order.shop)
         if order.status == OrderStatus.CANCELLED and change.kind == OrderChangeKind.CANCELLED:
             pass  # the shop cancelled it itself meanwhile (its webhook came first): made
         elif order.status != OrderStatus.PROCESSING:
@@ -128,7 +122,7 @@ def shop_write_attempt(
             )
         else:
             _, client_of, write_change = _WRITERS[order.source]
-            client, base = client_of()
+            client, base = client_of(key=key)
             with client, platform_budget(_attempt_seconds()):
                 write_change(client=client, base=base, order=order, change=change, sleep=sleep)
         with transaction.atomic():

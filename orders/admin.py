@@ -42,6 +42,7 @@ from orders.services import (
     return_record_create,
     return_record_set_status,
 )
+from orders.shops import shop_address
 from store.clock import store_today
 from store.text import text_multi_line, text_single_line
 
@@ -261,6 +262,25 @@ class ShopChangeFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ShopForm(forms.ModelForm):
+    class Meta:
+        model = Shop
+        fields = ["name", "platform", "address", "number_pattern", "number_example"]
+
+    def clean_address(self):
+        """As a delivery names the shop (orders.shops.shop_address), so that its deliveries find it."""
+        named = self.cleaned_data.get("address", "")
+        platform = self.cleaned_data.get("platform") or self.instance.platform
+        if not named or platform not in (OrderSource.SHOPIFY, OrderSource.WOOCOMMERCE):
+            return named
+        if not (address := shop_address(platform=platform, named=named)):
+            raise forms.ValidationError(
+                "A Shopify shop's address is its myshopify.com domain; a WooCommerce site's, its web "
+                "address (https://…)."
+            )
+        return address
+
+
 @admin.register(Shop)
 class ShopAdmin(admin.ModelAdmin):
     """The shops whose orders Bookly answers for: a platform's is made by its first signed delivery, others
@@ -268,6 +288,7 @@ class ShopAdmin(admin.ModelAdmin):
     shop's orders come from, and its address there, are fixed once it is made: changed, another shop's
     deliveries would come into it."""
 
+    form = ShopForm
     list_display = ["name", "platform", "address", "numbers_like", "order_count"]
     list_filter = ["platform"]
     search_fields = ["name", "address"]

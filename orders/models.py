@@ -217,6 +217,10 @@ class Shop(models.Model):
     # Its address on the platform, as its connector writes it: Shopify's
     # "example.myshopify.com", WooCommerce's site address ("https://books.example"); blank otherwise.
     address = models.CharField(max_length=200, blank=True)
+    # Whether a change asked in Bookly of this shop's orders is made in the shop first. Unset: as the
+    # settings say for its platform (settings.BOOKLY_CHANGES_THROUGH_SHOP); set by the shop's own
+    # connection, when it has one (a key of its own, which may write or only read).
+    writes_back = models.BooleanField(null=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

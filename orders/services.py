@@ -319,8 +319,12 @@ def _locked_for_change(order: Order, kind: OrderChangeKind) -> Order:
 
 def order_changes_through_shop(*, order: Order) -> bool:
     """Whether a change of this order is made in the shop first: a platform sent it (with its id) and
-    that platform's changes go through it (settings.BOOKLY_CHANGES_THROUGH_SHOP)."""
-    return bool(order.shop_order_id) and order.source in settings.BOOKLY_CHANGES_THROUGH_SHOP
+    its shop's changes go through it (the shop's own connection says so, else the settings say so of the
+    platform: settings.BOOKLY_CHANGES_THROUGH_SHOP)."""
+    if not order.shop_order_id:
+        return False
+    own = order.shop.writes_back
+    return own if own is not None else order.source in settings.BOOKLY_CHANGES_THROUGH_SHOP
 
 
 def _recorded(locked: Order, **fields) -> OrderChange:

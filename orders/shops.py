@@ -99,3 +99,11 @@ def _free_name(platform: OrderSource, address: str) -> str:
         count += 1
         name = f"{base} {count}"
     return name
+
+
+def shop_writes_back_set(*, shop: Shop, writes_back: bool | None) -> None:
+    """Whether changes of the shop's orders are made in the shop first, as its own connection says
+    (None: it has none, and the settings say so of its platform)."""
+    with transaction.atomic():
+        Shop.objects.filter(pk=shop.pk).update(writes_back=writes_back)
+    shop.writes_back = writes_back

@@ -10,19 +10,18 @@ from collections.abc import Iterator
 from datetime import datetime
 
 import httpx2 as httpx
-from django.conf import settings
 
 from connection.platform_http import (
     Page,
     PlatformError,
     page_limit,
     pages_past_limit,
-    platform_address,
     platform_client,
     platform_get,
     platform_json,
     platform_next_page,
 )
+from connection.shops import ShopKey
 
 PAGE_SIZE = 250
 # When this share of the bucket is used, wait for it to drain a little (2 calls a second come back).
@@ -37,14 +36,9 @@ def _pace(response: httpx.Response) -> float:
         return 0.0
 
 
-def shopify_client() -> tuple[httpx.Client, str]:
+def shopify_client(*, key: ShopKey) -> tuple[httpx.Client, str]:
     """A client with the shop's Admin API token, and the Admin API's base address."""
-    domain = next(iter(settings.SHOPIFY_SHOP_DOMAIN.split()), "")  # the first listed: the token's shop
-    base = platform_address(
-        settings.SHOPIFY_ADMIN_API_URL or f"https://{domain}/admin/api/{settings.SHOPIFY_API_VERSION}",
-        "SHOPIFY_ADMIN_API_URL",
-    )
-    return platform_client(headers={"X-Shopify-Access-Token": settings.SHOPIFY_ADMIN_ACCESS_TOKEN}), base
+    return platform_client(headers={"X-Shopify-Access-Token": key.token}), key.address
 
 
 def shopify_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:

@@ -1,5 +1,8 @@
+import contextlib
+import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -41,6 +44,36 @@ def loopback():
     for server in servers:
         server.shutdown()
         server.server_close()
+
+
+@pytest.fixture
+def json_api(loopback):
+    """Serves a platform's JSON API on 127.0.0.1: json_api(answer) gives its address, where
+    answer(method, path, headers, body) is (status, JSON body, headers) for each request."""
+
+    def serve(answer: Callable[[str, str, dict, object], tuple[int, object, dict]]) -> str:
+        class Handler(BaseHTTPRequestHandler):
+            def _answer(self):
+                length = int(self.headers.get("content-length", 0))
+                body = json.loads(self.rfile.read(length)) if length else None
+                status, said, headers = answer(self.command, self.path, dict(self.headers.items()), body)
+                data = json.dumps(said).encode()
+                self.send_response(status)
+                for name, value in {**headers, "Content-Type": "application/json"}.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                with contextlib.suppress(OSError):  # Bookly hung up on a stalled answer
+                    self.wfile.write(data)
+
+            do_GET = do_POST = do_PUT = _answer
+
+            def log_message(self, *args):
+                pass
+
+        return loopback(Handler)
+
+    return serve
 
 
 @pytest.fixture

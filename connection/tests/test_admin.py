@@ -5,6 +5,7 @@ from standardwebhooks.webhooks import Webhook
 
 from connection.models import (
     DeliveryStatus,
+    ShopConnection,
     ShopEvent,
     ShopEventOutcome,
     ShopWrite,
@@ -12,7 +13,7 @@ from connection.models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
-from orders.models import OrderSource
+from orders.models import OrderSource, Shop
 from orders.services import order_cancel, order_change_shop_failed
 from orders.shops import shop_of_platform, shop_own
 from orders.tests.factories import OrderFactory
@@ -168,3 +169,64 @@ def test_an_operator_reads_each_write_to_the_shop(superuser_client, shop_not_mad
     assert "BK-61001" in listed and "Cannot cancel a fulfilled order" in listed
     assert superuser_client.get(f"/admin/connection/shopwrite/{shop_not_made.pk}/change/").status_code == 200
     assert superuser_client.post(f"/admin/connection/shopwrite/{shop_not_made.pk}/delete/").status_code == 403
+
+
+def _shop_form(**fields) -> dict:
+    """The shop's page as posted, with its connection (one form)."""
+    base = {"name": "Books US", "number_pattern": "BK-[0-9]{4,6}", "number_example": "BK-10042"}
+    management = {
+        "connection-TOTAL_FORMS": "1",
+        "connection-MAX_NUM_FORMS": "1",
+        "connection-MIN_NUM_FORMS": "0",
+    }
+    return {**base, **management, **fields}
+
+
+def test_a_superuser_connects_a_second_shop_with_its_own_keys_never_shown_again(superuser_client):
+    added = superuser_client.post(
+        "/admin/orders/shop/add/",
+        _shop_form(
+            platform="shopify", address=" Books-US.myshopify.com ", **{"connection-INITIAL_FORMS": "0"},
+            **{"connection-0-webhook_secret": "shpss_us_app", "connection-0-access_token": "shpat_us_token",
+               "connection-0-write_back": "on"},
+        ),
+    )  # fmt: skip
+    assert added.status_code == 302
+    shop = Shop.objects.get(address="books-us.myshopify.com")
+    own = ShopConnection.objects.get(shop=shop)
+    assert (own.webhook_secret, own.access_token, shop.writes_back) == (
+        "shpss_us_app",
+        "shpat_us_token",
+        True,
+    )
+
+    page = superuser_client.get(f"/admin/orders/shop/{shop.pk}/change/").content.decode()
+    assert "shpss_us_app" not in page and "shpat_us_token" not in page
+    assert page.count("Set: blank keeps it") == 2
+
+    kept = superuser_client.post(
+        f"/admin/orders/shop/{shop.pk}/change/",
+        _shop_form(
+            **{"connection-INITIAL_FORMS": "1", "connection-0-id": own.pk, "connection-0-shop": shop.pk,
+               "connection-0-access_token": "shpat_new", "connection-0-write_back": "on"},
+        ),
+    )  # fmt: skip
+    assert kept.status_code == 302
+    own.refresh_from_db()
+    assert (own.webhook_secret, own.access_token) == ("shpss_us_app", "shpat_new")
+
+    refused = superuser_client.post(
+        f"/admin/orders/shop/{shop.pk}/change/",
+        _shop_form(
+            **{"connection-INITIAL_FORMS": "1", "connection-0-id": own.pk, "connection-0-shop": shop.pk,
+               "connection-0-consumer_key": "ck_woo"},
+        ),
+    )  # fmt: skip
+    assert "A Shopify shop has no such key." in refused.content.decode()
+
+
+def test_support_staff_never_see_a_shops_connection(staff_client):
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books-us.myshopify.com")
+    ShopConnection.objects.create(shop=shop, webhook_secret="shpss_us_app")
+    page = staff_client.get(f"/admin/orders/shop/{shop.pk}/change/").content.decode()
+    assert "books-us.myshopify.com" in page and "webhook_secret" not in page

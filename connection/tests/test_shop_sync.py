@@ -22,6 +22,7 @@ from connection import platform_http
 from connection.models import ShopEvent, ShopEventOutcome
 from connection.platform_http import PlatformError
 from connection.shop_sync import shop_sync
+from connection.shops import connected_shop
 from orders.models import Order, OrderSource
 
 PLATFORMS = Path(__file__).with_name("platforms")
@@ -137,10 +138,15 @@ def woocommerce(platform, settings):
     return platform
 
 
+def _sync(**given):
+    """The Shopify shop's sync, read with the settings' key."""
+    return shop_sync(shop=connected_shop(platform="shopify"), since=SINCE, **given)
+
+
 def test_shopify_s_orders_are_read_page_by_page_within_its_limits(shopify):
     waited = []
 
-    report = shop_sync(platform="shopify", since=SINCE, sleep=waited.append)
+    report = _sync(sleep=waited.append)
 
     assert report.outcomes == {ShopEventOutcome.CREATED: 3} and report.total == 3
     orders = Order.objects.filter(source=OrderSource.SHOPIFY).order_by("number")
@@ -159,7 +165,7 @@ def test_a_429_waits_what_shopify_asks_and_is_tried_again(shopify):
     shopify.failures = [(429, {"Retry-After": "2.0"})]
     waited = []
 
-    report = shop_sync(platform="shopify", since=SINCE, sleep=waited.append)
+    report = _sync(sleep=waited.append)
 
     assert report.outcomes == {ShopEventOutcome.CREATED: 3}
     assert waited[0] == 2.0
@@ -167,9 +173,9 @@ def test_a_429_waits_what_shopify_asks_and_is_tried_again(shopify):
 
 
 def test_run_again_what_was_received_is_skipped(shopify):
-    shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    _sync(sleep=lambda seconds: None)
 
-    again = shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    again = _sync(sleep=lambda seconds: None)
 
     assert again.already == 3 and not again.outcomes
     assert ShopEvent.objects.count() == 3
@@ -178,7 +184,7 @@ def test_run_again_what_was_received_is_skipped(shopify):
 def test_woocommerce_s_orders_are_read_page_by_page_with_its_key(woocommerce, capsys):
     call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
 
-    assert "3 orders read from WooCommerce: 3 order created; 0 already received." in capsys.readouterr().out
+    assert "(WooCommerce): 3 order created; 0 already received." in capsys.readouterr().out
     assert Order.objects.filter(source=OrderSource.WOOCOMMERCE).count() == 3
     queries = [query for _, query, _ in woocommerce.requests]
     assert [query["page"] for query in queries] == ["1", "2"]
@@ -193,7 +199,7 @@ def test_woocommerce_s_orders_are_read_page_by_page_with_its_key(woocommerce, ca
 def test_a_platform_that_refuses_stops_the_sync_with_its_answer(shopify):
     shopify.failures = [(401, {})]
 
-    with pytest.raises(CommandError, match=r"Shopify stopped the sync: .* answered 401.*Run it again"):
+    with pytest.raises(CommandError, match=r"\(Shopify\): the sync stopped: .* answered 401.*Run it again"):
         call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
     assert not Order.objects.exists()
 
@@ -221,9 +227,9 @@ def test_one_order_that_fails_stops_no_other_and_is_applied_on_the_next_run(shop
 
     failing_once.failed = False
     monkeypatch.setattr(sync, "shop_event_apply", failing_once)
-    first = shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    first = _sync(sleep=lambda seconds: None)
     assert (first.failed, first.outcomes) == (1, {ShopEventOutcome.CREATED: 2})
-    again = shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+    again = _sync(sleep=lambda seconds: None)
     assert (again.already, again.outcomes) == (2, {ShopEventOutcome.CREATED: 1})
     assert Order.objects.count() == 3
 
@@ -232,9 +238,7 @@ def test_one_order_that_fails_stops_no_other_and_is_applied_on_the_next_run(shop
 def test_a_retry_after_as_a_date_or_as_nonsense_still_waits_and_tries_again(shopify, retry_after):
     shopify.failures = [(503, {"Retry-After": retry_after})]
     waited = []
-    assert shop_sync(platform="shopify", since=SINCE, sleep=waited.append).outcomes == {
-        ShopEventOutcome.CREATED: 3
-    }
+    assert _sync(sleep=waited.append).outcomes == {ShopEventOutcome.CREATED: 3}
     assert waited[0] in (0.0, 1.0)  # a date gone by: no wait; nonsense: the back-off's first second
 
 
@@ -278,7 +282,7 @@ def test_a_next_page_already_read_stops_the_sync(shopify):
     with pytest.raises(
         PlatformError, match=r"as the next page one already read .*page-2.*go round in a loop"
     ):
-        shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+        _sync(sleep=lambda seconds: None)
     assert len(shopify.requests) == 3  # the count, the first page, the second
     assert Order.objects.count() == 2
 
@@ -294,7 +298,7 @@ def test_shopify_s_pages_are_read_no_further_than_its_count_needs(shopify):
     shopify.links = link
 
     with pytest.raises(PlatformError, match=r"stopped after 11 pages of 250 orders.*counted 3 orders"):
-        shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+        _sync(sleep=lambda seconds: None)
     assert len(shopify.requests) == 1 + 1 + platform_http.PAGES_SLACK
 
 
@@ -314,5 +318,5 @@ def test_a_page_trickled_a_byte_at_a_time_stops_the_sync_at_the_deadline(shopify
     started = time.monotonic()
 
     with pytest.raises(PlatformError, match=r"orders.json: no whole answer within 1 seconds, at each of 2"):
-        shop_sync(platform="shopify", since=SINCE, sleep=lambda seconds: None)
+        _sync(sleep=lambda seconds: None)
     assert time.monotonic() - started < 3.5

@@ -6,17 +6,24 @@ import base64
 import hashlib
 import hmac
 import json
+from dataclasses import dataclass, field
 from io import StringIO
+from urllib.parse import urlsplit
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
 
-from connection.models import ShopEvent, ShopEventOutcome
+from connection.models import ShopConnection, ShopEvent, ShopEventOutcome
+from connection.shops import CredentialsUnreadable, shop_key
 from connection.tests.test_shopify_webhooks import SHOPIFY
 from connection.tests.test_woocommerce_webhooks import BRAZIL
-from orders.models import Order, OrderSource, Shop
+from orders.models import Order, OrderChangeState, OrderSource, Shop
 from orders.selectors import order_get_for_customer
+from orders.services import order_cancel, order_changes_through_shop
+from orders.shops import shop_of_platform
+from orders.tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -38,12 +45,22 @@ def _signed(body: bytes, secret: str) -> str:
     return base64.b64encode(hmac.new(secret.encode(), body, hashlib.sha256).digest()).decode()
 
 
-def _from_shopify(client, capture, *, domain: str, email: str, order_id: int, delivery: str, name=NUMBER):
+def _from_shopify(
+    client,
+    capture,
+    *,
+    domain: str,
+    email: str,
+    order_id: int,
+    delivery: str,
+    name=NUMBER,
+    secret=SHOPIFY_SECRET,
+):
     body = json.dumps({**SHOPIFY, "name": name, "email": email, "id": order_id}).encode()
     headers = {
         "X-Shopify-Topic": "orders/create",
         "X-Shopify-Webhook-Id": delivery,
-        "X-Shopify-Hmac-Sha256": _signed(body, SHOPIFY_SECRET),
+        "X-Shopify-Hmac-Sha256": _signed(body, secret),
         "X-Shopify-Shop-Domain": domain,
     }
     with capture(execute=True):
@@ -186,3 +203,183 @@ def test_a_new_shops_orders_refused_for_their_shape_are_taken_once_staff_set_its
     event.refresh_from_db()
     assert event.outcome == ShopEventOutcome.CREATED
     assert Order.objects.get(number="#1104").shop == shop
+
+
+# --- Shops with their own app or key (ShopConnection) ---------------------------------------------------
+
+
+@dataclass
+class Platform:
+    """A stand-in for one shop's API on 127.0.0.1: what it was asked (method, path, headers)."""
+
+    url: str = ""
+    asked: list[tuple[str, str, dict]] = field(default_factory=list)
+
+
+@pytest.fixture
+def platforms(json_api):
+    """Two shops' APIs, each answering as Shopify's Admin API and WooCommerce's REST API document."""
+
+    def serve() -> Platform:
+        state = Platform()
+
+        def answer(method, path, headers, body):
+            state.asked.append((method, path, headers))
+            path = urlsplit(path).path
+            if path.endswith("/orders/count.json"):
+                return 200, {"count": 0}, {}
+            if path.endswith("/orders.json"):
+                return 200, {"orders": []}, {}
+            if path.endswith("/wp-json/wc/v3/orders"):
+                return 200, [BRAZIL], {"X-WP-Total": "1", "X-WP-TotalPages": "1"}
+            return 200, {"order": {"id": 1}}, {}
+
+        state.url = json_api(answer)
+        return state
+
+    return serve(), serve()
+
+
+def _own(shop: Shop, **credentials) -> ShopConnection:
+    connection = ShopConnection(shop=shop, **credentials)
+    connection.full_clean()
+    connection.save()
+    return connection
+
+
+def test_a_shop_with_its_own_app_takes_deliveries_signed_with_its_own_secret_alone(
+    client, settings, django_capture_on_commit_callbacks
+):
+    """Two Shopify shops, each with its own app: the settings' secret is AU's app's (and AU the settings'
+    only shop), US's is kept in its connection. Each signs for its own shop; neither for the other."""
+    capture = django_capture_on_commit_callbacks
+    settings.SHOPIFY_SHOP_DOMAIN = AU
+    _own(shop_of_platform(platform=OrderSource.SHOPIFY, address=US), webhook_secret="shpss_us_app")
+
+    def delivered(domain, secret, delivery):
+        answer = _from_shopify(
+            client,
+            capture,
+            domain=domain,
+            email="bob@example.com",
+            order_id=7,
+            delivery=delivery,
+            secret=secret,
+        )
+        return answer.status_code
+
+    assert delivered(US, "shpss_us_app", "us-1") == 200
+    assert delivered(AU, SHOPIFY_SECRET, "au-1") == 200
+    assert delivered(US, SHOPIFY_SECRET, "us-2") == 401  # AU's app signs nothing for US
+    assert delivered(AU, "shpss_us_app", "au-2") == 401
+    assert sorted(Order.objects.values_list("shop__address", flat=True)) == [AU, US]
+
+
+def test_each_shop_is_written_back_and_read_with_its_own_key_at_its_own_address(
+    platforms, settings, django_capture_on_commit_callbacks
+):
+    """The settings' token is AU's; US keeps its own token, address and write-back in its connection."""
+    au_api, us_api = platforms
+    settings.SHOPIFY_SHOP_DOMAIN = AU
+    settings.SHOPIFY_ADMIN_ACCESS_TOKEN = "shpat_au"
+    settings.SHOPIFY_ADMIN_API_URL = f"{au_api.url}/admin/api/2025-07"
+    settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
+    au = shop_of_platform(platform=OrderSource.SHOPIFY, address=AU)
+    us = shop_of_platform(platform=OrderSource.SHOPIFY, address=US)
+    _own(us, access_token="shpat_us", api_url=f"{us_api.url}/admin/api/2025-07", write_back=True)
+
+    for shop, order_id in [(au, "111"), (us, "222")]:
+        order = OrderFactory(shop=shop, source=OrderSource.SHOPIFY, shop_order_id=order_id)
+        with django_capture_on_commit_callbacks(execute=True):
+            change = order_cancel(order=order)
+        change.refresh_from_db()
+        assert change.state == OrderChangeState.MADE
+
+    [(_, au_path, au_headers)] = [asked for asked in au_api.asked if asked[0] == "POST"]
+    [(_, us_path, us_headers)] = [asked for asked in us_api.asked if asked[0] == "POST"]
+    assert (au_path, au_headers["X-Shopify-Access-Token"]) == (
+        "/admin/api/2025-07/orders/111/cancel.json",
+        "shpat_au",
+    )
+    assert (us_path, us_headers["X-Shopify-Access-Token"]) == (
+        "/admin/api/2025-07/orders/222/cancel.json",
+        "shpat_us",
+    )
+
+    with pytest.raises(
+        CommandError, match=rf"Several shops have a key here: say which with --shop \({AU}, {US}\)"
+    ):
+        call_command("shop_sync", "--since", "2026-01-01", "--no-progress")
+    call_command("shop_sync", "--since", "2026-01-01", "--shop", US, "--no-progress", stdout=StringIO())
+    assert {headers["X-Shopify-Access-Token"] for _, _, headers in us_api.asked} == {"shpat_us"}
+
+
+def test_a_shops_own_connection_says_whether_its_changes_go_through_it(settings):
+    """Unset, the settings say it of the platform; the shop's connection says it of the shop."""
+    settings.BOOKLY_CHANGES_THROUGH_SHOP = []
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address=US)
+    order = OrderFactory(shop=shop, source=OrderSource.SHOPIFY, shop_order_id="9")
+    assert order_changes_through_shop(order=order) is False
+    own = _own(shop, access_token="shpat_us", write_back=True)
+    order.refresh_from_db()
+    assert order_changes_through_shop(order=order) is True
+    settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
+    own.write_back = False
+    own.save()
+    order.refresh_from_db()
+    assert order_changes_through_shop(order=order) is False
+    own.delete()
+    order.refresh_from_db()
+    assert order_changes_through_shop(order=order) is True
+
+
+def test_a_woocommerce_sites_own_key_reads_its_orders_into_it(platforms):
+    """A second WooCommerce site with its own REST API key: shop_sync --shop reads it at its address."""
+    _, site_api = platforms
+    site = shop_of_platform(platform=OrderSource.WOOCOMMERCE, address=site_api.url)
+    _own(site, consumer_key="ck_site", consumer_secret="cs_site")
+
+    call_command(
+        "shop_sync", "--since", "2026-01-01", "--shop", site.name, "--no-progress", stdout=StringIO()
+    )
+
+    [(_, path, headers)] = site_api.asked
+    assert path.startswith("/wp-json/wc/v3/orders?")
+    assert headers["Authorization"] == "Basic " + base64.b64encode(b"ck_site:cs_site").decode()
+    assert Order.objects.get(number=BRAZIL["number"]).shop == site
+
+
+def test_a_shops_credentials_are_kept_encrypted_and_say_so_when_the_secret_key_changed(
+    client, settings, django_capture_on_commit_callbacks
+):
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address=US)
+    _own(shop, webhook_secret="shpss_us_app", access_token="shpat_us_token")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT webhook_secret, access_token FROM connection_shopconnection")
+        stored = cursor.fetchone()
+    assert "shpss_us_app" not in stored[0] and "shpat_us_token" not in stored[1]
+
+    fields = [ShopConnection._meta.get_field(name) for name in ("webhook_secret", "access_token")]
+    old_key = settings.SECRET_KEY
+
+    def keys_read_again():
+        for each in fields:
+            each.__dict__.pop("keys", None)
+            each.__dict__.pop("f", None)
+
+    try:
+        settings.SECRET_KEY = "another-secret-key-entirely"
+        keys_read_again()
+        with pytest.raises(CredentialsUnreadable, match="DJANGO_SECRET_KEY_FALLBACKS"):
+            shop_key(shop=shop)
+        answer = _from_shopify(
+            client, django_capture_on_commit_callbacks, domain=US, email="b@example.com", order_id=1,
+            delivery="us-1", secret="shpss_us_app",
+        )  # fmt: skip
+        assert (answer.status_code, answer.json()["error"]["code"]) == (503, "credentials_unreadable")
+
+        settings.SECRET_KEY_FALLBACKS = [old_key]
+        keys_read_again()
+        assert shop_key(shop=shop).token == "shpat_us_token"
+    finally:
+        keys_read_again()

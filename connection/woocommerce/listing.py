@@ -7,26 +7,24 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import httpx2 as httpx
-from django.conf import settings
 
 from connection.platform_http import (
     Page,
     page_limit,
     pages_past_limit,
-    platform_address,
     platform_client,
     platform_get,
     platform_json,
 )
+from connection.shops import ShopKey
 
 PAGE_SIZE = 100
 
 
-def woocommerce_client() -> tuple[httpx.Client, str]:
-    """A client with the store's REST API key, and the API's base address."""
-    auth = httpx.BasicAuth(settings.WOOCOMMERCE_CONSUMER_KEY, settings.WOOCOMMERCE_CONSUMER_SECRET)
-    base = platform_address(settings.WOOCOMMERCE_URL, "WOOCOMMERCE_URL")
-    return platform_client(auth=auth), f"{base}/wp-json/wc/v3"
+def woocommerce_client(*, key: ShopKey) -> tuple[httpx.Client, str]:
+    """A client with the shop's REST API key, and the API's base address."""
+    auth = httpx.BasicAuth(key.consumer_key, key.consumer_secret)
+    return platform_client(auth=auth), f"{key.address}/wp-json/wc/v3"
 
 
 def woocommerce_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:

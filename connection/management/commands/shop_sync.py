@@ -1,11 +1,10 @@
-"""`manage.py shop_sync --since 2026-01-01`: the shop's orders changed since a date, read from its
-platform (Shopify or WooCommerce, as configured) and applied as its webhooks' are. Resumable: run it
-again and what was already received is skipped."""
+"""`manage.py shop_sync --since 2026-01-01 [--shop NAME]`: a shop's orders changed since a date, read
+from its platform (Shopify or WooCommerce) with its key and applied as its webhooks' are. Resumable: run
+it again and what was already received is skipped."""
 
 import sys
 from datetime import datetime
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from tqdm import tqdm
@@ -13,21 +12,8 @@ from tqdm import tqdm
 from connection.models import ShopEventOutcome, ShopPlatform
 from connection.platform_http import PlatformError
 from connection.shop_sync import shop_sync
-
-
-def _configured() -> list[str]:
-    found = []
-    if settings.SHOPIFY_ADMIN_ACCESS_TOKEN and (
-        settings.SHOPIFY_SHOP_DOMAIN or settings.SHOPIFY_ADMIN_API_URL
-    ):
-        found.append(ShopPlatform.SHOPIFY)
-    if (
-        settings.WOOCOMMERCE_URL
-        and settings.WOOCOMMERCE_CONSUMER_KEY
-        and settings.WOOCOMMERCE_CONSUMER_SECRET
-    ):
-        found.append(ShopPlatform.WOOCOMMERCE)
-    return found
+from connection.shops import shops_with_key
+from orders.shops import ShopNotSaid, shop_named
 
 
 class Command(BaseCommand):
@@ -35,10 +21,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--since", required=True, help="a date (2026-01-01) or a time with its offset")
-        parser.add_argument("--platform", choices=ShopPlatform.values, help="when both are configured")
+        parser.add_argument("--shop", dest="shop_name", help="the shop's name, when several have a key")
+        parser.add_argument("--platform", choices=ShopPlatform.values, help="its platform's shop, when one")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar (in logs, cron)")
 
-    def handle(self, *args, since, platform, no_progress, **options):
+    def handle(self, *args, since, shop_name, platform, no_progress, **options):
         try:
             moment = datetime.fromisoformat(since)
         except ValueError:
@@ -47,19 +34,23 @@ class Command(BaseCommand):
             ) from None
         if moment.tzinfo is None:
             moment = timezone.make_aware(moment)
-        configured = _configured()
-        if platform is None:
-            if len(configured) != 1:
+        try:
+            shop = shop_named(name=shop_name) if shop_name else None
+        except ShopNotSaid as error:
+            raise CommandError(str(error)) from None
+        if shop is None:
+            keyed = shops_with_key(platform=platform)
+            if len(keyed) != 1:
+                names = ", ".join(shop.name for shop in keyed)
                 raise CommandError(
-                    "Configure one platform (SHOPIFY_ADMIN_ACCESS_TOKEN and SHOPIFY_SHOP_DOMAIN, or "
-                    "WOOCOMMERCE_URL, WOOCOMMERCE_CONSUMER_KEY and WOOCOMMERCE_CONSUMER_SECRET), or name it "
-                    "with --platform."
+                    f"Several shops have a key here: say which with --shop ({names})."
+                    if keyed
+                    else "No shop has a key here: set SHOPIFY_ADMIN_ACCESS_TOKEN and SHOPIFY_SHOP_DOMAIN, or "
+                    "WOOCOMMERCE_URL, WOOCOMMERCE_CONSUMER_KEY and WOOCOMMERCE_CONSUMER_SECRET, or a shop's "
+                    "own key on its page in admin (docs/store-developers.md)."
                 )
-            platform = configured[0]
-        elif platform not in configured:
-            raise CommandError(
-                f"{ShopPlatform(platform).label} is not configured: see docs/store-developers.md."
-            )
+            shop = keyed[0]
+        label = f"{shop} ({shop.get_platform_display()})"
 
         bar = tqdm(unit=" orders", disable=no_progress, file=sys.stderr)
 
@@ -68,11 +59,9 @@ class Command(BaseCommand):
             bar.update(report.read - bar.n)
 
         try:
-            report = shop_sync(platform=platform, since=moment, progress=progress)
+            report = shop_sync(shop=shop, since=moment, progress=progress)
         except PlatformError as error:
-            raise CommandError(
-                f"{ShopPlatform(platform).label} stopped the sync: {error}. Run it again to resume."
-            ) from None
+            raise CommandError(f"{label}: the sync stopped: {error}. Run it again to resume.") from None
         finally:
             bar.close()
         said = ", ".join(
@@ -80,7 +69,7 @@ class Command(BaseCommand):
             for outcome, count in sorted(report.outcomes.items())
         )
         self.stdout.write(
-            f"{report.read} orders read from {ShopPlatform(platform).label}: {said or 'none applied'}; "
+            f"{report.read} orders read from {label}: {said or 'none applied'}; "
             f"{report.already} already received."
             + (f" {report.failed} could not be applied now: kept, and tried again." if report.failed else "")
         )
