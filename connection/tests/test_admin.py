@@ -230,3 +230,14 @@ def test_support_staff_never_see_a_shops_connection(staff_client):
     ShopConnection.objects.create(shop=shop, webhook_secret="shpss_us_app")
     page = staff_client.get(f"/admin/orders/shop/{shop.pk}/change/").content.decode()
     assert "books-us.myshopify.com" in page and "webhook_secret" not in page
+
+
+def test_a_keys_shop_is_never_moved_once_it_is_made(superuser_client):
+    """Moved, a key would reach another shop's orders unseen by the backend that holds it."""
+    key, _ = StoreApiKey.objects.create_key(name="Backend", shop=shop_own())
+    other = shop_of_platform(platform=OrderSource.API)
+    answer = superuser_client.post(
+        f"/admin/connection/storeapikey/{key.pk}/change/", {"name": "Backend", "shop": other.pk}
+    )
+    key.refresh_from_db()
+    assert answer.status_code == 302 and key.shop == shop_own()

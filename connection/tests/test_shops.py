@@ -16,6 +16,7 @@ from django.db import connection
 from django.test import Client
 
 from connection.models import ShopConnection, ShopEvent, ShopEventOutcome
+from connection.shop_events import _WHICH_SHOP, shop_event_apply
 from connection.shops import CredentialsUnreadable, shop_key
 from connection.tests.test_shopify_webhooks import SHOPIFY
 from connection.tests.test_woocommerce_webhooks import BRAZIL
@@ -23,7 +24,7 @@ from orders.models import Order, OrderChangeState, OrderSource, Shop
 from orders.selectors import order_get_for_customer
 from orders.services import order_cancel, order_changes_through_shop
 from orders.shops import shop_of_platform
-from orders.tests.factories import OrderFactory
+from orders.tests.factories import OrderFactory, ReturnRecordFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -383,3 +384,43 @@ def test_a_shops_credentials_are_kept_encrypted_and_say_so_when_the_secret_key_c
         assert shop_key(shop=shop).token == "shpat_us_token"
     finally:
         keys_read_again()
+
+
+def test_a_delivery_kept_before_shops_is_refused_while_the_platform_has_several_shops(three_shops):
+    """Kept before shops were (no shop on it): with two Shopify shops and no address in the settings,
+    whose it is cannot be told, so it is refused in words, never put in either shop."""
+    event = ShopEvent.objects.create(
+        platform="shopify", shop=None, delivery_id="before-shops", topic="orders/create",
+        body={**SHOPIFY, "name": "BK-11002", "id": 2},
+    )  # fmt: skip
+    applied = shop_event_apply(event_id=event.pk)
+    assert (applied.outcome, applied.detail) == (ShopEventOutcome.REFUSED, f"shop {_WHICH_SHOP}")
+    assert not Order.objects.filter(number="BK-11002").exists()
+
+
+def test_a_shops_key_reads_its_own_returns_alone(three_shops):
+    theirs = ReturnRecordFactory(order=Order.objects.get(number=NUMBER, shop=three_shops[US]))
+    au = _key_of(three_shops[AU])
+    assert au.get(f"/api/store/v1/returns/{theirs.rma_number}").status_code == 404
+    assert au.get("/api/store/v1/returns").json()["results"] == []
+    us = _key_of(three_shops[US])
+    assert [ret["rma_number"] for ret in us.get("/api/store/v1/returns").json()["results"]] == [
+        theirs.rma_number
+    ]
+
+
+def test_an_order_of_a_woocommerce_site_no_key_here_reaches_is_never_sent_to_the_site_the_key_is_for(
+    platforms, settings, django_capture_on_commit_callbacks
+):
+    ours, _ = platforms
+    settings.WOOCOMMERCE_URL, settings.WOOCOMMERCE_CONSUMER_KEY = ours.url, "ck_ours"
+    settings.WOOCOMMERCE_CONSUMER_SECRET = "cs_ours"
+    settings.BOOKLY_CHANGES_THROUGH_SHOP = ["woocommerce"]
+    shop_of_platform(platform=OrderSource.WOOCOMMERCE, address=ours.url)
+    other = shop_of_platform(platform=OrderSource.WOOCOMMERCE, address="https://other.example")
+    order = OrderFactory(shop=other, source=OrderSource.WOOCOMMERCE, shop_order_id="727")
+    with django_capture_on_commit_callbacks(execute=True):
+        change = order_cancel(order=order)
+    change.refresh_from_db()
+    assert change.state == OrderChangeState.SHOP_FAILED and "reaches other.example" in change.shop_answer
+    assert ours.asked == []
