@@ -38,12 +38,21 @@ def _normalize_email(email: str) -> bytes:
 
 
 def order_get_for_customer(*, order_number: str, email: str) -> Order | None:
-    """The order, only when the email matches the one on it.
+    """The order, only when the email matches the one on it (the newest, when the customer has an order
+    of this number in several shops: orders_get_for_customer gives each).
 
     A missing order and a wrong email both give None: the caller cannot tell
     them apart, so order numbers cannot be probed for their existence.
     """
-    return _order_if_email_matches(Order.objects.filter(number__in=ORDER_NUMBERS.forms(order_number)), email)
+    found = orders_get_for_customer(order_number=order_number, email=email)
+    return found[0] if found else None
+
+
+def orders_get_for_customer(*, order_number: str, email: str) -> list[Order]:
+    """Every order of this number whose email it is, newest first: one, or several when the same customer
+    has an order of this very number in several shops (two Shopify shops' #1001); none for a missing order
+    and a wrong email alike."""
+    return _orders_if_email_matches(Order.objects.filter(number__in=ORDER_NUMBERS.forms(order_number)), email)
 
 
 RECENT_ORDERS = 5
@@ -67,12 +76,13 @@ def order_list_for_customer(*, email: str, limit: int = RECENT_ORDERS):
 def order_get_for_customer_by_rma(*, rma_number: str, email: str) -> Order | None:
     """The order a return belongs to, by the return's RMA number, only when the email matches the one on
     the order: as order_get_for_customer, a missing return and a wrong email give the same None."""
-    return _order_if_email_matches(
+    found = _orders_if_email_matches(
         Order.objects.filter(returns__rma_number=rma_number.strip().upper()), email
     )
+    return found[0] if found else None
 
 
-def _order_if_email_matches(orders, email: str) -> Order | None:
+def _orders_if_email_matches(orders, email: str) -> list[Order]:
     # Only the emails first, with the orders' keys: a wrong email and a missing order differ by no model
     # built, no items read, no second query, and every email is compared (in constant time) whether or
     # not one matched. An outside probe told the two apart in 150 tries when the items were read for a
@@ -85,11 +95,12 @@ def _order_if_email_matches(orders, email: str) -> Order | None:
         if hmac.compare_digest(_normalize_email(on_it or _NO_ORDER_EMAIL), given) and on_it and pk
     ]
     if not matching:
-        return None  # no order, a wrong email, or an order kept without one (none can verify it)
-    # The same customer with an order of this very number in two shops (two Shopify shops' #1001): the
-    # newest. Asking which shop is not built yet.
-    return (
-        Order.objects.filter(pk__in=matching).order_by("-ordered_on", "-pk").prefetch_related("items").first()
+        return []  # no order, a wrong email, or an order kept without one (none can verify it)
+    return list(
+        Order.objects.filter(pk__in=matching)
+        .select_related("shop")
+        .order_by("-ordered_on", "-pk")
+        .prefetch_related("items")
     )
 
 

@@ -2,6 +2,8 @@
 API keys use our own shop while it is the only one (shop_named); a platform's shop is made when its
 first signed delivery names it; a second store API shop is added in admin."""
 
+import re
+from collections.abc import Collection
 from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
@@ -107,3 +109,27 @@ def shop_writes_back_set(*, shop: Shop, writes_back: bool | None) -> None:
     with transaction.atomic():
         Shop.objects.filter(pk=shop.pk).update(writes_back=writes_back)
     shop.writes_back = writes_back
+
+
+def shop_named_in(*, text: str, shops: Collection[Shop]) -> Shop | None:
+    """The one of `shops` the customer's words name (its name, or its address's host, as whole words:
+    "the Books US one"); None when they name none or more than one."""
+    words = f" {_plain(text)} "
+    named: dict[Shop, str] = {}
+    for shop in shops:
+        address = urlsplit(shop.address if "//" in shop.address else f"//{shop.address}").hostname
+        for said in filter(None, (shop.name, address)):
+            if f" {_plain(said)} " in words and len(_plain(said)) > len(named.get(shop, "")):
+                named[shop] = _plain(said)
+    # "Books US" names Books US, not also Books: the longest name said, when it holds the others.
+    longest = max(named.items(), key=lambda item: len(item[1]), default=None)
+    if longest is None or any(f" {said} " not in f" {longest[1]} " for said in named.values()):
+        return None
+    if list(named.values()).count(longest[1]) > 1:
+        return None  # two shops' names read alike
+    return longest[0]
+
+
+def _plain(text: str) -> str:
+    """Lower case, with every run of what is no letter or digit one space."""
+    return " ".join(re.findall(r"[^\W_]+", text.casefold()))

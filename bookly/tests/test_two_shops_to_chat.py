@@ -80,3 +80,20 @@ def test_customers_are_not_told_a_prefix_when_the_shops_numbers_start_differentl
     asked = ask_order_number()
     assert "starts with" not in asked
     assert asked in ChatClient().send("where is my order?").json()["reply"]
+
+
+def test_a_customer_with_an_order_of_one_number_in_both_shops_is_asked_which_and_answered_about_it(
+    two_shops,
+):
+    """Ana bought at both shops: Shopify's #1104 and the site's 1104 are both hers. "Order 1104" is asked
+    about, never guessed; the shop she names is the one answered, and the conversation stays on it."""
+    Order.objects.filter(shop__address="https://books.example").update(customer_email="ana@example.com")
+    chat = ChatClient()
+
+    asked = chat.send("where is my order 1104? ana@example.com").json()["reply"]
+    answered = chat.send("the one from books.example").json()["reply"]
+    again = chat.send("where is my order 1104? ana@example.com").json()["reply"]
+
+    assert "Which shop" in asked and "books.myshopify.com" in asked and "books.example" in asked
+    assert "1104" in answered and "Woo" in answered and "IPod Nano" not in answered
+    assert "Woo" in again and "Which shop" not in again

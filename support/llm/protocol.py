@@ -120,6 +120,8 @@ class ToolError(StrEnum):
     INVALID_ARGUMENTS = "invalid_arguments"
     CALL_LIMIT_REACHED = "call_limit_reached"
     ORDER_NOT_FOUND = "order_not_found"
+    # The customer has an order of that number in several shops and has not said which.
+    WHICH_SHOP = "which_shop"
     ELIGIBILITY_NOT_VERIFIED = "eligibility_not_verified"
     TOPIC_NOT_SUPPORTED = "topic_not_supported"
     # An order change asked for without its check passing first, or before the customer said yes.

@@ -36,6 +36,7 @@ def test_every_question_asked_has_an_answer():
         Waiting.EMAIL,
         Waiting.DETAILS_AGAIN,
         Waiting.WHICH_ORDER,
+        Waiting.WHICH_SHOP,
         Waiting.PASS_ON,
         Waiting.OFFER_PERSON,
         Waiting.WHICH_TOPIC,

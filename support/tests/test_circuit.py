@@ -147,14 +147,14 @@ def test_a_cache_that_is_down_leaves_the_provider_answering(claude, customer, mo
 def test_a_turn_keeps_its_model_when_the_circuit_opens_midway(
     claude, customer, threshold, demo_data, monkeypatch
 ):
-    looked_up = base.order_get_for_customer
+    looked_up = base.orders_get_for_customer
 
     def while_other_turns_find_it_down(**kwargs):
         circuit_failure()
         circuit_failure()  # two turns on other workers found the provider down meanwhile
         return looked_up(**kwargs)
 
-    monkeypatch.setattr(base, "order_get_for_customer", while_other_turns_find_it_down)
+    monkeypatch.setattr(base, "orders_get_for_customer", while_other_turns_find_it_down)
     claude.reset(
         message(
             tool_use("lookup_order", {"order_id": "BK-10042", "customer_email": "sarah.chen@example.com"})

@@ -10,6 +10,7 @@ from django.core.cache import caches
 
 from orders.models import OrderSource
 from orders.shops import shop_of_platform
+from orders.tests.factories import OrderFactory, OrderItemFactory
 from support.assistant.budget import CheckLimit, CheckScope, identity_check_failed, identity_checks_spent
 from support.assistant.understanding.wording import CHECKS_SPENT_REPLY
 from support.llm.protocol import OFFER_PERSON, ToolError
@@ -160,3 +161,29 @@ def test_a_number_written_in_another_shops_shape_counts_against_the_same_orders(
     identity_check_failed(scope=CheckScope(number="1104", conversation_id=1))
     identity_check_failed(scope=CheckScope(number="#1104", conversation_id=2))
     assert identity_checks_spent(scope=CheckScope(number="BK-1104", conversation_id=3)) == CheckLimit.ORDER
+
+
+def test_an_order_of_one_number_in_two_shops_is_asked_about_never_counted_as_a_failed_check(
+    model_api, customer, limits
+):
+    """The same customer has BK-20001 in two shops: the tool answers which_shop (no order's facts, no
+    failed check), and once the customer names the shop, that shop's order."""
+    limits.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = 1
+    for address, title in [("books-au.myshopify.com", "Dune"), ("books-us.myshopify.com", "Emma")]:
+        order = OrderFactory(
+            number="BK-20001", customer_email=RIGHT, source=OrderSource.SHOPIFY,
+            shop=shop_of_platform(platform=OrderSource.SHOPIFY, address=address),
+        )  # fmt: skip
+        OrderItemFactory(order=order, title=title)
+
+    [asked] = _turn(model_api, customer, _lookup("BK-20001", RIGHT))
+    model_api.reset(message(_lookup("BK-20001", RIGHT)), message(text("It is on its way.")))
+    assert customer.send("The one from books-us.myshopify.com, please.").status_code == 200
+    [answered] = _results(model_api.sent[1])
+
+    assert (asked["error"], sorted(asked["shops"])) == (
+        ToolError.WHICH_SHOP,
+        ["books-au.myshopify.com", "books-us.myshopify.com"],
+    )
+    assert "items" not in asked and "status" not in asked
+    assert [item["title"] for item in answered["items"]] == ["Emma"]

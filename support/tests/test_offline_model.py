@@ -605,6 +605,12 @@ ERROR_REPLIES = {
     ),
     ReturnRefusal.ALREADY_INITIATED: ("initiate_return", {}, "already part of an open return"),
     ToolError.CHECK_NOT_DONE: ("cancel_order", {}, "I need to check it first"),
+    ToolError.WHICH_SHOP: (
+        "lookup_order",
+        {"order_id": "BK-10042", "shops": ["Books AU", "Books US"]},
+        "You have an order BK-10042 with more than one of our shops. Which shop is it from: Books AU or "
+        "Books US?",
+    ),
     ToolError.NOT_CONFIRMED: (
         "cancel_order",
         {},

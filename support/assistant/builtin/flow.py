@@ -207,6 +207,9 @@ def respond(turn: Turn) -> Step:
         if isinstance(step, str) and last_asked() == pending:
             return ask(pending, under_way.detail_again)
         return step
+    if pending == Waiting.WHICH_SHOP and start is not None and intent.kind in _YES_OR_NO:
+        # The answer to "Which shop is it from?": the task again, its tool reading the shop from it.
+        return _task_step(turn, start)
     for after in AFTER_RESULT:
         # Right after a capability's result ("it's not here" after "delivered": a parcel gone missing).
         if step := after(turn):

@@ -72,6 +72,13 @@ def error_reply(result: dict) -> str:
     match code:
         case ToolError.ORDER_NOT_FOUND:
             return ask(Waiting.DETAILS_AGAIN, ORDER_NOT_FOUND_REPLY)
+        case ToolError.WHICH_SHOP if result.get("shops"):
+            shops = joined([str(shop) for shop in result["shops"]], "or")
+            return ask(
+                Waiting.WHICH_SHOP,
+                f"You have an order {result.get('order_id')} with more than one of our shops. Which shop "
+                f"is it from: {shops}?",
+            )
         case ToolError.TOO_MANY_FAILED_CHECKS:
             return ask(Waiting.OFFER_PERSON, CHECKS_SPENT_REPLY)
         case ToolError.INVALID_ARGUMENTS if "order_id" in fields:

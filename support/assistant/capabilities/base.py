@@ -37,8 +37,9 @@ from orders.models import Order, OrderItem
 from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
 from orders.numbers import ORDER_NUMBERS
 from orders.schemas import email_canonical
-from orders.selectors import order_get_for_customer
+from orders.selectors import orders_get_for_customer
 from orders.services import RETURN_STATUSES_NEEDING_A_REASON, ReturnRefusal
+from orders.shops import shop_named_in
 from support.assistant.budget import CheckScope, identity_check_failed, identity_checks_spent
 from support.assistant.understanding.turn import Step, TaskAt, Turn
 from support.assistant.understanding.wording import Waiting
@@ -439,13 +440,42 @@ def verified_order(args: OrderArguments, context: ToolContext) -> Order | ToolOu
     return order_checked(
         context,
         number=args.order_id,
-        find=lambda: order_get_for_customer(order_number=args.order_id, email=args.customer_email),
+        find=lambda: _the_customers_order(args, context),
         not_found=ORDER_NOT_FOUND,
     )
 
 
+def _the_customers_order(args: OrderArguments, context: ToolContext) -> Order | ToolOutcome | None:
+    """The customer's order of that number. When they have one in each of several shops: the one whose
+    shop their words name now, else the one this conversation is already about, else they are asked."""
+    found = orders_get_for_customer(order_number=args.order_id, email=args.customer_email)
+    if len(found) < 2:
+        return found[0] if found else None
+    if named := shop_named_in(text=context.customer_said, shops=[order.shop for order in found]):
+        return next(order for order in found if order.shop_id == named.pk)
+    known = set(context.orders_found) | set(
+        context.conversation.orders.filter(pk__in=[order.pk for order in found]).values_list("pk", flat=True)
+        if context.conversation.pk
+        else ()
+    )
+    if len(about := [order for order in found if order.pk in known]) == 1:
+        return about[0]
+    shops = [order.shop.name for order in found]
+    return error(
+        ToolError.WHICH_SHOP,
+        f"The customer has an order {found[0].number} in each of these shops: {', '.join(shops)}. Ask which "
+        "shop it is from; once they name it, call again.",
+        order_id=found[0].number,
+        shops=shops,
+    )
+
+
 def order_checked(
-    context: ToolContext, *, number: str, find: Callable[[], Order | None], not_found: tuple[str, str]
+    context: ToolContext,
+    *,
+    number: str,
+    find: Callable[[], Order | ToolOutcome | None],
+    not_found: tuple[str, str],
 ) -> Order | ToolOutcome:
     """What `find` finds by a number (an order's or a return's) and an email, within the budget of
     failed checks for that number, this conversation and this client."""
@@ -457,6 +487,8 @@ def order_checked(
     if order is None:
         identity_check_failed(scope=scope)
         return error(*not_found)
+    if isinstance(order, ToolOutcome):
+        return order  # found, in more than one shop: which, is asked
     context.orders_found[order.pk] = order.customer_email
     return order
 

@@ -364,7 +364,8 @@ CAPABILITY = Capability(
     prompt=(
         "- lookup_order: on order_not_found, say no order matches that number and email together and ask "
         "the customer to check both; you cannot know which one is wrong. On too_many_failed_checks, say "
-        "you cannot check more now and offer a person; ask for no more guesses.\n"
+        "you cannot check more now and offer a person; ask for no more guesses. On which_shop (any "
+        "order tool), ask which of the shops named it is from, then call again.\n"
         "- No tool lists a customer's orders or finds one by email alone, on purpose: an email address "
         "proves nothing. Without an order number, say it is in the order confirmation "
         "email{order_number_starts}. The exception: a customer the store signed in (their turns say so); "

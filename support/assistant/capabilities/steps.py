@@ -14,11 +14,11 @@ from support.llm.consent import HESITANT_RE, reads_as_yes
 from support.llm.protocol import OFFER_PERSON, OFFERS_PERSON_RE
 
 
-def joined(values: list[str]) -> str:
-    """Values in words: A; A and B; A, B and C; "" for none."""
+def joined(values: list[str], last: str = "and") -> str:
+    """Values in words: A; A and B; A, B and C; "" for none (or A or B, with last="or")."""
     if len(values) <= 1:
         return "".join(values)
-    return ", ".join(values[:-1]) + " and " + values[-1]
+    return ", ".join(values[:-1]) + f" {last} " + values[-1]
 
 
 def returns_sentences(returns: list) -> list[str]:

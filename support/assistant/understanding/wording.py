@@ -115,6 +115,7 @@ class Waiting(StrEnum):
     EMAIL = "email"
     DETAILS_AGAIN = "details_again"  # the number and email found nothing, or one was malformed
     WHICH_ORDER = "which_order"  # the signed-in customer's orders were listed
+    WHICH_SHOP = "which_shop"  # the customer has an order of that number in several shops
     CONFIRM_RETURN = "confirm_return"
     WHICH_ITEM = "which_item"
     WHICH_BOOKS = "which_books"
