@@ -109,3 +109,18 @@ def test_an_order_with_nothing_to_ship_is_of_lines_that_do_not_ship():
 
 def test_the_shops_discounts_are_read_from_discount_total():
     assert taken({**US, "discount_total": "4.50"}, US["number"]).discount_total == Decimal("4.50")
+
+
+def test_a_real_order_from_a_shop_showing_three_decimals_is_taken_in_cents():
+    """A real WooCommerce 7.8 webhook's order (platforms/woocommerce_order_webhook.json): its shop shows
+    three decimals, so it writes "2.000" and "0.000"; the intake takes cents. Nothing else is rounded."""
+    real = json.loads((PLATFORMS / "woocommerce_order_webhook.json").read_text())
+    order = taken(real, "17")
+    assert (order.total, order.discount_total, order.currency) == (Decimal("2.00"), Decimal("0.00"), "USD")
+    assert taken({**real, "refunds": [{"id": 1, "reason": "", "total": "-1.000"}]}, "17").refunds[
+        0
+    ].amount == Decimal("1.00")
+    _, data = woocommerce_order({**real, "total": "2.005"})  # a third decimal that is not zero: refused
+    with pytest.raises(OrderRefused) as refused:
+        incoming_order_clean(number="BK-10727", data=data)
+    assert [problem["field"] for problem in refused.value.problems] == ["total"]

@@ -12,10 +12,13 @@ name or default (no category: WooCommerce's products have none Bookly reads).
   any other (`pending`, `processing`, `on-hold`, `failed`) is processing;
 - tracking: the WooCommerce Shipment Tracking extension's `_wc_shipment_tracking_items` in `meta_data`,
   the latest, when the shop has it;
-- lines: `line_items` in WooCommerce's order, numbered from 1, their names unescaped ("&ndash;").
+- lines: `line_items` in WooCommerce's order, numbered from 1, their names unescaped ("&ndash;");
+- amounts: as WooCommerce writes them, in the shop's own number of decimals ("2.000" when its settings
+  show three): zeros past the cent are left out ("2.00"), any other digit is kept for the intake to refuse.
 """
 
 import html
+import re
 from collections.abc import Mapping
 from datetime import date, datetime, timedelta
 from decimal import Decimal, InvalidOperation
@@ -37,6 +40,19 @@ def _date(moment: object) -> str | None:
         return datetime.fromisoformat(str(moment)).date().isoformat()
     except ValueError:
         return None
+
+
+# An amount written with more decimals than cents, all of them zeros past the cent ("2.000", "-9.0000").
+_ZEROS_PAST_THE_CENT_RE = re.compile(r"(-?[0-9]+\.[0-9]{2})0+")
+
+
+def _amount(value: object) -> object:
+    """One of the order's amounts (`total`, `discount_total`, a refund's `total`) as the intake takes them:
+    a shop set to show three decimals writes "2.000", which is 2.00; nothing is rounded ("2.005" is sent
+    on as it is, for the intake to refuse by its field)."""
+    if isinstance(value, str) and (zeros := _ZEROS_PAST_THE_CENT_RE.fullmatch(value)):
+        return zeros.group(1)
+    return value
 
 
 def _price(value: object) -> object:
@@ -100,7 +116,7 @@ def _refunds(refunds: list) -> list[dict]:
     for refund in refunds:
         if not isinstance(refund, Mapping):
             continue
-        total = str(refund.get("total") or "")
+        total = str(_amount(refund.get("total")) or "")
         reason = refund.get("reason") or refund.get("refund") or ""  # the docs' example names it "refund"
         found.append({"amount": total.removeprefix("-"), "reason": str(reason)})
     return found
@@ -173,8 +189,8 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
         "ordered_on": _date(payload.get("date_created")),
         "tracking_number": tracking.get("tracking_number") or "",
         "carrier": tracking.get("tracking_provider") or tracking.get("custom_tracking_provider") or "",
-        "total": payload.get("total"),
-        "discount_total": payload.get("discount_total"),
+        "total": _amount(payload.get("total")),
+        "discount_total": _amount(payload.get("discount_total")),
         "currency": payload.get("currency"),
         "shipping_address": _address(shipping),
         "items": items,
