@@ -67,6 +67,10 @@ _COUNTED_RE = re.compile(
 # Digits on their own, or after a "#" ("order#10552"): not part of a word, an amount ("$45", "45.99"), a
 # time, a date or a postal code written with a hyphen ("01310-100").
 _DIGITS_RE = re.compile(r"(?:(?<=#)|(?<![\w#$€£¥/.,:-]))[0-9]+(?![\w/-]|[.,:][0-9])")
+# Around digits, what makes them part of an amount, a time or a date ("$5.00", "120,00", "10:30",
+# "12/05"), never an order of a shop whose numbers are digits.
+_IN_A_FIGURE_BEFORE_RE = re.compile(r"[$€£¥/.,:]$")
+_IN_A_FIGURE_AFTER_RE = re.compile(r"[.,:/][0-9]")
 
 
 # Words right before a number that say what else it is: "my zip is 94103", "call 5551234", "ISBN 0441".
@@ -282,6 +286,11 @@ class OrderNumbering:
         found = []  # (mention, its shape's place: the store's shape now first)
         for place, shape in enumerate(self._shapes):
             for match in shape.loose.finditer(text):
+                if match.group(0).isdigit() and (
+                    _IN_A_FIGURE_BEFORE_RE.search(text, 0, match.start())
+                    or _IN_A_FIGURE_AFTER_RE.match(text, match.end())
+                ):
+                    continue  # the cents of "$5.00", the 120 of "$120.00"
                 if number := shape.canonical(match):
                     found.append(
                         (_Mention(match.start(), match.end(), number, match.group(0).isdigit()), place)

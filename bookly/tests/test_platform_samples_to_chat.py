@@ -44,9 +44,8 @@ def _dollars(amount: str) -> str:
 
 @pytest.fixture
 def delivered(client, settings, django_capture_on_commit_callbacks):
-    """The platform's delivery of `order`, signed as the platform signs it, to its shop, its work run on
-    commit; the order made. Only that platform's shop is made: with a shop of plain-digit numbers beside
-    it, the reply validator reads "$5.00 off … order #9999" as naming order "00" (reported, not fixed)."""
+    """The platform's delivery of `order`, signed as the platform signs it, to its shop (made with its
+    numbers' shape), its work run on commit; the order made."""
     settings.SHOPIFY_WEBHOOK_SECRET = SHOPIFY_SECRET
     settings.WOOCOMMERCE_WEBHOOK_SECRET = WOOCOMMERCE_SECRET
 
@@ -127,6 +126,11 @@ def test_shopifys_test_notification_is_told_cancelled_its_payment_voided_and_its
     discount. The customer is told it is cancelled, that they were not charged, and the discount."""
     sample = _sample("shopify_test_notification.json")
     delivered("shopify", sample, topic="orders/create")
+    # A WooCommerce shop beside it, its numbers plain digits: "$5.00" names no order "00" of its.
+    source, address, pattern, example = SHOPS["woocommerce"]
+    site = shop_of_platform(platform=source, address=address)
+    site.number_pattern, site.number_example = pattern, example
+    site.save()
     asking = f"order {sample['name']}? {sample['email']}"
 
     status = ChatClient().send(f"where is my {asking}").json()["reply"]

@@ -124,6 +124,15 @@ def test_the_shapes_a_store_had_before_are_still_found():
     assert woo.mentions("Order 727 is being prepared, but 728 has shipped.") == ["727"]
 
 
+def test_an_amount_time_or_date_in_a_reply_names_no_order_of_a_shop_whose_numbers_are_digits():
+    """A Shopify shop (#1001) beside a WooCommerce one (727): "$120.00 off order #9999" names #9999 only,
+    not an order 120 (or 00) of the site's."""
+    both = OrderNumbering("#[0-9]{4,}", "#1001", others=(("[0-9]{2,}", "17"),))
+    said = "The store took $120.00 off the price of order #9999, €45,50 back on 12/05 at 10:30."
+    assert both.mentions(said, anywhere=True) == ["#9999"]
+    assert both.mentions("Order 727 and order 17 have shipped.", anywhere=True) == ["727", "17"]
+
+
 def test_a_reply_s_look_alikes_of_a_sign_shape_and_a_prefix_left_out_are_found():
     shopify = OrderNumbering("#[0-9]{4,}", "#1001")
     found = [match.group(0) for match in shopify.look_alike_re.finditer("Order #999, # 1051 and order 1052")]
