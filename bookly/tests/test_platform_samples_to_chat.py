@@ -110,8 +110,10 @@ def test_a_real_shopify_order_paid_in_another_currency_than_the_shops_is_kept_in
     line = sample["line_items"][0]
 
     reply = ChatClient().send(f"where is my order {sample['name']}? {sample['email']}").json()["reply"]
+    total = ChatClient().send(f"how much did I pay for order {sample['name']}? {sample['email']}").json()
 
     assert sample["presentment_currency"] != sample["currency"]
+    assert f"came to {_dollars(paid['amount'])}" in total["reply"] and shop["amount"] not in total["reply"]
     assert (order.currency, order.total) == (paid["currency_code"], Decimal(paid["amount"]))
     assert (order.shop_currency, order.shop_total) == (shop["currency_code"], Decimal(shop["amount"]))
     assert [(item.title, item.unit_price) for item in order.items.all()] == [

@@ -24,7 +24,7 @@ def test_every_task_the_rules_read_has_its_capability_s_steps():
 
 
 def test_only_a_task_with_words_of_its_own_is_read_before_the_rules():
-    assert set(ORDER_TASKS) == {"receipt", "refund"}
+    assert set(ORDER_TASKS) == {"receipt", "refund", "total"}
 
 
 def test_every_question_asked_has_an_answer():

@@ -43,6 +43,23 @@ def test_a_refund_is_told_from_the_order_in_the_customers_currency(customer, ord
     assert "$" not in reply  # the shop's dollars are staff's
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        f"How much did I pay for order BK-21104? {ROSA}",
+        f"what was my order total? BK-21104 {ROSA}",
+        f"How much was I charged for BK-21104? {ROSA}",
+    ],
+)
+def test_what_an_order_came_to_is_told_in_the_currency_paid_with_what_came_back(
+    customer, order_paid_in_euros, question
+):
+    reply = customer.send(question).json()["reply"]
+
+    assert "Order BK-21104 came to €115.90. The store refunded €20.00 on 2026-03-09" in reply
+    assert "$" not in reply and "payments" not in reply
+
+
 def test_without_a_refund_yet_it_says_so_and_the_return_whose_refund_is_to_come(
     customer, order_paid_in_euros
 ):

@@ -40,7 +40,7 @@ from support.assistant.capabilities.base import (
     verified_order,
 )
 from support.assistant.capabilities.delivery_problems import problem_report
-from support.assistant.capabilities.refunds import copies, refund_sentence, refunds_of
+from support.assistant.capabilities.refunds import copies, money_of, refund_sentence, refunds_of
 from support.assistant.capabilities.steps import joined, returns_sentences
 from support.assistant.understanding.history import ToolCall
 from support.assistant.understanding.reading import latest_found, order_id_in, plain, rma_in
@@ -227,7 +227,28 @@ def list_recent_orders(args: NoArguments, context: ToolContext) -> ToolOutcome:
 # --- The built-in model's steps ---
 
 
-def _order_reply(_turn: Turn, result: dict) -> str:
+# What an order came to: "how much did I pay for order #1029?", "what was my order total?".
+_TOTAL_ASKED_RE = re.compile(
+    r"\bhow much (?:did|do|have|had) (?:i|we) (?:\w+ ){0,2}(?:pay|paid|spend|spent)\b"
+    r"|\bhow much (?:was|is|were|did) (?:my|the|this|that|our) (?:\w+ ){0,2}(?:order|books?|purchase)"
+    r"(?: cost| come to)?\b"
+    r"|\b(?:order|my) total\b|\btotal (?:of|for|on) (?:my|the|this|that|our|order)\b"
+    r"|\bwhat did (?:i|we) pay\b|\bhow much (?:was|were|am|have) (?:i|we) (?:been )?(?:charged|billed)\b"
+)
+
+
+def _total_reply(result: dict) -> str:
+    """What the order came to, in the currency the customer paid in, and what came back of it."""
+    sentences = [
+        f"Order {result.get('order_id')} came to {money_of(result.get('total'), result.get('currency'))}."
+    ]
+    sentences += [refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []]
+    return " ".join(sentences)
+
+
+def _order_reply(turn: Turn, result: dict) -> str:
+    if turn.start is not None and turn.intents[turn.start].kind == "total" and result.get("total"):
+        return _total_reply(result)
     if result.get("delivery") == NOTHING_SHIPS and result.get("status") in ("shipped", "delivered"):
         # Digital items only, which the shop marks sent when they are available: complete, no parcel.
         sentences = [f"Order {result.get('order_id')} is complete. {NOTHING_SHIPS}"]
@@ -378,6 +399,18 @@ CAPABILITY = Capability(
             tool="lookup_order",
             first=_return_by_rma,
             takes_order_found=False,
+        ),
+        OrderTask(
+            # Read before the refusal of payments questions: what an order came to is its own record.
+            kind="total",
+            lead="I can look up what that order came to.",
+            tool="lookup_order",
+            asks=_TOTAL_ASKED_RE,
+            # A total said to be wrong is staff's to put right ("the total on my invoice is wrong").
+            unless=re.compile(
+                r"\b(?:wrong|incorrect|mistake|error|invoice|overcharg\w*|double|twice|too much|refund\w*)\b"
+            ),
+            read_first=True,
         ),
     ),
     replies={"lookup_order": _order_reply, "list_recent_orders": _recent_orders_reply},

@@ -41,7 +41,7 @@ def refunds_of(order: Order) -> list[dict[str, Any]]:
     ]
 
 
-def _money(amount: object, currency: object) -> str:
+def money_of(amount: object, currency: object) -> str:
     try:
         return money_text(amount=Decimal(str(amount)), currency=str(currency or store_currency()))
     except (InvalidOperation, ValueError):
@@ -57,7 +57,7 @@ def _amount(value: object) -> Decimal:
 
 def refund_sentence(refund: dict, currency: str | None) -> str:
     """ "The store refunded $209.00 on 2016-06-20, for IPod Nano." """
-    said = f"The store refunded {_money(refund.get('amount'), currency)}"
+    said = f"The store refunded {money_of(refund.get('amount'), currency)}"
     if refund.get("refunded_on"):
         said += f" on {refund['refunded_on']}"
     if refund.get("items"):
@@ -96,7 +96,7 @@ def _told(result: dict) -> str:
     refunds = result.get("refunds") or []
     sentences = [refund_sentence(refund, currency) for refund in refunds]
     if len(refunds) > 1:
-        sentences.append(f"In all, {_money(result.get('refunded_total'), currency)} was refunded.")
+        sentences.append(f"In all, {money_of(result.get('refunded_total'), currency)} was refunded.")
     returns = [record for record in result.get("returns") or [] if isinstance(record, dict)]
     refunded = [record for record in returns if record.get("status") == ReturnStatus.REFUNDED]
     if result.get("payment_voided"):
@@ -110,7 +110,7 @@ def _told(result: dict) -> str:
         sentences = [f"Order {result.get('order_id')} has no refund on record yet."]
     if _amount(result.get("discount_total")):
         sentences.append(
-            f"The store took {_money(result.get('discount_total'), currency)} off the price of order "
+            f"The store took {money_of(result.get('discount_total'), currency)} off the price of order "
             f"{result.get('order_id')} as a discount."
         )
     for record in returns:
