@@ -265,7 +265,7 @@ class ShopChangeFilter(admin.SimpleListFilter):
 class ShopForm(forms.ModelForm):
     class Meta:
         model = Shop
-        fields = ["name", "platform", "address", "number_pattern", "number_example"]
+        fields = ["name", "platform", "address", "number_pattern", "number_example", "currency"]
 
     def clean_address(self):
         """As a delivery names the shop (orders.shops.shop_address), so that its deliveries find it."""
@@ -289,10 +289,10 @@ class ShopAdmin(admin.ModelAdmin):
     deliveries would come into it."""
 
     form = ShopForm
-    list_display = ["name", "platform", "address", "numbers_like", "order_count"]
+    list_display = ["name", "platform", "address", "numbers_like", "currency", "order_count"]
     list_filter = ["platform"]
     search_fields = ["name", "address"]
-    fields = ["name", "platform", "address", "number_pattern", "number_example", "created_at"]
+    fields = ["name", "platform", "address", "number_pattern", "number_example", "currency", "created_at"]
 
     def get_readonly_fields(self, request, obj=None):
         return ["platform", "address", "created_at"] if obj is not None else ["created_at"]

@@ -90,7 +90,7 @@ class IncomingOrder:
     tracking_number: str
     carrier: str
     total: Decimal
-    currency: str
+    currency: str  # blank: not sent, its shop's (order_upsert)
     address: ShippingAddress | None
     items: tuple[ShopItem, ...]
     updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
@@ -134,7 +134,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
         tracking_number=order.tracking_number,
         carrier=order.carrier,
         total=order.total,
-        currency=order.currency,
+        currency=order.currency or "",
         shop_currency=order.shop_currency or "",
         shop_total=order.shop_total,
         discount_total=order.discount_total or Decimal("0.00"),  # null: none said
@@ -375,7 +375,10 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource, shop: Shop) ->
     if number is None:  # another shop's shape (or one of the store's before)
         problem = f"must look like {shop.number_example}, the shape of {shop}'s numbers"
         raise NumberOfAnotherShape([{"field": "number", "problem": problem}])
-    incoming = replace(incoming, number=number)
+    incoming = replace(incoming, number=number, currency=incoming.currency or shop.currency)
+    if incoming.shop_currency == incoming.currency:
+        problem = "must be another currency than the order's, or left out"
+        raise OrderRefused([{"field": "shop_currency", "problem": problem}])
     fields = _order_fields(incoming)
     conflict = None
     with transaction.atomic():

@@ -2,7 +2,7 @@ import re
 import secrets
 from decimal import Decimal
 
-from babel.numbers import list_currencies
+from babel.numbers import get_currency_precision, list_currencies
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MinValueValidator, RegexValidator
@@ -217,6 +217,13 @@ class Shop(models.Model):
     # Its address on the platform, as its connector writes it: Shopify's
     # "example.myshopify.com", WooCommerce's site address ("https://books.example"); blank otherwise.
     address = models.CharField(max_length=200, blank=True)
+    # What its orders' amounts are in when the shop does not say (a store API's, an import's); a
+    # platform's orders always say. A new shop's is BOOKLY_STORE_CURRENCY.
+    currency = models.CharField(
+        max_length=CURRENCY_CODE_LENGTH, default=store_currency,
+        help_text="What its orders' amounts are in when they do not say (store API, imports): an ISO 4217 "
+        "code like USD, EUR or BRL.",
+    )  # fmt: skip
     # Whether a change asked in Bookly of this shop's orders is made in the shop first. Unset: as the
     # settings say for its platform (settings.BOOKLY_CHANGES_THROUGH_SHOP); set by the shop's own
     # connection, when it has one (a key of its own, which may write or only read).
@@ -242,6 +249,11 @@ class Shop(models.Model):
     def clean(self):
         if problem := shop_shape_problem(self.number_pattern, self.number_example):
             raise ValidationError({"number_pattern": problem})
+        self.currency = self.currency.strip().upper()
+        if self.currency not in list_currencies() or get_currency_precision(self.currency) > 2:
+            raise ValidationError(
+                {"currency": "An ISO 4217 code of a currency with cents or none: USD, EUR, BRL."}
+            )
         if self.pk is None:
             return
         shape = self.numbering.exact

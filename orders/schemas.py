@@ -44,7 +44,7 @@ from pydantic import (
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
 from orders.addresses import ADDRESS_INPUT_LENGTHS, AddressInvalid, ShippingAddress, address_field_clean
-from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, Refund, Shipment, store_currency
+from orders.models import ISO_DATE_PATTERN, Order, OrderItem, OrderStatus, Refund, Shipment
 from store.categories import ItemCategory
 from store.text import text_has_unseen, text_single_line
 
@@ -269,7 +269,7 @@ def _money(model, field: str, *, required: bool = True) -> PlainValidator:
 
 
 _CURRENCY_SENT = Annotated[
-    str, Field(pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code; the store's currency when left out.")
+    str, Field(pattern=r"^[A-Za-z]{3}$", description="ISO 4217 code; its shop's currency when left out.")
 ]
 
 
@@ -287,7 +287,7 @@ def _shop_currency(value: object, info: ValidationInfo) -> str | None:
     if value is None:
         return None
     code = _currency(value)
-    if code == info.data.get("currency"):
+    if code == info.data.get("currency"):  # not sent: checked once the shop's is known (intake)
         raise _problem("must be another currency than the order's, or left out")
     return code
 
@@ -510,9 +510,11 @@ class ShopOrder(BaseModel):
     tracking_number: Annotated[str, _text(Order, "tracking_number")] = ""
     carrier: Annotated[str, _text(Order, "carrier")] = ""
     total: Annotated[Decimal, _money(Order, "total")]
-    # What every amount is in: the store's currency (settings.BOOKLY_STORE_CURRENCY) when not sent.
-    currency: Annotated[str, PlainValidator(_currency, json_schema_input_type=_CURRENCY_SENT)] = Field(
-        default_factory=store_currency
+    # What every amount is in: its shop's currency (Shop.currency) when not sent, filled in by the intake
+    # once the shop is known.
+    # Documented with no default: left out, it is the shop's (never null).
+    currency: Annotated[str | None, PlainValidator(_currency, json_schema_input_type=_CURRENCY_SENT)] = Field(
+        default=None, json_schema_extra=lambda schema: schema.pop("default", None)
     )
     # The shop's own currency and total, when the customer paid in another (Shopify's presentment
     # money): total, the lines' prices and the refunds are then the customer's. Both or neither.

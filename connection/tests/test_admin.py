@@ -173,7 +173,12 @@ def test_an_operator_reads_each_write_to_the_shop(superuser_client, shop_not_mad
 
 def _shop_form(**fields) -> dict:
     """The shop's page as posted, with its connection (one form)."""
-    base = {"name": "Books US", "number_pattern": "BK-[0-9]{4,6}", "number_example": "BK-10042"}
+    base = {
+        "name": "Books US",
+        "number_pattern": "BK-[0-9]{4,6}",
+        "number_example": "BK-10042",
+        "currency": "USD",
+    }
     management = {
         "connection-TOTAL_FORMS": "1",
         "connection-MAX_NUM_FORMS": "1",

@@ -21,6 +21,7 @@ from connection.shops import CredentialsUnreadable, shop_key
 from connection.tests.test_shopify_webhooks import SHOPIFY
 from connection.tests.test_woocommerce_webhooks import BRAZIL
 from orders.models import Order, OrderChangeState, OrderSource, Shop
+from orders.schemas import ORDER_EXAMPLE
 from orders.selectors import order_get_for_customer
 from orders.services import order_cancel, order_changes_through_shop
 from orders.shops import shop_of_platform
@@ -424,3 +425,24 @@ def test_an_order_of_a_woocommerce_site_no_key_here_reaches_is_never_sent_to_the
     change.refresh_from_db()
     assert change.state == OrderChangeState.SHOP_FAILED and "reaches other.example" in change.shop_answer
     assert ours.asked == []
+
+
+def test_an_order_that_names_no_currency_is_in_its_shops(db):
+    """A store API shop in euros: its backend's order without a currency is in euros, not the store's
+    dollars; one whose shop_currency is that same currency is refused by its field."""
+    shop = shop_of_platform(platform=OrderSource.API)
+    shop.currency = "eur"
+    shop.full_clean()
+    shop.save()
+    key = _key_of(shop)
+    body = {name: value for name, value in ORDER_EXAMPLE.items() if name != "currency"}
+
+    made = key.put("/api/store/v1/orders/BK-20001", body, content_type="application/json")
+    refused = key.put(
+        "/api/store/v1/orders/BK-20002", {**body, "shop_currency": "EUR", "shop_total": "10.00"},
+        content_type="application/json",
+    )  # fmt: skip
+
+    assert (made.status_code, made.json()["currency"]) == (201, "EUR")
+    assert Order.objects.get(number="BK-20001").currency == "EUR"
+    assert refused.status_code == 400 and "shop_currency" in refused.content.decode()

@@ -166,10 +166,9 @@ class TestClean:
             ),
         }
 
-    def test_the_currency_is_the_shops_or_the_stores_and_an_item_needs_no_category(self, settings):
-        settings.BOOKLY_STORE_CURRENCY = "EUR"
+    def test_the_currency_is_the_one_sent_or_left_for_its_shops_and_an_item_needs_no_category(self):
         unsaid = {key: value for key, value in ADA.items() if key != "currency"}
-        assert incoming_order_clean(number="BK-20001", data=unsaid).currency == "EUR"
+        assert incoming_order_clean(number="BK-20001", data=unsaid).currency == ""  # the shop's: upsert
         item = {key: value for key, value in GRUFFALO.items() if key != "category"}
         order = incoming_order_clean(number="BK-20001", data=changed(currency="inr", items=[item]))
         assert (order.currency, order.items[0].category) == ("INR", "")

@@ -79,19 +79,16 @@ def test_support_staff_see_the_shops_and_an_orders_shop_and_change_none(staff_cl
 
 def test_a_superuser_names_a_shop_but_never_moves_it_to_another_address(superuser_client):
     shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
-    form = {
-        "name": "Books Australia",
-        "address": "evil.myshopify.com",
-        "number_pattern": "BK-[0-9]{4,6}",
-        "number_example": "BK-10042",
-        "connection-TOTAL_FORMS": "0",
-        "connection-INITIAL_FORMS": "0",
-    }  # fmt: skip  (its connection: connection.admin)
+    # The page's connection (connection.admin) is posted empty.
+    form = {"name": "Books Australia", "address": "evil.myshopify.com", "number_pattern": "BK-[0-9]{4,6}",
+            "number_example": "BK-10042", "currency": "aud", "connection-TOTAL_FORMS": "0",
+            "connection-INITIAL_FORMS": "0"}  # fmt: skip
     answer = superuser_client.post(f"/admin/orders/shop/{shop.pk}/change/", form)
     shop.refresh_from_db()
-    assert answer.status_code == 302 and (shop.name, shop.address) == (
+    assert answer.status_code == 302 and (shop.name, shop.address, shop.currency) == (
         "Books Australia",
         "books.myshopify.com",
+        "AUD",
     )
 
 
