@@ -45,7 +45,7 @@ class ShopConnectionForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        for name in _SECRETS:
+        for name in [name for name in _SECRETS if name in self.fields]:  # the shop's platform's own
             field = self.fields[name]
             kept = self.instance.pk is not None and bool(getattr(self.instance, name))
             said = "Set: blank keeps it, another replaces it." if kept else "Not set."
@@ -53,7 +53,14 @@ class ShopConnectionForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        for name in _SECRETS:
+        if self.instance.pk is not None and (unreadable := self.instance.unreadable()):
+            retyped = [name for name in unreadable if cleaned.get(name)]
+            if len(retyped) < len(unreadable):
+                raise forms.ValidationError(
+                    "What is stored cannot be read with this DJANGO_SECRET_KEY: put the key it was saved "
+                    "with in DJANGO_SECRET_KEY_FALLBACKS, or type every credential of this shop again."
+                )
+        for name in [name for name in _SECRETS if name in self.fields]:
             if not cleaned.get(name) and self.instance.pk is not None:
                 cleaned[name] = getattr(self.instance, name)  # as kept: the form has not touched it yet
         return cleaned
@@ -67,7 +74,28 @@ class ShopConnectionInline(admin.StackedInline):
     form = ShopConnectionForm
     extra = 0
     max_num = 1
-    verbose_name_plural = "connection (this shop's own credentials, when the settings' are another shop's)"
+
+    # Superusers alone, whatever permissions a staff account is given: even shown read-only, the page
+    # would carry the credentials.
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_superuser
+
+    has_add_permission = has_change_permission = has_delete_permission = has_view_permission
+
+    # A platform's own keys only, once the shop's platform is known.
+    _KEYS = {
+        ShopPlatform.SHOPIFY: ["access_token"],
+        ShopPlatform.WOOCOMMERCE: ["consumer_key", "consumer_secret"],
+    }
+
+    def get_fieldsets(self, request, obj=None):
+        keys = self._KEYS.get(obj.platform, []) if obj is not None else [*_SECRETS[1:]]
+        fields = ["webhook_secret", *keys, "api_url", "write_back"]
+        description = (
+            "This shop's own app or key, when the settings' (SHOPIFY_*, WOOCOMMERCE_*) are another shop's. "
+            "Kept encrypted; never shown again."
+        )
+        return [(None, {"fields": fields, "description": description})]
 
 
 admin.site.unregister(Shop)

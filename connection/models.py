@@ -5,9 +5,9 @@ import secrets
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models, transaction
 from django.utils import timezone
-from encrypted_fields.fields import EncryptedCharField
 from rest_framework_api_key.models import AbstractAPIKey
 
+from connection.fields import SecretField
 from connection.platform_http import PlatformError, platform_address
 from orders.shops import shop_writes_back_set
 
@@ -129,23 +129,20 @@ class ShopConnection(models.Model):
 
     shop = models.OneToOneField("orders.Shop", on_delete=models.CASCADE, related_name="connection")
     # Shopify: the client secret of the shop's app; WooCommerce: the secret typed into its webhooks.
-    webhook_secret = EncryptedCharField(
+    webhook_secret = SecretField(
         max_length=200, null=True, blank=True,
         help_text="Shopify: the app's client secret. WooCommerce: the secret given to its webhooks.",
     )  # fmt: skip
     # Shopify's Admin API access token (read_orders; write_orders to write back).
-    access_token = EncryptedCharField(
-        "Admin API access token (Shopify)", max_length=200, null=True, blank=True
-    )
+    access_token = SecretField("Admin API access token (Shopify)", max_length=200, null=True, blank=True)
     # WooCommerce's REST API key (Read; Read/Write to write back).
-    consumer_key = EncryptedCharField("consumer key (WooCommerce)", max_length=200, null=True, blank=True)
-    consumer_secret = EncryptedCharField(
-        "consumer secret (WooCommerce)", max_length=200, null=True, blank=True
-    )
+    consumer_key = SecretField("consumer key (WooCommerce)", max_length=200, null=True, blank=True)
+    consumer_secret = SecretField("consumer secret (WooCommerce)", max_length=200, null=True, blank=True)
     api_url = models.URLField(
         "API address", max_length=300, blank=True,
         help_text="Only when it is not the shop's own: Shopify's Admin API "
-        "(https://<shop>/admin/api/<version>) behind a proxy; WooCommerce's site at another address.",
+        "(https://your-shop.myshopify.com/admin/api/2025-07) behind a proxy; WooCommerce's site at another "
+        "address.",
     )  # fmt: skip
     write_back = models.BooleanField(
         "changes made in the shop first",
@@ -162,6 +159,9 @@ class ShopConnection(models.Model):
         return f"{self.shop}'s connection"
 
     def save(self, *args, **kwargs):
+        if unreadable := self.unreadable():
+            # Saved again, what no key here opens would be encrypted once more and lost for good.
+            raise ValueError(f"{self.shop}'s {', '.join(unreadable)} cannot be read here: not saved")
         with transaction.atomic():
             super().save(*args, **kwargs)
             shop_writes_back_set(shop=self.shop, writes_back=self.write_back and self.has_api_key)
@@ -178,6 +178,9 @@ class ShopConnection(models.Model):
             platform = ""
         if platform not in ShopPlatform.values:
             raise ValidationError("Only a Shopify or WooCommerce shop is connected with credentials.")
+        if not self.shop.address:
+            # Its deliveries are found by the address they name: without one, its secret opens none.
+            raise ValidationError("Give the shop its address first (as its deliveries name it).")
         others = (
             ("consumer_key", "consumer_secret") if platform == ShopPlatform.SHOPIFY else ("access_token",)
         )

@@ -6,7 +6,7 @@ shops' #1001 are two orders. The settings' credentials (SHOPIFY_*, WOOCOMMERCE_*
 (their webhook secret may sign for several shops of one app); a shop with its own app or key keeps them
 in its connection (ShopConnection), and only its own open its deliveries, its list and its writes."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 
@@ -105,9 +105,10 @@ class ShopKey:
     """What reaches one shop's API: its address (Shopify's Admin API base, WooCommerce's site) and key."""
 
     address: str
-    token: str = ""  # Shopify's Admin API access token
-    consumer_key: str = ""  # WooCommerce's REST API key
-    consumer_secret: str = ""
+    # Never in a repr (a log line, a traceback's locals).
+    token: str = field(default="", repr=False)  # Shopify's Admin API access token
+    consumer_key: str = field(default="", repr=False)  # WooCommerce's REST API key
+    consumer_secret: str = field(default="", repr=False)
 
 
 def shop_key(*, shop: Shop) -> ShopKey:
@@ -155,8 +156,15 @@ def shop_key(*, shop: Shop) -> ShopKey:
 
 
 def _settings_reach(platform: str, shop: Shop) -> bool:
-    reached = connected_shop(platform=platform)
-    return reached is not None and reached.pk == shop.pk
+    """Whether the settings' key is for this shop (connected_shop's rule, making no shop)."""
+    named = settings.SHOPIFY_SHOP_DOMAIN if platform == ShopPlatform.SHOPIFY else settings.WOOCOMMERCE_URL
+    alone = list(Shop.objects.filter(platform=_SOURCE[platform]).values_list("pk", flat=True)[:2]) == [
+        shop.pk
+    ]
+    if addresses := _addresses(named, platform):
+        # The named shop, or the platform's only one whose address is not known yet (which it would take).
+        return shop.address == addresses[0] or (not shop.address and alone)
+    return alone
 
 
 def settings_key_set(*, platform: str) -> bool:

@@ -295,7 +295,10 @@ class ShopAdmin(admin.ModelAdmin):
     fields = ["name", "platform", "address", "number_pattern", "number_example", "currency", "created_at"]
 
     def get_readonly_fields(self, request, obj=None):
-        return ["platform", "address", "created_at"] if obj is not None else ["created_at"]
+        if obj is None:
+            return ["created_at"]
+        # An address not known yet (a shop made before shops had one) may be given once.
+        return ["platform", "address", "created_at"] if obj.address else ["platform", "created_at"]
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(orders_kept=Count("orders"))

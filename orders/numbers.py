@@ -67,10 +67,11 @@ _COUNTED_RE = re.compile(
 # Digits on their own, or after a "#" ("order#10552"): not part of a word, an amount ("$45", "45.99"), a
 # time, a date or a postal code written with a hyphen ("01310-100").
 _DIGITS_RE = re.compile(r"(?:(?<=#)|(?<![\w#$€£¥/.,:-]))[0-9]+(?![\w/-]|[.,:][0-9])")
-# Around digits, what makes them part of an amount, a time or a date ("$5.00", "120,00", "10:30",
-# "12/05"), never an order of a shop whose numbers are digits.
-_IN_A_FIGURE_BEFORE_RE = re.compile(r"[$€£¥/.,:]$")
-_IN_A_FIGURE_AFTER_RE = re.compile(r"[.,:/][0-9]")
+# Around digits, what makes them part of an amount or a time ("$120.00", "5.00", "120,00", "10:30"), never
+# an order of a shop whose numbers are digits: a currency sign or a figure's digits and point before them,
+# or cents or minutes after. "Order no.727", "order:727" and "727, 728" stay orders.
+_IN_A_FIGURE_BEFORE_RE = re.compile(r"(?:[$€£¥]|[0-9][.,:])$")
+_IN_A_FIGURE_AFTER_RE = re.compile(r"[.,:][0-9]{1,2}\b")
 
 
 # Words right before a number that say what else it is: "my zip is 94103", "call 5551234", "ISBN 0441".

@@ -11,6 +11,10 @@ from django.db import IntegrityError, transaction
 from orders.models import OWN_SHOP_NAME, OrderSource, Shop, own_shop
 
 _MAX_ADDRESS = Shop._meta.get_field("address").max_length
+# An email address or a link in a customer's words.
+_ADDRESSES_RE = re.compile(r"\S+@\S+|\bhttps?://\S+", re.IGNORECASE)
+# A host name: labels of letters, digits and hyphens, at least two ("books.myshopify.com").
+_HOST_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+")
 
 # A name a new shop takes when its address says nothing (a platform that sent none).
 _UNNAMED = {
@@ -33,7 +37,9 @@ def shop_address(*, platform: str, named: str) -> str:
     if not named or len(named) > _MAX_ADDRESS:
         return ""
     if platform == OrderSource.SHOPIFY:
-        return named.lower()
+        # The shop's domain alone ("https://Books.myshopify.com/admin" typed in admin is that domain).
+        host = (urlsplit(named if "//" in named else f"//{named}").hostname or "").rstrip(".")
+        return host if _HOST_RE.fullmatch(host) else ""
     try:
         url = urlsplit(named)
         port = f":{url.port}" if url.port else ""
@@ -114,19 +120,22 @@ def shop_writes_back_set(*, shop: Shop, writes_back: bool | None) -> None:
 def shop_named_in(*, text: str, shops: Collection[Shop]) -> Shop | None:
     """The one of `shops` the customer's words name (its name, or its address's host, as whole words:
     "the Books US one"); None when they name none or more than one."""
-    words = f" {_plain(text)} "
+    # Not from an email address or a link the customer gave ("books.fan@example.com" names no shop).
+    words = f" {_plain(_ADDRESSES_RE.sub(' ', text))} "
     named: dict[Shop, str] = {}
     for shop in shops:
         address = urlsplit(shop.address if "//" in shop.address else f"//{shop.address}").hostname
         for said in filter(None, (shop.name, address)):
             if f" {_plain(said)} " in words and len(_plain(said)) > len(named.get(shop, "")):
                 named[shop] = _plain(said)
-    # "Books US" names Books US, not also Books: the longest name said, when it holds the others.
+    # "Books US" names Books US, not also Books: the longest name said, when the others are said only
+    # within it ("Books, not Books Outlet" names both: none).
     longest = max(named.items(), key=lambda item: len(item[1]), default=None)
-    if longest is None or any(f" {said} " not in f" {longest[1]} " for said in named.values()):
+    if longest is None or list(named.values()).count(longest[1]) > 1:
+        return None  # none, or two shops' names read alike
+    rest = words.replace(f" {longest[1]} ", " ")
+    if any(f" {said} " in rest for shop, said in named.items() if shop != longest[0]):
         return None
-    if list(named.values()).count(longest[1]) > 1:
-        return None  # two shops' names read alike
     return longest[0]
 
 

@@ -9,6 +9,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from connection.deliveries import webhook_endpoint_create
+from connection.fields import SecretField
+from connection.models import ShopConnection
 
 
 @dataclass
@@ -109,3 +111,27 @@ def receiver(loopback):
 def endpoint(db, receiver):
     """The receiver, subscribed to every event."""
     return webhook_endpoint_create(url=receiver.url, event_types=[])
+
+
+class SecretKeyChanged:
+    """DJANGO_SECRET_KEY changed after the shops' credentials were saved: `old` is the key they were
+    saved with; read_again() after the settings change again (the fields derive their keys once)."""
+
+    def __init__(self, old: str):
+        self.old = old
+
+    @staticmethod
+    def read_again():
+        for each in ShopConnection._meta.get_fields():
+            if isinstance(each, SecretField):
+                each.__dict__.pop("keys", None)
+                each.__dict__.pop("f", None)
+
+
+@pytest.fixture
+def secret_key_changed(settings):
+    changed = SecretKeyChanged(settings.SECRET_KEY)
+    settings.SECRET_KEY = "another-secret-key-entirely"
+    changed.read_again()
+    yield changed
+    changed.read_again()  # the settings are put back after this: derived anew at the next read

@@ -1,6 +1,8 @@
 import re
 
 import pytest
+from cryptography.fernet import Fernet
+from django.contrib.auth.models import Permission
 from standardwebhooks.webhooks import Webhook
 
 from connection.models import (
@@ -220,21 +222,48 @@ def test_a_superuser_connects_a_second_shop_with_its_own_keys_never_shown_again(
     own.refresh_from_db()
     assert (own.webhook_secret, own.access_token) == ("shpss_us_app", "shpat_new")
 
+    assert "consumer_key" not in page  # a Shopify shop's page asks for Shopify's keys alone
     refused = superuser_client.post(
-        f"/admin/orders/shop/{shop.pk}/change/",
+        "/admin/orders/shop/add/",
         _shop_form(
-            **{"connection-INITIAL_FORMS": "1", "connection-0-id": own.pk, "connection-0-shop": shop.pk,
-               "connection-0-consumer_key": "ck_woo"},
+            name="Books Site", platform="woocommerce", address="https://books.example",
+            **{"connection-INITIAL_FORMS": "0", "connection-0-access_token": "shpat_wrong"},
         ),
     )  # fmt: skip
-    assert "A Shopify shop has no such key." in refused.content.decode()
+    assert "A WooCommerce shop has no such key." in refused.content.decode()
+    assert not Shop.objects.filter(name="Books Site").exists()
 
 
-def test_support_staff_never_see_a_shops_connection(staff_client):
+def test_staff_never_see_a_shops_connection_even_given_its_view_permission(staff_client, staff_user):
     shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books-us.myshopify.com")
     ShopConnection.objects.create(shop=shop, webhook_secret="shpss_us_app")
+    staff_user.user_permissions.add(Permission.objects.get(codename="view_shopconnection"))
     page = staff_client.get(f"/admin/orders/shop/{shop.pk}/change/").content.decode()
-    assert "books-us.myshopify.com" in page and "webhook_secret" not in page
+    assert "books-us.myshopify.com" in page and "webhook_secret" not in page and "shpss_us_app" not in page
+
+
+def test_credentials_no_key_here_opens_are_typed_again_whole_or_not_saved(superuser_client):
+    """As read when the key they were saved with is gone: Fernet tokens no key here opens."""
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books-us.myshopify.com")
+    own = ShopConnection.objects.create(shop=shop, webhook_secret="shpss_us", access_token="shpat_us")
+    foreign = Fernet(Fernet.generate_key())
+    ShopConnection.objects.filter(pk=own.pk).update(
+        webhook_secret=foreign.encrypt(b"shpss_us").decode(),
+        access_token=foreign.encrypt(b"shpat_us").decode(),
+    )
+
+    def posted(**typed):
+        fields = {f"connection-0-{name}": value for name, value in typed.items()}
+        return superuser_client.post(
+            f"/admin/orders/shop/{shop.pk}/change/",
+            _shop_form(**{"connection-INITIAL_FORMS": "1", "connection-0-id": own.pk,
+                          "connection-0-shop": shop.pk, **fields}),
+        )  # fmt: skip
+
+    assert "cannot be read with this DJANGO_SECRET_KEY" in posted(access_token="shpat_new").content.decode()
+    assert posted(access_token="shpat_new", webhook_secret="shpss_new").status_code == 302
+    own.refresh_from_db()
+    assert (own.webhook_secret, own.access_token) == ("shpss_new", "shpat_new")
 
 
 def test_a_keys_shop_is_never_moved_once_it_is_made(superuser_client):

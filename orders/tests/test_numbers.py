@@ -128,9 +128,11 @@ def test_an_amount_time_or_date_in_a_reply_names_no_order_of_a_shop_whose_number
     """A Shopify shop (#1001) beside a WooCommerce one (727): "$120.00 off order #9999" names #9999 only,
     not an order 120 (or 00) of the site's."""
     both = OrderNumbering("#[0-9]{4,}", "#1001", others=(("[0-9]{2,}", "17"),))
-    said = "The store took $120.00 off the price of order #9999, €45,50 back on 12/05 at 10:30."
+    said = "The store took $120.00 off the price of order #9999, €45,50 back, 1,234.56 in all, at 10:30."
     assert both.mentions(said, anywhere=True) == ["#9999"]
     assert both.mentions("Order 727 and order 17 have shipped.", anywhere=True) == ["727", "17"]
+    for written in ("order no.727", "order:727", "Your order 727.", "orders 727, 728"):
+        assert both.mentions(written, anywhere=True)[0] == "727", written
 
 
 def test_a_reply_s_look_alikes_of_a_sign_shape_and_a_prefix_left_out_are_found():

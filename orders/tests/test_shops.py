@@ -13,7 +13,7 @@ from django.db import IntegrityError
 from orders.intake import OrderRefused, incoming_order_clean, order_upsert
 from orders.models import OWN_SHOP_NAME, Order, OrderSource, Shop
 from orders.numbers import ORDER_NUMBERS
-from orders.shops import shop_of_platform
+from orders.shops import shop_address, shop_named_in, shop_of_platform
 from orders.tests.factories import OrderFactory
 
 pytestmark = pytest.mark.django_db
@@ -153,3 +153,38 @@ def test_a_shops_number_shape_is_its_own_and_staff_cannot_give_it_one_its_orders
     shopify.number_pattern = "^#[0-9]+"
     with pytest.raises(ValidationError, match="leave out"):
         shopify.full_clean()
+
+
+@pytest.mark.parametrize(
+    ("said", "named"),
+    [
+        ("the one from Books Outlet please", "Books Outlet"),
+        ("Books", "Books"),
+        ("I mean Books, not Books Outlet", None),
+        ("where is it? books.fan@example.com", None),
+        ("see https://books.example/orders", None),
+        ("books-us.myshopify.com", "books-us.myshopify.com"),
+        ("neither", None),
+    ],
+)
+def test_a_shop_is_named_by_the_customers_words_alone(said, named):
+    shops = [
+        Shop(pk=1, name="Books", platform=OrderSource.API),
+        Shop(pk=2, name="Books Outlet", platform=OrderSource.API),
+        Shop(pk=3, name="books-us.myshopify.com", platform="shopify", address="books-us.myshopify.com"),
+    ]
+    found = shop_named_in(text=said, shops=shops)
+    assert (found.name if found else None) == named
+
+
+@pytest.mark.parametrize(
+    ("named", "kept"),
+    [
+        ("Books-US.myshopify.com", "books-us.myshopify.com"),
+        ("https://Books-US.myshopify.com/admin", "books-us.myshopify.com"),  # typed in admin as a link
+        ("not a domain", ""),
+        ("books", ""),
+    ],
+)
+def test_a_shopify_shop_is_kept_by_its_domain_as_its_deliveries_name_it(named, kept):
+    assert shop_address(platform=OrderSource.SHOPIFY, named=named) == kept

@@ -60,6 +60,18 @@ def test_what_an_order_came_to_is_told_in_the_currency_paid_with_what_came_back(
     assert "$" not in reply and "payments" not in reply
 
 
+def test_a_total_asked_of_a_voided_order_says_it_was_not_charged_and_a_part_of_it_is_no_total(
+    customer, order_paid_in_euros
+):
+    order_paid_in_euros.payment_voided = True
+    order_paid_in_euros.save(update_fields=["payment_voided"])
+    voided = customer.send(f"How much did I pay for order BK-21104? {ROSA}").json()["reply"]
+    shipping = customer.send(f"How much did I pay for shipping on order BK-21104? {ROSA}").json()["reply"]
+
+    assert "came to €115.90. Its payment was voided" in voided and "not charged" in voided
+    assert "came to" not in shipping
+
+
 def test_without_a_refund_yet_it_says_so_and_the_return_whose_refund_is_to_come(
     customer, order_paid_in_euros
 ):

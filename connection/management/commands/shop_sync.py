@@ -61,7 +61,9 @@ class Command(BaseCommand):
         try:
             report = shop_sync(shop=shop, since=moment, progress=progress)
         except PlatformError as error:
-            raise CommandError(f"{label}: the sync stopped: {error}. Run it again to resume.") from None
+            # Refused before a page was read (no key reaches the shop): nothing to resume.
+            again = "" if error.status == 400 and not bar.n else " Run it again to resume."
+            raise CommandError(f"{label}: the sync stopped: {error}.{again}") from None
         finally:
             bar.close()
         said = ", ".join(

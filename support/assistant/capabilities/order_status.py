@@ -110,6 +110,7 @@ def order_summary(order: Order) -> dict[str, Any]:
         ],
         "total": str(order.total),
         "currency": order.currency,
+        **({"payment_voided": True} if order.payment_voided else {}),  # authorised, never taken
         "shipping_address": current_address_line(order),
         "returns": returns_of(order),
         **_nothing_ships(order),
@@ -242,6 +243,8 @@ def _total_reply(result: dict) -> str:
     sentences = [
         f"Order {result.get('order_id')} came to {money_of(result.get('total'), result.get('currency'))}."
     ]
+    if result.get("payment_voided"):
+        sentences.append("Its payment was voided: it was never taken, so you were not charged.")
     sentences += [refund_sentence(refund, result.get("currency")) for refund in result.get("refunds") or []]
     return " ".join(sentences)
 
@@ -407,8 +410,10 @@ CAPABILITY = Capability(
             tool="lookup_order",
             asks=_TOTAL_ASKED_RE,
             # A total said to be wrong is staff's to put right ("the total on my invoice is wrong").
+            # A part of it (shipping, taxes) or why it differs is not what the order came to.
             unless=re.compile(
-                r"\b(?:wrong|incorrect|mistake|error|invoice|overcharg\w*|double|twice|too much|refund\w*)\b"
+                r"\b(?:wrong|incorrect|mistake|error|invoice|overcharg\w*|double|twice|too much|refund\w*|"
+                r"shipping|postage|delivery fee|tax|taxes|vat|duty|duties|why|different|differ)\b"
             ),
             read_first=True,
         ),
