@@ -167,9 +167,10 @@ class ShopConnection(models.Model):
             shop_writes_back_set(shop=self.shop, writes_back=self.write_back and self.has_api_key)
 
     def delete(self, *args, **kwargs):
-        with transaction.atomic():
+        with transaction.atomic():  # its row, then its shop's, as save() takes them: no deadlock
+            deleted = super().delete(*args, **kwargs)
             shop_writes_back_set(shop=self.shop, writes_back=None)
-            return super().delete(*args, **kwargs)
+            return deleted
 
     def clean(self):
         try:

@@ -69,12 +69,13 @@ class CredentialsUnreadable(PlatformError):
         )
 
 
-def shop_connection(*, shop: Shop | None) -> ShopConnection | None:
-    """The shop's own credentials, when it has them (CredentialsUnreadable when they cannot be read)."""
+def shop_connection(*, shop: Shop | None, needs: tuple[str, ...]) -> ShopConnection | None:
+    """The shop's own credentials, when it has them; CredentialsUnreadable when those it `needs` cannot
+    be read (another unreadable one stops nothing it is not needed for)."""
     if shop is None or shop.pk is None:
         return None
     own = ShopConnection.objects.filter(shop=shop).select_related("shop").first()
-    if own is not None and (unreadable := own.unreadable()):
+    if own is not None and (unreadable := [name for name in own.unreadable() if name in needs]):
         raise CredentialsUnreadable(shop, unreadable)
     return own
 
@@ -89,7 +90,7 @@ def delivery_secret(*, platform: str, shop: Shop | None) -> tuple[str, bool]:
     """The secret a delivery for this shop (None: one not known yet) is signed with, and whether it is
     the shop's own. A shop with its own secret takes deliveries signed with it alone: another app's
     secret (the settings') signs nothing for it."""
-    own = shop_connection(shop=shop)
+    own = shop_connection(shop=shop, needs=("webhook_secret",))
     if own is not None and own.webhook_secret:
         return own.webhook_secret, True
     setting = (
@@ -115,7 +116,7 @@ def shop_key(*, shop: Shop) -> ShopKey:
     """The key Bookly reads and writes the shop's orders with: its connection's, else the settings' when
     they are for it (the shop they name, or the platform's only shop). PlatformError (status 400) when
     none reaches it: another shop's key would read or change another shop's order of the same id."""
-    own = shop_connection(shop=shop)
+    own = shop_connection(shop=shop, needs=("access_token", "consumer_key", "consumer_secret"))
     if shop.platform == OrderSource.SHOPIFY:
         if own is not None and own.access_token:
             base = own.api_url or f"https://{shop.address}/admin/api/{settings.SHOPIFY_API_VERSION}"

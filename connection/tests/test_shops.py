@@ -378,6 +378,13 @@ def test_credentials_the_secret_key_no_longer_opens_say_so_and_are_never_saved_a
     )  # fmt: skip
     assert (answer.status_code, answer.json()["error"]["code"]) == (503, "credentials_unreadable")
     own = ShopConnection.objects.get(shop=us_connected)
+    # A token no key opens stops no delivery signed with the secret that is read (saved anew here).
+    ShopConnection.objects.filter(pk=own.pk).update(webhook_secret="shpss_us_app")
+    delivered = _from_shopify(
+        client, django_capture_on_commit_callbacks, domain=US, email="b@example.com", order_id=2,
+        delivery="us-2", secret="shpss_us_app",
+    )  # fmt: skip
+    assert delivered.status_code == 200
     own.write_back = True
     with pytest.raises(ValueError, match="cannot be read here"):
         own.save()  # encrypted once more, it would be lost for good
