@@ -57,10 +57,11 @@ class Conversation(models.Model):
     ended_at = models.DateTimeField(null=True, blank=True)
     end_reason = models.CharField(max_length=20, choices=ConversationEnd.choices, blank=True)
     turn_count = models.PositiveIntegerField(default=0)
-    # Guard state: order numbers whose return eligibility check passed in this
-    # conversation. initiate_return refuses any other order.
+    # Guard state: the orders (their keys, capabilities.base.check_key: not their numbers, which two shops
+    # may share) whose return eligibility check passed in this conversation. initiate_return refuses any
+    # other order. (Kept before by number: such a check is simply asked for again.)
     eligibility_verified = models.JSONField(default=list, blank=True)
-    # Guard state of order changes: {"cancel" | "address": {order number: {"turn": N, ...}}}, each a
+    # Guard state of order changes: {"cancel" | "address": {order's key: {"turn": N, ...}}}, each a
     # check that passed in turn N (with the address it checked). The write needs one from an earlier
     # turn, so the customer has read what they are agreeing to.
     change_checks = models.JSONField(default=dict, blank=True)

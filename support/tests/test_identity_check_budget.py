@@ -8,9 +8,10 @@ import json
 import pytest
 from django.core.cache import caches
 
-from orders.models import OrderSource
+from orders.models import OrderSource, ReturnRecord
 from orders.shops import shop_of_platform
-from orders.tests.factories import OrderFactory, OrderItemFactory
+from orders.tests.factories import OrderItemFactory, delivered_order
+from store.clock import store_today
 from support.assistant.budget import CheckLimit, CheckScope, identity_check_failed, identity_checks_spent
 from support.assistant.understanding.wording import CHECKS_SPENT_REPLY
 from support.llm.protocol import OFFER_PERSON, ToolError
@@ -163,18 +164,27 @@ def test_a_number_written_in_another_shops_shape_counts_against_the_same_orders(
     assert identity_checks_spent(scope=CheckScope(number="BK-1104", conversation_id=3)) == CheckLimit.ORDER
 
 
+AU, US = "books-au.myshopify.com", "books-us.myshopify.com"
+
+
+@pytest.fixture
+def in_two_shops(db):
+    """BK-20001 in two shops, both the same customer's, each delivered three days ago with one book."""
+    for address, title in [(AU, "Dune"), (US, "Emma")]:
+        order = delivered_order(
+            days_ago=3, today=store_today(), number="BK-20001", customer_email=RIGHT,
+            source=OrderSource.SHOPIFY, shop=shop_of_platform(platform=OrderSource.SHOPIFY, address=address),
+            categories=(),
+        )  # fmt: skip
+        OrderItemFactory(order=order, title=title)
+
+
 def test_an_order_of_one_number_in_two_shops_is_asked_about_never_counted_as_a_failed_check(
-    model_api, customer, limits
+    model_api, customer, limits, in_two_shops
 ):
     """The same customer has BK-20001 in two shops: the tool answers which_shop (no order's facts, no
     failed check), and once the customer names the shop, that shop's order."""
     limits.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = 1
-    for address, title in [("books-au.myshopify.com", "Dune"), ("books-us.myshopify.com", "Emma")]:
-        order = OrderFactory(
-            number="BK-20001", customer_email=RIGHT, source=OrderSource.SHOPIFY,
-            shop=shop_of_platform(platform=OrderSource.SHOPIFY, address=address),
-        )  # fmt: skip
-        OrderItemFactory(order=order, title=title)
 
     [asked] = _turn(model_api, customer, _lookup("BK-20001", RIGHT))
     model_api.reset(message(_lookup("BK-20001", RIGHT)), message(text("It is on its way.")))
@@ -187,3 +197,23 @@ def test_an_order_of_one_number_in_two_shops_is_asked_about_never_counted_as_a_f
     )
     assert "items" not in asked and "status" not in asked
     assert [item["title"] for item in answered["items"]] == ["Emma"]
+
+
+def test_a_return_checked_for_one_shops_order_starts_none_for_the_others_of_its_number(
+    model_api, customer, limits, in_two_shops
+):
+    """The check that passed is the order's, not its number's: the other shop's BK-20001 needs its own."""
+    checked = tool_use("check_return_eligibility", {"order_id": "BK-20001", "customer_email": RIGHT})
+    model_api.reset(message(checked), message(text("It can be returned. Shall I start the return?")))
+    assert customer.send(f"Can I return BK-20001 from {AU}? {RIGHT}").status_code == 200
+    [eligible] = _results(model_api.sent[1])
+    start = tool_use(
+        "initiate_return", {"order_id": "BK-20001", "customer_email": RIGHT, "reason": "Changed my mind"}
+    )
+    model_api.reset(message(start), message(text("Done.")))
+    assert customer.send(f"Yes, but the one from {US}.").status_code == 200
+    [started] = _results(model_api.sent[1])
+
+    assert (eligible["eligible"], [item["title"] for item in eligible["items"]]) == (True, ["Dune"])
+    assert started["error"] == ToolError.ELIGIBILITY_NOT_VERIFIED
+    assert not ReturnRecord.objects.exists()

@@ -27,6 +27,7 @@ from support.assistant.capabilities.base import (
     ToolContext,
     ToolOutcome,
     address_line,
+    check_key,
     error,
     unconfirmed,
     verified_order,
@@ -89,7 +90,7 @@ def check_address_change(args: CheckAddressChangeArguments, context: ToolContext
     if isinstance(order, ToolOutcome):
         return order
     pending = context.checks(CHANGE)
-    pending.pop(order.number, None)
+    pending.pop(check_key(order), None)
     check = order_change_check(order=order, kind=OrderChangeKind.ADDRESS_CHANGED)
     result = {
         "order_id": order.number,
@@ -119,7 +120,7 @@ def check_address_change(args: CheckAddressChangeArguments, context: ToolContext
     if not abroad.allowed:
         within = country_name(order.ship_country)
         return ToolOutcome({**result, "changeable": False, "reason": abroad.reason, "ships_within": within})
-    pending[order.number] = {"turn": context.turn, "address": address.as_fields()}
+    pending[check_key(order)] = {"turn": context.turn, "address": address.as_fields()}
     return ToolOutcome(
         {
             **result,
@@ -136,7 +137,7 @@ def change_shipping_address(args: OrderArguments, context: ToolContext) -> ToolO
         return order
     if refusal := unconfirmed(context, change=CHANGE, check_tool="check_address_change", order=order):
         return refusal
-    checked = context.checks(CHANGE).pop(order.number)
+    checked = context.checks(CHANGE).pop(check_key(order))
     try:
         address = shipping_address_clean(fields=checked.get("address") or {})
     except AddressInvalid:

@@ -281,10 +281,12 @@ class ToolContext:
     """What a tool may know about the conversation it runs in."""
 
     conversation: Conversation
+    # The orders whose return eligibility passed, by check_key (the order's own key, never its number:
+    # two shops may each have the customer's order of one number).
     eligibility_verified: set[str] = field(default_factory=set)
     # Orders a tool found with the right email, by primary key, with that email (for staff).
     orders_found: dict[int, str] = field(default_factory=dict)
-    # Checks of order changes that passed: {"cancel" | "address": {order number: {"turn": N, ...}}}.
+    # Checks of order changes that passed: {"cancel" | "address": {check_key: {"turn": N, ...}}}.
     change_checks: dict[str, dict[str, dict]] = field(default_factory=dict)
     # The turn the tools run in, and what the customer wrote in it: a write needs their yes here.
     turn: int = 0
@@ -543,11 +545,17 @@ def current_address_line(order: Order) -> str | None:
     return address_line(shipping_address_of(order=order))
 
 
+def check_key(order: Order) -> str:
+    """How a check that passed names its order in the conversation's state: by the order itself (its
+    primary key), so that one shop's order's check never opens another shop's order of the same number."""
+    return str(order.pk)
+
+
 def unconfirmed(context: ToolContext, *, change: str, check_tool: str, order: Order) -> ToolOutcome | None:
     """Why an order change must not happen yet, or None: its check passed for this order in the turn
     just before (the customer has read it, and this message answers it) and the customer's words in this
     turn say yes. A check from further back is no question this message answers."""
-    check = context.checks(change).get(order.number)
+    check = context.checks(change).get(check_key(order))
     if check is None:
         return error(
             ToolError.CHECK_NOT_DONE,

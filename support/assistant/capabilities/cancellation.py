@@ -10,6 +10,7 @@ from support.assistant.capabilities.base import (
     Tool,
     ToolContext,
     ToolOutcome,
+    check_key,
     error,
     unconfirmed,
     verified_order,
@@ -41,9 +42,9 @@ def check_cancellation(args: OrderArguments, context: ToolContext) -> ToolOutcom
         return order
     check = order_change_check(order=order, kind=OrderChangeKind.CANCELLED)
     if check.allowed:
-        context.checks(CHANGE)[order.number] = {"turn": context.turn}
+        context.checks(CHANGE)[check_key(order)] = {"turn": context.turn}
     else:
-        context.checks(CHANGE).pop(order.number, None)
+        context.checks(CHANGE).pop(check_key(order), None)
     return ToolOutcome(
         {
             "order_id": order.number,
@@ -64,7 +65,7 @@ def cancel_order(args: OrderArguments, context: ToolContext) -> ToolOutcome:
         return _order_cancelled(order, already=True)  # asked again: done already, and said so
     if refusal := unconfirmed(context, change=CHANGE, check_tool="check_cancellation", order=order):
         return refusal
-    context.checks(CHANGE).pop(order.number, None)
+    context.checks(CHANGE).pop(check_key(order), None)
     try:
         change = conversation_order_cancel(conversation=context.conversation, order=order)
     except OrderChangeNotAllowed as refused:

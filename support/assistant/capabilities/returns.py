@@ -21,6 +21,7 @@ from support.assistant.capabilities.base import (
     Tool,
     ToolContext,
     ToolOutcome,
+    check_key,
     error,
     items_titled,
     returns_of,
@@ -69,7 +70,7 @@ def check_return_eligibility(args: OrderArguments, context: ToolContext) -> Tool
         return order
     eligibility = order_return_eligibility(order=order, today=store_today())
     if eligibility.eligible:
-        context.eligibility_verified.add(order.number)
+        context.eligibility_verified.add(check_key(order))
     policy = eligibility.policy
     return ToolOutcome(
         {
@@ -102,7 +103,7 @@ def initiate_return(args: InitiateReturnArguments, context: ToolContext) -> Tool
     order = verified_order(args, context)
     if isinstance(order, ToolOutcome):
         return order
-    if order.number not in context.eligibility_verified:
+    if check_key(order) not in context.eligibility_verified:
         return error(
             ToolError.ELIGIBILITY_NOT_VERIFIED,
             "Call check_return_eligibility for this order first; it must pass before a return can start.",
