@@ -35,6 +35,11 @@ def _database_url() -> str:
     return f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
 
 
+# The worker's webhook timeout, and so its queue's `retry` (bookly/settings.py's Q_CLUSTER).
+_WORKER_WEBHOOK_TIMEOUT = 10
+_WORKER_RETRY = 4 * _WORKER_WEBHOOK_TIMEOUT + 120
+
+
 class Worker:
     """`manage.py qcluster` on the test database, with two worker processes."""
 
@@ -47,7 +52,7 @@ class Worker:
             "DATABASE_URL": _database_url(),
             "BOOKLY_TASK_WORKERS": "2",
             "BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS": "true",
-            "BOOKLY_WEBHOOK_TIMEOUT_SECONDS": "10",
+            "BOOKLY_WEBHOOK_TIMEOUT_SECONDS": str(_WORKER_WEBHOOK_TIMEOUT),
         }
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "qcluster"],
@@ -141,6 +146,9 @@ def test_two_workers_holding_the_same_delivery_send_it_once(endpoint, receiver, 
         async_task("connection.tasks.delivery_attempt_task", delivery_id)
     worker()
     _wait_for(lambda: WebhookDelivery.objects.filter(status=DeliveryStatus.DELIVERED).exists())
-    _wait_for(lambda: not OrmQ.objects.exists())  # every copy ran out (each leaves the queue once done)
+    # Every copy ran out (each leaves the queue once done). A copy a worker took and never acknowledged
+    # is handed out again only after the queue's `retry` (its worker's settings: 4 x 10 s + 120 s), and
+    # then must not send either: so the wait is that long, not a guess (90 s ran out once, loaded).
+    _wait_for(lambda: not OrmQ.objects.exists(), seconds=_WORKER_RETRY + 30)
     assert len(receiver.received) == 1
     assert WebhookDelivery.objects.get().attempts == 1
