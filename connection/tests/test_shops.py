@@ -472,3 +472,12 @@ def test_an_order_that_names_no_currency_is_in_its_shops(db):
     assert (made.status_code, made.json()["currency"]) == (201, "EUR")
     assert Order.objects.get(number="BK-20001").currency == "EUR"
     assert refused.status_code == 400 and "shop_currency" in refused.content.decode()
+
+
+def test_a_connection_writes_back_only_with_a_key_and_sends_it_only_over_https(db):
+    shop = shop_of_platform(platform=OrderSource.SHOPIFY, address=US)
+    with pytest.raises(ValidationError, match="add the key"):
+        ShopConnection(shop=shop, webhook_secret="shpss_x", write_back=True).full_clean()
+    with pytest.raises(ValidationError, match="https"):
+        ShopConnection(shop=shop, access_token="shpat_x", api_url="http://proxy.example/admin").full_clean()
+    ShopConnection(shop=shop, access_token="shpat_x", api_url="https://proxy.example/admin").full_clean()
