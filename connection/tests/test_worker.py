@@ -35,8 +35,9 @@ def _database_url() -> str:
     return f"postgres://{database['USER']}@{database['HOST']}:{database['PORT']}/{database['NAME']}"
 
 
-# The worker's webhook timeout, and so its queue's `retry` (bookly/settings.py's Q_CLUSTER).
+# The worker's webhook timeout, and so its queue's task timeout and `retry` (bookly/settings.py's Q_CLUSTER).
 _WORKER_WEBHOOK_TIMEOUT = 10
+_WORKER_TIMEOUT = 4 * _WORKER_WEBHOOK_TIMEOUT + 60
 _WORKER_RETRY = 4 * _WORKER_WEBHOOK_TIMEOUT + 120
 
 
@@ -146,9 +147,10 @@ def test_two_workers_holding_the_same_delivery_send_it_once(endpoint, receiver, 
         async_task("connection.tasks.delivery_attempt_task", delivery_id)
     worker()
     _wait_for(lambda: WebhookDelivery.objects.filter(status=DeliveryStatus.DELIVERED).exists())
-    # Every copy ran out (each leaves the queue once done). A copy a worker took and never acknowledged
-    # is handed out again only after the queue's `retry` (its worker's settings: 4 x 10 s + 120 s), and
-    # then must not send either: so the wait is that long, not a guess (90 s ran out once, loaded).
-    _wait_for(lambda: not OrmQ.objects.exists(), seconds=_WORKER_RETRY + 30)
+    # Every copy ran out (each leaves the queue once done). A copy whose worker stalls is killed at the
+    # task timeout (4 x 10 s + 60 s) and handed out again after the queue's `retry` (4 x 10 s + 120 s),
+    # and then must not send either: the wait covers both (90 s, then 190 s, ran out in clean-clone
+    # PostgreSQL legs; why a copy stalls is not found yet, see the session 26 note).
+    _wait_for(lambda: not OrmQ.objects.exists(), seconds=_WORKER_TIMEOUT + _WORKER_RETRY + 40)
     assert len(receiver.received) == 1
     assert WebhookDelivery.objects.get().attempts == 1
