@@ -817,11 +817,24 @@
         part.hidden = part !== noCookies;
       });
     }
-    var settle;
-    signInSettled = new Promise(function (resolve) {
-      settle = resolve;
-      window.setTimeout(resolve, 3000); // no word from a store's page: carry on as nobody
-    });
+    // Each hello (the first, and each later BooklyWidget.signIn of a single-page shop) holds back the
+    // messages sent meanwhile until the chat has the store's word on it: a message typed right after a
+    // sign-in is answered knowing the customer.
+    var settle = function () {};
+    var awaitWord = function () {
+      var before = settle;
+      var resolved;
+      signInSettled = new Promise(function (resolve) {
+        resolved = resolve;
+        window.setTimeout(resolve, 3000); // no word from a store's page: carry on as nobody
+      });
+      settle = function () {
+        before();
+        resolved();
+      };
+      return settle;
+    };
+    awaitWord();
     document.addEventListener("keydown", function (event) {
       if (event.key === "Escape" && storeOrigin) {
         window.parent.postMessage({ type: "bookly:close" }, storeOrigin); // the widget closes its panel
@@ -833,6 +846,7 @@
         return;
       }
       storeOrigin = event.origin;
+      var settleThis = awaitWord();
       var answer = function (outcome) {
         var told = (outcome && outcome.payload) || {};
         // Whether the customer the page named is signed in now; null when the chat could not say (a limit,
@@ -843,7 +857,7 @@
           // this person's to read. The page was drawn with it before the store said so.
           conversationGone();
         }
-        settle();
+        settleThis();
         event.source.postMessage(
           { type: "bookly:ready", signedIn: signedIn, conversationEnded: Boolean(told.conversation_ended) },
           event.origin

@@ -1003,12 +1003,24 @@ def test_a_signed_in_customer_is_shown_their_orders_without_typing_an_email(
     expect(_chat_frame(page).locator(".message")).to_have_count(0)
     expect(_ask(page, "Where is my order?")).to_contain_text("What is the order number?")
 
-    # A single-page shop signs its customer in after the page loaded.
+    # A single-page shop signs its customer in after the page loaded, and the customer writes at once:
+    # the message waits for the chat to take the sign-in (held here until the message was sent).
+    held = []
+    page.route("**/api/chat/sign-in", lambda route: held.append(route))
     page.evaluate(
         "customer => window.BooklyWidget.signIn(customer)",
         _signed(settings, sarah["email"], int(time.time()) + 1),
     )
-    expect(_ask(page, "I don't have my order number")).to_contain_text("BK-10042")
+    sent_early = []
+    page.on(
+        "request",
+        lambda request: sent_early.append(request.url) if request.url.endswith("/api/chat") else None,
+    )
+    answer = _ask(page, "I don't have my order number")
+    page.wait_for_timeout(500)  # long enough for a message that does not wait to be sent
+    assert len(held) == 1 and sent_early == []
+    held[0].continue_()
+    expect(answer).to_contain_text("BK-10042")
 
 
 # What a store's page may do to hear that the chat did not take the customer it named.
