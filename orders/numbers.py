@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
-from typing import TypeVar
+from typing import Any, TypeVar, cast
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -132,7 +132,7 @@ def _separator(before: str) -> str:
 
 
 @dataclass(frozen=True)
-class _Shape:
+class _NumberShape:
     """One shape of number: the exact form stored and checked, and the loose forms people type ("bk
     10042", "BK10042") that mean the same number."""
 
@@ -145,7 +145,7 @@ class _Shape:
     letters: str = field(init=False, repr=False)
     _parts: int = field(init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         object.__setattr__(self, "exact", re.compile(self.pattern))
         try:
             parts = _hyphen_parts(self.pattern)
@@ -167,7 +167,7 @@ class _Shape:
             self, "letters", first if re.fullmatch(r"[A-Za-z]+", first) else "#" if sign else ""
         )
 
-    def canonical(self, match: re.Match) -> str | None:
+    def canonical(self, match: re.Match[str]) -> str | None:
         parts = [match.group(f"p{index}") for index in range(self._parts)]
         number = "-".join(parts) if parts else match.group(0)
         for form in (number, number.upper(), number.lower()):
@@ -186,7 +186,7 @@ class _Mention:
 
 def _prefix_of(example: str) -> str:
     """What a number has before its first digit ("BK-", "#", or nothing for "100-2345678")."""
-    return re.match(r"\D*", example).group()
+    return re.split(r"\d", example, maxsplit=1)[0]
 
 
 @dataclass(frozen=True)
@@ -203,13 +203,13 @@ class OrderNumbering:
     mention_re: re.Pattern = field(init=False, repr=False)
     # The loose forms without groups, to embed in a larger expression ("shipped" said of an order).
     mention_pattern: str = field(init=False, repr=False)
-    _shapes: tuple[_Shape, ...] = field(init=False, repr=False)
+    _shapes: tuple[_NumberShape, ...] = field(init=False, repr=False)
     # What numbers start with, shape by shape, where their example says (the current shape's first).
     _prefixes: tuple[str, ...] = field(init=False, repr=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         patterns = dict.fromkeys((self.pattern, *(pattern for pattern, _ in self.others), *self.former))
-        shapes = tuple(_Shape(pattern) for pattern in patterns)
+        shapes = tuple(_NumberShape(pattern) for pattern in patterns)
         object.__setattr__(self, "_shapes", shapes)
         either = "|".join(f"(?:{shape.pattern})" for shape in shapes) if len(shapes) > 1 else self.pattern
         object.__setattr__(self, "exact", re.compile(either))
@@ -284,7 +284,8 @@ class OrderNumbering:
         return self.canonical(text) or text.strip()
 
     def _candidates(self, text: str) -> list[_Mention]:
-        found = []  # (mention, its shape's place: the store's shape now first)
+        # (mention, its shape's place: the store's shape now first)
+        found: list[tuple[_Mention, float]] = []
         for place, shape in enumerate(self._shapes):
             for match in shape.loose.finditer(text):
                 if match.group(0).isdigit() and (
@@ -307,9 +308,8 @@ class OrderNumbering:
                     found.append((_Mention(match.start(), match.end(), number, bare=True), shops - 0.5))
         # Where two overlap, the one starting first, then the longest, then the store's shape now.
         found.sort(key=lambda pair: (pair[0].start, -pair[0].end, pair[1]))
-        found = [mention for mention, _ in found]
         kept: list[_Mention] = []
-        for mention in found:
+        for mention, _ in found:
             if not kept or mention.start >= kept[-1].end:
                 kept.append(mention)
         return kept
@@ -473,13 +473,14 @@ class _StoreNumbering:
     """ORDER_NUMBERS: the store's numbering now (order_numbering), attribute by attribute. Read when used,
     never when a module is imported: a shop's shape is the database's."""
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name not in _NUMBERING_NAMES:
             raise AttributeError(name)
         return getattr(order_numbering(), name)
 
 
-ORDER_NUMBERS = _StoreNumbering()
+# Typed as what it stands in for.
+ORDER_NUMBERS = cast(OrderNumbering, _StoreNumbering())
 
 
 def shop_shape_problem(pattern: str, example: str) -> str | None:
@@ -511,5 +512,5 @@ class OrderNumberValidator:
                 params={"example": ORDER_NUMBERS.example},
             )
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, OrderNumberValidator)

@@ -1,11 +1,12 @@
 import hmac
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
 
 from django.conf import settings
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from orders.addresses import country_name, shipping_address_of
 from orders.models import (
@@ -58,7 +59,7 @@ def orders_get_for_customer(*, order_number: str, email: str) -> list[Order]:
 RECENT_ORDERS = 5
 
 
-def order_list_for_customer(*, email: str, limit: int = RECENT_ORDERS):
+def order_list_for_customer(*, email: str, limit: int = RECENT_ORDERS) -> QuerySet[Order]:
     """A customer's most recent orders, newest first. Only for an email the store vouched for (a
     customer it signed in): an email alone proves nothing, so nothing else lists orders by one."""
     email = email.strip()
@@ -82,13 +83,14 @@ def order_get_for_customer_by_rma(*, rma_number: str, email: str) -> Order | Non
     return found[0] if found else None
 
 
-def _orders_if_email_matches(orders, email: str) -> list[Order]:
+def _orders_if_email_matches(orders: QuerySet[Order], email: str) -> list[Order]:
     # Only the emails first, with the orders' keys: a wrong email and a missing order differ by no model
     # built, no items read, no second query, and every email is compared (in constant time) whether or
     # not one matched. An outside probe told the two apart in 150 tries when the items were read for a
     # wrong email. Several shops may each have an order of the number: the one whose email it is counts.
     given = _normalize_email(email)
-    on_file = list(orders.values_list("pk", "customer_email")) or [(None, _NO_ORDER_EMAIL)]
+    found: list[tuple[int | None, str]] = list(orders.values_list("pk", "customer_email"))
+    on_file = found or [(None, _NO_ORDER_EMAIL)]
     matching = [
         pk
         for pk, on_it in on_file
@@ -157,7 +159,13 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
         )
     )
 
-    def verdict(code, reason, item_entries=(), days=None, last_day=None):
+    def verdict(
+        code: EligibilityCode,
+        reason: str,
+        item_entries: Iterable[ItemEligibility] = (),
+        days: int | None = None,
+        last_day: date | None = None,
+    ) -> ReturnEligibility:
         if not item_entries:
             # An item staff took back by exception stays "in an open return", whatever the order's verdict.
             item_entries = tuple(
@@ -176,16 +184,18 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
             "This order has not been delivered yet. A return can be started once it arrives.",
         )
 
-    days = (today - order.delivered_on).days
+    delivered_on = order.delivered_on
+    assert delivered_on is not None  # a delivered order has its date (order_delivered_on_iff_delivered)
+    days = (today - delivered_on).days
     # An order the shop dated at the calendar's end (9999-12-31) has no later day to add: its window
     # runs to the last date there is.
     window = timedelta(days=policy.window_days)
-    last_day = order.delivered_on + window if order.delivered_on <= date.max - window else date.max
+    last_day = delivered_on + window if delivered_on <= date.max - window else date.max
     if days > policy.window_days:
         return verdict(
             EligibilityCode.WINDOW_EXPIRED,
             f"Returns must be started within {policy.window_days} days of delivery. "
-            f"This order was delivered on {order.delivered_on.isoformat()}, so the last day "
+            f"This order was delivered on {delivered_on.isoformat()}, so the last day "
             f"to start a return was {last_day.isoformat()}.",
             days=days,
             last_day=last_day,
@@ -208,7 +218,7 @@ def order_return_eligibility(*, order: Order, today: date) -> ReturnEligibility:
     if any(entry.returnable for entry in entries):
         code = EligibilityCode.ELIGIBLE
         reason = (
-            f"This order was delivered on {order.delivered_on.isoformat()}, within the "
+            f"This order was delivered on {delivered_on.isoformat()}, within the "
             f"{policy.window_days}-day return window, which ends on {last_day.isoformat()}."
         )
     elif held_item_ids:
@@ -290,7 +300,7 @@ _CHANGE_ALLOWED = {
 }
 
 # By the kind of the change the shop is making now.
-_AWAITING_SHOP = {
+_AWAITING_SHOP: dict[str, str] = {
     OrderChangeKind.CANCELLED: (
         "The store is already cancelling this order: you will get an email as soon as it is cancelled."
     ),
@@ -306,7 +316,7 @@ _HAS_RETURNS = (
 )
 
 
-def _open_returns(order: Order):
+def _open_returns(order: Order) -> QuerySet[ReturnRecord]:
     # Not closed: any return not rejected or cancelled; a refunded one counts, its books came back.
     return order.returns.exclude(status__in=RETURN_STATUSES_RELEASING_ITEMS)
 
@@ -365,7 +375,7 @@ _NOT_MADE = {
     OrderChangeKind.CANCELLED: "The store could not cancel order {number}",
     OrderChangeKind.ADDRESS_CHANGED: "The store could not change the shipping address of order {number}",
 }
-_NOT_MADE_WHY = {
+_NOT_MADE_WHY: dict[str, str] = {
     OrderStatus.SHIPPED: "it has already been handed to the carrier",
     OrderStatus.DELIVERED: "it has already been handed to the carrier",
 }
@@ -454,17 +464,17 @@ def delivery_cases_open_count() -> int:
 
 def order_get_by_number(*, shop: Shop, number: str) -> Order | None:
     """`shop`'s order with this number, items with it, for the shop's own backend (no email asked)."""
-    number = ORDER_NUMBERS.canonical(number)
+    canonical = ORDER_NUMBERS.canonical(number)
     return (
-        Order.objects.filter(shop=shop, number=number)
+        Order.objects.filter(shop=shop, number=canonical)
         .prefetch_related("items", "shipments__lines__item", "refunds__lines__item")
         .first()
-        if number
+        if canonical
         else None
     )
 
 
-def orders_changed_since(*, shop: Shop, since=None):
+def orders_changed_since(*, shop: Shop, since: datetime | None = None) -> QuerySet[Order]:
     """`shop`'s orders in the order they last changed (oldest first), since a time if given, items with
     them."""
     orders = (
@@ -480,14 +490,14 @@ def return_get_by_rma(*, shop: Shop, rma_number: str) -> ReturnRecord | None:
     return _returns().filter(order__shop=shop, rma_number=rma_number.strip().upper()).first()
 
 
-def returns_changed_since(*, shop: Shop, since=None):
+def returns_changed_since(*, shop: Shop, since: datetime | None = None) -> QuerySet[ReturnRecord]:
     """Returns of `shop`'s orders in the order their status last moved (oldest first), since a time if
     given."""
     returns = _returns().filter(order__shop=shop).order_by("updated_at", "id")
     return returns.filter(updated_at__gt=since) if since else returns
 
 
-def _returns():
+def _returns() -> QuerySet[ReturnRecord]:
     return ReturnRecord.objects.select_related("order").prefetch_related(
         "lines__order_item", "status_changes", "order__refunds__lines"
     )

@@ -3,12 +3,13 @@ import string
 from collections.abc import Collection
 from datetime import date
 from enum import StrEnum
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from orders.addresses import ShippingAddress, shipping_address_of
+from orders.addresses import OrderAddress, shipping_address_of
 from orders.emails import (
     delivery_case_opened_email,
     delivery_case_resolved_email,
@@ -55,6 +56,9 @@ from orders.selectors import (
     order_change_check,
     order_return_eligibility,
 )
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 _RMA_ALPHABET = string.ascii_uppercase + string.digits
 _RMA_ATTEMPTS = 5
@@ -122,7 +126,7 @@ def return_record_create(
     reason: str,
     items: Collection[OrderItem] | None = None,
     today: date,
-    created_by=None,
+    created_by: "User | None" = None,
     exception_note: str = "",
     conversation_id: int | None = None,
 ) -> ReturnRecord:
@@ -246,7 +250,7 @@ RETURN_STATUSES_NEEDING_A_REASON = frozenset({ReturnStatus.REJECTED, ReturnStatu
 
 
 def return_record_set_status(
-    *, return_record: ReturnRecord, status: ReturnStatus, changed_by=None, note: str = ""
+    *, return_record: ReturnRecord, status: ReturnStatus, changed_by: "User | None" = None, note: str = ""
 ) -> ReturnRecord:
     """Move a return to its next status, record who did it and why (`note`, required to reject or
     cancel: the customer is told it), and email the customer; a rejected or cancelled return frees its
@@ -327,7 +331,7 @@ def order_changes_through_shop(*, order: Order) -> bool:
     return own if own is not None else order.source in settings.BOOKLY_CHANGES_THROUGH_SHOP
 
 
-def _recorded(locked: Order, **fields) -> OrderChange:
+def _recorded(locked: Order, **fields: Any) -> OrderChange:
     """The change, made now or (for an order its shop keeps) asked of the shop once this commits."""
     if not order_changes_through_shop(order=locked):
         return OrderChange.objects.create(order=locked, **fields)
@@ -345,7 +349,7 @@ def _cancellation_make(locked: Order, change: OrderChange) -> None:
 
 
 def _address_make(
-    locked: Order, address: ShippingAddress, before: ShippingAddress | None, change: OrderChange
+    locked: Order, address: OrderAddress, before: OrderAddress | None, change: OrderChange
 ) -> None:
     for name, value in address.as_fields().items():
         setattr(locked, f"ship_{name}", value)
@@ -355,7 +359,9 @@ def _address_make(
     order_address_changed_event(order=locked, previous=before, change=change)
 
 
-def order_cancel(*, order: Order, changed_by=None, conversation_id: int | None = None) -> OrderChange:
+def order_cancel(
+    *, order: Order, changed_by: "User | None" = None, conversation_id: int | None = None
+) -> OrderChange:
     """Cancel an order that has not shipped, and record it; for an order its shop keeps, ask the shop
     (the change's state says which). Raises OrderChangeNotAllowed: its code ChangeCode.CANCELLED when it
     is cancelled already, ChangeCode.AWAITING_SHOP when its shop is making a change Bookly asked of it
@@ -381,7 +387,11 @@ def order_cancel(*, order: Order, changed_by=None, conversation_id: int | None =
 
 
 def order_shipping_address_change(
-    *, order: Order, address: ShippingAddress, changed_by=None, conversation_id: int | None = None
+    *,
+    order: Order,
+    address: OrderAddress,
+    changed_by: "User | None" = None,
+    conversation_id: int | None = None,
 ) -> OrderChange:
     """Send an order that has not shipped to another address (cleaned by shipping_address_clean), and
     record before and after; for an order its shop keeps, ask the shop. Raises OrderChangeNotAllowed;
@@ -420,8 +430,8 @@ def order_change_shop_made(*, change_id: int) -> OrderChange:
             _cancellation_make(locked, change)
         else:
             # The address it had when asked: the shop's own update may have brought the new one already.
-            before = ShippingAddress(**change.before) if change.before else None
-            _address_make(locked, ShippingAddress(**change.after), before, change)
+            before = OrderAddress(**change.before) if change.before else None
+            _address_make(locked, OrderAddress(**change.after), before, change)
         change.state = OrderChangeState.MADE
         change.save(update_fields=["state"])
     return change
@@ -481,7 +491,9 @@ def delivery_case_open(
         order_items = list(locked.items.all())
         if items and any(item.order_id != locked.pk for item in items):
             raise DeliveryCaseRefused(ITEM_NOT_IN_ORDER, "Some of those books are not part of this order.")
-        if problem in ITEM_PROBLEMS and not items:
+        if problem not in ITEM_PROBLEMS:
+            items = order_items  # the whole order's
+        elif not items:
             if len(order_items) != 1:
                 raise DeliveryCaseRefused(ITEMS_NEEDED, "Which books of the order does this concern?")
             items = order_items
@@ -497,14 +509,14 @@ def delivery_case_open(
             # The database's one-open-case rule: reported before, or by another tab a moment ago.
             case = DeliveryCase.objects.get(order=locked, problem=problem, status=CaseStatus.OPEN)
             created = False
-        case.items.add(*(items if problem in ITEM_PROBLEMS else order_items))
+        case.items.add(*items)
         if created:
             delivery_case_opened_email(case=case)
             delivery_case_event(case=case, type=EventType.DELIVERY_CASE_OPENED)
     return case, created
 
 
-def delivery_case_resolve(*, case: DeliveryCase, resolution: str, resolved_by) -> DeliveryCase:
+def delivery_case_resolve(*, case: DeliveryCase, resolution: str, resolved_by: "User | None") -> DeliveryCase:
     """Staff close the case saying what they did; the customer is emailed those words. Raises
     DeliveryCaseRefused when it is resolved already or nothing is said."""
     if not resolution.strip():

@@ -1,18 +1,21 @@
 """How the store's own systems read Bookly's records: the store API's answers and the events' data, one
-shape each, built through orders.contract's models (an order's is intake.order_shape, the shape the shop
+shape each, built through orders.outbound's models (an order's is intake.order_shape, the shape the shop
 sends)."""
 
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
-from orders import contract
-from orders.contract import shape_dump
 from orders.intake import order_shape
 from orders.models import RETURN_REASON_NOT_GIVEN, DeliveryCase, OrderChange, ReturnRecord
+from orders.outbound import DeliveryCaseOut, ReturnOut, shape_dump
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 __all__ = ["actor_shape", "delivery_case_shape", "order_shape", "return_shape"]
 
 
-def actor_shape(*, staff_member, conversation_id: int | None) -> dict[str, object]:
+def actor_shape(*, staff_member: "User | None", conversation_id: int | None) -> dict[str, object]:
     """Who made a change: a member of staff when one did, else the customer in a conversation, else
     Bookly itself."""
     if staff_member is not None:
@@ -37,7 +40,7 @@ def return_shape(*, record: ReturnRecord) -> dict[str, object]:
             refunded[line.item_id] = refunded.get(line.item_id, 0) + line.quantity
     amounts = [item.unit_price * max(item.quantity - refunded.get(item.pk, 0), 0) for item in items]
     return shape_dump(
-        contract.Return,
+        ReturnOut,
         rma_number=record.rma_number,
         order_number=record.order.number,
         customer_email=record.order.customer_email,
@@ -71,7 +74,7 @@ def return_shape(*, record: ReturnRecord) -> dict[str, object]:
 def delivery_case_shape(*, case: DeliveryCase) -> dict[str, object]:
     """A delivery case as the shop reads it: which order, what went wrong with which lines, where it is."""
     return shape_dump(
-        contract.DeliveryCase,
+        DeliveryCaseOut,
         case_number=case.pk,
         order_number=case.order.number,
         problem=case.problem,

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit
 
 from django.db import IntegrityError, transaction
 
-from orders.models import OWN_SHOP_NAME, OrderSource, Shop, own_shop
+from orders.models import OWN_SHOP_NAME, OrderSource, Shop, column_length, own_shop
 
-_MAX_ADDRESS = Shop._meta.get_field("address").max_length
+_MAX_ADDRESS = column_length(Shop, "address")
 # An email address or a link in a customer's words.
 _ADDRESSES_RE = re.compile(r"\S+@\S+|\bhttps?://\S+", re.IGNORECASE)
 # A host name: labels of letters, digits and hyphens, at least two ("books.myshopify.com").
@@ -85,8 +85,8 @@ def shop_of_platform(*, platform: OrderSource, address: str = "") -> Shop:
                     return shop
                 unknown = Shop.objects.select_for_update().filter(platform=platform, address="").first()
                 others = Shop.objects.filter(platform=platform).exclude(address="")
-                alone = unknown is not None and not others.exists()
-                if address and alone:
+                # While it is the platform's only shop.
+                if unknown is not None and not others.exists() and address:
                     unknown.address = address
                     unknown.save(update_fields=["address"])
                     return unknown

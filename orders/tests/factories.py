@@ -1,15 +1,25 @@
+from collections.abc import Iterable
 from datetime import date, timedelta
 from decimal import Decimal
+from typing import Any, TypedDict
 
 import factory
 from factory.django import DjangoModelFactory
 
-from orders.models import SHOP_PLATFORMS, Order, OrderItem, OrderSource, OrderStatus, ReturnRecord
+from orders.models import (
+    SHOP_PLATFORMS,
+    DeliveryCase,
+    Order,
+    OrderItem,
+    OrderSource,
+    OrderStatus,
+    ReturnRecord,
+)
 from orders.shops import shop_of_platform
 from store.categories import ItemCategory
 
 
-class OrderFactory(DjangoModelFactory):
+class OrderFactory(DjangoModelFactory[Order]):
     class Meta:
         model = Order
 
@@ -40,7 +50,7 @@ class OrderFactory(DjangoModelFactory):
         )
 
 
-class OrderItemFactory(DjangoModelFactory):
+class OrderItemFactory(DjangoModelFactory[OrderItem]):
     class Meta:
         model = OrderItem
 
@@ -53,7 +63,7 @@ class OrderItemFactory(DjangoModelFactory):
     category = ItemCategory.FICTION
 
 
-class ReturnRecordFactory(DjangoModelFactory):
+class ReturnRecordFactory(DjangoModelFactory[ReturnRecord]):
     """A return as stored, made directly (return_record_create checks the policy; this does not)."""
 
     class Meta:
@@ -66,18 +76,30 @@ class ReturnRecordFactory(DjangoModelFactory):
     refund_timeline_business_days = 5
 
 
-def delivered_order(*, days_ago: int, today: date, categories=(ItemCategory.FICTION,), **kwargs) -> Order:
+def delivered_order(
+    *, days_ago: int, today: date, categories: Iterable[str] = (ItemCategory.FICTION,), **kwargs: Any
+) -> Order:
     """A delivered order whose delivery lies `days_ago` days before `today`, one item per category."""
     delivered_on = today - timedelta(days=days_ago)
-    order = OrderFactory(
+    order = OrderFactory.create(
         delivered=True, ordered_on=delivered_on - timedelta(days=2), delivered_on=delivered_on, **kwargs
     )
     for line, category in enumerate(categories, start=1):
-        OrderItemFactory(order=order, line_number=line, category=category, title=f"{category} book {line}")
+        OrderItemFactory.create(
+            order=order, line_number=line, category=category, title=f"{category} book {line}"
+        )
     return order
 
 
-def one_change_of_each_kind(*, today: date) -> dict[str, object]:
+class ChangesMade(TypedDict):
+    order: Order
+    record: ReturnRecord
+    cancelled: Order
+    moved: Order
+    case: DeliveryCase
+
+
+def one_change_of_each_kind(*, today: date) -> ChangesMade:
     """A return started and moved, an order cancelled, one sent elsewhere, a delivery case opened and
     resolved, through the services, in that order: each makes its store event. What was made, by name."""
     from orders.addresses import shipping_address_clean
@@ -94,8 +116,8 @@ def one_change_of_each_kind(*, today: date) -> dict[str, object]:
     order = delivered_order(days_ago=5, today=today)
     record = return_record_create(order=order, reason="Changed my mind", today=today)
     return_record_set_status(return_record=record, status=ReturnStatus.LABEL_SENT)
-    cancelled, moved = OrderFactory(), OrderFactory()
-    OrderItemFactory(order=moved)
+    cancelled, moved = OrderFactory.create(), OrderFactory.create()
+    OrderItemFactory.create(order=moved)
     order_cancel(order=cancelled)
     address = {"to": "Ana Diaz", "line1": "12 Elm St", "line2": "", "city": "Springfield", "state": "IL",
                "zip": "62701", "country": "US"}  # fmt: skip

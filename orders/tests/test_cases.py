@@ -24,9 +24,9 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def delivered():
     """A delivered order of two books."""
-    order = OrderFactory(delivered=True)
-    OrderItemFactory(order=order, line_number=1, title="The Goldfinch")
-    OrderItemFactory(order=order, line_number=2, title="Sapiens")
+    order = OrderFactory.create(delivered=True)
+    OrderItemFactory.create(order=order, line_number=1, title="The Goldfinch")
+    OrderItemFactory.create(order=order, line_number=2, title="Sapiens")
     return order
 
 
@@ -55,7 +55,7 @@ def test_what_can_be_reported_depends_on_how_far_the_order_got(status, problem, 
 
 @pytest.mark.django_db
 def test_a_book_of_a_parcel_delivered_can_be_reported_while_the_other_parcel_travels():
-    order = OrderFactory(status=OrderStatus.SHIPPED, tracking_number="1Z1")
+    order = OrderFactory.create(status=OrderStatus.SHIPPED, tracking_number="1Z1")
     Shipment.objects.create(order=order, number=1, shipped_on=order.ordered_on)
     assert (
         delivery_problem_check(order=order, problem=DeliveryProblem.DAMAGED).code is ProblemCode.NOT_DELIVERED
@@ -85,13 +85,13 @@ class TestOpen:
         assert not DeliveryCase.objects.exists()
 
     def test_the_one_book_of_an_order_is_the_one_meant(self):
-        order = OrderFactory(delivered=True)
-        only = OrderItemFactory(order=order)
+        order = OrderFactory.create(delivered=True)
+        only = OrderItemFactory.create(order=order)
         case, _ = delivery_case_open(order=order, problem=DeliveryProblem.WRONG_ITEM, items=None, details="")
         assert list(case.items.all()) == [only]
 
     def test_a_book_of_another_order_is_refused(self, delivered):
-        other = OrderItemFactory(order=OrderFactory(delivered=True))
+        other = OrderItemFactory.create(order=OrderFactory.create(delivered=True))
         code = _refusal(order=delivered, problem=DeliveryProblem.DAMAGED, items=[other], details="")
         assert code == ITEM_NOT_IN_ORDER
 
@@ -111,8 +111,8 @@ class TestOpen:
         assert len(mail.outbox) == 1
 
     def test_an_order_not_yet_shipped_has_no_delivery_to_look_into(self):
-        order = OrderFactory()
-        OrderItemFactory(order=order)
+        order = OrderFactory.create()
+        OrderItemFactory.create(order=order)
         code = _refusal(order=order, problem=DeliveryProblem.NOT_ARRIVED, items=None, details="")
         assert code == ProblemCode.NOT_SHIPPED
         assert not CustomerEmail.objects.exists()

@@ -6,7 +6,7 @@ from django.db import IntegrityError
 from orders import services
 from orders.addresses import (
     AddressInvalid,
-    ShippingAddress,
+    OrderAddress,
     shipping_address_clean,
     shipping_address_fields_kept,
     shipping_address_of,
@@ -43,7 +43,7 @@ def _problems(fields) -> dict[str, str]:
     return {problem["field"]: problem["problem"] for problem in invalid.value.problems}
 
 
-CURRENT = ShippingAddress(
+CURRENT = OrderAddress(
     to="Ana Diaz", line1="12 Elm St", line2="Apt 3", city="Springfield", state="IL", zip="62701", country="US"
 )
 
@@ -381,7 +381,7 @@ class TestOrderChangeCheck:
     )
     @pytest.mark.parametrize("kind", [OrderChangeKind.CANCELLED, OrderChangeKind.ADDRESS_CHANGED])
     def test_only_an_order_that_has_not_shipped_can_change(self, status, code, kind):
-        order = OrderFactory(
+        order = OrderFactory.create(
             status=status,
             tracking_number="" if status == OrderStatus.PROCESSING else "1Z999AA10000000009",
             delivered_on=OrderFactory.ordered_on if status == OrderStatus.DELIVERED else None,
@@ -391,7 +391,7 @@ class TestOrderChangeCheck:
         assert check.reason.endswith(".")
 
     def test_a_shipped_order_says_what_to_do_instead(self):
-        check = order_change_check(order=OrderFactory(shipped=True), kind=OrderChangeKind.CANCELLED)
+        check = order_change_check(order=OrderFactory.create(shipped=True), kind=OrderChangeKind.CANCELLED)
         assert "you can ask for a return, or a member of our team can help" in check.reason
 
 
@@ -399,7 +399,7 @@ class TestOrderChangeCheck:
 class TestOrderCancel:
     def test_cancels_and_records_before_after_and_who(self, django_user_model):
         staff = django_user_model.objects.create_user("kim")
-        order = OrderFactory()
+        order = OrderFactory.create()
         change = order_cancel(order=order, changed_by=staff)
         order.refresh_from_db()
         assert order.status == OrderStatus.CANCELLED
@@ -411,7 +411,7 @@ class TestOrderCancel:
         )
 
     def test_an_order_the_store_shipped_since_the_check_is_refused_and_left_as_is(self):
-        order = OrderFactory()
+        order = OrderFactory.create()
         assert order_change_check(order=order, kind=OrderChangeKind.CANCELLED).allowed
         type(order).objects.filter(pk=order.pk).update(status=OrderStatus.SHIPPED, tracking_number="1Z1")
         with pytest.raises(OrderChangeNotAllowed) as refused:
@@ -420,7 +420,7 @@ class TestOrderCancel:
         assert not OrderChange.objects.exists()
 
     def test_a_second_cancel_changes_nothing_and_says_so(self):
-        order = OrderFactory()
+        order = OrderFactory.create()
         order_cancel(order=order)
         with pytest.raises(OrderChangeNotAllowed) as refused:
             order_cancel(order=order)
@@ -436,8 +436,8 @@ class TestOrderCancel:
     def test_an_order_with_returns_that_are_not_closed_is_not_cancelled(self, status):
         """Only an order moved back past its delivery can be processing with returns (an older import did
         it before the intake's rule): its status alone is not trusted."""
-        order = OrderFactory()
-        ReturnRecordFactory(order=order, status=status)
+        order = OrderFactory.create()
+        ReturnRecordFactory.create(order=order, status=status)
         assert order_change_check(order=order, kind=OrderChangeKind.CANCELLED).code == ChangeCode.HAS_RETURNS
         with pytest.raises(OrderChangeNotAllowed) as refused:
             order_cancel(order=order)
@@ -447,22 +447,22 @@ class TestOrderCancel:
         assert order.status == OrderStatus.PROCESSING and not OrderChange.objects.exists()
 
     def test_returns_rejected_or_cancelled_do_not_stop_a_cancellation(self):
-        order = OrderFactory()
-        ReturnRecordFactory(order=order, status=ReturnStatus.REJECTED)
-        ReturnRecordFactory(order=order, status=ReturnStatus.CANCELLED)
+        order = OrderFactory.create()
+        ReturnRecordFactory.create(order=order, status=ReturnStatus.REJECTED)
+        ReturnRecordFactory.create(order=order, status=ReturnStatus.CANCELLED)
         order_cancel(order=order)
         order.refresh_from_db()
         assert order.status == OrderStatus.CANCELLED
 
     def test_the_database_cancels_an_order_once_even_past_the_service(self):
-        order = OrderFactory()
+        order = OrderFactory.create()
         OrderChange.objects.create(order=order, kind=OrderChangeKind.CANCELLED, before={}, after={})
         with pytest.raises(IntegrityError):
             OrderChange.objects.create(order=order, kind=OrderChangeKind.CANCELLED, before={}, after={})
 
     def test_race_lost_to_the_database_rule_reports_already_cancelled(self):
         """Two confirmations pass the check at once (SQLite has no row lock to make one wait)."""
-        order = OrderFactory()
+        order = OrderFactory.create()
         real_check = services.order_change_check
 
         def check_then_competitor_wins(**kwargs):
@@ -485,7 +485,7 @@ class TestOrderCancel:
 @pytest.mark.django_db
 class TestOrderShippingAddressChange:
     def test_moves_the_order_and_records_both_addresses(self):
-        order = OrderFactory(
+        order = OrderFactory.create(
             ship_to="Ana Diaz", ship_line1="1 Old Rd", ship_city="Peoria", ship_state="IL", ship_zip="61602"
         )
         new = shipping_address_clean(fields=NEW_ADDRESS)
@@ -504,7 +504,7 @@ class TestOrderShippingAddressChange:
         assert change.after == new.as_fields()
 
     def test_the_same_address_again_changes_nothing_and_says_so(self):
-        order = OrderFactory()
+        order = OrderFactory.create()
         address = shipping_address_clean(fields=NEW_ADDRESS)
         order_shipping_address_change(order=order, address=address)
         with pytest.raises(OrderChangeNotAllowed) as refused:
@@ -513,9 +513,9 @@ class TestOrderShippingAddressChange:
         assert OrderChange.objects.count() == 1
 
     def test_an_order_that_shipped_keeps_its_address(self):
-        order = OrderFactory(shipped=True, ship_line1="1 Old Rd")
+        order = OrderFactory.create(shipped=True, ship_line1="1 Old Rd")
         with pytest.raises(OrderChangeNotAllowed) as refused:
-            order_shipping_address_change(order=order, address=ShippingAddress(**NEW_ADDRESS))
+            order_shipping_address_change(order=order, address=OrderAddress(**NEW_ADDRESS))
         assert refused.value.code == ChangeCode.SHIPPED
         order.refresh_from_db()
         assert order.ship_line1 == "1 Old Rd"
@@ -523,7 +523,7 @@ class TestOrderShippingAddressChange:
 
 @pytest.mark.django_db
 def test_an_order_without_an_email_is_changed_and_no_email_is_written(django_capture_on_commit_callbacks):
-    order = OrderFactory(customer_email="")
+    order = OrderFactory.create(customer_email="")
     with django_capture_on_commit_callbacks(execute=True):
         order_cancel(order=order)
     assert not CustomerEmail.objects.exists()
@@ -536,8 +536,8 @@ def test_an_order_without_an_email_is_changed_and_no_email_is_written(django_cap
 
 @pytest.mark.django_db
 def test_an_order_is_never_sent_to_another_country_than_the_store_ships_it_to(settings):
-    order = OrderFactory(status=OrderStatus.PROCESSING, ship_country="US")
-    london = ShippingAddress(to="Ana Diaz", line1="221B Baker Street", line2="", city="London", state="",
+    order = OrderFactory.create(status=OrderStatus.PROCESSING, ship_country="US")
+    london = OrderAddress(to="Ana Diaz", line1="221B Baker Street", line2="", city="London", state="",
                              zip="NW1 6XE", country="GB")  # fmt: skip
     with pytest.raises(OrderChangeNotAllowed) as refused:
         order_shipping_address_change(order=order, address=london)

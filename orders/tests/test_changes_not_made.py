@@ -4,13 +4,13 @@ of its kind, which says it first."""
 
 import pytest
 
-from orders.addresses import ShippingAddress
+from orders.addresses import OrderAddress
 from orders.models import CustomerEmail, Order, OrderChangeKind, OrderStatus, Shop
 from orders.selectors import order_change_check, order_change_not_made_reason
 from orders.services import order_cancel, order_change_shop_failed, order_shipping_address_change
 from orders.tests.factories import OrderFactory
 
-NEW_ADDRESS = ShippingAddress(
+NEW_ADDRESS = OrderAddress(
     to="Ana Diaz", line1="12 Elm St", line2="", city="Springfield", state="IL", zip="62701", country="US"
 )
 
@@ -48,7 +48,7 @@ def test_a_change_not_made_is_said_by_its_kind_and_why_from_the_order_as_it_is(k
 def kept_by_shopify(settings, db):
     """An order Shopify keeps, with write-back on: a change is asked of Shopify first."""
     settings.BOOKLY_CHANGES_THROUGH_SHOP = ["shopify"]
-    return OrderFactory(
+    return OrderFactory.create(
         number="BK-61001", source="shopify", shop_order_id="450789469", ship_to="Ana Diaz",
         ship_line1="1 Main St", ship_city="Springfield", ship_state="IL", ship_zip="62701",
     )  # fmt: skip

@@ -36,7 +36,7 @@ def _data(event_type: EventType) -> dict:
 
 def test_a_return_the_customer_started_says_so_with_its_conversation_lines_and_amounts():
     order = delivered_order(days_ago=3, today=TODAY)
-    OrderItemFactory(order=order, line_number=2, title="Emma", unit_price=Decimal("7.50"), quantity=2)
+    OrderItemFactory.create(order=order, line_number=2, title="Emma", unit_price=Decimal("7.50"), quantity=2)
 
     return_record_create(order=order, reason=RETURN_REASON_NOT_GIVEN, today=TODAY, conversation_id=41)
 
@@ -68,8 +68,8 @@ def test_a_return_moved_by_staff_names_them_and_their_words(django_user_model):
 
 def test_a_cancellation_the_shop_made_later_still_says_who_asked(settings):
     settings.BOOKLY_CHANGES_THROUGH_SHOP = [OrderSource.SHOPIFY]
-    order = OrderFactory(source=OrderSource.SHOPIFY, shop_order_id="820982911946154508")
-    OrderItemFactory(order=order)
+    order = OrderFactory.create(source=OrderSource.SHOPIFY, shop_order_id="820982911946154508")
+    OrderItemFactory.create(order=order)
     change = order_cancel(order=order, conversation_id=7)
     assert not Event.objects.filter(type=EventType.ORDER_CANCELLED).exists()  # only asked of the shop
 
@@ -82,7 +82,9 @@ def test_a_cancellation_the_shop_made_later_still_says_who_asked(settings):
 
 def test_what_the_shop_refunded_of_a_line_already_is_not_asked_to_be_refunded_again():
     order = delivered_order(days_ago=3, today=TODAY)
-    emma = OrderItemFactory(order=order, line_number=2, title="Emma", unit_price=Decimal("7.50"), quantity=2)
+    emma = OrderItemFactory.create(
+        order=order, line_number=2, title="Emma", unit_price=Decimal("7.50"), quantity=2
+    )
     refund = Refund.objects.create(order=order, number=1, amount=Decimal("7.50"))
     RefundLine.objects.create(refund=refund, item=emma, quantity=1)
 

@@ -5,7 +5,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
-from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, OrderStatus, amount_mention_number
+from orders.models import OrderStatus
+from orders.patterns import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, amount_mention_number
 from orders.tests.factories import OrderFactory, OrderItemFactory
 
 
@@ -13,32 +14,34 @@ from orders.tests.factories import OrderFactory, OrderItemFactory
 class TestOrderRulesHeldByTheDatabase:
     def test_delivered_order_needs_a_delivery_date(self):
         with pytest.raises(IntegrityError):
-            OrderFactory(status=OrderStatus.DELIVERED, tracking_number="1Z", delivered_on=None)
+            OrderFactory.create(status=OrderStatus.DELIVERED, tracking_number="1Z", delivered_on=None)
 
     def test_undelivered_order_has_no_delivery_date(self):
         with pytest.raises(IntegrityError):
-            OrderFactory(status=OrderStatus.SHIPPED, tracking_number="1Z", delivered_on=date(2026, 4, 2))
+            OrderFactory.create(
+                status=OrderStatus.SHIPPED, tracking_number="1Z", delivered_on=date(2026, 4, 2)
+            )
 
     def test_delivery_cannot_precede_the_order(self):
         with pytest.raises(IntegrityError):
-            OrderFactory(delivered=True, ordered_on=date(2026, 4, 5), delivered_on=date(2026, 4, 1))
+            OrderFactory.create(delivered=True, ordered_on=date(2026, 4, 5), delivered_on=date(2026, 4, 1))
 
     def test_processing_order_has_no_tracking_number(self):
         with pytest.raises(IntegrityError):
-            OrderFactory(status=OrderStatus.PROCESSING, tracking_number="1Z999")
+            OrderFactory.create(status=OrderStatus.PROCESSING, tracking_number="1Z999")
 
     def test_unknown_status_is_refused(self):
         with pytest.raises(IntegrityError):
-            OrderFactory(status="lost")
+            OrderFactory.create(status="lost")
 
     def test_order_number_is_unique(self):
-        OrderFactory(number="BK-1000")
+        OrderFactory.create(number="BK-1000")
         with pytest.raises(IntegrityError):
-            OrderFactory(number="BK-1000")
+            OrderFactory.create(number="BK-1000")
 
     def test_item_quantity_must_be_positive(self):
         with pytest.raises(IntegrityError):
-            OrderItemFactory(quantity=0)
+            OrderItemFactory.create(quantity=0)
 
 
 @pytest.mark.django_db
@@ -52,7 +55,7 @@ def test_order_number_shape_is_validated(number):
 
 @pytest.mark.django_db
 def test_line_total_multiplies_price_by_quantity():
-    item = OrderItemFactory(unit_price=Decimal("16.99"), quantity=3)
+    item = OrderItemFactory.create(unit_price=Decimal("16.99"), quantity=3)
     assert item.line_total == Decimal("50.97")
 
 

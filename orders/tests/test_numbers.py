@@ -143,9 +143,9 @@ def test_a_reply_s_look_alikes_of_a_sign_shape_and_a_prefix_left_out_are_found()
 
 @pytest.mark.django_db
 def test_stored_orders_their_shops_shape_does_not_match_fail_the_database_check(settings):
-    order = OrderFactory(number="BK-10042")
+    order = OrderFactory.create(number="BK-10042")
     assert checks.order_numbers_check(databases=["default"]) == []
-    Shop.objects.filter(pk=order.shop_id).update(number_pattern="[0-9]{3,}", number_example="727")
+    Shop.objects.filter(pk=order.shop.pk).update(number_pattern="[0-9]{3,}", number_example="727")
     [error] = checks.order_numbers_check(databases=["default"])
     assert error.id == "orders.E001" and "BK-10042" in error.msg
     settings.BOOKLY_ORDER_NUMBER_FORMER_PATTERNS = ["BK-[0-9]{4,6}"]
@@ -198,7 +198,7 @@ _STORE_CONVERSATION = """
 from importlib import import_module
 from django.conf import settings
 from orders.intake import OrderRefused, incoming_order_clean, order_upsert
-from orders.schemas import ORDER_EXAMPLE
+from orders.inbound import ORDER_EXAMPLE
 from orders.models import OrderSource
 from orders.shops import shop_own
 from support.assistant.turn import conversation_take_turn
@@ -238,7 +238,7 @@ def test_a_bare_number_nothing_says_is_an_order_s_is_one_to_ask_about(pattern, e
     a message that names its order, or whose numbers are an address, a phone, an amount, a count, is
     not."""
     numbering = OrderNumbering(pattern, example)
-    asked = {kind: [] for kind in ("order", "none", "ambiguous")}
+    asked: dict[str, list[tuple[str, str]]] = {kind: [] for kind in ("order", "none", "ambiguous")}
     for case in IN_CONTEXT:
         if found := numbering.unsure(case["text"]):
             asked[case["kind"]].append(found)

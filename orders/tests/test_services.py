@@ -60,8 +60,8 @@ class TestReturnRecordCreate:
         assert ReturnRecord.objects.filter(order=late).count() == 0
 
     def test_undelivered_order_is_refused(self):
-        order = OrderFactory(shipped=True)
-        OrderItemFactory(order=order)
+        order = OrderFactory.create(shipped=True)
+        OrderItemFactory.create(order=order)
         with pytest.raises(ReturnNotAllowed) as refused:
             return_record_create(order=order, reason="Changed my mind", today=TODAY)
         assert refused.value.code == "not_eligible"
@@ -261,8 +261,8 @@ class TestReturnGrantedByStaff:
         assert record.items.get().category == ItemCategory.EBOOK
 
     def test_no_exception_returns_an_order_never_delivered(self):
-        order = OrderFactory(shipped=True)
-        OrderItemFactory(order=order)
+        order = OrderFactory.create(shipped=True)
+        OrderItemFactory.create(order=order)
         with pytest.raises(ReturnNotAllowed) as refused:
             return_record_create(order=order, reason="x", today=TODAY, exception_note="Please")
         assert refused.value.code == "not_eligible"
@@ -349,7 +349,7 @@ def test_two_senders_with_the_same_copy_send_an_email_once(mailoutbox):
     from orders.emails import customer_email_send
     from orders.models import CustomerEmail
 
-    order = OrderFactory()
+    order = OrderFactory.create()
     email = CustomerEmail.objects.create(order=order, to=order.customer_email, subject="Hi", body="...")
     first, second = CustomerEmail.objects.get(pk=email.pk), CustomerEmail.objects.get(pk=email.pk)
 

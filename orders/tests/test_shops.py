@@ -20,12 +20,12 @@ pytestmark = pytest.mark.django_db
 
 
 def test_an_order_that_says_no_shop_is_our_own_shops_and_a_number_is_unique_within_a_shop_only():
-    order = OrderFactory(number="BK-30001")
+    order = OrderFactory.create(number="BK-30001")
     assert (order.shop.name, order.shop.platform) == (OWN_SHOP_NAME, OrderSource.FIXTURE)
     other = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
-    assert OrderFactory(number="BK-30001", shop=other).shop == other
+    assert OrderFactory.create(number="BK-30001", shop=other).shop == other
     with pytest.raises(IntegrityError):
-        OrderFactory(number="BK-30001", shop=other)
+        OrderFactory.create(number="BK-30001", shop=other)
 
 
 def test_a_platforms_shop_kept_without_an_address_takes_the_first_one_named_and_the_next_is_a_new_shop():
@@ -68,7 +68,7 @@ def test_a_file_is_imported_into_the_shop_named_and_an_unknown_shop_is_refused_w
 
 def test_support_staff_see_the_shops_and_an_orders_shop_and_change_none(staff_client):
     shop = shop_of_platform(platform=OrderSource.SHOPIFY, address="books.myshopify.com")
-    order = OrderFactory(shop=shop, source=OrderSource.SHOPIFY)
+    order = OrderFactory.create(shop=shop, source=OrderSource.SHOPIFY)
     listed = staff_client.get("/admin/orders/shop/").content.decode()
     assert "books.myshopify.com" in listed and OWN_SHOP_NAME in listed
     assert (
@@ -135,10 +135,12 @@ def test_a_shops_number_shape_is_its_own_and_staff_cannot_give_it_one_its_orders
             "items": [{"line_number": 1, "title": "Dune", "unit_price": "12.00", "quantity": 1}]}  # fmt: skip
 
     order, _ = order_upsert(
-        incoming=incoming_order_clean(number="#1104", data=data), source="shopify", shop=shopify
+        incoming=incoming_order_clean(number="#1104", data=data), source=OrderSource.SHOPIFY, shop=shopify
     )
     with pytest.raises(OrderRefused) as refused:  # WooCommerce's shape, sent for the Shopify shop
-        order_upsert(incoming=incoming_order_clean(number="1104", data=data), source="shopify", shop=shopify)
+        order_upsert(
+            incoming=incoming_order_clean(number="1104", data=data), source=OrderSource.SHOPIFY, shop=shopify
+        )
 
     assert order.number == "#1104"
     assert refused.value.problems == [

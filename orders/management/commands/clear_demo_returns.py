@@ -1,7 +1,8 @@
 import json
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from orders.services import return_records_delete_for_orders
 
@@ -12,10 +13,10 @@ class Command(BaseCommand):
         "loaddata restores orders, FAQ and policy but never deletes rows; this is its companion."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--fixture", default="demo", help="Fixture name in fixtures/ (default: demo).")
 
-    def handle(self, *args, fixture, **options):
+    def handle(self, *args: Any, fixture: str, **options: Any) -> None:
         path = settings.BASE_DIR / "fixtures" / f"{fixture}.json"
         try:
             objects = json.loads(path.read_text())

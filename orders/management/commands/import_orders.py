@@ -1,6 +1,7 @@
 from pathlib import Path
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from orders.imports import ImportFileInvalid, orders_import, records_from_csv, records_from_jsonl
 from orders.shops import ShopNotSaid, shop_named
@@ -16,7 +17,7 @@ class Command(BaseCommand):
         "their line and every problem. Importing the same file again changes nothing."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("file", type=Path)
         parser.add_argument("--format", choices=sorted(_READERS), help="Default: from the file's extension.")
         parser.add_argument("--dry-run", action="store_true", help="Check and count, change nothing.")
@@ -25,7 +26,9 @@ class Command(BaseCommand):
             help="The name of the shop whose orders these are (admin: Shops); needed when there are several.",
         )
 
-    def handle(self, *args, file: Path, format: str | None, dry_run: bool, shop: str | None, **options):
+    def handle(
+        self, *args: Any, file: Path, format: str | None, dry_run: bool, shop: str | None, **options: Any
+    ) -> None:
         try:
             into = shop_named(name=shop)
         except ShopNotSaid as unsaid:

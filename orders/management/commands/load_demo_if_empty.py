@@ -1,5 +1,7 @@
+from typing import Any
+
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 
 from orders.models import Order
 from policies.models import PolicyEntry
@@ -11,10 +13,10 @@ class Command(BaseCommand):
         "Safe to run on every start: a store with data is left as it is."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--fixture", default="demo", help="Fixture name in fixtures/ (default: demo).")
 
-    def handle(self, *args, fixture, **options):
+    def handle(self, *args: Any, fixture: str, **options: Any) -> None:
         # Asked of the database itself, not read from another command's output.
         if Order.objects.exists() or PolicyEntry.objects.exists():
             self.stdout.write("The store has data already; the demo was not loaded.")

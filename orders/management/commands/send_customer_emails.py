@@ -1,3 +1,5 @@
+from typing import Any
+
 from django.core.management.base import BaseCommand
 
 from orders.emails import MAX_ATTEMPTS, customer_emails_send_pending
@@ -9,6 +11,6 @@ class Command(BaseCommand):
         f"moved or an order changed), each at most {MAX_ATTEMPTS} times in all. Run it from cron."
     )
 
-    def handle(self, *args, **options):
+    def handle(self, *args: Any, **options: Any) -> None:
         sent, failed = customer_emails_send_pending()
         self.stdout.write(f"Sent {sent}; {failed} still failing.")

@@ -1,9 +1,13 @@
-"""What the store's systems read of Bookly, as pydantic models: the store API's answers and errors, and
-the data of each webhook event (the event catalogue). The answers and events are built through these
-models (orders.shapes, orders.events) and the OpenAPI document is generated from them (connection.api),
-so the document cannot say one thing while Bookly sends another.
+"""Outbound: what Bookly sends out to the store's systems, as pydantic models: the store API's answers and
+errors, and the data of each webhook event (the event catalogue). The answers and events are built
+through these models (orders.shapes, orders.events) and the OpenAPI document is generated from them
+(connection.api), so the document cannot say one thing while Bookly sends another.
 
-What the shop sends is orders.schemas.ShopOrder; an order read here can be sent back unchanged (its
+Each class's name says its direction (OrderOut, beside the Django model Order and the shop's
+orders.inbound.OrderIn); its `title` is its name in the published document ("Order"), which stays when
+the class is renamed.
+
+What the shop sends in is orders.inbound.OrderIn; an order read here can be sent back unchanged (its
 `number`, `source` and `updated_at` are accepted as read: see connection.api.views).
 
 Changing a model here changes the contract: add fields (receivers ignore what they do not know), never
@@ -11,20 +15,13 @@ rename or remove one without a new version (`EVENT_CATALOGUE_VERSION`, the API's
 """
 
 from datetime import date, datetime
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from orders.models import (
-    RMA_NUMBER_PATTERN,
-    CaseStatus,
-    DeliveryProblem,
-    EventType,
-    OrderSource,
-    OrderStatus,
-    ReturnStatus,
-)
+from orders.models import CaseStatus, DeliveryProblem, EventType, OrderSource, OrderStatus, ReturnStatus
 from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
+from orders.patterns import RMA_NUMBER_PATTERN
 from store.categories import ItemCategory
 
 # The version of the event catalogue below: a field added keeps it, one changed or removed moves it on.
@@ -46,16 +43,19 @@ OrderNumber = Annotated[str, Field(min_length=1, max_length=ORDER_NUMBER_MAX_LEN
 Text = Annotated[str, Field(description="Empty when not known.")]
 LineNumber = Annotated[int, Field(ge=1, description="The line's number in the order, as the shop sent it.")]
 Quantity = Annotated[int, Field(ge=1)]
-Category = Literal[(*ItemCategory.values, "")]
+if TYPE_CHECKING:
+    Category = str  # mypy reads a Literal of written values only: this one is the store's categories or ""
+else:
+    Category = Literal[(*ItemCategory.values, "")]
 
 
-class _Shape(BaseModel):
+class _Outbound(BaseModel):
     # Python's regular expressions: the order number's pattern is the operator's, and may use what the
     # default (Rust) engine lacks, such as lookarounds.
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, regex_engine="python-re")
 
 
-class ShippingAddress(_Shape):
+class ShippingAddressOut(_Outbound, title="ShippingAddress"):
     """Where an order ships, in the shop's words for an address's fields."""
 
     country: str = Field(pattern=r"^[A-Z]{2}$", description="ISO 3166-1 alpha-2 code.", examples=["US"])
@@ -67,7 +67,7 @@ class ShippingAddress(_Shape):
     postal_code: Text
 
 
-class OrderLine(_Shape):
+class OrderLineOut(_Outbound, title="OrderLine"):
     """One line of an order."""
 
     line_number: LineNumber
@@ -84,14 +84,14 @@ class OrderLine(_Shape):
     )
 
 
-class LineQuantity(_Shape):
+class LineQuantityOut(_Outbound, title="LineQuantity"):
     """How many of one line of the order a parcel holds, or a refund was for."""
 
     line_number: LineNumber
     quantity: Quantity
 
 
-class Shipment(_Shape):
+class ShipmentOut(_Outbound, title="Shipment"):
     """One parcel the shop sent."""
 
     carrier: Text
@@ -99,19 +99,21 @@ class Shipment(_Shape):
     tracking_url: Text
     shipped_on: date | None
     delivered_on: date | None
-    lines: list[LineQuantity]
+    lines: list[LineQuantityOut]
 
 
-class Refund(_Shape):
+class RefundOut(_Outbound, title="Refund"):
     """Money the shop gave back on the order."""
 
     amount: Money
     refunded_on: date | None
     reason: Text
-    lines: list[LineQuantity]
+    lines: list[LineQuantityOut]
 
 
-class Order(_Shape):
+# Its docstring is its description in the published document, word for word: orders.schemas.ShopOrder is
+# orders.inbound.OrderIn now.
+class OrderOut(_Outbound, title="Order"):
     """An order as Bookly has it: what the shop sent (orders.schemas.ShopOrder's fields), with its number,
     where it last came from and when Bookly's record last changed."""
 
@@ -135,10 +137,10 @@ class Order(_Shape):
         description="What the shop took off the price, in currency; 0.00 when none."
     )
     payment_voided: bool = Field(description="The payment was authorised and released: not charged.")
-    shipping_address: ShippingAddress | None
-    items: list[OrderLine]
-    shipments: list[Shipment]
-    refunds: list[Refund]
+    shipping_address: ShippingAddressOut | None
+    items: list[OrderLineOut]
+    shipments: list[ShipmentOut]
+    refunds: list[RefundOut]
     source: OrderSource = Field(description="How the order last reached Bookly. Read only.")
     updated_at: datetime = Field(
         description="When Bookly's record of the order last changed (what updated_since filters on). Read "
@@ -146,20 +148,20 @@ class Order(_Shape):
     )
 
 
-class OrderWritten(Order):
+class OrderWrittenOut(OrderOut, title="OrderWritten"):
     """An order as a PUT left it, with what the PUT did."""
 
     outcome: Literal["created", "updated", "unchanged"]
 
 
-class LineTitle(_Shape):
+class LineTitleOut(_Outbound, title="LineTitle"):
     """An order line, by its number and title."""
 
     line_number: LineNumber
     title: str
 
 
-class ReturnLine(_Shape):
+class ReturnLineOut(_Outbound, title="ReturnLine"):
     """An order line inside a return: the whole line comes back."""
 
     line_number: LineNumber
@@ -172,7 +174,7 @@ class ReturnLine(_Shape):
     )
 
 
-class ReturnStatusMove(_Shape):
+class ReturnStatusMoveOut(_Outbound, title="ReturnStatusMove"):
     """One move of a return to its next status."""
 
     from_status: ReturnStatus = Field(alias="from")
@@ -181,14 +183,14 @@ class ReturnStatusMove(_Shape):
     note: Text
 
 
-class Return(_Shape):
+class ReturnOut(_Outbound, title="Return"):
     """A return (RMA) as Bookly keeps it."""
 
     rma_number: str = Field(pattern=RMA_NUMBER_PATTERN, examples=["RMA-7K2M9Q4X"])
     order_number: OrderNumber
     customer_email: Text = Field(description="The order's email.")
     status: ReturnStatus
-    items: list[ReturnLine]
+    items: list[ReturnLineOut]
     refund_amount: Money = Field(description="The lines' refund amounts together.")
     currency: str = Field(pattern=r"^[A-Z]{3}$", description="The order's (ISO 4217).")
     reason: str | None = Field(description="Why, in the customer's or staff's words; null when not given.")
@@ -197,16 +199,16 @@ class Return(_Shape):
     granted_as_exception: bool = Field(description="Staff granted it beyond the return policy.")
     created_at: datetime
     updated_at: datetime
-    status_history: list[ReturnStatusMove]
+    status_history: list[ReturnStatusMoveOut]
 
 
-class DeliveryCase(_Shape):
+class DeliveryCaseOut(_Outbound, title="DeliveryCase"):
     """A delivery problem the customer reported, for staff to resolve."""
 
     case_number: int
     order_number: OrderNumber
     problem: DeliveryProblem
-    items: list[LineTitle]
+    items: list[LineTitleOut]
     details: Text = Field(description="The customer's words.")
     status: CaseStatus
     resolution: Text = Field(description="What staff did, in words to the customer.")
@@ -214,7 +216,7 @@ class DeliveryCase(_Shape):
     resolved_at: datetime | None
 
 
-class HandedOffConversation(_Shape):
+class HandedOffConversationOut(_Outbound, title="HandedOffConversation"):
     """A conversation waiting for a person."""
 
     id: int
@@ -226,46 +228,46 @@ class HandedOffConversation(_Shape):
     admin_url: str = Field(description="Where staff read and answer it.")
 
 
-class _Page(_Shape):
+class _Page(_Outbound):
     next: str | None = Field(description="The next page's address (a cursor); null on the last page.")
     previous: str | None
 
 
-class OrderPage(_Page):
+class OrderPageOut(_Page, title="OrderPage"):
     """Orders that changed, oldest change first."""
 
-    results: list[Order]
+    results: list[OrderOut]
 
 
-class ReturnPage(_Page):
+class ReturnPageOut(_Page, title="ReturnPage"):
     """Returns that changed, oldest change first."""
 
-    results: list[Return]
+    results: list[ReturnOut]
 
 
-class FieldProblem(_Shape):
+class FieldProblemOut(_Outbound, title="FieldProblem"):
     field: str = Field(description="The field's path, e.g. items[2].unit_price.")
     problem: str = Field(description="What is wrong, in words (never the value sent).")
 
 
-class ErrorDetail(_Shape):
+class ErrorDetailOut(_Outbound, title="ErrorDetail"):
     code: str = Field(
         description="What went wrong, for code to act on: invalid_json, unsupported_media_type, "
         "body_too_large, not_authenticated, invalid_key, rate_limited, not_found, method_not_allowed, "
         "not_acceptable, invalid_parameter, invalid_order, order_conflict, server_error."
     )
     message: str = Field(description="The same, for a person.")
-    fields: list[FieldProblem] | None = Field(default=None, description="Each problem, by field.")
+    fields: list[FieldProblemOut] | None = Field(default=None, description="Each problem, by field.")
     reason: str | None = Field(default=None, description="order_conflict: which rule refused the version.")
 
 
-class Error(_Shape):
+class ErrorOut(_Outbound, title="Error"):
     """Every error of the store API."""
 
-    error: ErrorDetail
+    error: ErrorDetailOut
 
 
-class Actor(_Shape):
+class ActorOut(_Outbound, title="Actor"):
     """Who made a change: the customer through the assistant (in conversation `conversation_id`), a
     member of staff (`staff_member`, their login), or Bookly itself (`system`: a test, a script)."""
 
@@ -275,73 +277,73 @@ class Actor(_Shape):
 
 
 # The event catalogue: each event type's data.
-class _OfAShop(_Shape):
+class _OfAShop(_Outbound):
     shop: str = Field(
         description="The name of the shop the order is of (admin: Shops): two shops may each have an order "
         "of the same number."
     )
 
 
-class ReturnEventData(_OfAShop):
-    return_: Return = Field(alias="return")
-    by: Actor
+class ReturnEventDataOut(_OfAShop, title="ReturnEventData"):
+    return_: ReturnOut = Field(alias="return")
+    by: ActorOut
 
 
-class ReturnStatusChangedData(_OfAShop):
-    return_: Return = Field(alias="return")
+class ReturnStatusChangedDataOut(_OfAShop, title="ReturnStatusChangedData"):
+    return_: ReturnOut = Field(alias="return")
     from_status: ReturnStatus
     to_status: ReturnStatus
     note: Text = Field(description="Why, in staff's words to the customer.")
-    by: Actor
+    by: ActorOut
 
 
-class OrderEventData(_OfAShop):
-    order: Order
-    by: Actor
+class OrderEventDataOut(_OfAShop, title="OrderEventData"):
+    order: OrderOut
+    by: ActorOut
     reason: str | None = Field(description="Why, in the customer's words; null when not given.")
 
 
-class OrderAddressChangedData(_OfAShop):
-    order: Order
-    previous_address: ShippingAddress | None
-    by: Actor
+class OrderAddressChangedDataOut(_OfAShop, title="OrderAddressChangedData"):
+    order: OrderOut
+    previous_address: ShippingAddressOut | None
+    by: ActorOut
 
 
-class DeliveryCaseEventData(_OfAShop):
-    case: DeliveryCase
-    by: Actor
+class DeliveryCaseEventDataOut(_OfAShop, title="DeliveryCaseEventData"):
+    case: DeliveryCaseOut
+    by: ActorOut
 
 
-class ConversationEventData(_Shape):
-    conversation: HandedOffConversation
+class ConversationEventDataOut(_Outbound, title="ConversationEventData"):
+    conversation: HandedOffConversationOut
 
 
-EVENT_DATA: dict[str, type[_Shape]] = {
-    EventType.RETURN_CREATED: ReturnEventData,
-    EventType.RETURN_STATUS_CHANGED: ReturnStatusChangedData,
-    EventType.ORDER_CANCELLED: OrderEventData,
-    EventType.ORDER_ADDRESS_CHANGED: OrderAddressChangedData,
-    EventType.DELIVERY_CASE_OPENED: DeliveryCaseEventData,
-    EventType.DELIVERY_CASE_RESOLVED: DeliveryCaseEventData,
-    EventType.CONVERSATION_HANDED_OFF: ConversationEventData,
-    EventType.CONVERSATION_EMAIL_GIVEN: ConversationEventData,
+EVENT_DATA: dict[str, type[_Outbound]] = {
+    EventType.RETURN_CREATED: ReturnEventDataOut,
+    EventType.RETURN_STATUS_CHANGED: ReturnStatusChangedDataOut,
+    EventType.ORDER_CANCELLED: OrderEventDataOut,
+    EventType.ORDER_ADDRESS_CHANGED: OrderAddressChangedDataOut,
+    EventType.DELIVERY_CASE_OPENED: DeliveryCaseEventDataOut,
+    EventType.DELIVERY_CASE_RESOLVED: DeliveryCaseEventDataOut,
+    EventType.CONVERSATION_HANDED_OFF: ConversationEventDataOut,
+    EventType.CONVERSATION_EMAIL_GIVEN: ConversationEventDataOut,
 }
 
 
-def _event_model(event_type: EventType) -> type[_Shape]:
+def _event_model(event_type: EventType) -> type[_Outbound]:
     """The body POSTed for an event of this type: {"type", "timestamp", "data"}."""
     name = "".join(part.capitalize() for part in event_type.value.replace(".", "_").split("_")) + "Event"
     return create_model(
         name,
-        __base__=_Shape,
+        __base__=_Outbound,
         __doc__=f"{event_type.label}: the body POSTed to the store's endpoint.",
-        type=(Literal[event_type.value], ...),
+        type=(cast(Any, Literal[event_type.value]), ...),  # a type made at run time: mypy cannot read it
         timestamp=(datetime, Field(description="When it happened.")),
         data=(EVENT_DATA[event_type], ...),
     )
 
 
-EVENT_BODIES: dict[str, type[_Shape]] = {event_type: _event_model(event_type) for event_type in EventType}
+EVENT_BODIES: dict[str, type[_Outbound]] = {event_type: _event_model(event_type) for event_type in EventType}
 
 
 def event_data_dump(*, type: EventType, data: dict[str, object]) -> dict[str, object]:
@@ -349,6 +351,6 @@ def event_data_dump(*, type: EventType, data: dict[str, object]) -> dict[str, ob
     return EVENT_DATA[type].model_validate(data).model_dump(mode="json", by_alias=True)
 
 
-def shape_dump(model: type[_Shape], /, **fields) -> dict[str, object]:
+def shape_dump(model: type[_Outbound], /, **fields: object) -> dict[str, object]:
     """A record's shape as JSON data, checked against its model."""
     return model(**fields).model_dump(mode="json", by_alias=True, exclude_none=False)
