@@ -10,6 +10,8 @@ sidebar's filters and date hierarchy produce; anything else is refused with
 MAX_SEARCH_TERMS words.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin, messages
 from django.contrib.admin.apps import AdminConfig
 from django.contrib.admin.filters import SimpleListFilter
@@ -22,8 +24,14 @@ from django.utils.text import smart_split
 # filtered field.
 FILTER_LOOKUPS = frozenset({"exact", "isnull", "gte", "lt", "year", "month", "day", "id"})
 
+# What the mixins below are mixed into (BooklyAdminSite.register): a ModelAdmin, of any model.
+if TYPE_CHECKING:
+    _ModelAdmin = admin.ModelAdmin[Any]
+else:
+    _ModelAdmin = object
 
-class FilterLookupsOnly:
+
+class FilterLookupsOnly(_ModelAdmin):
     """A ModelAdmin mixin: URL lookups only on the fields its list_filter and date_hierarchy name,
     with only the lookups those filters use."""
 
@@ -55,7 +63,7 @@ class FilterLookupsOnly:
 MAX_SEARCH_TERMS = 20
 
 
-class SearchTermsCapped:
+class SearchTermsCapped(_ModelAdmin):
     """A ModelAdmin mixin: a search uses its first MAX_SEARCH_TERMS words (as Django splits them,
     quoted phrases whole), and tells staff when it left the others out."""
 

@@ -56,7 +56,9 @@ class _BoundedConn(TConn):
         first = not self.initialized
         super().init()
         if first and self.parser is not None and not self.is_http2:
-            self.parser = _StallWatch(self.parser, self)
+            # A stand-in for the parser (it passes on what it does not watch), which the stubs' list of
+            # parser classes cannot name.
+            self.parser = _StallWatch(self.parser, self)  # type: ignore[assignment]
         self.sock.settimeout(READ_TIMEOUT_SECONDS)
 
     def close(self, graceful=False):

@@ -15,6 +15,7 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 
 from bookly.settings import *  # noqa: F403
+from bookly.settings import Q_CLUSTER, REDIS_URL  # named as well: both are set again below, from these
 from store.clock import DEMO_TODAY
 
 
@@ -31,16 +32,16 @@ def _redis_url_of_this_worker(url: str, worker: str) -> str:
     return urlunsplit(parts._replace(path=f"/{number}"))
 
 
-if REDIS_URL and os.environ.get("PYTEST_XDIST_WORKER"):  # noqa: F405
+if REDIS_URL and os.environ.get("PYTEST_XDIST_WORKER"):
     # From the run's own URL, kept aside: a process a test starts on these settings inherits both the
     # worker's name and its REDIS_URL, and must not add the worker's number twice.
     REDIS_URL = _redis_url_of_this_worker(
-        os.environ.setdefault("REDIS_URL_BEFORE_WORKERS", REDIS_URL),  # noqa: F405
+        os.environ.setdefault("REDIS_URL_BEFORE_WORKERS", REDIS_URL),
         os.environ["PYTEST_XDIST_WORKER"],
     )
     os.environ["REDIS_URL"] = CACHES["default"]["LOCATION"] = REDIS_URL  # noqa: F405
-    if "redis" in Q_CLUSTER:  # noqa: F405
-        Q_CLUSTER["redis"] = REDIS_URL  # noqa: F405
+    if "redis" in Q_CLUSTER:
+        Q_CLUSTER["redis"] = REDIS_URL
 
 # Templates resolve {% static %} without a collectstatic manifest.
 STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"}}  # noqa: F405
@@ -66,7 +67,7 @@ BOOKLY_RATELIMIT_IP = BOOKLY_RATELIMIT_SESSION = BOOKLY_RATELIMIT_ACTIONS = "100
 BOOKLY_TRUSTED_PROXIES = []
 # Tasks run at once in the process that queues them (the multi-process tests start a real worker), and
 # the tests' webhook receivers listen on 127.0.0.1.
-Q_CLUSTER = {**Q_CLUSTER, "sync": True}  # noqa: F405
+Q_CLUSTER = {**Q_CLUSTER, "sync": True}
 BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS = True
 BOOKLY_WEBHOOK_TIMEOUT_SECONDS = 2.0
 

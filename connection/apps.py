@@ -8,7 +8,7 @@ class ConnectionConfig(AppConfig):
     name = "connection"
     verbose_name = "Store connection"
 
-    def ready(self):
+    def ready(self) -> None:
         from django.db.models.signals import post_save
         from django_q.signals import post_spawn
 

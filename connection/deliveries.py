@@ -129,7 +129,9 @@ def webhook_target(url: str) -> tuple[WebhookTarget | None, str | None]:
         infos = socket.getaddrinfo(
             host, parsed.port or (443 if parts.scheme == "https" else 80), type=socket.SOCK_STREAM
         )
-        addresses = [ipaddress.ip_address(info[4][0].split("%")[0]) for info in infos]
+        # An IPv6 address may carry its zone ("fe80::1%eth0"). str(): the socket address of a family Python
+        # does not know is (number, bytes), and that number is no IP address (ValueError).
+        addresses = [ipaddress.ip_address(str(info[4][0]).split("%")[0]) for info in infos]
     except (OSError, UnicodeError, ValueError):
         return None, "has a host name that does not resolve"
     if not settings.BOOKLY_WEBHOOKS_ALLOW_PRIVATE_URLS and not all(map(_is_public, addresses)):
@@ -236,10 +238,12 @@ def _unanswering_endpoint_resumes_at(endpoint_id: int, now: datetime) -> datetim
     )
     if latest is None or latest["last_status_code"] is not None:
         return None
+    last_attempt_at = latest["last_attempt_at"]
+    assert last_attempt_at is not None  # as filtered
     retries = WebhookDelivery.objects.filter(
         endpoint_id=endpoint_id, status=DeliveryStatus.PENDING, attempts__gt=0, next_attempt_at__gt=now
     ).aggregate(first=Min("next_attempt_at"))["first"]
-    resumes_at = min(filter(None, [latest["last_attempt_at"] + HOLD_NEW_EVENTS, retries]))
+    resumes_at = min(filter(None, [last_attempt_at + HOLD_NEW_EVENTS, retries]))
     return resumes_at if resumes_at > now else None
 
 

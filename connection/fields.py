@@ -10,8 +10,8 @@ class SecretField(EncryptedCharField):
     credential read meanwhile in another thread came back as its ciphertext. Here clean() is CharField's,
     with no mark (a value typed in is plain text, which the library's to_python leaves as it is)."""
 
-    def clean(self, value, model_instance):
-        value = models.CharField.to_python(self, value)
-        self.validate(value, model_instance)
-        self.run_validators(value)
-        return value
+    def clean(self, value: object, model_instance: models.Model | None) -> str | None:
+        text = models.CharField.to_python(self, value)
+        self.validate(text, model_instance)
+        self.run_validators(text)
+        return text

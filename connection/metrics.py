@@ -4,21 +4,23 @@ processes that send them are not the web processes that serve /metrics, and the 
 Names are a contract with deploy/prometheus/webhook-alerts.yml; labels only take DeliveryStatus values.
 """
 
-from prometheus_client.core import GaugeMetricFamily
+from collections.abc import Iterator
+
+from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
 from connection.models import DeliveryStatus
-from connection.selectors import outbox_state
+from connection.selectors import OutboxState, outbox_state
 
 
 class OutboxCollector(Collector):
-    def describe(self):
+    def describe(self) -> list[Metric]:
         return list(self._families(None))
 
-    def collect(self):
+    def collect(self) -> list[Metric]:
         return list(self._families(outbox_state()))
 
-    def _families(self, state):
+    def _families(self, state: OutboxState | None) -> Iterator[Metric]:
         deliveries = GaugeMetricFamily(
             "bookly_webhook_deliveries",
             "Webhook deliveries by status: pending (waiting, a first or another attempt), sending, "

@@ -1,6 +1,7 @@
 import base64
 import re
 import secrets
+from typing import Any
 
 from django.core.exceptions import ObjectDoesNotExist, ValidationError
 from django.db import models, transaction
@@ -57,7 +58,7 @@ class WebhookEndpoint(models.Model):
         ordering = ["id"]
         verbose_name = "webhook endpoint"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.url
 
     def wants(self, event_type: str, shop_id: int | None = None) -> bool:
@@ -104,7 +105,7 @@ class WebhookDelivery(models.Model):
         ]
         indexes = [models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due")]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.event} to {self.endpoint}"
 
 
@@ -155,10 +156,10 @@ class ShopConnection(models.Model):
     class Meta:
         verbose_name = "connection"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.shop}'s connection"
 
-    def save(self, *args, **kwargs):
+    def save(self, *args: Any, **kwargs: Any) -> None:
         if unreadable := self.unreadable():
             # Saved again, what no key here opens would be encrypted once more and lost for good.
             raise ValueError(f"{self.shop}'s {', '.join(unreadable)} cannot be read here: not saved")
@@ -166,13 +167,13 @@ class ShopConnection(models.Model):
             super().save(*args, **kwargs)
             shop_writes_back_set(shop=self.shop, writes_back=self.write_back and self.has_api_key)
 
-    def delete(self, *args, **kwargs):
+    def delete(self, *args: Any, **kwargs: Any) -> tuple[int, dict[str, int]]:
         with transaction.atomic():  # its row, then its shop's, as save() takes them: no deadlock
             deleted = super().delete(*args, **kwargs)
             shop_writes_back_set(shop=self.shop, writes_back=None)
             return deleted
 
-    def clean(self):
+    def clean(self) -> None:
         try:
             platform = self.shop.platform  # in admin, the shop being added with it, not saved yet
         except ObjectDoesNotExist:
@@ -263,7 +264,7 @@ class ShopEvent(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.get_platform_display()} {self.topic} {self.delivery_id}"
 
 
@@ -305,5 +306,5 @@ class ShopWrite(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return f"{self.get_platform_display()}: {self.change}"

@@ -1,9 +1,9 @@
 """Reading what a shop platform sent, whatever kind each value turns out to be: a list where the
-platform documents one is read as a list only when it is one. The order intake (orders.schemas) checks
+platform documents one is read as a list only when it is one. The order intake (orders.inbound) checks
 what is read and names each field it refuses; nothing here raises."""
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 
 def _as_word(constant: str) -> str:
@@ -23,7 +23,7 @@ def objects_in(value: object) -> list[Mapping]:
     return [item for item in value if isinstance(item, Mapping)] if isinstance(value, list) else []
 
 
-def as_list_or_sent(value: object, read) -> object:
+def as_list_or_sent(value: object, read: Callable[[list[Mapping]], object]) -> object:
     """`read` of a list the platform sent (an order's lines, its refunds), or what it sent instead for
     the intake to refuse by its field ("items must be a list"); nothing sent is an empty list."""
     if value is None:

@@ -6,11 +6,13 @@ URL builder. Each room says only its URLs, its pagination and its fields."""
 import email.utils
 import logging
 import math
+import ssl
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from typing import Any
 
 import httpcore2
 import httpx2 as httpx
@@ -133,25 +135,39 @@ class _AttemptStream(httpcore2.NetworkStream):
     def close(self) -> None:
         self._stream.close()
 
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None) -> httpcore2.NetworkStream:
+    def start_tls(
+        self, ssl_context: ssl.SSLContext, server_hostname: str | None = None, timeout: float | None = None
+    ) -> httpcore2.NetworkStream:
         timeout = _left(timeout, httpcore2.ConnectTimeout)
         return _AttemptStream(self._stream.start_tls(ssl_context, server_hostname, timeout))
 
-    def get_extra_info(self, info: str):
+    def get_extra_info(self, info: str) -> Any:  # as httpcore's: what each `info` is varies
         return self._stream.get_extra_info(info)
 
 
 class _AttemptBackend(httpcore2.NetworkBackend):
     """httpcore's own sockets, as _AttemptStreams."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._backend = httpcore2.SyncBackend()
 
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.NetworkStream:
         timeout = _left(timeout, httpcore2.ConnectTimeout)
         return _AttemptStream(self._backend.connect_tcp(host, port, timeout, local_address, socket_options))
 
-    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+    def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,
+        socket_options: Iterable[httpcore2.SOCKET_OPTION] | None = None,
+    ) -> httpcore2.NetworkStream:
         timeout = _left(timeout, httpcore2.ConnectTimeout)
         return _AttemptStream(self._backend.connect_unix_socket(path, timeout, socket_options))
 
@@ -163,7 +179,7 @@ class _AttemptTransport(httpx.HTTPTransport):
     """httpx's transport with _AttemptBackend: httpx takes no network backend, so its connection pool
     (httpcore's) is made again with httpx's own defaults and this backend."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self._pool = httpcore2.ConnectionPool(
             ssl_context=httpx.create_ssl_context(),
@@ -174,7 +190,7 @@ class _AttemptTransport(httpx.HTTPTransport):
         )
 
 
-def platform_client(**options) -> httpx.Client:
+def platform_client(**options: Any) -> httpx.Client:
     """A client for a platform's API (`options`: its key) whose every connection wait ends with the
     attempt's deadline (platform_request), following no redirect (the key would go with it)."""
     return httpx.Client(transport=_AttemptTransport(), timeout=TIMEOUT, follow_redirects=False, **options)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import JsonResponse
+from django.http import HttpRequest, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from connection.models import ShopEvent, ShopPlatform
@@ -81,7 +81,7 @@ def _error(code: str, message: str, status: int) -> JsonResponse:
     return JsonResponse({"error": {"code": code, "message": message}}, status=status)
 
 
-def _receive(request, platform: _Platform, *, shop_named: str) -> JsonResponse:
+def _receive(request: HttpRequest, platform: _Platform, *, shop_named: str) -> JsonResponse:
     known = shop_known(platform=platform.platform, named=shop_named)
     try:
         secret, own = delivery_secret(platform=platform.platform, shop=known)
@@ -136,14 +136,14 @@ def _not_a_post() -> JsonResponse:
 
 
 @csrf_exempt
-def shopify_webhook(request):
+def shopify_webhook(request: HttpRequest) -> JsonResponse:
     if request.method != "POST":
         return _not_a_post()
     return _receive(request, _SHOPIFY, shop_named=request.headers.get("X-Shopify-Shop-Domain", ""))
 
 
 @csrf_exempt
-def woocommerce_webhook(request):
+def woocommerce_webhook(request: HttpRequest) -> JsonResponse:
     if request.method != "POST":
         return _not_a_post()
     if _WOOCOMMERCE_PING_RE.fullmatch(request.body) and _WOOCOMMERCE.signature_header not in request.headers:

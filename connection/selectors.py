@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils import timezone
@@ -12,7 +13,19 @@ from orders.models import Event
 _WAITING = (DeliveryStatus.PENDING, DeliveryStatus.SENDING)
 
 
-def webhook_endpoint_list_with_counts() -> QuerySet[WebhookEndpoint]:
+class DeliveryCounts(TypedDict):
+    failed_count: int
+    waiting_count: int
+    retrying_count: int
+
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    EndpointWithCounts = WithAnnotations[WebhookEndpoint, DeliveryCounts]
+
+
+def webhook_endpoint_list_with_counts() -> "QuerySet[EndpointWithCounts]":
     """Every endpoint with `failed_count`, `waiting_count` (deliveries not yet through) and
     `retrying_count` (waiting after a failed attempt)."""
     return WebhookEndpoint.objects.annotate(
@@ -57,7 +70,9 @@ def outbox_state() -> OutboxState:
     )
     waiting = WebhookDelivery.objects.filter(status__in=_WAITING)
     endpoints = webhook_endpoint_list_with_counts().filter(is_active=True)
-    failing = [endpoint for endpoint in endpoints if endpoint.failed_count or endpoint.retrying_count]
+    failing: list[WebhookEndpoint] = [
+        endpoint for endpoint in endpoints if endpoint.failed_count or endpoint.retrying_count
+    ]
     return OutboxState(
         events_undispatched=Event.objects.filter(dispatched_at__isnull=True).count(),
         by_status={status: counts.get(status, 0) for status in DeliveryStatus.values},

@@ -33,7 +33,7 @@ from orders.models import OrderSource, Shop
 logger = logging.getLogger(__name__)
 
 # Per platform: the topics whose body is a whole order, how to read one, and the orders' source.
-_ORDERS: dict[str, tuple[frozenset[str], Callable[[Mapping], tuple[object, dict]], str]] = {
+_ORDERS: dict[str, tuple[frozenset[str], Callable[[Mapping], tuple[object, dict]], OrderSource]] = {
     ShopPlatform.SHOPIFY: (SHOPIFY_ORDER_TOPICS, shopify_order, OrderSource.SHOPIFY),
     ShopPlatform.WOOCOMMERCE: (WOOCOMMERCE_ORDER_TOPICS, woocommerce_order, OrderSource.WOOCOMMERCE),
 }
@@ -150,7 +150,7 @@ def shop_events_retry_shape(*, shop_id: int) -> list[int]:
     return refused
 
 
-def shop_saved(sender, instance, **kwargs) -> None:
+def shop_saved(sender: type[Shop], instance: Shop, **kwargs: object) -> None:
     """orders.Shop's post_save: once the save commits, its deliveries refused for their shape again."""
     transaction.on_commit(lambda: shop_events_retry_shape(shop_id=instance.pk), robust=True)
 

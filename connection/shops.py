@@ -17,8 +17,12 @@ from orders.shops import shop_address, shop_of_platform
 
 _OWN = "the shop's connection (Shops > {shop} > Connection)"
 
-# The platform's orders' source, which is also its shops' platform.
-_SOURCE = {ShopPlatform.SHOPIFY: OrderSource.SHOPIFY, ShopPlatform.WOOCOMMERCE: OrderSource.WOOCOMMERCE}
+# The platform's orders' source, which is also its shops' platform (by the platform's value: a ShopPlatform
+# is its own value).
+_SOURCE: dict[str, OrderSource] = {
+    ShopPlatform.SHOPIFY: OrderSource.SHOPIFY,
+    ShopPlatform.WOOCOMMERCE: OrderSource.WOOCOMMERCE,
+}
 
 
 def _addresses(setting: str, platform: str) -> list[str]:

@@ -25,6 +25,7 @@ from connection.write_back import (
     shop_write_request,
     shop_writes_take_due,
 )
+from orders.models import Event, OrderChange
 from store.clock import store_today
 
 logger = logging.getLogger(__name__)
@@ -68,13 +69,13 @@ def shop_write_attempt_task(write_id: int) -> None:
     shop_write_attempt(write_id=write_id, now=timezone.now())
 
 
-def order_change_requested_queue(sender, change, **kwargs) -> None:
+def order_change_requested_queue(sender: type[OrderChange], change: OrderChange, **kwargs: object) -> None:
     """On the commit of a change its shop must make: its write goes on the queue at once (one missed
     here is the sweep's)."""
     shop_write_request(change=change)
 
 
-def worker_database_pools_forget(sender, proc_name, **kwargs) -> None:
+def worker_database_pools_forget(sender: object, proc_name: str, **kwargs: object) -> None:
     """In a queue worker just forked from the cluster's process: forget the database connection pool
     inherited from it (its connections are the parent's, its threads did not survive the fork), so this
     process opens its own. Without it, two workers on PostgreSQL share sockets and hang. (The cluster
@@ -86,7 +87,7 @@ def worker_database_pools_forget(sender, proc_name, **kwargs) -> None:
         pools.clear()
 
 
-def event_recorded_queue(sender, event, **kwargs) -> None:
+def event_recorded_queue(sender: type[Event], event: Event, **kwargs: object) -> None:
     """On an event's commit: its dispatch goes on the queue at once. A queue that cannot take it now
     loses nothing: the event stays undispatched for the sweep."""
     try:

@@ -1,5 +1,6 @@
 from django import forms
 from django.contrib import admin
+from django.http import HttpRequest
 
 from policies.models import PolicyEntry, ReturnPolicy
 from store.categories import ItemCategory
@@ -13,11 +14,14 @@ class PolicyEntryAdmin(admin.ModelAdmin):
     fields = ["topic", "title", "text", "example_questions", "is_published", "updated_at", "updated_by"]
     readonly_fields = ["updated_at", "updated_by"]
 
-    def save_model(self, request, obj, form, change):
+    def save_model(
+        self, request: HttpRequest, obj: PolicyEntry, form: "forms.ModelForm[PolicyEntry]", change: bool
+    ) -> None:
+        assert request.user.is_authenticated  # the admin lets in only its staff
         obj.updated_by = request.user
         super().save_model(request, obj, form, change)
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: PolicyEntry | None = None) -> bool:
         # Unpublish instead: the history of what customers were told stays.
         return False
 
@@ -48,11 +52,11 @@ class ReturnPolicyAdmin(admin.ModelAdmin):
     form = ReturnPolicyForm
     list_display = ["__str__", "window_days", "refund_method", "refund_timeline_business_days"]
 
-    def has_add_permission(self, request):
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request: HttpRequest, obj: ReturnPolicy | None = None) -> bool:
         return request.user.is_active and request.user.is_superuser
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request: HttpRequest, obj: ReturnPolicy | None = None) -> bool:
         return False

@@ -33,8 +33,8 @@ def example_questions_validate(value: str) -> None:
         raise ValidationError("Each question only once, please.")
 
 
-class PolicyEntryManager(models.Manager):
-    def get_by_natural_key(self, topic):
+class PolicyEntryManager(models.Manager["PolicyEntry"]):
+    def get_by_natural_key(self, topic: str) -> "PolicyEntry":
         return self.get(topic=topic)
 
 
@@ -84,16 +84,16 @@ class PolicyEntry(models.Model):
         verbose_name = "FAQ entry"
         verbose_name_plural = "FAQ entries"
 
-    def __str__(self):
+    def __str__(self) -> str:
         return self.title
 
-    def clean(self):
+    def clean(self) -> None:
         """Staff's words as the assistant's prompt and tools carry them: the title on one line without
         < > or | (the prompt lists it between its own tags), the answer without anything that reads as
         a tag (<critical_rules>), both without control or bidi characters."""
         self.title = text_single_line(self.title)
         self.text = text_multi_line(self.text)
-        errors = {}
+        errors: dict[str, str] = {}
         if any(char in self.title for char in "<>|"):
             errors["title"] = "Plain text only, without <, > or |."
         if tag := PROMPT_TAG_RE.search(self.text):
@@ -103,7 +103,7 @@ class PolicyEntry(models.Model):
         if errors:
             raise ValidationError(errors)
 
-    def natural_key(self):
+    def natural_key(self) -> tuple[str]:
         return (self.topic,)
 
     @property
@@ -145,7 +145,7 @@ class ReturnPolicy(models.Model):
             ),
         ]
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "Return policy"
 
     @property

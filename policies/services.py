@@ -2,11 +2,15 @@
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db import transaction
 
 from policies.models import MAX_EXAMPLE_QUESTION_CHARS, MAX_EXAMPLE_QUESTIONS, PolicyEntry
 from store.text import text_single_line
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 _NOT_PLAIN_RE = re.compile(r"[<>|]")
 
@@ -38,7 +42,7 @@ class ExampleQuestionsAdded:
 
 
 def policy_entry_add_example_questions(
-    *, entry: PolicyEntry, questions: list[str], user
+    *, entry: PolicyEntry, questions: list[str], user: "User"
 ) -> ExampleQuestionsAdded:
     """Appends to `entry`'s example questions those it does not have yet (cleaned, each once), up to the
     maximum; says which were added and which were left out, and why. Saved (and so published to the assistant:
@@ -48,7 +52,9 @@ def policy_entry_add_example_questions(
         locked = PolicyEntry.objects.select_for_update().get(pk=entry.pk)
         existing = locked.questions
         seen = {question.casefold() for question in existing}
-        added, already, over = [], [], []
+        added: list[str] = []
+        already: list[str] = []
+        over: list[str] = []
         for question in given:
             if question.casefold() in seen:
                 already.append(question)

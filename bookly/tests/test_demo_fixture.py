@@ -156,6 +156,7 @@ def test_reloading_restores_edits_without_duplicating(demo_data):
 @pytest.mark.django_db
 def test_reload_and_clear_demo_returns_restore_a_returnable_demo(demo_data):
     order = order_get_for_customer(order_number="BK-10042", email="sarah.chen@example.com")
+    assert order is not None
     return_record_create(order=order, reason="Damaged", today=TODAY)
     assert not order_return_eligibility(order=order, today=TODAY).eligible
 

@@ -3,6 +3,7 @@ else: no session cookie is read, so no customer's or staff member's browser can 
 
 import logging
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.utils import timezone
@@ -12,6 +13,11 @@ from rest_framework import authentication, exceptions, permissions, throttling
 from rest_framework_api_key.permissions import KeyParser
 
 from connection.models import StoreApiKey
+
+if TYPE_CHECKING:
+    from drf_spectacular.openapi import AutoSchema
+    from rest_framework.request import Request
+    from rest_framework.views import APIView
 
 logger = logging.getLogger(__name__)
 
@@ -43,7 +49,7 @@ class KeyAttemptsThrottled(exceptions.Throttled):
     default_code = "key_attempts_throttled"
 
 
-def _failed_key_usage(request, *, increment: bool) -> dict | None:
+def _failed_key_usage(request: "Request", *, increment: bool) -> dict | None:
     return get_usage(
         request._request,
         group=FAILED_KEY_GROUP,
@@ -68,7 +74,7 @@ class _BearerKeyParser(KeyParser):
 class StoreApiKeyAuthentication(authentication.BaseAuthentication):
     parser = _BearerKeyParser()
 
-    def authenticate(self, request):
+    def authenticate(self, request: "Request") -> tuple[None, StoreApiKey] | None:
         key = self.parser.get(request)
         if not key:
             return None  # the permission below answers 401 not_authenticated
@@ -92,12 +98,12 @@ class StoreApiKeyAuthentication(authentication.BaseAuthentication):
             StoreApiKey.objects.filter(pk=api_key.pk).update(last_used_at=now)
         return (None, api_key)
 
-    def authenticate_header(self, request):
+    def authenticate_header(self, request: "Request") -> str:
         return 'Bearer realm="Bookly store API"'
 
 
 class HasStoreApiKey(permissions.BasePermission):
-    def has_permission(self, request, view):
+    def has_permission(self, request: "Request", view: "APIView") -> bool:
         return isinstance(request.auth, StoreApiKey)
 
 
@@ -107,7 +113,7 @@ class PerKeyThrottle(throttling.SimpleRateThrottle):
 
     scope = "store_api"
 
-    def get_cache_key(self, request, view):
+    def get_cache_key(self, request: "Request", view: "APIView") -> str | None:
         if not isinstance(request.auth, StoreApiKey):
             return None
         return self.cache_format % {"scope": self.scope, "ident": request.auth.prefix}
@@ -119,7 +125,7 @@ class StoreApiKeyScheme(OpenApiAuthenticationExtension):
     target_class = StoreApiKeyAuthentication
     name = "storeApiKey"
 
-    def get_security_definition(self, auto_schema):
+    def get_security_definition(self, auto_schema: "AutoSchema") -> dict[str, str]:
         return {
             "type": "http",
             "scheme": "bearer",

@@ -2,6 +2,7 @@
 by field) for an order refused, and never the sender's own text."""
 
 import logging
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from rest_framework import exceptions
@@ -9,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
 from connection.api.auth import KEY_NOT_VALID, KeyRefused
-from orders.contract import Error, shape_dump
+from orders.outbound import ErrorOut, shape_dump
 
 logger = logging.getLogger(__name__)
 
@@ -28,14 +29,17 @@ _CODES = {
 }
 
 
-def api_error(code: str, message: str, http_status: int, **extra) -> Response:
-    """An error in the one shape the schema gives (orders.contract.Error); fields not given are left out."""
-    body = shape_dump(Error, error={"code": code, "message": message, **extra})
-    body["error"] = {name: value for name, value in body["error"].items() if value is not None}
+def api_error(code: str, message: str, http_status: int, **extra: object) -> Response:
+    """An error in the one shape the schema gives (orders.outbound.ErrorOut); fields not given are left
+    out."""
+    body = shape_dump(ErrorOut, error={"code": code, "message": message, **extra})
+    detail = body["error"]
+    assert isinstance(detail, dict)  # ErrorOut's, as JSON
+    body["error"] = {name: value for name, value in detail.items() if value is not None}
     return Response(body, status=http_status)
 
 
-def api_exception_handler(error, context):
+def api_exception_handler(error: Exception, context: dict[str, Any]) -> Response:
     if isinstance(error, RequestDataTooBig):
         return api_error("body_too_large", "The body is too large for one order.", 413)
     if isinstance(error, RecursionError):  # JSON nested deeper than the parser goes
@@ -46,7 +50,9 @@ def api_exception_handler(error, context):
         return api_error("server_error", "Something went wrong on our side; nothing was changed.", 500)
     if isinstance(error, exceptions.Throttled):
         # DRF's response keeps its Retry-After header; only the body is ours.
-        wait = f" Try again in {error.wait:.0f} seconds." if error.wait else ""
+        # DRF sets `wait`, which its stubs leave out.
+        waited = error.wait  # type: ignore[attr-defined]
+        wait = f" Try again in {waited:.0f} seconds." if waited else ""
         what = (
             "wrong API keys from this address"
             if error.default_code == "key_attempts_throttled"

@@ -5,13 +5,17 @@ Thin: orders.intake checks and applies an order, orders.selectors read; these vi
 into JSON and status codes.
 """
 
-from datetime import UTC
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any, TypeVar
 
-from django.db import transaction
+from django.db import models, transaction
+from django.db.models import QuerySet
 from django.utils.dateparse import parse_datetime
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework.pagination import CursorPagination
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -19,7 +23,7 @@ from connection.api.auth import KEY_REVOKED, HasStoreApiKey, PerKeyThrottle, Sto
 from connection.api.errors import api_error
 from connection.api.schema import READ_ONLY_ORDER_FIELDS, OrderPut, errors
 from connection.models import StoreApiKey
-from orders import contract
+from orders.inbound import ORDER_EXAMPLE
 from orders.intake import (
     OrderConflict,
     OrderRefused,
@@ -28,9 +32,10 @@ from orders.intake import (
     order_shape,
     order_upsert,
 )
-from orders.models import RMA_NUMBER_PATTERN, OrderSource, Shop
+from orders.models import OrderSource, Shop
 from orders.numbers import ORDER_NUMBERS
-from orders.schemas import ORDER_EXAMPLE
+from orders.outbound import OrderOut, OrderPageOut, OrderWrittenOut, ReturnOut, ReturnPageOut
+from orders.patterns import RMA_NUMBER_PATTERN
 from orders.selectors import (
     order_get_by_number,
     orders_changed_since,
@@ -60,6 +65,13 @@ class StoreApiView(APIView):
     throttle_classes = [PerKeyThrottle]
 
 
+def _key(request: Request) -> StoreApiKey:
+    """The key a StoreApiView's request came with (HasStoreApiKey let in no other)."""
+    key = request.auth
+    assert isinstance(key, StoreApiKey)
+    return key
+
+
 class _ByChange(CursorPagination):
     """Pages in the order things changed, oldest first: a shop keeps the last cursor and asks again."""
 
@@ -67,7 +79,7 @@ class _ByChange(CursorPagination):
     page_size = 100
 
 
-def _since(request):
+def _since(request: Request) -> tuple[datetime | None, Response | None]:
     """The updated_since parameter, or an error response naming it."""
     raw = request.query_params.get("updated_since")
     if raw is None:
@@ -135,9 +147,15 @@ def _read_only_taken_out(
     return data, problems, False
 
 
-def _page(view, request, items, shape):
+_Model = TypeVar("_Model", bound=models.Model)
+
+
+def _page(
+    view: APIView, request: Request, items: QuerySet[_Model], shape: Callable[[_Model], dict[str, object]]
+) -> Response:
     paginator = _ByChange()
     page = paginator.paginate_queryset(items, request, view=view)
+    assert page is not None  # None only for a paginator without a page size
     return paginator.get_paginated_response([shape(item) for item in page])
 
 
@@ -148,8 +166,8 @@ class OrderView(StoreApiView):
         parameters=[_NUMBER],
         request=OrderPut,
         responses={
-            200: contract.OrderWritten,
-            201: contract.OrderWritten,
+            200: OrderWrittenOut,
+            201: OrderWrittenOut,
             **errors(400, 409, 413, 415),
         },
         examples=[OpenApiExample("An order", value=ORDER_EXAMPLE, request_only=True)],
@@ -162,8 +180,8 @@ class OrderView(StoreApiView):
         'the order\'s now, refused when the order changed since it was read (409, "reason": '
         '"changed_since_read").',
     )
-    def put(self, request, number: str):
-        shop = request.auth.shop
+    def put(self, request: Request, number: str) -> Response:
+        shop = _key(request).shop
         data, problems, changed_since_read = _read_only_taken_out(request.data, shop=shop, number=number)
         if problems:
             return api_error(
@@ -184,7 +202,7 @@ class OrderView(StoreApiView):
                 # A key revoked while this request ran writes nothing: checked again under its row lock.
                 if (
                     not StoreApiKey.objects.select_for_update()
-                    .filter(pk=request.auth.pk, revoked=False)
+                    .filter(pk=_key(request).pk, revoked=False)
                     .exists()
                 ):
                     return api_error("invalid_key", KEY_REVOKED, 401)
@@ -213,10 +231,10 @@ class OrderView(StoreApiView):
         operation_id="order_get",
         summary="Read an order",
         parameters=[_NUMBER],
-        responses={200: contract.Order, **errors(404)},
+        responses={200: OrderOut, **errors(404)},
     )
-    def get(self, request, number: str):
-        order = order_get_by_number(shop=request.auth.shop, number=number)
+    def get(self, request: Request, number: str) -> Response:
+        order = order_get_by_number(shop=_key(request).shop, number=number)
         if order is None:
             return api_error("not_found", "This key's shop has no order of that number.", 404)
         return Response(order_shape(order=order))
@@ -227,15 +245,15 @@ class OrderListView(StoreApiView):
         operation_id="orders_list",
         summary="Orders that changed",
         parameters=[_UPDATED_SINCE, _CURSOR],
-        responses={200: contract.OrderPage, **errors(400)},
+        responses={200: OrderPageOut, **errors(400)},
         description="Oldest change first, 100 a page; follow `next` (a cursor) for the rest.",
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         since, error = _since(request)
         return error or _page(
             self,
             request,
-            orders_changed_since(shop=request.auth.shop, since=since),
+            orders_changed_since(shop=_key(request).shop, since=since),
             lambda o: order_shape(order=o),
         )
 
@@ -245,10 +263,10 @@ class ReturnView(StoreApiView):
         operation_id="return_get",
         summary="Read a return",
         parameters=[_RMA_NUMBER],
-        responses={200: contract.Return, **errors(404)},
+        responses={200: ReturnOut, **errors(404)},
     )
-    def get(self, request, rma_number: str):
-        record = return_get_by_rma(shop=request.auth.shop, rma_number=rma_number)
+    def get(self, request: Request, rma_number: str) -> Response:
+        record = return_get_by_rma(shop=_key(request).shop, rma_number=rma_number)
         if record is None:
             return api_error("not_found", "This key's shop has no return of that RMA number.", 404)
         return Response(return_shape(record=record))
@@ -259,15 +277,15 @@ class ReturnListView(StoreApiView):
         operation_id="returns_list",
         summary="Returns that changed",
         parameters=[_UPDATED_SINCE, _CURSOR],
-        responses={200: contract.ReturnPage, **errors(400)},
+        responses={200: ReturnPageOut, **errors(400)},
         description="Oldest change first, 100 a page; follow `next` (a cursor) for the rest.",
     )
-    def get(self, request):
+    def get(self, request: Request) -> Response:
         since, error = _since(request)
         return error or _page(
             self,
             request,
-            returns_changed_since(shop=request.auth.shop, since=since),
+            returns_changed_since(shop=_key(request).shop, since=since),
             lambda r: return_shape(record=r),
         )
 
@@ -280,7 +298,7 @@ class NoSuchPath(APIView):
     permission_classes = []
 
     @extend_schema(exclude=True)
-    def get(self, request, *args, **kwargs):
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         hint = " Addresses have no trailing slash." if request.path.endswith("/") else ""
         return api_error("not_found", f"There is nothing here by that name.{hint}", 404)
 

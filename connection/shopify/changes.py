@@ -12,6 +12,7 @@ against the order: one already cancelled (an earlier attempt whose answer was lo
 """
 
 import re
+from collections.abc import Callable
 
 import httpx2 as httpx
 
@@ -21,7 +22,7 @@ from orders.models import Order, OrderChange, OrderChangeKind
 _IS_CODE_RE = re.compile(r"[A-Z0-9]{1,3}")
 
 
-def _cancelled(client: httpx.Client, url: str, sleep) -> bool:
+def _cancelled(client: httpx.Client, url: str, sleep: Callable[[float], None]) -> bool:
     body = platform_json(
         platform_request(client, "GET", f"{url}.json", params={"fields": "cancelled_at"}, sleep=sleep)
     )
@@ -33,7 +34,7 @@ def _cancelled(client: httpx.Client, url: str, sleep) -> bool:
 
 
 def shopify_change_write(
-    *, client: httpx.Client, base: str, order: Order, change: OrderChange, sleep
+    *, client: httpx.Client, base: str, order: Order, change: OrderChange, sleep: Callable[[float], None]
 ) -> None:
     url = f"{base}/orders/{order.shop_order_id}"
     if change.kind == OrderChangeKind.CANCELLED:

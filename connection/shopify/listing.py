@@ -6,7 +6,7 @@ its `Retry-After`. A next page is followed only at the shop's own address (the t
 to one already read, and for no more pages than the shop's count needs (platform_http.page_limit)."""
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 
 import httpx2 as httpx
@@ -41,12 +41,15 @@ def shopify_client(*, key: ShopKey) -> tuple[httpx.Client, str]:
     return platform_client(headers={"X-Shopify-Access-Token": key.token}), key.address
 
 
-def shopify_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:
+def shopify_order_pages(
+    *, client: httpx.Client, base: str, since: datetime, sleep: Callable[[float], None]
+) -> Iterator[Page]:
     query = {"status": "any", "updated_at_min": since.isoformat()}
     counted = platform_json(platform_get(client, f"{base}/orders/count.json", params=query, sleep=sleep))
     total = counted.get("count") if isinstance(counted, dict) else None
     limit = page_limit(total, PAGE_SIZE)
-    url, params = f"{base}/orders.json", {**query, "limit": PAGE_SIZE}
+    url = f"{base}/orders.json"
+    params: Mapping | None = {**query, "limit": PAGE_SIZE}  # none on a next page: its address has them
     read: set[str] = set()
     for pages in itertools.count(1):
         response = platform_get(client, url, params=params, sleep=sleep, pace=_pace)

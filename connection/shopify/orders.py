@@ -1,5 +1,5 @@
 """A Shopify order (the Admin REST API's `order` resource, as its webhooks `orders/create`,
-`orders/updated` and `orders/cancelled` send it) in the shape Bookly's intake takes (orders.schemas):
+`orders/updated` and `orders/cancelled` send it) in the shape Bookly's intake takes (orders.inbound):
 each of Shopify's fields read where Shopify documents it, nothing made up. What Shopify does not say
 is left out, for the intake to name or default (no category: Shopify's products have none).
 
@@ -241,7 +241,7 @@ def _parcels(fulfilments: list[Mapping], line_items: list[Mapping]) -> list[Mapp
     ships = {platform_id(line.get("id")) for line in line_items if line.get("requires_shipping") is not False}
     if not ships:
         return fulfilments
-    parcels = []
+    parcels: list[Mapping] = []
     for fulfilment in fulfilments:
         lines = [
             line for line in objects_in(fulfilment.get("line_items")) if platform_id(line.get("id")) in ships
@@ -273,7 +273,7 @@ def shopify_order(payload: Mapping) -> tuple[object, dict]:
     )
     status, delivered_on = _status(payload, shipped)
     latest = max(shipped, key=lambda fulfilment: str(fulfilment.get("created_at")), default={})
-    customer = payload.get("customer") if isinstance(payload.get("customer"), Mapping) else {}
+    customer = sent if isinstance(sent := payload.get("customer"), Mapping) else {}
     shipping = payload.get("shipping_address")
     line_items = objects_in(payload.get("line_items"))
     lines = _Lines(line_items)

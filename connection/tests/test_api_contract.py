@@ -18,8 +18,8 @@ from django.test import Client
 from openapi_spec_validator import validate
 
 from connection.api.auth import PerKeyThrottle
+from orders.inbound import ORDER_EXAMPLE
 from orders.models import OWN_SHOP_NAME, Order, ReturnStatus
-from orders.schemas import ORDER_EXAMPLE
 from orders.services import return_record_create, return_record_set_status
 from orders.tests.factories import delivered_order
 
@@ -99,6 +99,7 @@ def test_what_get_answers_can_be_put_back_unchanged_and_its_time_is_not_the_shop
     stale = shop.put(url, read, content_type="application/json")
     assert (stale.status_code, stale.json()["error"]["reason"]) == (409, "changed_since_read")
     order = Order.objects.get(number="BK-20001")
+    assert order.shop_updated_at is not None
     assert (order.carrier, order.shop_updated_at.isoformat()) == ("USPS", "2026-04-02T09:30:00+00:00")
     # Read again, it goes back (changed) as it should.
     fresh = {**shop.get(url).json(), "carrier": "DHL"}

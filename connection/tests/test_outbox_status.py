@@ -33,8 +33,8 @@ def two_events(endpoint, receiver, django_capture_on_commit_callbacks):
     def send(*answers):
         receiver.answers = list(answers)
         with django_capture_on_commit_callbacks(execute=True):
-            order_cancel(order=OrderFactory())
-            order_cancel(order=OrderFactory())
+            order_cancel(order=OrderFactory.create())
+            order_cancel(order=OrderFactory.create())
 
     return send
 
@@ -70,9 +70,13 @@ def test_the_admin_home_shows_failed_and_waiting_deliveries_to_superusers(
     superuser_client, endpoint, two_events
 ):
     two_events(500, 500)
-    WebhookDelivery.objects.filter(pk=WebhookDelivery.objects.first().pk).update(status=DeliveryStatus.FAILED)
+    latest = WebhookDelivery.objects.first()
+    assert latest is not None
+    WebhookDelivery.objects.filter(pk=latest.pk).update(status=DeliveryStatus.FAILED)
     home = superuser_client.get("/admin/").content.decode()
-    line = re.search(r'id="webhook-outbox".*?</p>', home, re.S).group(0)
+    found = re.search(r'id="webhook-outbox".*?</p>', home, re.S)
+    assert found is not None
+    line = found.group(0)
     assert "<strong>1</strong> webhook delivery failed" in line
     assert "1 waiting" in line and endpoint.url in line
 

@@ -92,7 +92,7 @@ def test_a_body_trickled_a_byte_at_a_time_is_cut_at_the_deadline_and_tried_again
     each byte arriving within it)."""
     server = serve()
     server.answers = ["trickle body"]
-    waited = []
+    waited: list[float] = []
     started = time.monotonic()
 
     response = _get(server, httpx.Client(timeout=10.0), sleep=waited.append)

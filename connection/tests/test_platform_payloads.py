@@ -19,6 +19,7 @@ PLATFORMS = Path(__file__).with_name("platforms")
 SHOPIFY = json.loads((PLATFORMS / "shopify_order.json").read_text())["order"]
 WOOCOMMERCE = json.loads((PLATFORMS / "woocommerce_order_us.json").read_text())
 # Values of every JSON kind, and the words the webhook receiver keeps NaN and Infinity as.
+ODD: tuple[object, ...]
 ODD = (5, -1, 10**30, 2.5, True, None, "", "x", "NaN", "-Infinity", [], [5], {}, {"a": [1]})
 
 

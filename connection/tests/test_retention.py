@@ -20,7 +20,7 @@ def events(endpoint, receiver, django_capture_on_commit_callbacks):
     receiver.answers = [200, 200, 500, 200, 200]
     with django_capture_on_commit_callbacks(execute=True):
         for _ in range(5):
-            order_cancel(order=OrderFactory())
+            order_cancel(order=OrderFactory.create())
     delivered, failed, owed, undispatched, recent = Event.objects.order_by("id")
     WebhookDelivery.objects.filter(event=failed).update(status=DeliveryStatus.FAILED)
     assert WebhookDelivery.objects.get(event=owed).status == DeliveryStatus.PENDING  # tried again later

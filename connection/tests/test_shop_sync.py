@@ -140,11 +140,13 @@ def woocommerce(platform, settings):
 
 def _sync(**given):
     """The Shopify shop's sync, read with the settings' key."""
-    return shop_sync(shop=connected_shop(platform="shopify"), since=SINCE, **given)
+    shop = connected_shop(platform="shopify")
+    assert shop is not None
+    return shop_sync(shop=shop, since=SINCE, **given)
 
 
 def test_shopify_s_orders_are_read_page_by_page_within_its_limits(shopify):
-    waited = []
+    waited: list[float] = []
 
     report = _sync(sleep=waited.append)
 
@@ -163,7 +165,7 @@ def test_shopify_s_orders_are_read_page_by_page_within_its_limits(shopify):
 
 def test_a_429_waits_what_shopify_asks_and_is_tried_again(shopify):
     shopify.failures = [(429, {"Retry-After": "2.0"})]
-    waited = []
+    waited: list[float] = []
 
     report = _sync(sleep=waited.append)
 
@@ -218,14 +220,15 @@ def test_one_order_that_fails_stops_no_other_and_is_applied_on_the_next_run(shop
     from connection import shop_sync as sync
 
     applied = sync.shop_event_apply
+    failed = False
 
     def failing_once(*, event_id):
-        if ShopEvent.objects.get(pk=event_id).order_number == "" and not failing_once.failed:
-            failing_once.failed = True
+        nonlocal failed
+        if ShopEvent.objects.get(pk=event_id).order_number == "" and not failed:
+            failed = True
             raise RuntimeError("the database went away")
         return applied(event_id=event_id)
 
-    failing_once.failed = False
     monkeypatch.setattr(sync, "shop_event_apply", failing_once)
     first = _sync(sleep=lambda seconds: None)
     assert (first.failed, first.outcomes) == (1, {ShopEventOutcome.CREATED: 2})
@@ -237,7 +240,7 @@ def test_one_order_that_fails_stops_no_other_and_is_applied_on_the_next_run(shop
 @pytest.mark.parametrize("retry_after", ["Wed, 21 Oct 2015 07:28:00 GMT", "soon"])
 def test_a_retry_after_as_a_date_or_as_nonsense_still_waits_and_tries_again(shopify, retry_after):
     shopify.failures = [(503, {"Retry-After": retry_after})]
-    waited = []
+    waited: list[float] = []
     assert _sync(sleep=waited.append).outcomes == {ShopEventOutcome.CREATED: 3}
     assert waited[0] in (0.0, 1.0)  # a date gone by: no wait; nonsense: the back-off's first second
 

@@ -249,7 +249,7 @@ def test_nan_or_infinity_in_a_signed_body_is_kept_and_refused_by_its_field(clien
 
 
 def test_an_order_of_another_shop_is_never_touched_the_shopify_shops_own_is_made(client):
-    theirs = OrderFactory(number="BK-11001", source=OrderSource.API, customer_email="ana@example.com")
+    theirs = OrderFactory.create(number="BK-11001", source=OrderSource.API, customer_email="ana@example.com")
 
     deliver(client, SHOPIFY)
 
@@ -264,7 +264,7 @@ def test_an_order_that_came_from_elsewhere_into_the_shop_is_never_taken_over_and
     client,
 ):
     shop = shop_of_delivery(platform=ShopPlatform.SHOPIFY, named=SHOP_DOMAIN)
-    theirs = OrderFactory(
+    theirs = OrderFactory.create(
         number="BK-11001", source=OrderSource.API, customer_email="ana@example.com", shop=shop
     )
 

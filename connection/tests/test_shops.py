@@ -22,8 +22,8 @@ from connection.shop_events import _WHICH_SHOP, shop_event_apply
 from connection.shops import CredentialsUnreadable, shop_key
 from connection.tests.test_shopify_webhooks import SHOPIFY
 from connection.tests.test_woocommerce_webhooks import BRAZIL
+from orders.inbound import ORDER_EXAMPLE
 from orders.models import Order, OrderChangeState, OrderSource, Shop
-from orders.schemas import ORDER_EXAMPLE
 from orders.selectors import order_get_for_customer
 from orders.services import order_cancel, order_changes_through_shop
 from orders.shops import shop_of_platform
@@ -111,7 +111,8 @@ def test_each_shop_keeps_its_own_order_of_one_number_and_each_customer_finds_the
         ("https://books.example/store", "joao@example.com", "woocommerce"),
     ]
     for email, address in [("ana@example.com", AU), ("bob@example.com", US)]:
-        assert order_get_for_customer(order_number="bk 11001", email=email).shop.address == address
+        found = order_get_for_customer(order_number="bk 11001", email=email)
+        assert found is not None and found.shop.address == address
     assert order_get_for_customer(order_number=NUMBER, email="mallory@example.com") is None
 
 
@@ -293,7 +294,7 @@ def test_each_shop_is_written_back_and_read_with_its_own_key_at_its_own_address(
     _own(us, access_token="shpat_us", api_url=f"{us_api.url}/admin/api/2025-07", write_back=True)
 
     for shop, order_id in [(au, "111"), (us, "222")]:
-        order = OrderFactory(shop=shop, source=OrderSource.SHOPIFY, shop_order_id=order_id)
+        order = OrderFactory.create(shop=shop, source=OrderSource.SHOPIFY, shop_order_id=order_id)
         with django_capture_on_commit_callbacks(execute=True):
             change = order_cancel(order=order)
         change.refresh_from_db()
@@ -322,7 +323,7 @@ def test_a_shops_own_connection_says_whether_its_changes_go_through_it(settings)
     """Unset, the settings say it of the platform; the shop's connection says it of the shop."""
     settings.BOOKLY_CHANGES_THROUGH_SHOP = []
     shop = shop_of_platform(platform=OrderSource.SHOPIFY, address=US)
-    order = OrderFactory(shop=shop, source=OrderSource.SHOPIFY, shop_order_id="9")
+    order = OrderFactory.create(shop=shop, source=OrderSource.SHOPIFY, shop_order_id="9")
     assert order_changes_through_shop(order=order) is False
     own = _own(shop, access_token="shpat_us", write_back=True)
     order.refresh_from_db()
@@ -426,7 +427,7 @@ def test_a_delivery_kept_before_shops_is_refused_while_the_platform_has_several_
 
 
 def test_a_shops_key_reads_its_own_returns_alone(three_shops):
-    theirs = ReturnRecordFactory(order=Order.objects.get(number=NUMBER, shop=three_shops[US]))
+    theirs = ReturnRecordFactory.create(order=Order.objects.get(number=NUMBER, shop=three_shops[US]))
     au = _key_of(three_shops[AU])
     assert au.get(f"/api/store/v1/returns/{theirs.rma_number}").status_code == 404
     assert au.get("/api/store/v1/returns").json()["results"] == []
@@ -445,7 +446,7 @@ def test_an_order_of_a_woocommerce_site_no_key_here_reaches_is_never_sent_to_the
     settings.BOOKLY_CHANGES_THROUGH_SHOP = ["woocommerce"]
     shop_of_platform(platform=OrderSource.WOOCOMMERCE, address=ours.url)
     other = shop_of_platform(platform=OrderSource.WOOCOMMERCE, address="https://other.example")
-    order = OrderFactory(shop=other, source=OrderSource.WOOCOMMERCE, shop_order_id="727")
+    order = OrderFactory.create(shop=other, source=OrderSource.WOOCOMMERCE, shop_order_id="727")
     with django_capture_on_commit_callbacks(execute=True):
         change = order_cancel(order=order)
     change.refresh_from_db()

@@ -6,6 +6,7 @@ import json
 from datetime import timedelta
 from io import StringIO
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -14,9 +15,9 @@ from django.utils import timezone
 
 from connection.api.auth import PerKeyThrottle
 from connection.models import StoreApiKey
+from orders.inbound import ORDER_EXAMPLE
 from orders.intake import incoming_order_clean
 from orders.models import OWN_SHOP_NAME, Order, OrderSource, ReturnRecord, ReturnStatus
-from orders.schemas import ORDER_EXAMPLE
 from orders.selectors import ChangeCode
 from orders.services import (
     OrderChangeNotAllowed,
@@ -29,6 +30,9 @@ from orders.tests.factories import OrderFactory
 from store.clock import store_today
 
 pytestmark = pytest.mark.django_db
+
+# The example order as the JSON it is: a value of any kind under each name.
+EXAMPLE: dict[str, Any] = ORDER_EXAMPLE
 
 
 @pytest.fixture
@@ -70,7 +74,7 @@ class TestOrders:
 
     def test_an_order_a_shop_platform_sent_is_not_written_over_by_the_store_api(self, shop):
         # In the key's shop: another shop's order of the number would be another order.
-        OrderFactory(
+        OrderFactory.create(
             number="BK-20001", source=OrderSource.SHOPIFY, customer_email="ana@example.com", shop=shop_own()
         )
         answer = put(shop, "BK-20001", ORDER_EXAMPLE)
@@ -112,7 +116,7 @@ class TestOrders:
             assert "no trailing slash" in response.json()["error"]["message"]
 
     def test_a_refused_order_names_every_field_and_writes_nothing(self, shop):
-        body = copy.deepcopy(ORDER_EXAMPLE)
+        body: dict[str, Any] = copy.deepcopy(ORDER_EXAMPLE)  # as JSON: any value
         body.update(status="delivered", colour="red")
         body["items"][0]["unit_price"] = "-3"
         response = put(shop, "BK-20001", body)
@@ -174,7 +178,7 @@ class TestNeverBackwards:
 
     @pytest.fixture
     def delivered(self, shop):
-        three = [{**ORDER_EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)]
+        three = [{**EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)]
         shipped = {**ORDER_EXAMPLE, "items": three, "updated_at": "2026-04-02T09:00:00Z"}
         assert put(shop, "BK-1044", shipped).status_code == 201
         today = str(store_today())
@@ -202,9 +206,7 @@ class TestNeverBackwards:
         self, delivered, tmp_path, superuser_client
     ):
         older = {**ORDER_EXAMPLE, "number": "BK-1044", "status": "processing", "tracking_number": ""}
-        older["items"] = [
-            {**ORDER_EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)
-        ]
+        older["items"] = [{**EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)]
         export = tmp_path / "older.jsonl"
         export.write_text(json.dumps(older) + "\n")
         out = StringIO()
@@ -233,9 +235,7 @@ class TestNeverBackwards:
             "tracking_number": "",
             "updated_at": "2026-04-03T00:00:00Z",
         }
-        older["items"] = [
-            {**ORDER_EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)
-        ]
+        older["items"] = [{**EXAMPLE["items"][0], "line_number": n, "title": f"Book {n}"} for n in (1, 2, 3)]
         answer = put(shop, "BK-1044", older)
         assert answer.status_code == 409
         error = answer.json()["error"]

@@ -106,7 +106,7 @@ def _wait_for(condition, seconds: float = 90) -> None:
 
 
 def test_the_change_returns_before_anything_is_sent_and_a_worker_delivers_it(endpoint, receiver, worker):
-    order_cancel(order=OrderFactory())  # commits (transactional test): its event goes on the queue
+    order_cancel(order=OrderFactory.create())  # commits (transactional test): its event goes on the queue
 
     assert receiver.received == []  # nothing was sent by the change itself
     assert WebhookDelivery.objects.count() == 0
@@ -120,7 +120,7 @@ def test_the_change_returns_before_anything_is_sent_and_a_worker_delivers_it(end
 
 def test_a_worker_killed_mid_delivery_loses_nothing(endpoint, receiver, worker):
     receiver.answers = [("slow", 30)]
-    order_cancel(order=OrderFactory())
+    order_cancel(order=OrderFactory.create())
     first = worker()
     _wait_for(lambda: len(receiver.received) == 1)
     first.kill()
@@ -141,7 +141,7 @@ def test_a_worker_killed_mid_delivery_loses_nothing(endpoint, receiver, worker):
 
 
 def test_two_workers_holding_the_same_delivery_send_it_once(endpoint, receiver, queued, worker):
-    order_cancel(order=OrderFactory())  # its dispatch is queued
+    order_cancel(order=OrderFactory.create())  # its dispatch is queued
     (delivery_id,) = event_dispatch(event_id=Event.objects.get().pk)  # and done here first
     for _ in range(6):  # the same attempt queued six times over, for two worker processes
         async_task("connection.tasks.delivery_attempt_task", delivery_id)

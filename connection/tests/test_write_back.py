@@ -16,7 +16,7 @@ from django.utils import timezone
 from connection import platform_http, write_back
 from connection.models import ShopWrite, ShopWriteOutcome
 from connection.write_back import SHOP_WRITE_ATTEMPTS, shop_write_attempt, shop_writes_take_due
-from orders.addresses import ShippingAddress
+from orders.addresses import OrderAddress
 from orders.models import (
     Event,
     EventType,
@@ -39,7 +39,7 @@ from orders.tests.factories import OrderFactory
 pytestmark = pytest.mark.django_db
 
 TOKEN = "shpat_0123456789abcdef"
-NEW_ADDRESS = ShippingAddress(
+NEW_ADDRESS = OrderAddress(
     to="Maria de Souza", line1="Rua Augusta 500", line2="Apto 12", city="São Paulo", state="SP",
     zip="01305-000", country="BR",
 )  # fmt: skip
@@ -98,7 +98,7 @@ def woocommerce(shop):
 
 
 def _shopify_order(**fields):
-    return OrderFactory(
+    return OrderFactory.create(
         source="shopify", shop_order_id="450789469", customer_email="bob@example.com", **fields
     )
 
@@ -264,7 +264,7 @@ def test_a_shop_that_cannot_be_reached_is_asked_again_on_a_back_off_then_staff_s
 
 
 def test_woocommerce_is_asked_with_its_rest_api_key(woocommerce, django_capture_on_commit_callbacks):
-    order = OrderFactory(source="woocommerce", shop_order_id="723", customer_email="joao@example.com",
+    order = OrderFactory.create(source="woocommerce", shop_order_id="723", customer_email="joao@example.com",
                          ship_to="João Silva", ship_line1="Av. Brasil 432", ship_city="Rio de Janeiro",
                          ship_state="RJ", ship_zip="12345-000", ship_country="BR")  # fmt: skip
     with django_capture_on_commit_callbacks(execute=True):
@@ -287,7 +287,7 @@ def test_woocommerce_is_asked_with_its_rest_api_key(woocommerce, django_capture_
 
 
 def test_an_order_no_platform_sent_is_changed_in_bookly_alone(shopify):
-    order = OrderFactory(source="api")
+    order = OrderFactory.create(source="api")
     change = order_cancel(order=order)
     assert change.state == OrderChangeState.MADE
     assert shopify.requests == [] and not ShopWrite.objects.exists()
@@ -306,7 +306,9 @@ def test_the_shops_own_updates_while_it_is_asked_are_taken(shopify, django_captu
             "items": [{"line_number": 1, "title": "Dune", "author": "Frank Herbert", "unit_price": "12.00",
                        "quantity": 1}]}  # fmt: skip
     _, outcome = order_upsert(
-        incoming=incoming_order_clean(number=order.number, data=data), source="shopify", shop=order.shop
+        incoming=incoming_order_clean(number=order.number, data=data),
+        source=OrderSource.SHOPIFY,
+        shop=order.shop,
     )
     assert outcome == "updated"
 
@@ -383,7 +385,7 @@ def test_an_attempt_ends_within_a_minute_whatever_the_shop_asks_to_wait(shopify)
     later = timezone.now() + timedelta(minutes=2)
     [write_id] = shop_writes_take_due(now=later)
     shopify.answers = [(429, {"errors": "Exceeded 2 calls per second"}, {"Retry-After": "90"})]
-    waited = []
+    waited: list[float] = []
     write = shop_write_attempt(write_id=write_id, now=later, sleep=waited.append)
 
     assert waited == [] and write.outcome == ShopWriteOutcome.PENDING

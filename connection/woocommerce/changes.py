@@ -4,6 +4,8 @@ change. Needs a REST API key with Read/Write permission. WooCommerce answers 400
 `code` and `message` when it will not: a PlatformError that is `refused`.
 """
 
+from collections.abc import Callable
+
 import httpx2 as httpx
 
 from connection.platform_http import platform_request, recipient_names
@@ -11,7 +13,7 @@ from orders.models import Order, OrderChange, OrderChangeKind
 
 
 def woocommerce_change_write(
-    *, client: httpx.Client, base: str, order: Order, change: OrderChange, sleep
+    *, client: httpx.Client, base: str, order: Order, change: OrderChange, sleep: Callable[[float], None]
 ) -> None:
     if change.kind == OrderChangeKind.CANCELLED:
         body: dict = {"status": "cancelled"}

@@ -70,9 +70,10 @@ def _delivered(*, order_id: int, today: date) -> bool:
         data = {name: value for name, value in order_shape(order=order).items() if name not in _NOT_THE_SHOPS}
         if order.status == OrderStatus.SHIPPED and not data["shipments"]:
             data["shipments"] = _parcel_presumed(order=order, data=data)
-        if order.status != OrderStatus.SHIPPED or len(data["shipments"]) != 1:
+        shipments = data["shipments"]
+        if order.status != OrderStatus.SHIPPED or not isinstance(shipments, list) or len(shipments) != 1:
             return False  # moved since, or not a completed order as the reader has it
-        [parcel] = data["shipments"]
+        [parcel] = shipments
         delivered_on = delivered_on_presumed(date.fromisoformat(str(parcel["shipped_on"])))
         if delivered_on is None or delivered_on > today:
             return False  # its parcel changed since: its day has not come
@@ -81,7 +82,7 @@ def _delivered(*, order_id: int, today: date) -> bool:
         try:
             order_upsert(
                 incoming=incoming_order_clean(number=order.number, data=data),
-                source=order.source,
+                source=OrderSource(order.source),
                 shop=order.shop,
             )
         except OrderRefused as refused:

@@ -3,7 +3,7 @@ time (`modified_after`, WooCommerce 5.8 and later), by id, 100 a page, numbered 
 `X-WP-Total` and `X-WP-TotalPages` (read for no more pages than `X-WP-Total` needs:
 platform_http.page_limit). Signed in with the REST API key (HTTP Basic, over HTTPS)."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 
 import httpx2 as httpx
@@ -27,7 +27,9 @@ def woocommerce_client(*, key: ShopKey) -> tuple[httpx.Client, str]:
     return platform_client(auth=auth), f"{key.address}/wp-json/wc/v3"
 
 
-def woocommerce_order_pages(*, client: httpx.Client, base: str, since: datetime, sleep) -> Iterator[Page]:
+def woocommerce_order_pages(
+    *, client: httpx.Client, base: str, since: datetime, sleep: Callable[[float], None]
+) -> Iterator[Page]:
     page, pages = 1, 1
     while page <= pages:
         # In UTC, said so (else WooCommerce reads it in the site's own zone).

@@ -1,5 +1,5 @@
 """A WooCommerce order (the REST API v3's `order` resource, as its webhooks `order.created` and
-`order.updated` send it) in the shape Bookly's intake takes (orders.schemas): each field read where
+`order.updated` send it) in the shape Bookly's intake takes (orders.inbound): each field read where
 WooCommerce documents it, nothing made up. What WooCommerce does not say is left out, for the intake to
 name or default (no category: WooCommerce's products have none Bookly reads).
 
@@ -90,7 +90,7 @@ def _address(shipping: Mapping | None) -> dict | None:
     }
 
 
-def _tracking(meta: list) -> Mapping:
+def _tracking(meta: object) -> Mapping:
     for entry in objects_in(meta):
         if entry.get("key") == _TRACKING_KEY and isinstance(entry.get("value"), list):
             shipped = objects_in(entry["value"])
@@ -175,7 +175,7 @@ def woocommerce_order(payload: Mapping) -> tuple[object, dict]:
     is checked here: orders.intake checks what this gives as it checks every order."""
     status = _status(payload)
     tracking = _tracking(payload.get("meta_data")) if status != OrderStatus.PROCESSING else {}
-    billing = payload.get("billing") if isinstance(payload.get("billing"), Mapping) else {}
+    billing = sent if isinstance(sent := payload.get("billing"), Mapping) else {}
     shipping = payload.get("shipping")
     modified = payload.get("date_modified_gmt")
     # WooCommerce's lines do not say whether they are virtual or downloadable; an order of only such

@@ -4,7 +4,7 @@ from factory.django import DjangoModelFactory
 from policies.models import PolicyEntry
 
 
-class PolicyEntryFactory(DjangoModelFactory):
+class PolicyEntryFactory(DjangoModelFactory[PolicyEntry]):
     class Meta:
         model = PolicyEntry
 

@@ -38,7 +38,7 @@ def test_questions_are_kept_once_ignoring_case_in_order():
 @pytest.mark.django_db
 class TestAddExampleQuestions:
     def test_the_new_ones_are_appended_and_who_added_them_recorded(self, staff_user):
-        entry = PolicyEntryFactory(example_questions="Do you take PayPal?")
+        entry = PolicyEntryFactory.create(example_questions="Do you take PayPal?")
 
         result = policy_entry_add_example_questions(
             entry=entry,
@@ -55,7 +55,7 @@ class TestAddExampleQuestions:
         example_questions_validate(entry.example_questions)
 
     def test_no_more_than_the_maximum_and_the_rest_is_said(self, staff_user):
-        entry = PolicyEntryFactory(example_questions="\n".join(f"Question {n}?" for n in range(18)))
+        entry = PolicyEntryFactory.create(example_questions="\n".join(f"Question {n}?" for n in range(18)))
 
         result = policy_entry_add_example_questions(
             entry=entry, questions=["One more?", "Two more?", "Three more?", "Four more?"], user=staff_user
@@ -67,7 +67,7 @@ class TestAddExampleQuestions:
 
     def test_nothing_new_saves_nothing(self, staff_user, django_user_model):
         before = django_user_model.objects.create_user(username="before")
-        entry = PolicyEntryFactory(example_questions="Do you take PayPal?", updated_by=before)
+        entry = PolicyEntryFactory.create(example_questions="Do you take PayPal?", updated_by=before)
 
         result = policy_entry_add_example_questions(
             entry=entry, questions=["DO YOU TAKE PAYPAL?"], user=staff_user
@@ -78,7 +78,7 @@ class TestAddExampleQuestions:
 
     def test_the_entry_is_read_again_under_its_lock(self, staff_user):
         """What a colleague saved since the page was read is kept, and counts toward the maximum."""
-        entry = PolicyEntryFactory(example_questions="Do you take PayPal?")
+        entry = PolicyEntryFactory.create(example_questions="Do you take PayPal?")
         PolicyEntry.objects.filter(pk=entry.pk).update(
             example_questions="\n".join(f"Question {n}?" for n in range(MAX_EXAMPLE_QUESTIONS))
         )
@@ -89,7 +89,7 @@ class TestAddExampleQuestions:
         assert entry.questions[0] == "Question 0?"  # the caller's copy is brought up to date
 
     def test_a_question_the_validator_refuses_never_reaches_the_entry(self, staff_user):
-        entry = PolicyEntryFactory(example_questions="Do you take PayPal?")
+        entry = PolicyEntryFactory.create(example_questions="Do you take PayPal?")
         with pytest.raises(ValidationError):
             # The cleaning is the guard: without it, this would be saved as it is.
             example_questions_validate("\n".join([*entry.questions, "Is <b>PayPal</b> ok?"]))

@@ -1,7 +1,8 @@
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
 from connection.deliveries import events_purge
@@ -14,7 +15,7 @@ class Command(BaseCommand):
         "retention period, once done with."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
             "--days",
             type=int,
@@ -22,7 +23,7 @@ class Command(BaseCommand):
             help="Keep events that occurred within this many days (default: the retention setting).",
         )
 
-    def handle(self, *args, days, **options):
+    def handle(self, *args: Any, days: int, **options: Any) -> None:
         older_than = timezone.now() - timedelta(days=days)
         deleted = events_purge(older_than=older_than)
         received = shop_events_purge(older_than=older_than)

@@ -4,14 +4,15 @@ it again and what was already received is skipped."""
 
 import sys
 from datetime import datetime
+from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from tqdm import tqdm
 
 from connection.models import ShopEventOutcome, ShopPlatform
 from connection.platform_http import PlatformError
-from connection.shop_sync import shop_sync
+from connection.shop_sync import SyncReport, shop_sync
 from connection.shops import shops_with_key
 from orders.shops import ShopNotSaid, shop_named
 
@@ -19,13 +20,21 @@ from orders.shops import ShopNotSaid, shop_named
 class Command(BaseCommand):
     help = "Read the shop's orders changed since a date from Shopify or WooCommerce and apply them."
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--since", required=True, help="a date (2026-01-01) or a time with its offset")
         parser.add_argument("--shop", dest="shop_name", help="the shop's name, when several have a key")
         parser.add_argument("--platform", choices=ShopPlatform.values, help="its platform's shop, when one")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar (in logs, cron)")
 
-    def handle(self, *args, since, shop_name, platform, no_progress, **options):
+    def handle(
+        self,
+        *args: Any,
+        since: str,
+        shop_name: str | None,
+        platform: str | None,
+        no_progress: bool,
+        **options: Any,
+    ) -> None:
         try:
             moment = datetime.fromisoformat(since)
         except ValueError:
@@ -54,7 +63,7 @@ class Command(BaseCommand):
 
         bar = tqdm(unit=" orders", disable=no_progress, file=sys.stderr)
 
-        def progress(report):
+        def progress(report: SyncReport) -> None:
             bar.total = report.total
             bar.update(report.read - bar.n)
 

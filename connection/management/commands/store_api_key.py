@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from connection.models import StoreApiKey
 from orders.shops import ShopNotSaid, shop_named
@@ -10,7 +12,7 @@ class Command(BaseCommand):
         "or revoke one by its prefix (for good)."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         create = actions.add_parser("create", help="Make a key and print it once.")
         create.add_argument("name", help="Whose key it is, e.g. the shop's backend.")
@@ -23,10 +25,11 @@ class Command(BaseCommand):
         revoke = actions.add_parser("revoke", help="Revoke the key with this prefix.")
         revoke.add_argument("prefix")
 
-    def handle(self, *args, action: str, **options):
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "create":
             name = options["name"].strip()
-            if not name or len(name) > StoreApiKey._meta.get_field("name").max_length:
+            longest = StoreApiKey._meta.get_field("name").max_length
+            if not name or (longest is not None and len(name) > longest):
                 raise CommandError("Give the key a name of 1 to 50 characters.")
             try:
                 shop = shop_named(name=options["shop"])

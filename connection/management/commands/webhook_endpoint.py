@@ -1,4 +1,6 @@
-from django.core.management.base import BaseCommand, CommandError
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from connection.deliveries import EndpointRefused, webhook_endpoint_create
 from connection.models import WebhookEndpoint
@@ -12,7 +14,7 @@ class Command(BaseCommand):
         "endpoints with their deliveries, or turn one off."
     )
 
-    def add_arguments(self, parser):
+    def add_arguments(self, parser: CommandParser) -> None:
         actions = parser.add_subparsers(dest="action", required=True)
         add = actions.add_parser("add", help="Add an endpoint and print its secret once.")
         add.add_argument("url")
@@ -28,7 +30,7 @@ class Command(BaseCommand):
         off = actions.add_parser("disable", help="Stop sending to the endpoint with this id.")
         off.add_argument("id", type=int)
 
-    def handle(self, *args, action: str, **options):
+    def handle(self, *args: Any, action: str, **options: Any) -> None:
         if action == "add":
             try:
                 endpoint = webhook_endpoint_create(
