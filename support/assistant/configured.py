@@ -42,7 +42,9 @@ def _build_model(config: tuple) -> Model:
     )
 
 
-def _configured_backend() -> str:
+def configured_backend() -> str:
+    """Which model answers ("offline", "anthropic", "openai"), without making it (the built-in one trains
+    for seconds)."""
     backend = settings.BOOKLY_LLM
     if backend == "auto":
         backend = "anthropic" if settings.ANTHROPIC_API_KEY else "offline"
@@ -51,7 +53,7 @@ def _configured_backend() -> str:
 
 def configured_model() -> Model:
     """The model as configured, whatever its circuit says (for operators' commands)."""
-    backend = _configured_backend()
+    backend = configured_backend()
     if backend == "openai":
         return _build_model(
             (

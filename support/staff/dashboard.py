@@ -19,8 +19,8 @@ from django.db.models import Count, OuterRef, Subquery, Sum
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
-from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
+from orders.patterns import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from support.conversations.models import Conversation, HandoffReason, ModelCall, TurnTrace
 from support.insight.traces import TurnOutcome
 from support.staff.selectors import trace_review_annotate

@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-import numpy as np
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -140,6 +139,9 @@ def questions_grouped(*, questions: list[Question], similar: float = SIMILAR) ->
     """`questions` (newest first) in groups of similar wording, the group with the newest question first."""
     if not questions:
         return []
+    # Imported here: every manage.py command imports this module (through admin), few group questions.
+    import numpy as np
+
     texts = [question.words.casefold() for question in questions]
     similarity = _similarity(texts)
     groups: list[QuestionGroup] = []

@@ -1,11 +1,14 @@
 import time
+from typing import TYPE_CHECKING
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from support.assistant.configured import configured_model
-from support.llm.chat_completions import ChatCompletionsModel, content_format_needed
+from support.assistant.configured import configured_backend, configured_model
 from support.llm.types import ContentFormat, ModelFailed, ModelUnavailable
+
+if TYPE_CHECKING:
+    from support.llm.chat_completions import ChatCompletionsModel
 
 OFFLINE_HINT = (
     "Assistant: the built-in offline model. Customers are told a simpler assistant is answering. To "
@@ -38,10 +41,11 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, check, **options):
-        model = configured_model()
-        if model.offline:
+        # Said without making the built-in model: scripts/run asks on every start, and its server makes it.
+        if configured_backend() == "offline":
             self.stdout.write(OFFLINE_HINT)
             return
+        model = configured_model()
         where = (
             f", at {settings.OPENAI_BASE_URL}"
             if settings.BOOKLY_LLM == "openai" and settings.OPENAI_BASE_URL
@@ -71,6 +75,9 @@ class Command(BaseCommand):
                 "tools (for vLLM, --enable-auto-tool-choice and a --tool-call-parser)."
             )
         # The content format is asked even of a model that called no tool: both may need changing.
+        # Imported here: the OpenAI SDK takes a quarter of a second to load, which only --check needs.
+        from support.llm.chat_completions import ChatCompletionsModel
+
         provider = getattr(model, "inner", model)
         if isinstance(provider, ChatCompletionsModel):
             said, wrong = self._content_format(provider, deadline=time.monotonic() + 60)
@@ -81,8 +88,10 @@ class Command(BaseCommand):
         if problems:
             raise CommandError("\n".join(problems))
 
-    def _content_format(self, model: ChatCompletionsModel, *, deadline: float) -> tuple[str, bool]:
+    def _content_format(self, model: "ChatCompletionsModel", *, deadline: float) -> tuple[str, bool]:
         """One line on how this server needs messages sent, and whether the setting is wrong for it."""
+        from support.llm.chat_completions import content_format_needed
+
         try:
             finding = content_format_needed(model, deadline=deadline)
         except (ModelUnavailable, ModelFailed) as error:

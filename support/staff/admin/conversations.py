@@ -1,9 +1,5 @@
-"""Support staff's side of the chat, in Django admin: the inbox, a conversation's page with its reply box
-and actions, and the links between conversations, the orders they looked up and the returns they started.
-
-The admin classes only read and route: every change goes through
-support.conversations.handoff, which holds the rules.
-"""
+"""The inbox, and a conversation's page with its reply box and actions (reply, note, assign, take, hand
+back, close): the admin only reads and routes; support.conversations.handoff holds the rules."""
 
 import logging
 
@@ -12,26 +8,16 @@ from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, DateTimeField, F, IntegerField, Q, Value, When
+from django.db.models import Case, DateTimeField, F, IntegerField, Value, When
 from django.http import HttpResponseRedirect, JsonResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.formats import date_format
 from django.utils.html import format_html, format_html_join
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.text import Truncator
 from django.utils.timesince import timesince
-from django.utils.timezone import localtime
 
-from orders.admin import (
-    DeliveryCaseAdmin,
-    OrderAdmin,
-    OrderChangeInline,
-    ReadOnlyModelAdmin,
-    ReturnRecordAdmin,
-    order_change_with_state,
-)
-from orders.models import DeliveryCase, Order, ReturnRecord
+from orders.admin.order_changes import order_change_with_state
 from support.conversations.handoff import (
     ConversationActionRefused,
     conversation_assign,
@@ -43,11 +29,11 @@ from support.conversations.handoff import (
     staff_availability_extend,
     staff_availability_set,
 )
-from support.conversations.models import Conversation, ConversationStatus, TurnTrace
+from support.conversations.models import Conversation, ConversationStatus
 from support.conversations.notes import NOTE_MAX_CHARS, conversation_note_add
 from support.conversations.selectors import staff_is_available, staff_name, staff_who_can_answer
+from support.staff.admin.store import admin_link, told_in_chat
 from support.staff.dashboard_page import dashboard_page
-from support.staff.models import SavedReply
 from support.staff.selectors import (
     PREVIEW_CHARS,
     conversation_customer_label,
@@ -55,9 +41,7 @@ from support.staff.selectors import (
     conversation_staff_transcript,
     inbox_state,
     saved_replies_for_conversation,
-    trace_review_annotate,
 )
-from support.staff.unanswered_page import UnansweredQuestionsAdminMixin
 
 logger = logging.getLogger(__name__)
 
@@ -74,15 +58,6 @@ _WAITING_SINCE = Case(
     default=None,
     output_field=DateTimeField(),
 )
-
-
-def _admin_link(obj, label) -> str:
-    url = reverse(f"admin:{obj._meta.app_label}_{obj._meta.model_name}_change", args=[obj.pk])
-    return format_html('<a href="{}">{}</a>', url, label)
-
-
-def _links(objects, label) -> str:
-    return format_html_join(", ", "{}", ((_admin_link(obj, label(obj)),) for obj in objects)) or "-"
 
 
 # What the inbox's and the conversation page's scripts send with the requests they make on their own
@@ -178,10 +153,10 @@ class ConversationAdmin(admin.ModelAdmin):
     @admin.display(description="about")
     def about(self, obj):
         """The orders looked up, the returns started and the delivery cases reported here."""
-        links = [_admin_link(order, order.number) for order in obj.orders.all()]
-        links += [_admin_link(record, record.rma_number) for record in obj.returns.all()]
+        links = [admin_link(order, order.number) for order in obj.orders.all()]
+        links += [admin_link(record, record.rma_number) for record in obj.returns.all()]
         links += [
-            _admin_link(case, f"Case {case.pk} ({case.get_status_display().lower()})")
+            admin_link(case, f"Case {case.pk} ({case.get_status_display().lower()})")
             for case in obj.delivery_cases.all()
         ]
         return format_html_join(", ", "{}", ((link,) for link in links)) or "-"
@@ -339,7 +314,7 @@ class ConversationAdmin(admin.ModelAdmin):
             "orders": conversation.orders.all(),
             "returns": conversation.returns.all(),
             "order_changes": [
-                (link.order_change, order_change_with_state(link.order_change) + _told_in_chat(link))
+                (link.order_change, order_change_with_state(link.order_change) + told_in_chat(link))
                 for link in conversation.order_change_links.select_related("order_change__order").order_by(
                     "order_change__changed_at"
                 )
@@ -433,182 +408,3 @@ _ACTIONS = {
     "hand_back": _hand_back,
     "close": _close,
 }
-
-
-@admin.register(TurnTrace)
-class TurnTraceAdmin(UnansweredQuestionsAdminMixin, ReadOnlyModelAdmin):
-    """Every assistant turn, for review: what the customer asked, what they read, how the turn went and
-    their vote. Filtered to the replies customers found unhelpful from the admin index. Read-only: a
-    trace is what happened; each row links to the turn on its conversation's page."""
-
-    list_display = ["turn_link", "asked", "reply", "outcome", "reply_source", "vote", "created_at"]
-    list_display_links = None
-    list_filter = ["helpful", "outcome", "reply_source", "created_at"]
-    date_hierarchy = "created_at"
-    ordering = ["-created_at"]
-
-    def get_queryset(self, request):
-        return trace_review_annotate(traces=super().get_queryset(request))
-
-    def has_view_permission(self, request, obj=None):
-        # The list shows what customers wrote: only for those who may read their conversations.
-        return super().has_view_permission(request, obj) and request.user.has_perm(
-            "support.view_conversation"
-        )
-
-    def has_module_permission(self, request):
-        return super().has_module_permission(request) and request.user.has_perm("support.view_conversation")
-
-    @admin.display(description="turn")
-    def turn_link(self, obj):
-        url = reverse("admin:support_conversation_change", args=[obj.conversation_id])
-        return format_html(
-            '<a href="{}#trace-{}">Turn {} of conversation {}</a>',
-            url,
-            obj.turn,
-            obj.turn,
-            obj.conversation_id,
-        )
-
-    @admin.display(description="the customer wrote")
-    def asked(self, obj):
-        return obj.asked or "-"
-
-    @admin.display(description="they read")
-    def reply(self, obj):
-        return obj.reply or "-"
-
-    @admin.display(description="vote", ordering="helpful")
-    def vote(self, obj):
-        return {True: "helpful", False: "not helpful"}.get(obj.helpful, "-")
-
-
-# The store's admin, with the links the chat owns: an order's conversations, a return's conversation.
-admin.site.unregister(Order)
-admin.site.unregister(ReturnRecord)
-admin.site.unregister(DeliveryCase)
-
-
-def _told_in_chat(link) -> str:
-    """For a change the store did not make: when the chat told the customer (support.conversations.
-    not_made; the email went when it failed)."""
-    if link.customer_told_at is None:
-        return ""
-    return f"; the customer was told in the chat {timesince(link.customer_told_at)} ago"
-
-
-class OrderChangeWithConversationInline(OrderChangeInline):
-    fields = [*OrderChangeInline.fields, "customer_told"]
-    readonly_fields = fields
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).select_related("conversation_link")
-
-    @admin.display(description="told in the chat")
-    def customer_told(self, obj):
-        """When the chat told the customer that the store did not make the change (once)."""
-        link = getattr(obj, "conversation_link", None)
-        if link is None or link.customer_told_at is None:
-            return None
-        return date_format(localtime(link.customer_told_at), "DATETIME_FORMAT")
-
-    @admin.display(description="by")
-    def changed_by_name(self, obj):
-        link = getattr(obj, "conversation_link", None)
-        if obj.changed_by is None and link is not None:
-            url = reverse("admin:support_conversation_change", args=[link.conversation_id])
-            return format_html(
-                'the customer, through the assistant in <a href="{}">conversation {}</a>',
-                url,
-                link.conversation_id,
-            )
-        return super().changed_by_name(obj)
-
-
-@admin.register(Order)
-class OrderWithConversationsAdmin(OrderAdmin):
-    readonly_fields = [*OrderAdmin.readonly_fields, "conversation_links"]
-    inlines = [
-        OrderChangeWithConversationInline if inline is OrderChangeInline else inline
-        for inline in OrderAdmin.inlines
-    ]
-    fieldsets = [*OrderAdmin.fieldsets, ("Support", {"fields": ["conversation_links"]})]
-
-    @admin.display(description="conversations that looked it up")
-    def conversation_links(self, obj):
-        return _links(obj.conversations.all(), str)
-
-
-@admin.register(ReturnRecord)
-class ReturnRecordWithConversationAdmin(ReturnRecordAdmin):
-    fields = [*ReturnRecordAdmin.fields, "started_in"]
-    readonly_fields = fields
-
-    @admin.display(description="started in")
-    def started_in(self, obj):
-        return _links(obj.conversations.all(), str)
-
-
-@admin.register(DeliveryCase)
-class DeliveryCaseWithConversationAdmin(DeliveryCaseAdmin):
-    fields = [*DeliveryCaseAdmin.fields, "reported_in"]
-    readonly_fields = fields
-
-    @admin.display(description="reported in")
-    def reported_in(self, obj):
-        return _links(obj.conversations.all(), str)
-
-
-@admin.register(SavedReply)
-class SavedReplyAdmin(admin.ModelAdmin):
-    """Saved replies: each member of staff keeps their own and uses the shared ones, which superusers
-    manage. A placeholder that does not exist is refused on save, with the list of those that do."""
-
-    list_display = ["title", "whose", "updated_at"]
-    search_fields = ["title", "text"]
-
-    def get_queryset(self, request):
-        replies = super().get_queryset(request).select_related("owner")
-        if request.user.is_superuser:
-            return replies
-        return replies.filter(Q(owner=request.user) | Q(owner__isnull=True))
-
-    def get_fields(self, request, obj=None):
-        return ["title", "text", "owner"] if request.user.is_superuser else ["title", "text"]
-
-    def _own(self, request, obj) -> bool:
-        return obj is None or request.user.is_superuser or obj.owner_id == request.user.pk
-
-    def has_change_permission(self, request, obj=None):
-        return super().has_change_permission(request, obj) and self._own(request, obj)
-
-    def has_delete_permission(self, request, obj=None):
-        return super().has_delete_permission(request, obj) and self._own(request, obj)
-
-    def get_form(self, request, obj=None, change=False, **kwargs):
-        form = super().get_form(request, obj, change, **kwargs)
-        if request.user.is_superuser:
-            return form
-
-        class OwnSavedReplyForm(form):
-            def clean(self):
-                data = super().clean()
-                # The owner is not on the form: its uniqueness with the title is checked here.
-                title = data.get("title")
-                taken = SavedReply.objects.filter(owner=request.user, title=title).exclude(
-                    pk=self.instance.pk
-                )
-                if title and taken.exists():
-                    self.add_error("title", "You already have a saved reply with this title.")
-                return data
-
-        return OwnSavedReplyForm
-
-    def save_model(self, request, obj, form, change):
-        if not request.user.is_superuser:
-            obj.owner = request.user
-        super().save_model(request, obj, form, change)
-
-    @admin.display(description="whose", ordering="owner")
-    def whose(self, obj):
-        return staff_name(obj.owner) if obj.owner else "shared"
