@@ -35,6 +35,7 @@ VARIABLE = re.compile(
 VARIABLE_SOURCES = [
     ".env.example",
     "bookly/settings.py",
+    "bookly/settings_assistant.py",
     "gunicorn.conf.py",
     "bookly/gunicorn_worker.py",
     "scripts/run",
@@ -91,7 +92,7 @@ def _commands(block: str) -> list[list[str]]:
         if heredoc := re.search(r"<<-?\s*['\"]?(\w+)", pending):
             heredoc_end = heredoc.group(1)
         pending = ""
-        command = []
+        command: list[str] = []
         for word in words:
             if word in SHELL_OPERATORS:
                 commands.append(command)
@@ -276,7 +277,8 @@ def test_every_address_of_the_site_the_docs_give_is_served(doc, path):
 
 def _anchors(doc: Path) -> set[str]:
     """GitHub's anchors for the headings of a page: lower case, punctuation dropped, spaces as hyphens."""
-    anchors, seen = set(), {}
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
     for heading in re.findall(r"^#{1,6} +(.+?) *$", _prose(doc.read_text()), re.M):
         anchor = re.sub(r"[^\w\- ]", "", heading.lower()).replace(" ", "-")
         count = seen.get(anchor, 0)

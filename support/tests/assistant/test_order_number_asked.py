@@ -10,7 +10,7 @@ pytestmark = pytest.mark.usefixtures("offline", "demo_data")
 
 ASKED = "Is 10042 your order number?"
 BLIND_SET = json.loads(
-    (Path(__file__).parents[2] / "orders" / "tests" / "numbers_in_context.json").read_text()
+    (Path(__file__).parents[3] / "orders" / "tests" / "numbers_in_context.json").read_text()
 )
 
 

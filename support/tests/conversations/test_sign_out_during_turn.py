@@ -33,7 +33,7 @@ from support.testing.messages_stub import ErrorReply, message, text, tool_use
 from support.web.page import DRAFT_SESSION_KEY
 
 # The turn runs the model call (and so the sign-out) in other threads, each with its own database
-# connection: they must see committed data. serialized_rollback as in test_stream.py.
+# connection: they must see committed data. serialized_rollback as in web/test_stream.py.
 pytestmark = [
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
     pytest.mark.usefixtures("demo_data"),

@@ -1,5 +1,5 @@
 """The live inbox's server side: what the open inbox polls (the customers waiting, a version that moves
-whenever a row would) and who may poll it. The polling page itself runs in test_browser.py."""
+whenever a row would) and who may poll it. The polling page itself runs in web/test_browser.py."""
 
 from datetime import timedelta
 

@@ -40,8 +40,8 @@ LAUNCH_ARGS = [
     "--no-first-run",
     "--disable-quic",
 ]
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-WIDGET_SCRIPT = Path(__file__).resolve().parents[2] / "static" / "support" / "widget.js"
+ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
+WIDGET_SCRIPT = Path(__file__).resolve().parents[3] / "static" / "support" / "widget.js"
 DESKTOP = {"width": 1100, "height": 900}
 PHONE = {"width": 360, "height": 780}
 LAPTOP = {"width": 1280, "height": 800}
