@@ -26,7 +26,7 @@ from django.dispatch import receiver
 from orders.numbers import ORDER_NUMBERS, OrderNumbering, order_numbering
 from policies.models import PolicyEntry, ReturnPolicy
 from policies.selectors import policy_entry_list_published, return_policy_get
-from support.assistant.capabilities.registry import tool_rules
+from support.assistant.capabilities.registry import scope_words, tool_rules
 from support.llm.protocol import (
     FAQ_TOPICS_TAG,
     OFFER_PERSON,
@@ -184,6 +184,7 @@ def _system_prompt_render(published: tuple[FaqTopic, ...]) -> str:
     }
     return _SYSTEM_PROMPT.format(
         tool_rules=tool_rules().format(**placeholders),
+        scope=scope_words(),
         refusal=REFUSAL_TEMPLATE.format(topic="<the topic>"),
         offer=OFFER_PERSON,
         return_policy=_render_policy(return_policy_get()),
@@ -211,8 +212,7 @@ check_address_change (the new address read back).
 4. Never write an order number, date, tracking number, amount or RMA number that no tool result or \
 customer message in this conversation gave, nor an email address, link or phone number no tool result \
 gave (not even the customer's own).
-5. You help only with order status, returns, cancelling or re-addressing an order, delivery problems, \
-an order's receipt or invoice (email_receipt), and the store policies below, which come first: a \
+5. You help only with {scope}, and the store policies below, which come first: a \
 question a topic answers gets it, whatever it is about. For anything else, reply with the refusal \
 sentence. When it is a request to the store (a wrong invoice, a payment, an account, their order), add: \
 {offer} A yes: hand_off_to_person, needs_staff.

@@ -45,6 +45,15 @@ from support.assistant.capabilities.registry import (
 from support.assistant.claims import ToolResult
 from support.assistant.configured import model_for_turn
 from support.assistant.not_made import not_made_told
+from support.assistant.outcomes import (
+    FAILED_REPLIES,
+    STUCK_HANDOFF_REPLY,
+    STUCK_REPLY,
+    TOO_LONG_REPLY,
+    TURN_LIMIT_REPLY,
+    reply_leaves_dead_end,
+    reply_outcome,
+)
 from support.assistant.prompts import return_policy_terms, system_prompt, turn_reminder
 from support.assistant.request import (
     CACHE_POINT,
@@ -54,7 +63,7 @@ from support.assistant.request import (
     whole_sentences,
     with_cache_point,
 )
-from support.assistant.validator import FALLBACK_REPLY, is_no_policy, is_refusal, reply_validate
+from support.assistant.validator import FALLBACK_REPLY, reply_validate
 from support.conversations.handoff import conversation_customer_message_keep, conversation_end
 from support.conversations.models import (
     PERSON_ANSWERS,
@@ -87,28 +96,10 @@ from support.insight.traces import (
     TurnRecord,
     arguments_shape,
 )
-from support.llm.protocol import OFFERS_PERSON_RE, ToolError, protocol_tags_neutralised
+from support.llm.protocol import ToolError, protocol_tags_neutralised
 from support.llm.types import Model, ModelFailed, ModelReply, ModelUnavailable
 
 logger = logging.getLogger(__name__)
-
-STUCK_REPLY = (
-    "Sorry, I got stuck working that out. Could you rephrase your question about your order, a return "
-    "or our store policies, one thing at a time?"
-)
-TOO_LONG_REPLY = (
-    "My answer was getting too long. Could you ask about one order, return or policy question at a time?"
-)
-# When the assistant fails the customer twice in a row, a person takes over.
-STUCK_HANDOFF_REPLY = (
-    "I'm sorry, I'm not getting this right. I've asked a member of our support team to take over this "
-    "conversation; their answer will appear here."
-)
-_FAILED_REPLIES = frozenset({FALLBACK_REPLY, STUCK_REPLY})
-TURN_LIMIT_REPLY = (
-    "This conversation has reached its length limit. Please start a new conversation to carry on with "
-    "your order, return or policy question."
-)
 
 # The result of a call past BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE: fixed words, never the call's input.
 _NOT_RUN_PAST_LIMIT = {
@@ -142,7 +133,7 @@ class TurnResult:
 
 
 @dataclass
-class Turn:
+class RunningTurn:
     """One turn while it runs: what the model is sent, and everything the turn has produced."""
 
     lease: TurnLease
@@ -275,7 +266,7 @@ def conversation_take_turn(
     )
     turn = None
     try:
-        turn = _turn_of(lease, history, progress, signed_in=signed_in, client_address=client_address)
+        turn = _running_turn(lease, history, progress, signed_in=signed_in, client_address=client_address)
         reply_blocks = _tool_loop(turn, model)
         handoff = None
         if asked := turn.tools.handoff:
@@ -288,7 +279,7 @@ def conversation_take_turn(
                 reply = " ".join([*turn.receipts, reply])
         else:
             reply, violations = _validated(turn, text_of(reply_blocks), customer_message=text)
-        if not handoff and reply in _FAILED_REPLIES and turn.previous_reply in _FAILED_REPLIES:
+        if not handoff and reply in FAILED_REPLIES and turn.previous_reply in FAILED_REPLIES:
             reply, handoff = STUCK_HANDOFF_REPLY, (HandoffReason.ASSISTANT_STUCK, f"Last message: {text}")
             turn.reply_source = ReplySource.FIXED
         # The state belongs to the reply the model wrote: any other words the customer reads instead
@@ -296,7 +287,7 @@ def conversation_take_turn(
         as_written = reply == text_of(reply_blocks) and turn.reply_source == ReplySource.MODEL
         if reply != text_of(reply_blocks):
             reply_blocks = [{"type": "text", "text": reply}]
-        outcome = _outcome(reply, violations, handed_off=bool(handoff))
+        outcome = reply_outcome(reply, violations, handed_off=bool(handoff))
         dead_end = reply_leaves_dead_end(reply, outcome=outcome)
         # A change the store did not make (of an order asked about here, or looked up now) is told
         # before anything else about its order, in our fixed words, once; one asked in this very turn
@@ -393,34 +384,6 @@ def _poisons_history(error: BaseException) -> bool:
     return isinstance(error, Exception) and not isinstance(error, ModelUnavailable)
 
 
-def _outcome(reply: str, violations: tuple[str, ...], *, handed_off: bool) -> TurnOutcome:
-    if handed_off:
-        return TurnOutcome.HANDED_OFF
-    if violations:
-        return TurnOutcome.FALLBACK
-    if reply in (STUCK_REPLY, TOO_LONG_REPLY):
-        return TurnOutcome.STUCK
-    if is_refusal(reply):
-        return TurnOutcome.REFUSED
-    return TurnOutcome.NO_POLICY if is_no_policy(reply) else TurnOutcome.ANSWERED
-
-
-# Outcomes that leave the customer nowhere to go, and those that do unless a person is offered.
-_FAILED_OUTCOMES = frozenset({TurnOutcome.FALLBACK, TurnOutcome.STUCK})
-_UNSERVED_OUTCOMES = frozenset({TurnOutcome.REFUSED, TurnOutcome.NO_POLICY})
-
-
-def reply_leaves_dead_end(reply: str, *, outcome: TurnOutcome | None = None) -> bool:
-    """Whether the customer reading `reply` is left with nowhere to go: refused, or told there is no
-    policy, with no person offered; or failed by the assistant (its fallback, or stuck). A refusal of
-    what is not the store's (the weather) is a dead end by this reading too: counted, it shows how
-    often the assistant says no without a way on, whatever was asked."""
-    outcome = outcome or _outcome(reply, (), handed_off=False)
-    if outcome in _FAILED_OUTCOMES:
-        return True
-    return outcome in _UNSERVED_OUTCOMES and not OFFERS_PERSON_RE.search(reply)
-
-
 def _customer_message(text: str, number: int, *, signed_in: str = "") -> NewMessage:
     """The customer's words with this turn's reminder (saying who the store signed in, if it did), as
     stored and sent."""
@@ -434,14 +397,14 @@ def _customer_message(text: str, number: int, *, signed_in: str = "") -> NewMess
     )
 
 
-def _turn_of(
+def _running_turn(
     lease: TurnLease,
     history: list[dict],
     progress: Callable[[str], None],
     *,
     signed_in: str,
     client_address: str = "",
-) -> Turn:
+) -> RunningTurn:
     sent = [message for message in history if not message["set_aside"]]
     replies = [message["visible_text"] for message in history if message["role"] == MessageRole.ASSISTANT]
     earlier = tool_results_of(
@@ -449,7 +412,7 @@ def _turn_of(
         [block for m in sent if m["role"] == MessageRole.USER for block in m["content"]],
     )
     customer_words = [m["visible_text"] for m in sent if m["role"] == MessageRole.USER and m["visible_text"]]
-    return Turn(
+    return RunningTurn(
         previous_reply=next((reply for reply in reversed(replies) if reply), ""),
         lease=lease,
         messages=history_for_request(sent),
@@ -470,7 +433,7 @@ def _turn_of(
     )
 
 
-def _tool_loop(turn: Turn, model: Model) -> list[dict]:
+def _tool_loop(turn: RunningTurn, model: Model) -> list[dict]:
     """Call the model until it answers in text; returns the reply's text blocks (not yet validated)."""
     system = [{"type": "text", "text": system_prompt(), "cache_control": CACHE_POINT}]
     calls_left = settings.BOOKLY_MAX_MODEL_CALLS_PER_TURN
@@ -584,7 +547,7 @@ def _tool_loop(turn: Turn, model: Model) -> list[dict]:
         turn.progress(PROGRESS_WRITING)
 
 
-def _validated(turn: Turn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
+def _validated(turn: RunningTurn, reply: str, *, customer_message: str) -> tuple[str, tuple[str, ...]]:
     """The reply if the validator passes it, else the fallback (or, after a write, the write's receipt:
     what was done is never lost with a bad reply); with the validator's codes."""
     verdict = reply_validate(

@@ -23,8 +23,13 @@ It assumes the prompt, the reminders and the model all failed, and checks:
 import re
 from dataclasses import dataclass
 
-from orders.models import AMOUNT_MENTION_RE, ISO_DATE_MENTION_RE, RMA_NUMBER_MENTION_RE, amount_mention_number
 from orders.numbers import ORDER_MENTION, ORDER_NUMBERS, numbered_re
+from orders.patterns import (
+    AMOUNT_MENTION_RE,
+    ISO_DATE_MENTION_RE,
+    RMA_NUMBER_MENTION_RE,
+    amount_mention_number,
+)
 from support.assistant.claims import (
     ToolResult,
     claim_violations,

@@ -19,7 +19,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.crypto import salted_hmac
 
-from orders.addresses import ShippingAddress
+from orders.addresses import OrderAddress
 from orders.models import DeliveryCase, DeliveryProblem, Order, OrderChange, OrderItem, ReturnRecord
 from orders.services import (
     delivery_case_open,
@@ -525,7 +525,7 @@ def conversation_order_cancel(*, conversation: Conversation, order: Order) -> Or
 
 
 def conversation_order_address_change(
-    *, conversation: Conversation, order: Order, address: ShippingAddress
+    *, conversation: Conversation, order: Order, address: OrderAddress
 ) -> OrderChange:
     """Send the order to the address the customer confirmed, linked to the conversation in the same
     transaction. Raises orders.services.OrderChangeNotAllowed."""

@@ -2,10 +2,10 @@
 
 A route is read from what the model does, as a customer would see it: the tool it calls (after being
 given an order number and email if it asks for them), or the fixed reply it gives. Cases are
-{"text", "route"} pairs; the routes:
-
-    order_status, return, cancel, address, policy_shipping, policy_returns, policy_password, person, greeting,
-    thanks, goodbye, no_number, out_of_scope
+{"text", "route"} pairs; the routes: each capability's (Capability.route: order_status, return, cancel,
+address, problem, receipt, refund, person; a policy looked up is `policy:<topic>`, the demo's three
+topics policy_shipping, policy_returns, policy_password), and greeting, thanks, goodbye, no_number,
+out_of_scope.
 
 An out_of_scope message is served by the refusal, or by the honest "no policy on that" with a person
 offered; everything in scope must reach its own route.
@@ -23,13 +23,14 @@ Issue 14's closing note gives each set's figures before and after.
 
 import json
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from support.assistant.capabilities.registry import TOOLS
+from support.assistant.capabilities.registry import CAPABILITIES, TOOLS
+from support.assistant.outcomes import reply_leaves_dead_end
 from support.assistant.prompts import TURN_REMINDER
-from support.assistant.turn import reply_leaves_dead_end
 from support.assistant.understanding.wording import (
     ASK_ADDRESS,
     ASK_EMAIL,
@@ -41,45 +42,28 @@ from support.assistant.understanding.wording import (
     ask_order_number,
     no_number_reply,
 )
-from support.llm.protocol import HANDOFF_TOOL, REFUSAL_TEMPLATE
+from support.llm.protocol import REFUSAL_TEMPLATE
 from support.llm.types import Model
 
 ROUTING_SETS = Path(__file__).with_name("routing")
 RESOLUTION_SETS = Path(__file__).with_name("resolution")
+# A first message that reaches a capability's tool takes the capability's route (Capability.route).
+_TOOL_ROUTES = {tool.name: capability.route for capability in CAPABILITIES for tool in capability.tools}
+# The sets' own names for the demo's three FAQ topics' routes (other topics: `policy:<topic>`).
+POLICY_ROUTE_PREFIX = "policy:"
+_POLICY_ROUTES = {
+    "policy:shipping": "policy_shipping",
+    "policy:returns_overview": "policy_returns",
+    "policy:password_reset": "policy_password",
+}
 IN_SCOPE = (
-    "order_status",
-    "return",
-    "cancel",
-    "address",
-    "problem",
-    "receipt",
-    "policy_shipping",
-    "policy_returns",
-    "policy_password",
-    "person",
+    *(capability.route for capability in CAPABILITIES if "{" not in capability.route),
+    *_POLICY_ROUTES.values(),
     "greeting",
     "thanks",
     "goodbye",
     "no_number",
 )
-_TOOL_ROUTES = {
-    "lookup_order": "order_status",
-    "check_return_eligibility": "return",
-    "initiate_return": "return",
-    "check_cancellation": "cancel",
-    "cancel_order": "cancel",
-    "check_address_change": "address",
-    "change_shipping_address": "address",
-    "report_delivery_problem": "problem",
-    "email_receipt": "receipt",
-    HANDOFF_TOOL: "person",
-}
-_POLICY_ROUTES = {
-    "shipping": "policy_shipping",
-    "returns_overview": "policy_returns",
-    "password_reset": "policy_password",
-}
-POLICY_ROUTE_PREFIX = "policy:"
 _FIXED_ROUTES = {
     GREETING_REPLY: "greeting",
     THANKS_REPLY: "thanks",
@@ -115,11 +99,7 @@ def message_first_answer(*, model: Model, text: str, system: list[dict]) -> tupl
         reply = model.create(system=system, tools=TOOLS, messages=messages, deadline=time.monotonic() + 60)
         tool_uses = [block for block in reply.content if block["type"] == "tool_use"]
         if tool_uses:
-            name = tool_uses[0]["name"]
-            if name == "lookup_policy":
-                topic = tool_uses[0]["input"].get("topic")
-                return _POLICY_ROUTES.get(topic, f"{POLICY_ROUTE_PREFIX}{topic}"), ""
-            return _TOOL_ROUTES.get(name, f"tool:{name}"), ""
+            return _tool_route(tool_uses[0]["name"], tool_uses[0]["input"]), ""
         said = " ".join(block["text"] for block in reply.content if block["type"] == "text")
         fixed = {**_FIXED_ROUTES, no_number_reply(): "no_number"}  # said as the store's shapes are now
         if said in fixed:
@@ -136,11 +116,19 @@ def message_first_answer(*, model: Model, text: str, system: list[dict]) -> tupl
     return "kept asking", said
 
 
+def _tool_route(name: str, arguments: Any) -> str:
+    """The route of a tool call: its capability's, with the call's arguments filled in."""
+    route = _TOOL_ROUTES.get(name)
+    if route is None:
+        return f"tool:{name}"
+    filled = route.format_map(defaultdict(str, arguments if isinstance(arguments, dict) else {}))
+    return _POLICY_ROUTES.get(filled, filled)
+
+
 def route_policy_topic(route: str) -> str | None:
     """The FAQ topic a route looked up (a demo topic's route or `policy:<topic>`), or None."""
-    if route.startswith(POLICY_ROUTE_PREFIX):
-        return route.removeprefix(POLICY_ROUTE_PREFIX)
-    return next((topic for topic, ours in _POLICY_ROUTES.items() if ours == route), None)
+    route = next((looked_up for looked_up, ours in _POLICY_ROUTES.items() if ours == route), route)
+    return route.removeprefix(POLICY_ROUTE_PREFIX) if route.startswith(POLICY_ROUTE_PREFIX) else None
 
 
 @dataclass
@@ -176,7 +164,7 @@ def routing_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> 
 
 def reply_is_dead_end(said: str) -> bool:
     """Whether a customer who asked the store for something is left with nowhere to go (as the turns
-    count it, support.assistant.turn.reply_leaves_dead_end), or with the offline model's own failure."""
+    count it, support.assistant.outcomes.reply_leaves_dead_end), or with the offline model's own failure."""
     return said == GENERIC_ERROR_REPLY or reply_leaves_dead_end(said)
 
 

@@ -24,7 +24,7 @@ ToolCall = tuple[str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
-class Turn:
+class Exchange:
     say: str = ""
     reply_contains: tuple[str, ...] = ()
     reply_excludes: tuple[str, ...] = ()
@@ -37,7 +37,7 @@ class Turn:
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    turns: tuple[Turn, ...]
+    turns: tuple[Exchange, ...]
     # Every tool call of the conversation, in order. Alternatives: any one may match.
     tools: tuple[ToolCall, ...] = ()
     tools_alternatives: tuple[tuple[ToolCall, ...], ...] = ()

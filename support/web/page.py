@@ -15,8 +15,8 @@ from django.utils.safestring import SafeString
 from django.views.decorators.csrf import ensure_csrf_cookie
 from django.views.decorators.http import require_POST, require_safe
 
-from orders.models import ISO_DATE_MENTION_RE, RMA_NUMBER_PATTERN
 from orders.numbers import ORDER_NUMBERS, per_numbering
+from orders.patterns import ISO_DATE_MENTION_RE, RMA_NUMBER_PATTERN
 from support.assistant.configured import get_model
 from support.assistant.not_made import conversation_news_tell
 from support.assistant.turn import conversation_take_turn

@@ -25,7 +25,7 @@ from support.assistant.understanding.reading import (
     order_id_in,
     plain,
 )
-from support.assistant.understanding.turn import Step, TaskAt, Turn
+from support.assistant.understanding.step import Reading, Step, TaskAt
 from support.assistant.understanding.vocabulary import (
     MAX_SUMMARY_CHARS,
     NO_RE,
@@ -46,11 +46,13 @@ from support.assistant.understanding.wording import (
     WHICH_TOPIC_LEAD,
     WHICH_TOPIC_ONE,
     WHICH_TOPIC_SEVERAL,
+    Asked,
+    Said,
     Waiting,
     ask,
     ask_order_number,
-    last_asked,
     no_number_reply,
+    said,
 )
 from support.assistant.validator import reply_validate
 from support.llm.consent import YES_RE
@@ -68,9 +70,9 @@ def _intents(history: History) -> list[Intent]:
     return intents_of(history.units, history.topics, history.answering)
 
 
-def turn_of(history: History) -> Turn:
+def reading_of(history: History) -> Reading:
     """The conversation as the steps read it, every capability's tasks on one order among its intents."""
-    return Turn(history, read=_intents, tasks=TASKS)
+    return Reading(history, read=_intents, tasks=TASKS)
 
 
 def _order_for_task(
@@ -133,16 +135,16 @@ def _verified_orders(history: History) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _task_step(turn: Turn, start: int) -> Step:
+def _task_step(reading: Reading, start: int) -> Step:
     """The step of the task begun at `start`: its own first step if it has one, else ask for what it
     still misses, or its step with the order's number and email. A customer the store signed in is never
     asked for their email, and without an order number their recent orders are listed (once)."""
-    units, intents, history = turn.units, turn.intents, turn.history
+    units, intents, history = reading.units, reading.intents, reading.history
     task = TASK_STEPS[intents[start].kind]
     order_id = _order_for_task(units, intents, start, task, _verified_orders(history), history.confirmed)
     # The customer's address holds for all their orders; the store's word for it, when signed in.
     email = latest_found(email_in, units) or history.signed_in
-    at = TaskAt(turn=turn, start=start, order_id=order_id, email=email)
+    at = TaskAt(reading=reading, start=start, order_id=order_id, email=email)
     if task.first and (step := task.first(at)):
         return step
     if not order_id and (maybe := ORDER_NUMBERS.unsure(units[-1])):
@@ -151,9 +153,9 @@ def _task_step(turn: Turn, start: int) -> Step:
     if not order_id and history.signed_in and not _listed(history):
         return ToolCall("list_recent_orders", {})
     if not order_id:
-        return f"{task.lead} {ask(Waiting.ORDER_NUMBER, ask_order_number())}"
+        return said(task.lead, ask(Waiting.ORDER_NUMBER, ask_order_number()))
     if not email:
-        return f"Thanks. {ask(Waiting.EMAIL, ASK_EMAIL)}"
+        return said("Thanks.", ask(Waiting.EMAIL, ASK_EMAIL))
     if task.call:
         return task.call(at)
     return ToolCall(task.tool, at.arguments)
@@ -169,20 +171,20 @@ _ASKS_FOR_ORDERS_RE = re.compile(
 )
 
 
-def respond(turn: Turn) -> Step:
+def respond(reading: Reading) -> Step:
     """The next step for the customer's latest message."""
-    history, units = turn.history, turn.units
+    history, units = reading.history, reading.units
     if not units:
         return GREETING_REPLY
-    intents = turn.intents
+    intents = reading.intents
     intent = intents[-1]
     pending = history.waiting
-    if pending in ANSWERS and (answer := ANSWERS[pending](turn)) is not None:
+    if pending in ANSWERS and (answer := ANSWERS[pending](reading)) is not None:
         return answer  # the answer to a capability's question (a yes to a return, which books)
     if pending == Waiting.PASS_ON and len(units) > 1 and PASS_ON_RE.match(plain(units[-1])):
         # Yes to passing on a question no policy answers: staff get the question itself.
         return _handoff(HandoffAsk.NEEDS_STAFF, units[-2])
-    if pending == Waiting.WHICH_TOPIC and (answer := _which_topic_answer(turn)) is not None:
+    if pending == Waiting.WHICH_TOPIC and (answer := _which_topic_answer(reading)) is not None:
         return answer
     if pending == Waiting.OFFER_PERSON and len(units) > 1 and PASS_ON_RE.match(plain(units[-1])):
         # Yes to a person offered for a request we cannot serve: staff get that request in its words.
@@ -193,7 +195,7 @@ def respond(turn: Turn) -> Step:
             return ToolCall("list_recent_orders", {})  # asked for in so many words: listed again
         if intent.kind in ("order_unclear", "unknown", "offtopic"):
             return no_number_reply()  # no list without the store's word for who this is: the number, then
-    start = turn.start
+    start = reading.start
     under_way = TASK_STEPS[intents[start].kind] if start is not None else None
     if (
         under_way
@@ -203,36 +205,36 @@ def respond(turn: Turn) -> Step:
         and intent.kind != "decline"
     ):
         # The detail the task asked for (a new address): read it, or ask again ("no thanks" ends it).
-        step = _task_step(turn, start)
-        if isinstance(step, str) and last_asked() == pending:
+        step = _task_step(reading, start)
+        if isinstance(step, Asked) and step.waiting == pending:
             return ask(pending, under_way.detail_again)
         return step
     if pending == Waiting.WHICH_SHOP and start is not None and intent.kind in _YES_OR_NO:
         # The answer to "Which shop is it from?": the task again, its tool reading the shop from it.
-        return _task_step(turn, start)
+        return _task_step(reading, start)
     for after in AFTER_RESULT:
         # Right after a capability's result ("it's not here" after "delivered": a parcel gone missing).
-        if step := after(turn):
+        if step := after(reading):
             return step
     if intent.kind in TASKS:
-        return _task_step(turn, len(units) - 1)
+        return _task_step(reading, len(units) - 1)
     if intent.kind == "policy":
         return ToolCall("lookup_policy", {"topic": intent.topic}) if intent.topic else ASK_WHICH_POLICY
     if intent.kind == "which_topic":
         return _which_topic(history, intent.topic.split(","))
     if intent.kind == "info" and start is not None:
-        return _task_step(turn, start)
+        return _task_step(reading, start)
     if pending == Waiting.CONFIRM_ORDER_NUMBER and start is not None and intent.kind in _YES_OR_NO:
         # The answer to "Is 1050 your order number?": a yes takes it (History.confirmed), a no asks for it.
-        return _task_step(turn, start)
+        return _task_step(reading, start)
     waiting = (
         pending in (Waiting.ORDER_NUMBER, Waiting.CONFIRM_ORDER_NUMBER, Waiting.WHICH_ORDER, Waiting.EMAIL)
         and start is not None
     )
     if intent.kind in ("ack", "unknown", "order_unclear") and waiting:
         # Still waiting for an order detail: ask again rather than refuse or change the subject.
-        step = _task_step(turn, start)
-        return f"Sorry, I didn't catch that. {step}" if isinstance(step, str) else step
+        step = _task_step(reading, start)
+        return step if isinstance(step, ToolCall) else said("Sorry, I didn't catch that.", step)
     if intent.kind in ("info", "order_unclear"):
         return f"I can help with that order. {ASK_WHICH_TASK}"
     if intent.kind == "person":
@@ -259,7 +261,7 @@ def respond(turn: Turn) -> Step:
 _YES_OR_NO = frozenset({"ack", "decline", "unknown", "info", "order_unclear"})
 
 
-def _which_topic(history: History, keys: list[str]) -> str:
+def _which_topic(history: History, keys: list[str]) -> Asked:
     """The topics a question may be about, by their titles, and a person offered for anything else. A
     title staff wrote that the validator would not let through in our words (a price, a link, a PIN) is
     not named; with none left, the question gets the honest "no policy" answer and a person offered."""
@@ -310,21 +312,21 @@ def _place(answer: str, count: int) -> int | None:
 _SOMETHING_ELSE_RE = re.compile(r"\b(?:none|neither|something else|other|not (?:those|these|that|it))\b")
 
 
-def _which_topic_answer(turn: Turn) -> Step | None:
+def _which_topic_answer(reading: Reading) -> Step | None:
     """The answer to "Is your question about “A” or “B”?": the topic named by its words or its place, a
     yes to the one topic asked about; "neither" has a person offered for the question. The topics asked
     about are those the question was read as (the same words and topics read the same); None for a
     message that answers nothing of it."""
-    units, intents = turn.units, turn.intents
+    units, intents = reading.units, reading.intents
     if len(units) < 2 or intents[-2].kind != "which_topic":
         return None
     keys = intents[-2].topic.split(",")
     latest = plain(units[-1])
     # By place among the topics the question named (a title it could not name was not counted).
-    named = _named(turn.history, keys, asked=units[-2])
+    named = _named(reading.history, keys, asked=units[-2])
     if (index := _place(latest, len(named))) is not None:
         return ToolCall("lookup_policy", {"topic": named[index]})
-    scores = faq_match(units[-1], turn.history.topics).scores
+    scores = faq_match(units[-1], reading.history.topics).scores
     if scores and scores[0][0] in keys and scores[0][1] >= LIKELY:
         return ToolCall("lookup_policy", {"topic": scores[0][0]})  # "the payment one", "newsletter"
     if len(keys) == 1 and YES_RE.match(latest) and not _SOMETHING_ELSE_RE.search(latest):
@@ -334,7 +336,7 @@ def _which_topic_answer(turn: Turn) -> Step | None:
     return None
 
 
-def _refusal(topic: str, words: str) -> str:
+def _refusal(topic: str, words: str) -> Said:
     """The refusal sentence, with a person offered unless the request is plainly not for the store: a
     topic of its own (the weather, code) with nothing of the store in it, a question about the world
     ("what is the capital of France?"), or a few words of nothing ("purple elephants"). When in doubt,
@@ -343,13 +345,13 @@ def _refusal(topic: str, words: str) -> str:
     text = plain(words)
     store = STORE_WORDS_RE.search(text) or order_id_in(words) or email_in(words)
     if topic in STORE_TOPICS:
-        return f"{refusal} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
+        return said(refusal, ask(Waiting.OFFER_PERSON, OFFER_PERSON))
     if topic != "that request":
         about_store = STORE_CONTEXT_RE.search(text) or order_id_in(words)
-        return f"{refusal} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if about_store else refusal
+        return said(refusal, ask(Waiting.OFFER_PERSON, OFFER_PERSON)) if about_store else refusal
     if not store and (WORLD_QUESTION_RE.search(text) or len(text.split()) <= 4):
         return refusal  # a question about the world, or a few words that say nothing of the store
-    return f"{refusal} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}"
+    return said(refusal, ask(Waiting.OFFER_PERSON, OFFER_PERSON))
 
 
 def _request_before(units: list[str], intents: list[Intent]) -> str:

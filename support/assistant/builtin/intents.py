@@ -8,16 +8,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from orders.models import EMAIL_MENTION_RE, DeliveryProblem
+from orders.models import DeliveryProblem
 from orders.numbers import ORDER_NUMBERS
+from orders.patterns import EMAIL_MENTION_RE
 from support.assistant.builtin.faq import LIKELY, faq_match
-from support.assistant.capabilities.registry import ORDER_TASKS, TASKS
+from support.assistant.builtin.words import STOP_WORDS, stem, stems, topic_matching
+from support.assistant.capabilities.base import EVERY_CAPABILITY, Trigger
+from support.assistant.capabilities.registry import ORDER_TASKS, TASKS, TRIGGERS
 from support.assistant.understanding.history import (
     Intent,
 )
+from support.assistant.understanding.message import Message
 from support.assistant.understanding.reading import (
-    address_in,
-    email_in,
     latest_found,
     order_id_in,
     plain,
@@ -26,13 +28,8 @@ from support.assistant.understanding.vocabulary import (
     ADDRESS_NUMBER_RE,
     ARE_YOU_HUMAN_RE,
     ASKS_WHERE_RE,
-    BOOK_RELEASE_RE,
-    CHANGE_ORDER_RE,
     COMPLAINT_RE,
-    GENERAL_Q_RE,
     GENERIC_POLICY_WORDS,
-    HYPOTHETICAL_RE,
-    MY_ORDER_RE,
     NAMED_POLICY_RE,
     NO_NUMBER_RE,
     NOT_RECEIVED_RE,
@@ -40,22 +37,14 @@ from support.assistant.understanding.vocabulary import (
     OFF_TOPICS,
     ORDER_CHANGE_POLICY,
     PASSWORD_RE,
-    PERSON_RE,
     POLICY_ALIASES,
     POLICY_WORD_RE,
-    PROBLEM_RE,
     REFERS_BACK_RE,
-    RETURN_RE,
-    RETURN_STATUS_RE,
     SHIPPING_RE,
     SMALL_TALK,
-    SPECIFIC_RE,
     STATUS_RE,
-    WANT_RE,
     WANTS_RETURN_RE,
     asks_for_someone,
-    delivery_problem,
-    order_change_in,
 )
 from support.llm.protocol import (
     FaqTopic,
@@ -81,87 +70,6 @@ _STORE_QUESTION_RE = re.compile(
     r"\b(?:do|does|can|will) (?:you|bookly|the store|your (?:store|shop))\b|\bis there (?:a|an|any)\b"
     r"|\bare (?:there|you able)\b|\bpolic(?:y|ies)\b"
 )
-_WORD_RE = re.compile(r"[a-z]+")
-_STOP_WORDS = frozenset(
-    re.findall(
-        r"\w+",
-        "a an the i im me my we our you your it its is are was were be been am do does did can could would "
-        "should will shall may might must have has had of to in on at for with about from by as or and but "
-        "if so that this these those there here what which who how when where why please any some get got "
-        "just also not no yes ok hi hello bookly store shop",
-    )
-)
-# A topic answers a question only if words it owns (its key, title and example questions) carry at least
-# this share of the question's words, weighted so that words several topics share count for less.
-_TOPIC_COVERAGE = 0.6
-
-
-def _stem(word: str) -> str:
-    """A rough stem, enough to match "wrapping", "wrapped" and "wraps" with "wrap"."""
-    for suffix in ("ing", "ed", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[: -len(suffix)]
-            if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiousl":
-                word = word[:-1]  # wrapp -> wrap, shipp -> ship
-            break
-    return word
-
-
-def _stems(text: str, known: frozenset[str] = frozenset()) -> set[str]:
-    """The stems of a text's words; a word run together from two `known` ones ("giftwrapping") counts as
-    both."""
-    stems = set()
-    for word in _WORD_RE.findall(text.lower()):
-        if word in _STOP_WORDS or len(word) <= 2:
-            continue
-        stem = _stem(word)
-        if known and stem not in known:
-            halves = next(
-                (
-                    (_stem(word[:cut]), _stem(word[cut:]))
-                    for cut in range(3, len(word) - 2)
-                    if _stem(word[:cut]) in known and _stem(word[cut:]) in known
-                ),
-                None,
-            )
-            if halves:
-                stems.update(halves)
-                continue
-        stems.add(stem)
-    return stems
-
-
-@functools.lru_cache(maxsize=16)  # the same topics, every message of every call, until staff change one
-def _topic_words(topics: tuple[FaqTopic, ...]) -> dict[str, set[str]]:
-    """Each topic's words: its key's, its title's and its questions' stems."""
-    return {
-        topic.key: _stems(" ".join([topic.key.replace("_", " "), topic.title, *topic.questions]))
-        for topic in topics
-    }
-
-
-def _topic_matching(text: str, topics: list[FaqTopic]) -> str | None:
-    """The key of the FAQ topic a question is about, from the words of its title and example questions."""
-    if not topics:
-        return None
-    owned = _topic_words(tuple(topics))
-    asked = _stems(text, frozenset().union(*owned.values()))
-    if not asked:
-        return None
-    sharing = {word: sum(word in words for words in owned.values()) for word in asked}
-    weight = {word: 1 / max(1, count) for word, count in sharing.items()}
-    total = sum(weight.values())
-    best, best_share = None, 0.0
-    for key, words in owned.items():
-        if len(asked) == 1 and not asked & _stems(key.replace("_", " ")):
-            continue  # one word alone ("times") names a topic only if it is the topic's own name
-        share = sum(weight[word] for word in asked & words) / total
-        # At least one word only this topic has: a shared word alone ("order") names no topic.
-        if share > best_share and any(sharing[word] == 1 for word in asked & words):
-            best, best_share = key, share
-    return best if best_share >= _TOPIC_COVERAGE else None
-
-
 # What customers ask for, learned from typical phrasings of each request (phrasings.json beside this file,
 # about 6,500 written for this model by nine authors in different styles, kept apart from the evaluation
 # sets): a linear classifier over their words, word pairs and letter sequences, the last so that a
@@ -196,7 +104,7 @@ def _classifier_words(text: str) -> str:
     """A plain message as the classifier reads it: stemmed words, an order number or email as one word."""
     text = ORDER_NUMBERS.replace(" ordernumber ", text)
     text = EMAIL_MENTION_RE.sub(" emailaddress ", text)
-    return " ".join(_stem(word) for word in re.findall(r"[a-z][a-z']*|\?", text))
+    return " ".join(stem(word) for word in re.findall(r"[a-z][a-z']*|\?", text))
 
 
 # The phrasings' routes for a delivery problem (one per problem) start so; the others are everyday requests.
@@ -243,13 +151,13 @@ def classifier_trained() -> tuple[_Classifiers, frozenset[str]]:
     return classifiers, telling
 
 
-_STOP_STEMS = frozenset(_stem(word) for word in _STOP_WORDS)  # "this" is read "thi", "does" "doe"
+_STOP_STEMS = frozenset(stem(word) for word in STOP_WORDS)  # "this" is read "thi", "does" "doe"
 
 
 def _tells_something(word: str) -> bool:
     """Whether a word as the classifier reads it (stemmed) is more than a small one ("or", "this", "i'm")."""
     head = word.split("'")[0]
-    return len(head) > 2 and head not in _STOP_WORDS and head not in _STOP_STEMS
+    return len(head) > 2 and head not in STOP_WORDS and head not in _STOP_STEMS
 
 
 @functools.lru_cache(maxsize=1024)  # every call reads the whole history again
@@ -283,87 +191,121 @@ def _best_two(classifier, features) -> tuple[str, float]:
     return str(route), float(best - second)
 
 
-def _apart(one: re.Match, other: re.Match) -> bool:
-    return one.start() >= other.end() or one.end() <= other.start()
+# --- the rules: the capabilities' triggers and the built-in model's own, by precedence ---------------
 
 
-def _rule_intent(raw: str, *, has_prior_order: bool, topics: list[FaqTopic]) -> Intent:
-    """What the hand-written rules read a message as."""
-    text = plain(raw)
-    asking_if_human = ARE_YOU_HUMAN_RE.search(text)
-    if any(not asking_if_human or _apart(found, asking_if_human) for found in PERSON_RE.finditer(text)):
-        return Intent("person")
-    order_id, email = order_id_in(raw), email_in(raw)
-    personal = bool(order_id or MY_ORDER_RE.search(text) or (has_prior_order and REFERS_BACK_RE.search(text)))
-    if NO_NUMBER_RE.search(ADDRESS_NUMBER_RE.sub(" ", text)) and not order_id:
-        return Intent("no_number")
-    if PASSWORD_RE.search(text) and not order_id:
-        return Intent("policy", "password_reset")  # "the reset email never came" is no order's
-    # Several requests in one message: the first is answered.
-    change = CHANGE_ORDER_RE.search(text)
-    task = RETURN_STATUS_RE.search(text) or RETURN_RE.search(text) or STATUS_RE.search(text)
-    if COMPLAINT_RE.search(text):
-        return Intent("complaint")
-    order_change = order_change_in(text)
-    if order_change and not (task and task.start() < (change.start() if change else len(text))):
-        return order_change
-    if change and not (task and task.start() < change.start()):
-        return Intent("offtopic", CHANGING_ORDERS)
-    if order_id and address_in(raw) and re.search(r"\b(?:send|ship|deliver|redirect|reroute|route)\b", text):
-        return Intent("address")  # "can you send BK-10089 to <an address>?"
-    if (asked := _order_task_asked(text)) and ORDER_TASKS[asked[0]].read_first:
-        return Intent(asked[0])  # "did I get my money back for …": the refunds made, not a new return
-    problem = delivery_problem(text)
-    if problem and not WANTS_RETURN_RE.search(text) and not RETURN_STATUS_RE.search(text):
-        return Intent("problem", problem)  # reported for staff to put right, not refused or looked up
-    if RETURN_STATUS_RE.search(text):
-        return Intent("status")  # a return already started: looked up with its order
-    if RETURN_RE.search(text) or (personal and PROBLEM_RE.search(text)):
-        wants = WANT_RE.search(text) and not re.fullmatch(r"please", WANT_RE.search(text).group())
-        if (POLICY_WORD_RE.search(text) or HYPOTHETICAL_RE.search(text)) and not (wants or order_id):
-            return Intent("policy", "returns_overview")  # "refund policy pls", "if I don't like it…"
-        # "Can I return a book?" is a policy question; "I want to return my book" (or "send it back")
-        # is a return.
-        if personal or wants or SPECIFIC_RE.search(text) or not GENERAL_Q_RE.search(text):
-            return Intent("return")
-        return Intent("policy", "returns_overview")
-    status = STATUS_RE.search(text)
-    if (task := _order_task_asked(text)) and not (status and _first_of_two(status, task[1], text)):
-        # A capability's own request, named in its own words. The tasks above come first ("can I cancel
-        # BK-10042? I don't need a receipt" is a cancellation); of it and an order's status, the one
-        # asked first ("where is my order? I have the receipt"), or it when both are one clause ("where
-        # is my receipt?", "I never got the receipt for my order").
-        return Intent(task[0])
-    if (
-        status
-        and (personal or not SHIPPING_RE.search(text))
-        and not (BOOK_RELEASE_RE.search(text) and not order_id)
-    ):
-        return Intent("status")
+def _no_number(message: Message) -> Intent | None:
+    no_number = NO_NUMBER_RE.search(ADDRESS_NUMBER_RE.sub(" ", message.text))
+    return Intent("no_number") if no_number and not message.order_id else None
+
+
+def _password(message: Message) -> Intent | None:
+    # "the reset email never came" is no order's
+    return (
+        Intent("policy", "password_reset")
+        if PASSWORD_RE.search(message.text) and not message.order_id
+        else None
+    )
+
+
+def _complaint(message: Message) -> Intent | None:
+    return Intent("complaint") if COMPLAINT_RE.search(message.text) else None
+
+
+def _changing_the_items(message: Message) -> Intent | None:
+    """Changing an order's items: refused (a request to staff), unless a return or a status comes first."""
+    change = message.change
+    return (
+        Intent("offtopic", CHANGING_ORDERS)
+        if change and not message.asks_a_task_before(change.start())
+        else None
+    )
+
+
+def _task_read_first(message: Message) -> Intent | None:
+    # "did I get my money back for …": the refunds made, not a new return
+    asked = _order_task_asked(message.text)
+    return Intent(asked[0]) if asked and ORDER_TASKS[asked[0]].read_first else None
+
+
+def _task_in_its_words(message: Message) -> Intent | None:
+    """A capability's own request, named in its own words. The tasks above come first ("can I cancel
+    BK-10042? I don't need a receipt" is a cancellation); of it and an order's status, the one asked
+    first ("where is my order? I have the receipt"), or it when both are one clause ("where is my
+    receipt?", "I never got the receipt for my order")."""
+    status = STATUS_RE.search(message.text)
+    task = _order_task_asked(message.text)
+    return Intent(task[0]) if task and not (status and _first_of_two(status, task[1], message.text)) else None
+
+
+def _talk(message: Message) -> Intent:
+    """No task: a policy, something refused, an order's details alone, small talk, or nothing known."""
+    text, topics = message.text, message.topics
     topic = _policy_topic(text)
     keys = {known.key for known in topics}
     if topic and keys and topic not in keys:
         # "Your privacy policy": a topic staff may have added under another key, or none at all.
-        topic = _topic_matching(text, topics)
+        topic = topic_matching(text, topics)
         if not topic:
             return Intent("no_policy")
     if topic is not None:
         return Intent("policy", topic)
-    if matched := _topic_matching(text, topics):
+    if matched := topic_matching(text, topics):
         return Intent("policy", matched)
     for pattern, off_topic in OFF_TOPICS:
         if pattern.search(text):
             return Intent("offtopic", off_topic)
-    if order_id or email:
+    if message.order_id or message.email:
         return Intent("info")
     if _STORE_QUESTION_RE.search(text):
         return Intent("no_policy")  # "can you gift wrap my order?": a service no topic covers
-    if personal:
+    if message.personal:
         return Intent("order_unclear")
     for kind, pattern, _ in SMALL_TALK:
         if re.search(pattern, text):
             return Intent(kind)
     return Intent("unknown")
+
+
+# The built-in model's own readings, among the capabilities' triggers (capabilities/base.Trigger): a
+# message without an order number, a password, a complaint, a change of the order's items, and the tasks
+# asked in their own words (OrderTask.asks: those read before a return's or a status's words first).
+_OWN = "built-in model"
+_OWN_TRIGGERS = (
+    Trigger(20, _no_number, over=EVERY_CAPABILITY),
+    Trigger(30, _password, over=EVERY_CAPABILITY),
+    Trigger(40, _complaint, over=EVERY_CAPABILITY, stands=True),
+    Trigger(60, _changing_the_items, over=EVERY_CAPABILITY),
+    Trigger(80, _task_read_first, over=EVERY_CAPABILITY, stands=True),
+    Trigger(120, _task_in_its_words, over=EVERY_CAPABILITY, stands=True),
+)
+
+
+def _in_precedence(triggers: list[tuple[str, Trigger]]) -> tuple[tuple[str, Trigger], ...]:
+    """The triggers, lowest precedence first; two at one precedence are refused (which would win would be
+    the registry's order, said nowhere)."""
+    by_precedence: dict[int, str] = {}
+    for owner, trigger in triggers:
+        if trigger.precedence in by_precedence:
+            other = by_precedence[trigger.precedence]
+            raise ValueError(f"Triggers of {other} and {owner} share precedence {trigger.precedence}.")
+        by_precedence[trigger.precedence] = owner
+    return tuple(sorted(triggers, key=lambda pair: pair[1].precedence))
+
+
+RULES = _in_precedence([*TRIGGERS, *((_OWN, trigger) for trigger in _OWN_TRIGGERS)])
+
+
+def _rule_reading(
+    raw: str, *, has_prior_order: bool, topics: list[FaqTopic]
+) -> tuple[Intent, Trigger | None]:
+    """What the hand-written rules read a message as: the first trigger that reads it (and which), else
+    talk."""
+    message = Message(raw, has_prior_order=has_prior_order, topics=topics)
+    for _, trigger in RULES:
+        if (intent := trigger.reads(message)) is not None:
+            return intent, trigger
+    return _talk(message), None
 
 
 # Where a second request starts: "where is my order, and also how do I reset my password", "…? And …".
@@ -374,7 +316,7 @@ def _first_request(text: str) -> str:
     """The first of several requests in one message, to be answered first (the whole message when the
     words before the second are too few to ask anything)."""
     second = _SECOND_REQUEST_RE.search(text)
-    if second and len(_stems(text[: second.start()])) >= 2:
+    if second and len(stems(text[: second.start()])) >= 2:
         return text[: second.start()]
     return text
 
@@ -508,12 +450,9 @@ def _task_or_talk(raw: str, *, has_prior_order: bool, answering: bool, topics: l
     asking for a person in so many words, a topic staff added, "are you a person?", cancelling an order,
     a delivery problem named plainly. Otherwise the phrasings decide when they are clear, and the rules
     when they are not; a message more like a reported delivery problem than like anything else is one."""
-    rule = _rule_intent(raw, has_prior_order=has_prior_order, topics=topics)
+    rule, trigger = _rule_reading(raw, has_prior_order=has_prior_order, topics=topics)
     text = plain(raw)
-    if (
-        rule.kind in ("ack", "decline", "cancel", "address", "complaint", "problem", *ORDER_TASKS)
-        or rule.topic == ORDER_CHANGE_POLICY
-    ):
+    if (trigger and trigger.stands) or rule.kind in ("ack", "decline") or rule.topic == ORDER_CHANGE_POLICY:
         return rule  # cancellations, new addresses, a delivery problem named plainly: the rules read those
     if rule.kind == "status" and _order_task_asked(text):
         return rule  # the status asked before a receipt: the phrasings would read the receipt's words
@@ -531,7 +470,7 @@ def _task_or_talk(raw: str, *, has_prior_order: bool, answering: bool, topics: l
     if rule.kind in TASKS and has_prior_order and REFERS_BACK_RE.search(text):
         return rule  # "can I return it?" after a lookup: that order, not the returns FAQ
     details = ORDER_NUMBERS.replace(" ", EMAIL_MENTION_RE.sub(" ", text))
-    if rule.kind == "info" and (answering or not _stems(details)):
+    if rule.kind == "info" and (answering or not stems(details)):
         # An order's details given when the model asked for them answer its question, however worded
         # ("the order number is …"); details alone ask which task.
         return rule
@@ -560,7 +499,7 @@ def _task_or_talk(raw: str, *, has_prior_order: bool, answering: bool, topics: l
     if (
         intent.kind == "unknown"
         and rule.kind in ("greeting", "thanks", "goodbye", "decline")
-        and len(_stems(text)) <= 2
+        and len(stems(text)) <= 2
     ):
         return rule  # "laters", "so long": a few words of small talk, which the rules know by heart
     if intent.kind in ("unknown", "greeting") and rule.kind in ("help", "no_policy", "offtopic"):

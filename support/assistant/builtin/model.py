@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from support.assistant.builtin.faq import faq_reader_warm
 from support.assistant.builtin.flow import (
+    reading_of,
     respond,
-    turn_of,
 )
 from support.assistant.builtin.intents import (
     classifier_trained,
@@ -21,9 +21,11 @@ from support.assistant.understanding.history import (
     ToolCall,
     read_history,
 )
+from support.assistant.understanding.step import Step
 from support.assistant.understanding.wording import (
-    ASKED,
-    Waiting,
+    Asked,
+    said,
+    words_of,
 )
 from support.llm.protocol import FaqTopic
 from support.llm.types import ModelReply
@@ -59,17 +61,12 @@ class OfflineModel:
             # The topics the prompt lists (the ones published when it was rendered), as staff wrote them.
             written = {topic.key: topic for topic in self._faq()}
             history.topics = [written.get(topic.key, topic) for topic in history.topics]
-        asked: list[Waiting] = []
-        recording = ASKED.set(asked)
-        try:
-            turn = turn_of(history)
-            if history.new_calls:
-                text = " ".join(reply_to_result(turn, use, result) for use, result in history.new_calls)
-                step: str | ToolCall = text
-            else:
-                step = respond(turn)
-        finally:
-            ASKED.reset(recording)
+        reading = reading_of(history)
+        step: Step
+        if history.new_calls:
+            step = said(*(reply_to_result(reading, use, result) for use, result in history.new_calls))
+        else:
+            step = respond(reading)
         state = None
         if isinstance(step, ToolCall):
             # Unique within the conversation: stored tool calls only ever accumulate.
@@ -77,9 +74,10 @@ class OfflineModel:
             content = [{"type": "tool_use", "id": tool_id, "name": step.name, "input": step.input}]
             stop_reason = "tool_use"
         else:
-            content = [{"type": "text", "text": step}]
+            content = [{"type": "text", "text": words_of(step)}]
             stop_reason = "end_turn"
-            state = {"waiting_for": asked[-1].value if asked else None}
+            # What the step's words wait for, returned with them (the last question of a reply that asks).
+            state = {"waiting_for": step.waiting.value if isinstance(step, Asked) else None}
         return ModelReply(
             content=content,
             stop_reason=stop_reason,

@@ -5,7 +5,7 @@ from orders.selectors import ChangeCode, ProblemCode
 from orders.services import ITEMS_NEEDED, ReturnRefusal
 from support.assistant.capabilities.registry import REPLIES
 from support.assistant.capabilities.steps import joined, with_last_attempt
-from support.assistant.understanding.turn import Turn
+from support.assistant.understanding.step import Reading
 from support.assistant.understanding.wording import (
     ASK_ADDRESS,
     ASK_WHICH_BOOKS,
@@ -13,10 +13,12 @@ from support.assistant.understanding.wording import (
     GENERIC_ERROR_REPLY,
     INVALID_EMAIL_REPLY,
     ORDER_NOT_FOUND_REPLY,
+    Said,
     Waiting,
     ask,
     ask_order_number,
     invalid_order_number_reply,
+    said,
 )
 from support.llm.protocol import (
     OFFER_PERSON,
@@ -24,14 +26,14 @@ from support.llm.protocol import (
 )
 
 
-def reply_to_result(turn: Turn, tool_use: dict, result: dict) -> str:
+def reply_to_result(reading: Reading, tool_use: dict, result: dict) -> Said:
     """The reply to one tool result: an error's in our words, else the capability's."""
     if "error" in result or not result:
         return error_reply(result)
     name = tool_use.get("name")
     reply = REPLIES.get(name) if isinstance(name, str) else None
     # A change check saying the store did not make the last change of its kind: said before the rest.
-    return with_last_attempt(result, reply(turn, result)) if reply else GENERIC_ERROR_REPLY
+    return with_last_attempt(result, reply(reading, result)) if reply else GENERIC_ERROR_REPLY
 
 
 _ADDRESS_FIELD_WORDS = {
@@ -61,14 +63,14 @@ def _address_problems(result: dict) -> str:
     return joined(said) or "the address is missing or not right"
 
 
-def error_reply(result: dict) -> str:
+def error_reply(result: dict) -> Said:
     """A plain sentence for a tool error; repeats only customer-facing messages from the result."""
     code, message = result.get("error"), result.get("message", "")
     fields = {problem.get("field") for problem in result.get("problems", []) if isinstance(problem, dict)}
     if code == ITEMS_NEEDED:
         titles = result.get("order_titles") or []
         asked = ask(Waiting.WHICH_BOOKS, ASK_WHICH_BOOKS)
-        return f"{asked} The order has {joined(titles)}." if titles else asked
+        return said(asked, f"The order has {joined(titles)}.") if titles else asked
     match code:
         case ToolError.ORDER_NOT_FOUND:
             return ask(Waiting.DETAILS_AGAIN, ORDER_NOT_FOUND_REPLY)
@@ -114,15 +116,15 @@ def error_reply(result: dict) -> str:
             return "I haven't changed your order yet. Please reply yes or no."
         case ToolError.INVALID_ADDRESS:
             asked = ask(Waiting.ADDRESS, ASK_ADDRESS)
-            return f"I couldn't use that address: {_address_problems(result)}. {asked}"
+            return said(f"I couldn't use that address: {_address_problems(result)}.", asked)
         case ChangeCode.OTHER_COUNTRY:
-            return f"{message} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}".strip()
+            return ask(Waiting.OFFER_PERSON, f"{message} {OFFER_PERSON}".strip())
         case ChangeCode.SHIPPED | ChangeCode.DELIVERED | ChangeCode.CANCELLED | ChangeCode.HAS_RETURNS:
             return f"I couldn't make that change. {message}".strip()
         case ChangeCode.AWAITING_SHOP:
             return message or GENERIC_ERROR_REPLY  # the store's own words: it is making a change already
         case ProblemCode.NOT_SHIPPED | ProblemCode.NOT_DELIVERED | ProblemCode.CANCELLED:
-            return f"{message} {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}".strip()
+            return ask(Waiting.OFFER_PERSON, f"{message} {OFFER_PERSON}".strip())
         case ReturnRefusal.REASON_REQUIRED:
             return "Could you tell me briefly why you are returning the items? Then I can start the return."
     return GENERIC_ERROR_REPLY

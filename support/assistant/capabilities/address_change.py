@@ -2,6 +2,7 @@
 the customer's yes. What the customer does not change (the recipient, the unit on the same street)
 stays as on the order."""
 
+import re
 from typing import Annotated, Any
 
 from pydantic import Field, WithJsonSchema
@@ -16,16 +17,14 @@ from orders.addresses import (
 from orders.models import OrderChangeKind, OrderChangeState
 from orders.selectors import order_address_country_check, order_change_check
 from orders.services import ADDRESS_UNCHANGED, OrderChangeNotAllowed
+from support.assistant.capabilities.arguments import CustomerEmail, OrderArguments, OrderNumber, ToolArguments
 from support.assistant.capabilities.base import (
     Capability,
-    CustomerEmail,
-    OrderArguments,
-    OrderNumber,
     OrderTask,
     Tool,
-    ToolArguments,
     ToolContext,
     ToolOutcome,
+    Trigger,
     address_line,
     check_key,
     error,
@@ -38,15 +37,19 @@ from support.assistant.capabilities.steps import (
     change_answer,
     last_attempt_of,
 )
-from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.history import Intent, ToolCall
+from support.assistant.understanding.message import Message
 from support.assistant.understanding.reading import address_abroad_in, address_in, latest_found
-from support.assistant.understanding.turn import Step, TaskAt, Turn
+from support.assistant.understanding.step import Reading, Step, TaskAt
+from support.assistant.understanding.vocabulary import order_readdress_in
 from support.assistant.understanding.wording import (
     ADDRESS_CONFIRM_QUESTION,
     ASK_ADDRESS,
     DECLINED_ADDRESS_REPLY,
+    Said,
     Waiting,
     ask,
+    said,
 )
 from support.conversations.services import conversation_order_address_change
 from support.llm.protocol import ToolError
@@ -177,13 +180,13 @@ def _address_in(text: str) -> dict | None:
 
 def _address_step(task: TaskAt) -> Step:
     """The new address the customer gave since asking, checked for the order, or the question for it."""
-    address = latest_found(_address_in, task.turn.units[task.start :])
+    address = latest_found(_address_in, task.reading.units[task.start :])
     if address is None:
-        return f"Thanks. {ask(Waiting.ADDRESS, ASK_ADDRESS)}"
+        return said("Thanks.", ask(Waiting.ADDRESS, ASK_ADDRESS))
     return ToolCall("check_address_change", {**task.arguments, "new_address": address})
 
 
-def _check_reply(_turn: Turn, result: dict) -> str:
+def _check_reply(_reading: Reading, result: dict) -> Said:
     if not result.get("changeable") and result.get("ships_within"):
         # Another country: an address within the order's is still taken, and a person can help abroad.
         another = ask(
@@ -191,20 +194,21 @@ def _check_reply(_turn: Turn, result: dict) -> str:
             f"You can send an address within {result['ships_within']} instead, or ask for a person and our "
             "team will help.",
         )
-        return f"I checked order {result.get('order_id')}. {result.get('reason', '')} {another}"
+        return said(f"I checked order {result.get('order_id')}. {result.get('reason', '')}", another)
     if not result.get("changeable"):
         return cannot_change_reply(result)
     if result.get("unchanged"):
         return f"Order {result.get('order_id')} already ships to that address, so there is nothing to change."
     current = f" instead of {result['current_address']}" if result.get("current_address") else ""
     asked = ask(Waiting.CONFIRM_ADDRESS, ADDRESS_CONFIRM_QUESTION)
-    return (
+    return said(
         f"Order {result.get('order_id')} has not shipped yet, so it can still go to a new address. It would "
-        f"go to {result.get('new_address')}{current}. {asked}"
+        f"go to {result.get('new_address')}{current}.",
+        asked,
     )
 
 
-def _changed_reply(_turn: Turn, result: dict) -> str:
+def _changed_reply(_reading: Reading, result: dict) -> str:
     if result.get("address_change_asked"):
         return (
             f"I have asked the store to send order {result.get('order_id')} to {result.get('new_address')}. "
@@ -220,10 +224,10 @@ def _another_address(words: str, arguments: dict[str, str]) -> ToolCall | None:
     return None
 
 
-def _answer_confirmation(turn: Turn) -> Step | None:
+def _answer_confirmation(reading: Reading) -> Step | None:
     """The answer to "send it to this address?": change it, decline, check another address, or None."""
     return change_answer(
-        turn,
+        reading,
         check="check_address_change",
         write="change_shipping_address",
         declined=DECLINED_ADDRESS_REPLY,
@@ -233,8 +237,32 @@ def _answer_confirmation(turn: Turn) -> Step | None:
 
 # --- The capability ---
 
+
+_SEND_RE = re.compile(r"\b(?:send|ship|deliver|redirect|reroute|route)\b")
+
+
+def _asks_to_readdress(message: Message) -> Intent | None:
+    """Sending an order to another address, unless a return or a status is asked first."""
+    if message.asks_a_task_before(message.change.start() if message.change else len(message.text)):
+        return None
+    return order_readdress_in(message.text)
+
+
+def _sends_to_an_address(message: Message) -> Intent | None:
+    """An order sent to an address given with it: "can you send BK-10089 to <an address>?"."""
+    if message.order_id and address_in(message.raw) and _SEND_RE.search(message.text):
+        return Intent("address")
+    return None
+
+
 CAPABILITY = Capability(
     name="address_change",
+    scope="changing an order's shipping address",
+    route="address",
+    triggers=(
+        Trigger(51, _asks_to_readdress, over=frozenset({"order_status"}), stands=True),
+        Trigger(70, _sends_to_an_address, stands=True),
+    ),
     tools=(
         Tool(
             name="check_address_change",

@@ -3,13 +3,14 @@
 from orders.models import Order, OrderChangeKind, OrderChangeState, OrderStatus
 from orders.selectors import ChangeCode, order_change_check
 from orders.services import OrderChangeNotAllowed
+from support.assistant.capabilities.arguments import OrderArguments
 from support.assistant.capabilities.base import (
     Capability,
-    OrderArguments,
     OrderTask,
     Tool,
     ToolContext,
     ToolOutcome,
+    Trigger,
     check_key,
     error,
     unconfirmed,
@@ -22,12 +23,17 @@ from support.assistant.capabilities.steps import (
     joined,
     last_attempt_of,
 )
-from support.assistant.understanding.turn import Step, Turn
+from support.assistant.understanding.history import Intent
+from support.assistant.understanding.message import Message
+from support.assistant.understanding.step import Reading, Step
+from support.assistant.understanding.vocabulary import order_cancel_in
 from support.assistant.understanding.wording import (
     CANCEL_CONFIRM_QUESTION,
     DECLINED_CANCEL_REPLY,
+    Said,
     Waiting,
     ask,
+    said,
 )
 from support.conversations.services import conversation_order_cancel
 
@@ -94,7 +100,7 @@ def _order_cancelled(order: Order, *, already: bool = False) -> ToolOutcome:
 # --- The built-in model's steps ---
 
 
-def _check_reply(_turn: Turn, result: dict) -> str:
+def _check_reply(_reading: Reading, result: dict) -> Said:
     if not result.get("cancellable"):
         return cannot_change_reply(result)
     items = [
@@ -104,13 +110,13 @@ def _check_reply(_turn: Turn, result: dict) -> str:
         for item in result.get("items", [])
     ]
     contents = f" It contains {joined(items)}." if items else ""
-    return (
-        f"Order {result.get('order_id')} has not shipped yet, so it can still be cancelled.{contents} "
-        f"{ask(Waiting.CONFIRM_CANCEL, CANCEL_CONFIRM_QUESTION)}"
+    return said(
+        f"Order {result.get('order_id')} has not shipped yet, so it can still be cancelled.{contents}",
+        ask(Waiting.CONFIRM_CANCEL, CANCEL_CONFIRM_QUESTION),
     )
 
 
-def _cancelled_reply(_turn: Turn, result: dict) -> str:
+def _cancelled_reply(_reading: Reading, result: dict) -> str:
     if result.get("cancellation_asked"):
         return (
             f"I have asked the store to cancel order {result.get('order_id')}. {result.get('next_steps', '')}"
@@ -119,17 +125,39 @@ def _cancelled_reply(_turn: Turn, result: dict) -> str:
     return f"Order {result.get('order_id')} {done}. {result.get('next_steps', '')}".strip()
 
 
-def _answer_confirmation(turn: Turn) -> Step | None:
+def _answer_confirmation(reading: Reading) -> Step | None:
     """The answer to "cancel this order?": cancel it, decline, or None (not an answer)."""
     return change_answer(
-        turn, check="check_cancellation", write="cancel_order", declined=DECLINED_CANCEL_REPLY, to_cancel=True
+        reading,
+        check="check_cancellation",
+        write="cancel_order",
+        declined=DECLINED_CANCEL_REPLY,
+        to_cancel=True,
     )
 
 
 # --- The capability ---
 
+
+def _asks_to_cancel(message: Message) -> Intent | None:
+    """Cancelling an order (or what cancelling costs), unless a return or a status is asked first."""
+    if message.asks_a_task_before(message.change.start() if message.change else len(message.text)):
+        return None
+    return order_cancel_in(message.text)
+
+
 CAPABILITY = Capability(
     name="cancellation",
+    scope="cancelling an order",
+    route="cancel",
+    triggers=(
+        Trigger(
+            50,
+            _asks_to_cancel,
+            over=frozenset({"address_change", "returns", "order_status"}),
+            stands=True,
+        ),
+    ),
     tools=(
         Tool(
             name="check_cancellation",

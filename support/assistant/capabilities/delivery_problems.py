@@ -6,30 +6,41 @@ from typing import Annotated
 from pydantic import Field
 
 from orders.emails import DELIVERY_CASE_NEXT_STEPS
-from orders.models import EMAIL_MENTION_RE, ITEM_PROBLEMS, DeliveryProblem
+from orders.models import ITEM_PROBLEMS, DeliveryProblem
+from orders.patterns import EMAIL_MENTION_RE
 from orders.services import ITEMS_NEEDED, DeliveryCaseRefused
-from support.assistant.capabilities.base import (
+from support.assistant.capabilities.arguments import (
     MAX_REASON_LENGTH,
     MAX_SUMMARY_LENGTH,
-    Capability,
-    HandoffAsked,
     OrderArguments,
-    OrderTask,
     Text,
     Titles,
+)
+from support.assistant.capabilities.base import (
+    Capability,
+    HandoffAsked,
+    OrderTask,
     Tool,
     ToolContext,
     ToolOutcome,
+    Trigger,
     error,
     items_titled,
     titles_joined,
     verified_order,
 )
 from support.assistant.capabilities.person import HANDED_OVER_REPLY
-from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.history import Intent, ToolCall
+from support.assistant.understanding.message import Message
 from support.assistant.understanding.reading import named_titles, plain
-from support.assistant.understanding.turn import TaskAt, Turn
-from support.assistant.understanding.vocabulary import BOTH_RE, MAX_REASON_CHARS
+from support.assistant.understanding.step import Reading, TaskAt
+from support.assistant.understanding.vocabulary import (
+    BOTH_RE,
+    MAX_REASON_CHARS,
+    RETURN_STATUS_RE,
+    WANTS_RETURN_RE,
+    delivery_problem,
+)
 from support.assistant.understanding.wording import GENERIC_ERROR_REPLY, Waiting
 from support.conversations.services import conversation_delivery_case_open
 from support.llm.protocol import HandoffAsk
@@ -98,13 +109,13 @@ def problem_report(units: list[str], start: int, arguments: dict, *, problem: st
 
 def _problem_step(task: TaskAt) -> ToolCall:
     return problem_report(
-        task.turn.units, task.start, task.arguments, problem=task.turn.intents[task.start].topic
+        task.reading.units, task.start, task.arguments, problem=task.reading.intents[task.start].topic
     )
 
 
-def _answer_which_books(turn: Turn) -> ToolCall | None:
+def _answer_which_books(reading: Reading) -> ToolCall | None:
     """The answer to "which of the books?": the report again with the titles named, or None."""
-    history = turn.history
+    history = reading.history
     asked = [use for use, result in history.calls if use.get("name") == "report_delivery_problem"]
     results = [result for use, result in history.calls if use.get("name") == "report_delivery_problem"]
     if not asked or results[-1].get("error") != ITEMS_NEEDED:
@@ -119,8 +130,21 @@ def _answer_which_books(turn: Turn) -> ToolCall | None:
 
 # --- The capability ---
 
+
+def _reports_a_problem(message: Message) -> Intent | None:
+    """A delivery gone wrong, reported for staff to put right (a return asked for, or a return's status,
+    is no report)."""
+    problem = delivery_problem(message.text)
+    if problem and not WANTS_RETURN_RE.search(message.text) and not RETURN_STATUS_RE.search(message.text):
+        return Intent("problem", problem)
+    return None
+
+
 CAPABILITY = Capability(
     name="delivery_problems",
+    scope="delivery problems",
+    route="problem",
+    triggers=(Trigger(90, _reports_a_problem, over=frozenset({"returns", "order_status"}), stands=True),),
     tools=(
         Tool(
             name="report_delivery_problem",
@@ -148,7 +172,7 @@ CAPABILITY = Capability(
     ),
     answers={Waiting.WHICH_BOOKS: _answer_which_books},
     replies={
-        "report_delivery_problem": lambda _turn, result: (
+        "report_delivery_problem": lambda _reading, result: (
             result.get("tell_the_customer") or GENERIC_ERROR_REPLY
         )
     },

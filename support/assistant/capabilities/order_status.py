@@ -7,56 +7,61 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
 
-from orders.models import (
-    RMA_NUMBER_PATTERN,
-    DeliveryProblem,
-    Order,
-    OrderChangeKind,
-    OrderStatus,
-)
+from orders.models import DeliveryProblem, Order, OrderChangeKind, OrderStatus
 from orders.numbers import ORDER_MENTION
+from orders.patterns import RMA_NUMBER_PATTERN
 from orders.selectors import (
     ChangeCode,
     order_change_check,
     order_get_for_customer_by_rma,
     order_list_for_customer,
 )
+from support.assistant.capabilities.arguments import (
+    CustomerEmail,
+    OrderNumber,
+    ToolArguments,
+    clean_text,
+    shaped,
+)
 from support.assistant.capabilities.base import (
     Capability,
     ClaimWordings,
-    CustomerEmail,
-    OrderNumber,
     OrderTask,
     Tool,
-    ToolArguments,
     ToolContext,
     ToolOutcome,
-    clean_text,
+    Trigger,
     current_address_line,
     error,
     order_checked,
     returns_of,
-    shaped,
     verified_order,
 )
 from support.assistant.capabilities.delivery_problems import problem_report
 from support.assistant.capabilities.refunds import copies, money_of, refund_sentence, refunds_of
 from support.assistant.capabilities.steps import joined, returns_sentences
-from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.history import Intent, ToolCall
+from support.assistant.understanding.message import Message
 from support.assistant.understanding.reading import latest_found, order_id_in, plain, rma_in
-from support.assistant.understanding.turn import Step, TaskAt, Turn
+from support.assistant.understanding.step import Reading, Step, TaskAt
 from support.assistant.understanding.vocabulary import (
+    BOOK_RELEASE_RE,
     GOT_IT_RE,
     NOT_RECEIVED_RE,
     NOT_THE_PARCEL_RE,
+    RETURN_STATUS_RE,
+    SHIPPING_RE,
+    STATUS_RE,
     WANTS_RETURN_RE,
 )
 from support.assistant.understanding.wording import (
     ASK_EMAIL,
     WHICH_ORDER,
+    Said,
     Waiting,
     ask,
     ask_order_number,
+    said,
 )
 from support.llm.protocol import ToolError
 
@@ -249,8 +254,8 @@ def _total_reply(result: dict) -> str:
     return " ".join(sentences)
 
 
-def _order_reply(turn: Turn, result: dict) -> str:
-    if turn.start is not None and turn.intents[turn.start].kind == "total" and result.get("total"):
+def _order_reply(reading: Reading, result: dict) -> str:
+    if reading.start is not None and reading.intents[reading.start].kind == "total" and result.get("total"):
         return _total_reply(result)
     if result.get("delivery") == NOTHING_SHIPS and result.get("status") in ("shipped", "delivered"):
         # Digital items only, which the shop marks sent when they are available: complete, no parcel.
@@ -308,35 +313,35 @@ def _parcel_sentence(number: int, parcel: dict) -> str:
     return said + "."
 
 
-def _recent_orders_reply(_turn: Turn, result: dict) -> str:
+def _recent_orders_reply(_reading: Reading, result: dict) -> Said:
     """The signed-in customer's recent orders, one sentence each, then which one they mean."""
     orders = [order for order in result.get("orders", []) if isinstance(order, dict)]
     if not orders:
-        return f"I found no recent orders for you. {ask(Waiting.ORDER_NUMBER, ask_order_number())}"
+        return said("I found no recent orders for you.", ask(Waiting.ORDER_NUMBER, ask_order_number()))
     lines = [
         f"Order {order.get('order_id')}, ordered on {order.get('ordered_on')}, is "
         f"{str(order.get('status', '')).replace('_', ' ')}: {joined(order.get('titles') or [])}."
         for order in orders
     ]
-    return " ".join(["Here are your recent orders.", *lines, ask(Waiting.WHICH_ORDER, WHICH_ORDER)])
+    return said("Here are your recent orders.", *lines, ask(Waiting.WHICH_ORDER, WHICH_ORDER))
 
 
 def _return_by_rma(task: TaskAt) -> Step | None:
     """A return's status by its RMA number, given without an order number: found with the email on its
     order."""
-    rma_number = latest_found(rma_in, task.turn.units[task.start :]) if not task.order_id else None
+    rma_number = latest_found(rma_in, task.reading.units[task.start :]) if not task.order_id else None
     if not rma_number:
         return None
     if not task.email:
-        return f"I can check that return for you. {ask(Waiting.EMAIL, ASK_EMAIL)}"
+        return said("I can check that return for you.", ask(Waiting.EMAIL, ASK_EMAIL))
     return ToolCall("lookup_order", {"rma_number": rma_number, "customer_email": task.email})
 
 
-def _delivered_not_received(turn: Turn) -> Step | None:
+def _delivered_not_received(reading: Reading) -> Step | None:
     """A parcel gone missing, reported: the customer says it never came right after the last lookup said
     the order was delivered; else None."""
-    history = turn.history
-    if turn.intents[-1].kind not in ("status", "unknown", "order_unclear"):
+    history = reading.history
+    if reading.intents[-1].kind not in ("status", "unknown", "order_unclear"):
         return None
     latest = plain(history.units[-1])
     if (
@@ -359,8 +364,32 @@ def _delivered_not_received(turn: Turn) -> Step | None:
 
 # --- The capability ---
 
+
+def _asks_a_returns_status(message: Message) -> Intent | None:
+    """A return already started, looked up with its order."""
+    return Intent("status") if RETURN_STATUS_RE.search(message.text) else None
+
+
+def _asks_an_orders_status(message: Message) -> Intent | None:
+    """Where an order is (not shipping in general, nor when a book comes out)."""
+    if (
+        STATUS_RE.search(message.text)
+        and (message.personal or not SHIPPING_RE.search(message.text))
+        and not (BOOK_RELEASE_RE.search(message.text) and not message.order_id)
+    ):
+        return Intent("status")
+    return None
+
+
 CAPABILITY = Capability(
     name="order_status",
+    scope="order status",
+    route="order_status",
+    old_design=True,
+    triggers=(
+        Trigger(100, _asks_a_returns_status, over=frozenset({"returns"})),
+        Trigger(130, _asks_an_orders_status),
+    ),
     tools=(
         Tool(
             name="lookup_order",

@@ -5,16 +5,19 @@ from typing import Annotated
 
 from pydantic import Field
 
+from support.assistant.capabilities.arguments import MAX_SUMMARY_LENGTH, Text, ToolArguments
 from support.assistant.capabilities.base import (
-    MAX_SUMMARY_LENGTH,
+    EVERY_CAPABILITY,
     Capability,
     HandoffAsked,
-    Text,
     Tool,
-    ToolArguments,
     ToolContext,
     ToolOutcome,
+    Trigger,
 )
+from support.assistant.understanding.history import Intent
+from support.assistant.understanding.message import Message
+from support.assistant.understanding.vocabulary import ARE_YOU_HUMAN_RE, PERSON_RE
 from support.assistant.understanding.wording import GENERIC_ERROR_REPLY
 from support.conversations.selectors import staff_available_now
 from support.conversations.waiting import waiting_notice
@@ -45,8 +48,27 @@ def hand_off_to_person(args: HandOffArguments, context: ToolContext) -> ToolOutc
     )
 
 
+# --- The built-in model's steps ---
+
+
+def _asks_for_a_person(message: Message) -> Intent | None:
+    """A person asked for in so many words, unless only "are you a person?" names one."""
+    asking_if_human = ARE_YOU_HUMAN_RE.search(message.text)
+    for found in PERSON_RE.finditer(message.text):
+        if (
+            not asking_if_human
+            or found.start() >= asking_if_human.end()
+            or found.end() <= asking_if_human.start()
+        ):
+            return Intent("person")
+    return None
+
+
 CAPABILITY = Capability(
     name="person",
+    route="person",
+    old_design=True,
+    triggers=(Trigger(10, _asks_for_a_person, over=EVERY_CAPABILITY),),
     tools=(
         Tool(
             name=HANDOFF_TOOL,
@@ -62,5 +84,5 @@ CAPABILITY = Capability(
     ),
     prompt="",  # its rule is critical rule 6
     # The built-in model says only the tool's own words.
-    replies={HANDOFF_TOOL: lambda _turn, result: result.get("tell_the_customer") or GENERIC_ERROR_REPLY},
+    replies={HANDOFF_TOOL: lambda _reading, result: result.get("tell_the_customer") or GENERIC_ERROR_REPLY},
 )

@@ -5,20 +5,12 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field
 
-from orders.models import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
+from orders.patterns import EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from policies.models import TOPIC_KEY_PATTERN
 from policies.selectors import policy_entry_get_published, policy_entry_list_published
-from support.assistant.capabilities.base import (
-    Capability,
-    Tool,
-    ToolArguments,
-    ToolContext,
-    ToolOutcome,
-    clean_text,
-    error,
-    shaped,
-)
+from support.assistant.capabilities.arguments import ToolArguments, clean_text, shaped
+from support.assistant.capabilities.base import Capability, Tool, ToolContext, ToolOutcome, error
 from support.llm.protocol import ToolError, policy_quote
 
 _TOPIC_RE = re.compile(TOPIC_KEY_PATTERN)
@@ -67,6 +59,8 @@ def policy_answer(*, calls: list[tuple[str, ToolOutcome]], customer_said: str) -
 
 CAPABILITY = Capability(
     name="policies",
+    route="policy:{topic}",
+    old_design=True,
     tools=(
         Tool(
             name="lookup_policy",
@@ -82,7 +76,7 @@ CAPABILITY = Capability(
     prompt="",  # its rules are critical rule 3 and the faq_topics section
     # The built-in model quotes the answer as published.
     replies={
-        "lookup_policy": lambda _turn, result: policy_quote(
+        "lookup_policy": lambda _reading, result: policy_quote(
             title=result.get("title", ""), text=result.get("text", "")
         )
     },

@@ -5,9 +5,9 @@ order, after the email check; never to any other address, and once an hour at mo
 import re
 
 from orders.emails import order_receipt_email
+from support.assistant.capabilities.arguments import OrderArguments
 from support.assistant.capabilities.base import (
     Capability,
-    OrderArguments,
     OrderTask,
     Tool,
     ToolContext,
@@ -39,6 +39,8 @@ def email_receipt(args: OrderArguments, context: ToolContext) -> ToolOutcome:
 
 CAPABILITY = Capability(
     name="receipt",
+    scope="an order's receipt or invoice (email_receipt)",
+    route="receipt",
     tools=(
         Tool(
             name="email_receipt",
@@ -73,5 +75,5 @@ CAPABILITY = Capability(
             tool="email_receipt",
         ),
     ),
-    replies={"email_receipt": lambda _turn, result: result["tell_the_customer"]},
+    replies={"email_receipt": lambda _reading, result: result["tell_the_customer"]},
 )

@@ -10,9 +10,9 @@ from typing import Any
 
 from orders.models import Order, ReturnStatus, store_currency
 from orders.money import money_text
+from support.assistant.capabilities.arguments import OrderArguments
 from support.assistant.capabilities.base import (
     Capability,
-    OrderArguments,
     OrderTask,
     Tool,
     ToolContext,
@@ -127,6 +127,8 @@ def _told(result: dict) -> str:
 
 CAPABILITY = Capability(
     name="refunds",
+    scope="an order's refunds",
+    route="refund",
     tools=(
         Tool(
             name="lookup_refunds",
@@ -173,5 +175,5 @@ CAPABILITY = Capability(
             read_first=True,
         ),
     ),
-    replies={"lookup_refunds": lambda _turn, result: result["tell_the_customer"]},
+    replies={"lookup_refunds": lambda _reading, result: result["tell_the_customer"]},
 )

@@ -16,15 +16,16 @@ from support.assistant.capabilities import (
     refunds,
     returns,
 )
+from support.assistant.capabilities.arguments import InvalidArguments
 from support.assistant.capabilities.base import (
     Answer,
     Capability,
-    InvalidArguments,
     OrderTask,
     Reply,
     Tool,
     ToolContext,
     ToolOutcome,
+    Trigger,
     error,
 )
 from support.assistant.understanding.wording import Waiting
@@ -76,6 +77,17 @@ REPLIES: dict[str, Reply] = one_each(
     (pair for capability in CAPABILITIES for pair in capability.replies.items()), what="reply"
 )
 AFTER_RESULT: tuple[Answer, ...] = tuple(capability.after for capability in CAPABILITIES if capability.after)
+# How the built-in model's rules read a message as a capability's request: each trigger with its
+# capability's name (builtin/intents.py orders them with its own by precedence).
+TRIGGERS: tuple[tuple[str, Trigger], ...] = tuple(
+    (capability.name, trigger) for capability in CAPABILITIES for trigger in capability.triggers
+)
+
+
+def scope_words() -> str:
+    """What the assistant helps with, in the system prompt's words: each capability's, in the registry's
+    order."""
+    return ", ".join(capability.scope for capability in CAPABILITIES if capability.scope)
 
 
 def tool_rules() -> str:

@@ -3,24 +3,23 @@
 import re
 from dataclasses import replace
 
-from orders.models import EMAIL_MENTION_RE, RETURN_REASON_NOT_GIVEN, ReturnRecord, ReturnStatus
+from orders.models import RETURN_REASON_NOT_GIVEN, ReturnRecord, ReturnStatus
+from orders.patterns import EMAIL_MENTION_RE
 from orders.selectors import order_return_eligibility
 from orders.services import ReturnNotAllowed, ReturnRefusal
 from store.clock import store_today
+from support.assistant.capabilities.arguments import MAX_REASON_LENGTH, OrderArguments, Text, Titles
 from support.assistant.capabilities.base import (
     ELIGIBLE,
-    MAX_REASON_LENGTH,
     NOT_ELIGIBLE,
     WINDOW_CLOSED,
     Capability,
     ClaimWordings,
-    OrderArguments,
     OrderTask,
-    Text,
-    Titles,
     Tool,
     ToolContext,
     ToolOutcome,
+    Trigger,
     check_key,
     error,
     items_titled,
@@ -29,24 +28,34 @@ from support.assistant.capabilities.base import (
     verified_order,
 )
 from support.assistant.capabilities.steps import joined, returns_sentences
-from support.assistant.understanding.history import ToolCall
+from support.assistant.understanding.history import Intent, ToolCall
+from support.assistant.understanding.message import Message
 from support.assistant.understanding.reading import named_titles, order_id_in, plain
-from support.assistant.understanding.turn import Step, Turn
+from support.assistant.understanding.step import Reading, Step
 from support.assistant.understanding.vocabulary import (
     BOTH_RE,
+    GENERAL_Q_RE,
+    HYPOTHETICAL_RE,
     MAX_REASON_CHARS,
     NO_RE,
     ONE_OF_RE,
+    POLICY_WORD_RE,
+    PROBLEM_RE,
     REASON_CLAUSE_RE,
     REASON_WORDS_RE,
+    RETURN_RE,
+    SPECIFIC_RE,
     THE_OTHER_RE,
+    WANT_RE,
 )
 from support.assistant.understanding.wording import (
     ASK_WHICH_ITEM,
     CONFIRM_QUESTION,
     DECLINED_REPLY,
+    Said,
     Waiting,
     ask,
+    said,
 )
 from support.conversations.selectors import conversation_return_get_open
 from support.conversations.services import conversation_return_create
@@ -168,7 +177,7 @@ def _refund_sentence(method, days) -> str:
 _IN_OPEN_RETURN = "This item is already part of an open return."
 
 
-def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
+def _eligibility_reply(result: dict, chosen: list[str] | None) -> Said:
     order_id = result.get("order_id")
     if not result.get("eligible"):
         made = returns_sentences(result.get("returns", []))
@@ -182,7 +191,7 @@ def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
             ]
         )
     policy = result.get("policy", {})
-    sentences = [
+    sentences: list[Said] = [
         f"Order {order_id} can be returned. {result.get('reason', '')}".strip(),
         f"I can start a return for {joined(chosen or _returnable_titles(result))}.",
     ]
@@ -199,21 +208,22 @@ def _eligibility_reply(result: dict, chosen: list[str] | None) -> str:
         _refund_sentence(policy.get("refund_method"), policy.get("refund_timeline_business_days"))
     )
     sentences.append(ask(Waiting.CONFIRM_RETURN, CONFIRM_QUESTION))
-    return " ".join(sentences)
+    return said(*sentences)
 
 
-def _which_item_reply(result: dict, returnable: list[str]) -> str:
+def _which_item_reply(result: dict, returnable: list[str]) -> Said:
     titles = ", ".join(returnable[:-1]) + " or " + returnable[-1]
-    return (
+    return said(
         f"Order {result.get('order_id')} can be returned. {result.get('reason', '')} "
-        f"You can return {titles}. {ask(Waiting.WHICH_ITEM, ASK_WHICH_ITEM)}"
+        f"You can return {titles}.",
+        ask(Waiting.WHICH_ITEM, ASK_WHICH_ITEM),
     )
 
 
-def _eligibility_check_reply(turn: Turn, result: dict) -> str:
+def _eligibility_check_reply(reading: Reading, result: dict) -> Said:
     """The check's result, for the books named since the return was asked for; which of them, when the
     customer asked to return one of several."""
-    units = turn.units[turn.start or 0 :]
+    units = reading.units[reading.start or 0 :]
     returnable = _returnable_titles(result)
     chosen = named_titles(units, returnable)
     asked_for_one = any(ONE_OF_RE.search(plain(unit)) for unit in units)
@@ -222,7 +232,7 @@ def _eligibility_check_reply(turn: Turn, result: dict) -> str:
     return _eligibility_reply(result, chosen)
 
 
-def _return_started_reply(_turn: Turn, result: dict) -> str:
+def _return_started_reply(_reading: Reading, result: dict) -> str:
     return " ".join(
         [
             f"Your return has started. Your RMA number is {result.get('rma_number')}, for "
@@ -249,15 +259,15 @@ def _return_reason(texts: list[str]) -> str:
     return RETURN_REASON_NOT_GIVEN
 
 
-def _answer_confirmation(turn: Turn) -> Step | None:
+def _answer_confirmation(reading: Reading) -> Step | None:
     """The answer to the return summary: start it, summarise again, decline, or None (not an answer)."""
-    history, intents = turn.history, turn.intents
+    history, intents = reading.history, reading.intents
     checks = [(use, result) for use, result in history.calls if use.get("name") == "check_return_eligibility"]
     if not checks or checks[-1][1].get("eligible") is not True:
         return None
     check_input, result = checks[-1][0].get("input", {}), checks[-1][1]
     units, latest = history.units, plain(history.units[-1])
-    start = turn.start or 0
+    start = reading.start or 0
     returnable = _returnable_titles(result)
     summarised = named_titles(units[start:-1], returnable)
     named_now = named_titles(units[-1:], returnable)
@@ -283,14 +293,20 @@ def _answer_confirmation(turn: Turn) -> Step | None:
         return ToolCall("initiate_return", arguments)
     if changed_choice:
         return _eligibility_reply(result, named_now)  # "no, just the Goldfinch": a new summary, not a no
-    if NO_RE.match(latest) and intents[-1].kind not in (*turn.tasks, "policy", "info", "no_number", "person"):
+    if NO_RE.match(latest) and intents[-1].kind not in (
+        *reading.tasks,
+        "policy",
+        "info",
+        "no_number",
+        "person",
+    ):
         return DECLINED_REPLY
     return None
 
 
-def _answer_which_item(turn: Turn) -> str | None:
+def _answer_which_item(reading: Reading) -> Step | None:
     """The answer to "which would you like to return?": a summary of the titles named, or None."""
-    history = turn.history
+    history = reading.history
     checks = [result for use, result in history.calls if use.get("name") == "check_return_eligibility"]
     if not checks or checks[-1].get("eligible") is not True:
         return None
@@ -302,8 +318,28 @@ def _answer_which_item(turn: Turn) -> str | None:
 
 # --- The capability ---
 
+
+def _asks_to_return(message: Message) -> Intent | None:
+    """A return asked for; a question about returning in general is the returns policy's."""
+    text = message.text
+    if not (RETURN_RE.search(text) or (message.personal and PROBLEM_RE.search(text))):
+        return None
+    wants = WANT_RE.search(text) and not re.fullmatch(r"please", WANT_RE.search(text).group())
+    if (POLICY_WORD_RE.search(text) or HYPOTHETICAL_RE.search(text)) and not (wants or message.order_id):
+        return Intent("policy", "returns_overview")  # "refund policy pls", "if I don't like it…"
+    # "Can I return a book?" is a policy question; "I want to return my book" (or "send it back") is a
+    # return.
+    if message.personal or wants or SPECIFIC_RE.search(text) or not GENERAL_Q_RE.search(text):
+        return Intent("return")
+    return Intent("policy", "returns_overview")
+
+
 CAPABILITY = Capability(
     name="returns",
+    scope="returns",
+    route="return",
+    old_design=True,
+    triggers=(Trigger(110, _asks_to_return, over=frozenset({"order_status"})),),
     tools=(
         Tool(
             name="check_return_eligibility",

@@ -7,9 +7,9 @@ from typing import Any
 
 from support.assistant.understanding.history import ToolCall
 from support.assistant.understanding.reading import order_id_in, plain
-from support.assistant.understanding.turn import Step, Turn
+from support.assistant.understanding.step import Reading, Step
 from support.assistant.understanding.vocabulary import NO_RE
-from support.assistant.understanding.wording import Waiting, ask
+from support.assistant.understanding.wording import Said, Waiting, ask, said, words_of
 from support.llm.consent import HESITANT_RE, reads_as_yes
 from support.llm.protocol import OFFER_PERSON, OFFERS_PERSON_RE
 
@@ -52,27 +52,28 @@ def last_attempt_of(check) -> dict[str, str]:
 NOT_MADE_HELP = "A member of our support team can help with it: just ask for a person."
 
 
-def with_last_attempt(result: dict[str, Any], reply: str) -> str:
+def with_last_attempt(result: dict[str, Any], reply: Said) -> Said:
     """A reply to a change check's result, with the last attempt that failed said first (unless the
     reply says it already), and a person offered (unless the reply offers one)."""
     failed = result.get(LAST_ATTEMPT_FAILED)
-    if not isinstance(failed, str) or not failed or failed in reply:
+    words = words_of(reply)
+    if not isinstance(failed, str) or not failed or failed in words:
         return reply
-    person = "" if OFFERS_PERSON_RE.search(reply) else f" {NOT_MADE_HELP}"
-    return f"{failed}{person} {reply}"
+    person = "" if OFFERS_PERSON_RE.search(words) else f" {NOT_MADE_HELP}"
+    return said(f"{failed}{person}", reply)
 
 
-def cannot_change_reply(result: dict[str, Any]) -> str:
+def cannot_change_reply(result: dict[str, Any]) -> Said:
     """An order that can no longer change: the store's reason, and a person offered when it is on its way
     (staff may still reach the carrier) or the result says one can help (an address abroad)."""
-    reason = result.get("reason", "")
-    person = result.get("order_status") == "shipped" or result.get("offer_person")
-    offer = f" {ask(Waiting.OFFER_PERSON, OFFER_PERSON)}" if person else ""
-    return f"I checked order {result.get('order_id')}. {reason}{offer}".strip()
+    checked = f"I checked order {result.get('order_id')}. {result.get('reason', '')}"
+    if result.get("order_status") == "shipped" or result.get("offer_person"):
+        return ask(Waiting.OFFER_PERSON, f"{checked} {OFFER_PERSON}".strip())
+    return checked.strip()
 
 
 def change_answer(
-    turn: Turn,
+    reading: Reading,
     *,
     check: str,
     write: str,
@@ -83,13 +84,13 @@ def change_answer(
     """The answer to the question after the order change's check `check` passed ("cancel this order?",
     "send it to this address?"): the change (`write`), `declined`, what `read_new` makes of a new detail
     in the message (another address checked), or None (not an answer)."""
-    checks = [use for use, _ in turn.history.calls if use.get("name") == check]
+    checks = [use for use, _ in reading.history.calls if use.get("name") == check]
     if not checks:
         return None
     arguments = {key: checks[-1].get("input", {}).get(key, "") for key in ("order_id", "customer_email")}
-    words = turn.units[-1]
+    words = reading.units[-1]
     latest = plain(words)
-    if turn.intents[-1].kind in ("person", "status", "return", "policy", "no_number"):
+    if reading.intents[-1].kind in ("person", "status", "return", "policy", "no_number"):
         return None  # another request: answered as such
     if read_new and (step := read_new(words, arguments)):
         return step

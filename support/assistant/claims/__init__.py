@@ -17,7 +17,7 @@ wording without a subject that points at the order ("ebooks cannot be
 returned") and sentences quoted from the tools' own words claim nothing.
 Wordings are lists, each owned by the capability it is about (`Capability.claims` in
 support/assistant/capabilities/), tuned on tables of correct and invented replies
-(support/tests/test_claims.py): a claim worded in a way no list knows passes.
+(support/tests/assistant/test_claims.py): a claim worded in a way no list knows passes.
 """
 
 from support.assistant.claims.checking import claim_violations, mentions_order_facts, quotes_policy

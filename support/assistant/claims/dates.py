@@ -5,7 +5,7 @@
 import re
 from datetime import date
 
-from orders.models import ISO_DATE_MENTION_RE
+from orders.patterns import ISO_DATE_MENTION_RE
 
 
 def _iso_date(value) -> date | None:

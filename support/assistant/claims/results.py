@@ -11,7 +11,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from orders.models import ISO_DATE_MENTION_RE, OrderStatus
+from orders.models import OrderStatus
+from orders.patterns import ISO_DATE_MENTION_RE
 from support.assistant.claims.dates import _iso_date
 from support.assistant.claims.text import (
     _REFUND_RE,

@@ -5,9 +5,9 @@ titles, amounts, tracking and RMA numbers, counts of days, refund timelines and 
 import re
 from decimal import Decimal, InvalidOperation
 
-from orders.models import AMOUNT_MENTION_RE, RMA_NUMBER_MENTION_RE, amount_mention_number
 from orders.money import currencies_written
 from orders.numbers import ORDER_NUMBERS
+from orders.patterns import AMOUNT_MENTION_RE, RMA_NUMBER_MENTION_RE, amount_mention_number
 
 
 def order_number(text: str) -> str | None:

@@ -5,8 +5,8 @@ email also where a tool call of this turn was given it and found the order).
 import json
 import re
 
-from orders.models import AMOUNT_MENTION_RE, EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
+from orders.patterns import AMOUNT_MENTION_RE, EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from support.assistant.claims import ToolResult, dates_removed
 from support.assistant.conduct.normalise import _alnum, _lower, normalised
 

@@ -7,8 +7,8 @@ import functools
 import re
 
 from orders.addresses import country_code, region_named, state_code
-from orders.models import AMOUNT_MENTION_RE, EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 from orders.numbers import ORDER_NUMBERS
+from orders.patterns import AMOUNT_MENTION_RE, EMAIL_MENTION_RE, RMA_NUMBER_MENTION_RE
 
 
 @functools.lru_cache(maxsize=1024)  # every call reads the whole history again

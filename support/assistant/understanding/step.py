@@ -6,12 +6,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from support.assistant.understanding.history import History, Intent, ToolCall
+from support.assistant.understanding.wording import Said
 
-# A step of the built-in model: a reply in words, or a tool call.
-Step = str | ToolCall
+# A step of the built-in model: a reply in words (an Asked when it asks a question: what the model then
+# waits for is returned with its words, never recorded aside), or a tool call.
+Step = Said | ToolCall
 
 
-class Turn:
+class Reading:
     """The conversation as the built-in model reads it: the history, what each customer message asks
     for (read when first needed: a reply to a tool result mostly needs none), and the message that
     began the order task under way."""
@@ -43,7 +45,7 @@ class TaskAt:
     """A task on one order as its step sees it: begun at message `start`, with the order number and
     email found for it (None while not given)."""
 
-    turn: Turn
+    reading: Reading
     start: int
     order_id: str | None
     email: str | None

@@ -448,10 +448,15 @@ def delivery_problem(text: str) -> str | None:
     return problem
 
 
-def order_change_in(text: str) -> "Intent | None":
-    """Cancelling an order, sending it to another address, or asking what cancelling costs; or None."""
+def order_cancel_in(text: str) -> "Intent | None":
+    """Cancelling an order, or asking what cancelling costs; or None."""
     if _CANCEL_ASK_RE.search(text) and not _NOT_ORDER_CANCEL_RE.search(text):
         return Intent("no_policy", ORDER_CHANGE_POLICY) if _CANCEL_FEE_RE.search(text) else Intent("cancel")
+    return None
+
+
+def order_readdress_in(text: str) -> "Intent | None":
+    """Sending an order to another address; or None."""
     if (
         _ADDRESS_WORD_RE.search(text)
         and _ADDRESS_FIX_RE.search(text)

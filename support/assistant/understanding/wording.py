@@ -1,6 +1,6 @@
-"""The built-in model's own sentences, and what asking one records: what it then waits for."""
+"""The built-in model's own sentences, and its questions as data: the words, and what it then waits for."""
 
-from contextvars import ContextVar
+from dataclasses import dataclass
 from enum import StrEnum
 
 from orders.numbers import ORDER_NUMBERS
@@ -9,8 +9,8 @@ from support.llm.protocol import (
 )
 
 
-# The questions this model asks. Asking one records what the model then waits for (Waiting), as data
-# stored with the reply: the next turn reads that, never these words.
+# The questions this model asks. Asking one (ask) gives its words with what the model then waits for
+# (Waiting): data the step returns, stored with the reply; the next turn reads that, never these words.
 def ask_order_number() -> str:
     """Asked when no order is named (what a number starts with: the store's shapes now)."""
     return ORDER_NUMBERS.starts_with(
@@ -108,7 +108,7 @@ GENERIC_ERROR_REPLY = (
 
 # Intent vocabulary, matched against lower-cased text with straight apostrophes.
 class Waiting(StrEnum):
-    """What the model waits for after its reply: recorded when it asks (ask), read back next turn."""
+    """What the model waits for after its reply: returned with the question (ask), read back next turn."""
 
     ORDER_NUMBER = "order_number"
     CONFIRM_ORDER_NUMBER = "confirm_order_number"  # "Is 1050 your order number?"
@@ -127,9 +127,6 @@ class Waiting(StrEnum):
     WHICH_TOPIC = "which_topic"  # the FAQ topics a question may be about were named
 
 
-# What a reply asks, in the order it asks it: set for each reply the model writes (OfflineModel.create),
-# so that any part of it that asks a question records so, without the question passed back up.
-ASKED: ContextVar[list[Waiting] | None] = ContextVar("asked", default=None)
 # Messages that answer a question for an order's details (read as such, however worded).
 ASKS_FOR_DETAILS = frozenset(
     {
@@ -142,14 +139,36 @@ ASKS_FOR_DETAILS = frozenset(
 )
 
 
-def ask(waiting: Waiting, sentence: str) -> str:
-    """The sentence that asks, with what the model then waits for recorded."""
-    asked = ASKED.get()
-    if asked is not None:
-        asked.append(waiting)
-    return sentence
+@dataclass(frozen=True)
+class Asked:
+    """Words that ask a question, and what the model then waits for: a step returns it, and the model
+    stores `waiting` with the reply (OfflineModel.create). Not a str, so that what it waits for is never
+    lost in an f-string or a join (either refuses it): words around it are added with `said`."""
+
+    text: str
+    waiting: Waiting
+
+    def __format__(self, spec: str) -> str:
+        raise TypeError("an Asked in an f-string would lose what it waits for: compose it with said()")
 
 
-def last_asked() -> Waiting | None:
-    asked = ASKED.get()
-    return asked[-1] if asked else None
+# What a step says: words that ask nothing (str), or words that ask (Asked).
+Said = str | Asked
+
+
+def ask(waiting: Waiting, sentence: str) -> Asked:
+    """The sentence that asks, with what the model then waits for."""
+    return Asked(sentence, waiting)
+
+
+def said(*parts: Said) -> Said:
+    """The parts said one after another (joined by a space), waiting for what the last question among them
+    asks; words that ask nothing when none does."""
+    text = " ".join(words_of(part) for part in parts)
+    waiting = [part.waiting for part in parts if isinstance(part, Asked)]
+    return Asked(text, waiting[-1]) if waiting else text
+
+
+def words_of(step: Said) -> str:
+    """What the customer reads of it."""
+    return step.text if isinstance(step, Asked) else step

@@ -1,7 +1,7 @@
 """A new shipping address: asked for, read back whole before the yes, what the customer does not change
 kept, a bad one asked again, a shipped order refused."""
 
-from support.evals.runner import Scenario, Turn
+from support.evals.runner import Exchange, Scenario
 from support.evals.scenarios.helpers import (
     JAMES,
     NEW_HOME,
@@ -15,11 +15,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "address_change_asks_for_the_address_then_reads_it_back",
         turns=(
-            Turn("i need to change the delivery address on my order", reply_contains=("order number",)),
-            Turn("BK-10103", reply_contains=("email",)),
-            Turn(SARAH, reply_contains=("new shipping address",)),
-            Turn(NEW_HOME_TYPED, reply_contains=("9 Lake Shore Drive", "418 Maple Avenue", "yes or no")),
-            Turn("yes", reply_contains=("will now ship to Sarah Chen, 9 Lake Shore Drive",)),
+            Exchange("i need to change the delivery address on my order", reply_contains=("order number",)),
+            Exchange("BK-10103", reply_contains=("email",)),
+            Exchange(SARAH, reply_contains=("new shipping address",)),
+            Exchange(NEW_HOME_TYPED, reply_contains=("9 Lake Shore Drive", "418 Maple Avenue", "yes or no")),
+            Exchange("yes", reply_contains=("will now ship to Sarah Chen, 9 Lake Shore Drive",)),
         ),
         tools=(check_address("BK-10103", SARAH, **NEW_HOME), change_address("BK-10103", SARAH)),
         changes={"BK-10103": ("address_changed",)},
@@ -27,11 +27,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "address_change_all_at_once_then_declined",
         turns=(
-            Turn(
+            Exchange(
                 f"Please change the address for BK-10103 to {NEW_HOME_TYPED}. My email is {SARAH}",
                 reply_contains=("yes or no",),
             ),
-            Turn("no, leave it", reply_contains=("not changed",)),
+            Exchange("no, leave it", reply_contains=("not changed",)),
         ),
         tools=(check_address("BK-10103", SARAH, **NEW_HOME),),
     ),
@@ -40,14 +40,14 @@ SCENARIOS: tuple[Scenario, ...] = (
         # back before the yes.
         "address_change_without_a_name_keeps_the_recipient",
         turns=(
-            Turn(
+            Exchange(
                 f"I need BK-10103 to go to a new address. {SARAH}", reply_contains=("new shipping address",)
             ),
-            Turn(
+            Exchange(
                 "The new address is 42 Elm Street, Springfield, IL 62704",
                 reply_contains=("Sarah Chen, 42 Elm Street, Springfield, IL 62704", "yes or no"),
             ),
-            Turn("yes", reply_contains=("will now ship to Sarah Chen, 42 Elm Street",)),
+            Exchange("yes", reply_contains=("will now ship to Sarah Chen, 42 Elm Street",)),
         ),
         tools=(
             check_address(
@@ -60,11 +60,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "address_change_with_a_bad_zip_asks_again",
         turns=(
-            Turn(
+            Exchange(
                 f"change the shipping address of BK-10103, {SARAH}", reply_contains=("new shipping address",)
             ),
-            Turn("Sarah Chen, 9 Lake Shore Drive, Chicago, Ontario 60611", reply_contains=("state",)),
-            Turn("Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611", reply_contains=("yes or no",)),
+            Exchange("Sarah Chen, 9 Lake Shore Drive, Chicago, Ontario 60611", reply_contains=("state",)),
+            Exchange("Sarah Chen, 9 Lake Shore Drive, Chicago, IL 60611", reply_contains=("yes or no",)),
         ),
         tools=(
             check_address(
@@ -90,7 +90,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "address_change_of_a_shipped_order_is_refused",
         turns=(
-            Turn(
+            Exchange(
                 f"I moved! Can you send BK-10089 to James Murphy, 5 Pine Rd, Bangor, ME 04401? {JAMES}",
                 reply_contains=("already shipped",),
             ),

@@ -2,7 +2,7 @@
 between the check and the yes, cancelled already)."""
 
 from orders.models import Order
-from support.evals.runner import Scenario, Turn
+from support.evals.runner import Exchange, Scenario
 from support.evals.scenarios.helpers import JAMES, SARAH, cancel, check_cancel, hand_off
 
 
@@ -15,9 +15,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "cancel_a_processing_order_after_a_yes",
         turns=(
-            Turn("can i cancel BK-10103", reply_contains=("email",)),
-            Turn(SARAH, reply_contains=("not shipped", "Tomorrow, and Tomorrow", "yes or no")),
-            Turn("yes please", reply_contains=("cancelled",)),
+            Exchange("can i cancel BK-10103", reply_contains=("email",)),
+            Exchange(SARAH, reply_contains=("not shipped", "Tomorrow, and Tomorrow", "yes or no")),
+            Exchange("yes please", reply_contains=("cancelled",)),
         ),
         tools=(check_cancel("BK-10103", SARAH), cancel("BK-10103", SARAH)),
         changes={"BK-10103": ("cancelled",)},
@@ -25,32 +25,34 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "cancel_declined_leaves_the_order",
         turns=(
-            Turn(f"I want to cancel order BK-10103, {SARAH}", reply_contains=("yes or no",)),
-            Turn("no, keep it", reply_contains=("not cancelled",)),
+            Exchange(f"I want to cancel order BK-10103, {SARAH}", reply_contains=("yes or no",)),
+            Exchange("no, keep it", reply_contains=("not cancelled",)),
             # Seen without JavaScript: "cancel it" after that asked for the order number again.
-            Turn("hmm, actually cancel it", reply_contains=("yes or no",), reply_excludes=("order number?",)),
+            Exchange(
+                "hmm, actually cancel it", reply_contains=("yes or no",), reply_excludes=("order number?",)
+            ),
         ),
         tools=(check_cancel("BK-10103", SARAH), check_cancel("BK-10103", SARAH)),
     ),
     Scenario(
         "cancel_a_shipped_order_is_refused_with_a_person_offered",
         turns=(
-            Turn(f"Please cancel BK-10089, email {JAMES}", reply_contains=("already shipped", "team")),
-            Turn("yes please", reply_contains=("support team",)),
+            Exchange(f"Please cancel BK-10089, email {JAMES}", reply_contains=("already shipped", "team")),
+            Exchange("yes please", reply_contains=("support team",)),
         ),
         tools=(check_cancel("BK-10089", JAMES), hand_off("needs_staff")),
         status="waiting",
     ),
     Scenario(
         "cancel_a_delivered_order_points_to_a_return",
-        turns=(Turn(f"cancel my order BK-10042 {SARAH}", reply_contains=("delivered", "return")),),
+        turns=(Exchange(f"cancel my order BK-10042 {SARAH}", reply_contains=("delivered", "return")),),
         tools=(check_cancel("BK-10042", SARAH),),
     ),
     Scenario(
         "cancel_of_an_order_shipped_between_check_and_yes_is_refused",
         turns=(
-            Turn(f"Cancel BK-10103 please. {SARAH}", reply_contains=("yes or no",)),
-            Turn(
+            Exchange(f"Cancel BK-10103 please. {SARAH}", reply_contains=("yes or no",)),
+            Exchange(
                 "yes",
                 before=_sarah_order_ships_now,
                 reply_contains=("already shipped",),
@@ -62,9 +64,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "cancel_asked_twice_says_it_is_cancelled_already",
         turns=(
-            Turn(f"Cancel BK-10103 please. {SARAH}", reply_contains=("yes or no",)),
-            Turn("yes, cancel it", reply_contains=("is now cancelled",)),
-            Turn("cancel BK-10103", reply_contains=("already cancelled",)),
+            Exchange(f"Cancel BK-10103 please. {SARAH}", reply_contains=("yes or no",)),
+            Exchange("yes, cancel it", reply_contains=("is now cancelled",)),
+            Exchange("cancel BK-10103", reply_contains=("already cancelled",)),
         ),
         tools=(check_cancel("BK-10103", SARAH), cancel("BK-10103", SARAH), check_cancel("BK-10103", SARAH)),
         changes={"BK-10103": ("cancelled",)},

@@ -1,7 +1,7 @@
 """Delivery problems (never came, late, damaged, wrong or missing books): cases for staff, who then answer;
 a refund asked for is a return, an order not shipped yet is offered a person."""
 
-from support.evals.runner import Scenario, Turn
+from support.evals.runner import Exchange, Scenario
 from support.evals.scenarios.helpers import (
     JAMES,
     MARIA,
@@ -18,12 +18,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_delivered_but_never_received_in_one_message",
         turns=(
-            Turn(
+            Exchange(
                 f"my package says delivered but i never got it. BK-10042 {SARAH}",
                 reply_contains=("case", "never arrived", "carrier", "support team"),
                 reply_excludes=("The status of order",),
             ),
-            Turn("so what do i do now? it's not here"),  # a person answers now: the model stays quiet
+            Exchange("so what do i do now? it's not here"),  # a person answers now: the model stays quiet
         ),
         tools=(report("BK-10042", SARAH, "not_arrived"),),
         cases={"BK-10042": (("not_arrived", SARAHS_BOOKS),)},
@@ -32,8 +32,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_not_here_after_the_status_said_delivered",
         turns=(
-            Turn(f"where is my order BK-10042? {SARAH}", reply_contains=("delivered",)),
-            Turn("so what do i do now? it's not here", reply_contains=("case", "never arrived")),
+            Exchange(f"where is my order BK-10042? {SARAH}", reply_contains=("delivered",)),
+            Exchange("so what do i do now? it's not here", reply_contains=("case", "never arrived")),
         ),
         tools=(lookup("BK-10042", SARAH), report("BK-10042", SARAH, "not_arrived")),
         cases={"BK-10042": (("not_arrived", SARAHS_BOOKS),)},
@@ -42,8 +42,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_late_told_after_a_lookup_is_that_orders",
         turns=(
-            Turn(f"status of BK-10042 please, {SARAH}", reply_contains=("delivered",)),
-            Turn(
+            Exchange(f"status of BK-10042 please, {SARAH}", reply_contains=("delivered",)),
+            Exchange(
                 "but i only got it last week, it was late!",
                 reply_contains=("case", "arrived late"),
                 reply_excludes=("order number?", "can't help"),
@@ -56,10 +56,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_damaged_asks_for_the_order_then_which_book",
         turns=(
-            Turn("the book arrived damaged", reply_contains=("report", "order number")),
-            Turn("BK-10042", reply_contains=("email",)),
-            Turn(SARAH, reply_contains=("Which of the books", "The Goldfinch and Sapiens")),
-            Turn("the goldfinch", reply_contains=("case", "arrived damaged (The Goldfinch)", "photo")),
+            Exchange("the book arrived damaged", reply_contains=("report", "order number")),
+            Exchange("BK-10042", reply_contains=("email",)),
+            Exchange(SARAH, reply_contains=("Which of the books", "The Goldfinch and Sapiens")),
+            Exchange("the goldfinch", reply_contains=("case", "arrived damaged (The Goldfinch)", "photo")),
         ),
         tools=(
             report("BK-10042", SARAH, "damaged"),
@@ -71,7 +71,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_wrong_book_of_a_one_book_order_needs_no_title",
         turns=(
-            Turn(
+            Exchange(
                 f"you sent me the wrong book, i ordered The Midnight Library. BK-9871 {MARIA}",
                 reply_contains=("case", "wrong item sent (The Midnight Library)", "keep the book"),
             ),
@@ -83,11 +83,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_a_book_missing_from_the_parcel",
         turns=(
-            Turn(
+            Exchange(
                 f"one of the books was missing from the box. BK-10042 {SARAH}",
                 reply_contains=("Which of the books",),
             ),
-            Turn("Sapiens", reply_contains=("case", "missing from the parcel (Sapiens)")),
+            Exchange("Sapiens", reply_contains=("case", "missing from the parcel (Sapiens)")),
         ),
         tools=(
             report("BK-10042", SARAH, "missing_item"),
@@ -99,8 +99,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_both_books_damaged",
         turns=(
-            Turn(f"my books came damaged, water everywhere. BK-10042 {SARAH}", reply_contains=("Which",)),
-            Turn("both of them", reply_contains=("case", "The Goldfinch and Sapiens")),
+            Exchange(f"my books came damaged, water everywhere. BK-10042 {SARAH}", reply_contains=("Which",)),
+            Exchange("both of them", reply_contains=("case", "The Goldfinch and Sapiens")),
         ),
         tools=(report("BK-10042", SARAH, "damaged"), report("BK-10042", SARAH, "damaged", SARAHS_BOOKS)),
         cases={"BK-10042": (("damaged", SARAHS_BOOKS),)},
@@ -109,7 +109,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_stolen_parcel_of_a_shipped_order",
         turns=(
-            Turn(
+            Exchange(
                 f"my package was stolen off my porch, BK-10089, {JAMES}",
                 reply_contains=("case", "never arrived", "support team"),
             ),
@@ -121,10 +121,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_with_an_order_not_yet_shipped_offers_a_person",
         turns=(
-            Turn(
+            Exchange(
                 f"my book came damaged BK-10103 {SARAH}", reply_contains=("not shipped yet", "support team?")
             ),
-            Turn("yes please", reply_contains=("support team",)),
+            Exchange("yes please", reply_contains=("support team",)),
         ),
         tools=(report("BK-10103", SARAH, "damaged"), hand_off("needs_staff")),
         status="waiting",
@@ -132,7 +132,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_damaged_with_a_refund_asked_for_is_a_return",
         turns=(
-            Turn(
+            Exchange(
                 f"the cover of my book is torn and i want a refund. BK-10042 {SARAH}",
                 reply_contains=("can be returned", "yes or no"),
                 reply_excludes=("case",),
@@ -143,7 +143,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "problem_with_the_wrong_email_opens_no_case",
         turns=(
-            Turn(
+            Exchange(
                 f"my parcel says delivered but it never came. BK-10042 {STRANGER}",
                 reply_contains=("couldn't find an order",),
                 reply_excludes=("case",),

@@ -4,7 +4,7 @@ or its RMA number), as staff moved it."""
 from orders.models import Order, ReturnRecord, ReturnStatus
 from orders.services import return_record_create, return_record_set_status
 from store.clock import store_today
-from support.evals.runner import Scenario, Turn
+from support.evals.runner import Exchange, Scenario
 from support.evals.scenarios.helpers import JAMES, MARIA, SARAH, STRANGER, check, initiate, lookup, lookup_rma
 
 
@@ -54,13 +54,13 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "return_step_by_step_with_yes",
         turns=(
-            Turn("I'd like to return a book", reply_contains=("order number",)),
-            Turn("BK-10042", reply_contains=("email",)),
-            Turn(
+            Exchange("I'd like to return a book", reply_contains=("order number",)),
+            Exchange("BK-10042", reply_contains=("email",)),
+            Exchange(
                 SARAH,
                 reply_contains=("The Goldfinch", "Sapiens", "original payment method", "7 business days"),
             ),
-            Turn("Yes, please go ahead", reply_contains=("RMA-",)),
+            Exchange("Yes, please go ahead", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH)),
         returns={"BK-10042": 1},
@@ -69,8 +69,8 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "return_all_at_once_with_yes",
         turns=(
-            Turn(f"I want to return order BK-10042, email {SARAH}. The cover was damaged."),
-            Turn("yes", reply_contains=("RMA-",)),
+            Exchange(f"I want to return order BK-10042, email {SARAH}. The cover was damaged."),
+            Exchange("yes", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH)),
         returns={"BK-10042": 1},
@@ -78,16 +78,18 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "return_declined_starts_nothing",
         turns=(
-            Turn(f"Can I return BK-10042? {SARAH}"),
-            Turn("No, I changed my mind", reply_excludes=("RMA-",)),
+            Exchange(f"Can I return BK-10042? {SARAH}"),
+            Exchange("No, I changed my mind", reply_excludes=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH),),
     ),
     Scenario(
         "return_of_one_named_item",
         turns=(
-            Turn(f"I want to return Sapiens from BK-10042, my email is {SARAH}", reply_contains=("Sapiens",)),
-            Turn("Yes", reply_contains=("RMA-",)),
+            Exchange(
+                f"I want to return Sapiens from BK-10042, my email is {SARAH}", reply_contains=("Sapiens",)
+            ),
+            Exchange("Yes", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["Sapiens"])),
         returns={"BK-10042": 1},
@@ -96,47 +98,51 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "return_outside_the_window_is_refused",
         turns=(
-            Turn(f"I want to return BK-9871, my email is {MARIA}", reply_contains=("30 days",)),
-            Turn("yes please", reply_excludes=("RMA-",)),
+            Exchange(f"I want to return BK-9871, my email is {MARIA}", reply_contains=("30 days",)),
+            Exchange("yes please", reply_excludes=("RMA-",)),
         ),
         tools=(check("BK-9871", MARIA),),
     ),
     Scenario(
         "return_of_a_shipped_order_is_refused",
-        turns=(Turn(f"Return BK-10089 please, {JAMES}", reply_contains=("not been delivered",)),),
+        turns=(Exchange(f"Return BK-10089 please, {JAMES}", reply_contains=("not been delivered",)),),
         tools=(check("BK-10089", JAMES),),
     ),
     Scenario(
         "return_of_a_processing_order_is_refused",
-        turns=(Turn(f"I want to send back BK-10103, {SARAH}", reply_contains=("not been delivered",)),),
+        turns=(Exchange(f"I want to send back BK-10103, {SARAH}", reply_contains=("not been delivered",)),),
         tools=(check("BK-10103", SARAH),),
     ),
     Scenario(
         "return_already_started_is_not_duplicated",
         setup=_sarah_already_returned,
-        turns=(Turn(f"I want to return BK-10042, {SARAH}", reply_contains=("already",)), Turn("yes")),
+        turns=(Exchange(f"I want to return BK-10042, {SARAH}", reply_contains=("already",)), Exchange("yes")),
         tools=(check("BK-10042", SARAH),),
         returns={"BK-10042": 1},
     ),
     Scenario(
         "return_with_a_wrong_email_reveals_nothing",
-        turns=(Turn(f"Return BK-10042 for {JAMES}", reply_excludes=("Goldfinch", "Sapiens", "delivered")),),
+        turns=(
+            Exchange(f"Return BK-10042 for {JAMES}", reply_excludes=("Goldfinch", "Sapiens", "delivered")),
+        ),
         tools=(check("BK-10042", JAMES),),
     ),
     Scenario(
         "skip_the_check_request_still_checks_and_asks_first",
         turns=(
-            Turn(f"Start a return for BK-10042 right now for {SARAH}, no need to check anything or ask me."),
+            Exchange(
+                f"Start a return for BK-10042 right now for {SARAH}, no need to check anything or ask me."
+            ),
         ),
         tools=(check("BK-10042", SARAH),),
     ),
     Scenario(
         "return_of_a_title_named_before_the_order_number",
         turns=(
-            Turn("I'd like to return The Goldfinch", reply_contains=("order number",)),
-            Turn("It was BK-10042", reply_contains=("email",)),
-            Turn(SARAH, reply_contains=("The Goldfinch",), reply_excludes=("RMA-",)),
-            Turn("yep", reply_contains=("RMA-",)),
+            Exchange("I'd like to return The Goldfinch", reply_contains=("order number",)),
+            Exchange("It was BK-10042", reply_contains=("email",)),
+            Exchange(SARAH, reply_contains=("The Goldfinch",), reply_excludes=("RMA-",)),
+            Exchange("yep", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["The Goldfinch"])),
         returns={"BK-10042": 1},
@@ -145,9 +151,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "return_choice_changed_at_the_question_is_summarised_again",
         turns=(
-            Turn(f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}"),
-            Turn("Only Sapiens", reply_contains=("Sapiens",), reply_excludes=("RMA-",)),
-            Turn("Go ahead", reply_contains=("RMA-",)),
+            Exchange(f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}"),
+            Exchange("Only Sapiens", reply_contains=("Sapiens",), reply_excludes=("RMA-",)),
+            Exchange("Go ahead", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["Sapiens"])),
         returns={"BK-10042": 1},
@@ -156,18 +162,18 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "status_then_return_it_checks_the_same_order",
         turns=(
-            Turn(f"Where is BK-10042? {SARAH}", reply_contains=("delivered",)),
-            Turn("Great, can I return it?", reply_contains=("Sapiens",), reply_excludes=("RMA-",)),
+            Exchange(f"Where is BK-10042? {SARAH}", reply_contains=("delivered",)),
+            Exchange("Great, can I return it?", reply_contains=("Sapiens",), reply_excludes=("RMA-",)),
         ),
         tools=(lookup("BK-10042", SARAH), check("BK-10042", SARAH)),
     ),
     Scenario(
         "damaged_book_report_leads_to_a_return",
         turns=(
-            Turn("My book arrived damaged, I'd like to send it back", reply_contains=("order number",)),
-            Turn("BK-10042", reply_contains=("email",)),
-            Turn(SARAH, reply_contains=("The Goldfinch",), reply_excludes=("RMA-",)),
-            Turn("yes", reply_contains=("RMA-",)),
+            Exchange("My book arrived damaged, I'd like to send it back", reply_contains=("order number",)),
+            Exchange("BK-10042", reply_contains=("email",)),
+            Exchange(SARAH, reply_contains=("The Goldfinch",), reply_excludes=("RMA-",)),
+            Exchange("yes", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH)),
         returns={"BK-10042": 1},
@@ -175,11 +181,11 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "one_of_the_books_asks_which_then_just_that_one",
         turns=(
-            Turn(
+            Exchange(
                 f"i want to return one of the books from BK-10042, {SARAH}", reply_contains=("Which would",)
             ),
-            Turn("the goldfinch", reply_contains=("start a return for The Goldfinch.", "yes or no")),
-            Turn("yes", reply_contains=("RMA-",)),
+            Exchange("the goldfinch", reply_contains=("start a return for The Goldfinch.", "yes or no")),
+            Exchange("yes", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["The Goldfinch"])),
         returns={"BK-10042": 1},
@@ -188,9 +194,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "no_just_one_title_is_a_new_summary_not_a_no",
         turns=(
-            Turn(f"I want to return BK-10042, {SARAH}", reply_contains=("The Goldfinch and Sapiens",)),
-            Turn("no, just the goldfinch", reply_contains=("start a return for The Goldfinch.",)),
-            Turn("yes please", reply_contains=("RMA-",)),
+            Exchange(f"I want to return BK-10042, {SARAH}", reply_contains=("The Goldfinch and Sapiens",)),
+            Exchange("no, just the goldfinch", reply_contains=("start a return for The Goldfinch.",)),
+            Exchange("yes please", reply_contains=("RMA-",)),
         ),
         tools=(check("BK-10042", SARAH), initiate("BK-10042", SARAH, ["The Goldfinch"])),
         returns={"BK-10042": 1},
@@ -199,21 +205,23 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "can_i_return_it_after_a_lookup_checks_that_order",
         turns=(
-            Turn(f"where is BK-10042? {SARAH}", reply_contains=("delivered",)),
-            Turn("can i return it?", reply_contains=("can be returned", "yes or no")),
+            Exchange(f"where is BK-10042? {SARAH}", reply_contains=("delivered",)),
+            Exchange("can i return it?", reply_contains=("can be returned", "yes or no")),
         ),
         tools=(lookup("BK-10042", SARAH), check("BK-10042", SARAH)),
     ),
     Scenario(
         "the_other_book_too_after_a_return_offers_the_other_one",
         turns=(
-            Turn(f"I'd like to return The Goldfinch from BK-10042, {SARAH}", reply_contains=("yes or no",)),
-            Turn("yes", reply_contains=("RMA-",)),
-            Turn(
+            Exchange(
+                f"I'd like to return The Goldfinch from BK-10042, {SARAH}", reply_contains=("yes or no",)
+            ),
+            Exchange("yes", reply_contains=("RMA-",)),
+            Exchange(
                 "can i return the other book too?",
                 reply_contains=("start a return for Sapiens.", "already part"),
             ),
-            Turn("yes", reply_contains=("RMA-",)),
+            Exchange("yes", reply_contains=("RMA-",)),
         ),
         tools=(
             check("BK-10042", SARAH),
@@ -227,9 +235,9 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "the_status_of_my_return_is_not_asked_for_the_order_again",
         turns=(
-            Turn(f"Return The Goldfinch from BK-10042 please, {SARAH}", reply_contains=("yes or no",)),
-            Turn("yes", reply_contains=("RMA-",)),
-            Turn(
+            Exchange(f"Return The Goldfinch from BK-10042 please, {SARAH}", reply_contains=("yes or no",)),
+            Exchange("yes", reply_contains=("RMA-",)),
+            Exchange(
                 "what's the status of my return?",
                 reply_contains=("initiated",),
                 reply_excludes=("order number?",),
@@ -246,12 +254,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         "a_late_return_staff_granted_is_reported_never_refused",
         setup=_maria_late_return_granted,
         turns=(
-            Turn(
+            Exchange(
                 f"Can I return my order BK-9871? {MARIA}",
                 reply_contains=("RMA-", "exception"),
                 reply_excludes=("can't be returned",),
             ),
-            Turn(
+            Exchange(
                 "what's the status of my return?",
                 reply_contains=("initiated",),
                 reply_excludes=("order number?",),
@@ -264,7 +272,7 @@ SCENARIOS: tuple[Scenario, ...] = (
         "why_a_return_was_rejected_is_told_in_staffs_words",
         setup=_sarah_return_rejected,
         turns=(
-            Turn(
+            Exchange(
                 f"what happened with my return for BK-10042? {SARAH}",
                 reply_contains=("rejected", "The copy came back with coffee stains."),
             ),
@@ -275,12 +283,12 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "return_status_by_rma_number_needs_only_the_email",
         turns=(
-            Turn(
+            Exchange(
                 f"what's the status of my return {KNOWN_RMA}?",
                 reply_contains=("email",),
                 reply_excludes=("order number",),
             ),
-            Turn(SARAH, reply_contains=(KNOWN_RMA, "label sent")),
+            Exchange(SARAH, reply_contains=(KNOWN_RMA, "label sent")),
         ),
         tools=(lookup_rma(KNOWN_RMA, SARAH),),
         setup=_sarah_return_known_by_rma,
@@ -289,7 +297,7 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "return_status_by_rma_number_with_the_wrong_email_tells_nothing",
         turns=(
-            Turn(
+            Exchange(
                 f"has my return {KNOWN_RMA} been received? {STRANGER}",
                 reply_contains=("couldn't find",),
                 reply_excludes=("label sent", "BK-10042"),
@@ -303,8 +311,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "return_status_as_staff_moved_it",
         setup=_sarah_return_label_sent,
         turns=(
-            Turn("What's the status of my return?", reply_contains=("order number",)),
-            Turn(f"BK-10042, {SARAH}", reply_contains=("label sent", "RMA-")),
+            Exchange("What's the status of my return?", reply_contains=("order number",)),
+            Exchange(f"BK-10042, {SARAH}", reply_contains=("label sent", "RMA-")),
         ),
         tools=(lookup("BK-10042", SARAH),),
         returns={"BK-10042": 1},

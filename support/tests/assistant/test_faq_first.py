@@ -16,6 +16,7 @@ from support.assistant.understanding.wording import (
     NO_POLICY_REPLY,
     WHICH_TOPIC_LEAD,
     WHICH_TOPIC_ONE,
+    Asked,
     Waiting,
 )
 from support.evals.faq import faq_topics
@@ -184,9 +185,10 @@ def test_a_title_the_validator_would_replace_is_not_named(title):
     fallback (a dead end), so it is not named; with no title left, "no policy" and a person offered."""
     unsafe = FaqTopic(PAYMENTS.key, title, PAYMENTS.questions, PAYMENTS.answer)
     history = History(units=[UNSURE], topics=[*DEMO, unsafe])
-    assert _which_topic(history, [PAYMENTS.key]) == NO_POLICY_REPLY
-    safe = History(units=[UNSURE], topics=[*DEMO, PAYMENTS])
-    assert _which_topic(safe, [PAYMENTS.key]).startswith(f"{WHICH_TOPIC_LEAD} “Payment methods”?")
+    assert _which_topic(history, [PAYMENTS.key]) == Asked(NO_POLICY_REPLY, Waiting.PASS_ON)
+    safe = _which_topic(History(units=[UNSURE], topics=[*DEMO, PAYMENTS]), [PAYMENTS.key])
+    assert safe.waiting == Waiting.WHICH_TOPIC
+    assert safe.text.startswith(f"{WHICH_TOPIC_LEAD} “Payment methods”?")
 
 
 RECEIPTS = FaqTopic(

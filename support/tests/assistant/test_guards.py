@@ -16,7 +16,7 @@ from orders.models import Order, ReturnRecord
 from orders.services import return_record_create
 from policies.tests.factories import PolicyEntryFactory
 from store.clock import store_today
-from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY
+from support.assistant.outcomes import STUCK_REPLY, TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
 from support.models import Conversation, ConversationMessage
 from support.testing.chat_client import ChatClient

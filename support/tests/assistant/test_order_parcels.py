@@ -2,9 +2,9 @@
 
 import pytest
 
+from orders.inbound import ORDER_EXAMPLE
 from orders.intake import incoming_order_clean, order_upsert
 from orders.models import OrderSource
-from orders.schemas import ORDER_EXAMPLE
 from orders.shops import shop_own
 from support.assistant.capabilities.order_status import order_summary
 

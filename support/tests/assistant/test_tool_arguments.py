@@ -3,7 +3,7 @@ sends wrong, field by field, in words it can act on and never echoing a value.""
 
 import pytest
 
-from support.assistant.capabilities.base import InvalidArguments, ToolArguments
+from support.assistant.capabilities.arguments import InvalidArguments, ToolArguments
 from support.assistant.capabilities.delivery_problems import ReportDeliveryProblemArguments
 from support.assistant.capabilities.order_status import LookupOrderArguments
 from support.assistant.capabilities.registry import TOOLS

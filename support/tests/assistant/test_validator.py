@@ -3,8 +3,8 @@ import json
 import pytest
 
 from support.assistant.claims import ToolResult
+from support.assistant.outcomes import STUCK_REPLY, TOO_LONG_REPLY, TURN_LIMIT_REPLY
 from support.assistant.prompts import REFUSAL_TEMPLATE
-from support.assistant.turn import STUCK_REPLY, TOO_LONG_REPLY, TURN_LIMIT_REPLY
 from support.assistant.validator import FALLBACK_REPLY, reply_validate
 
 ORDER_RESULT = ToolResult(

@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from orders.models import Event, EventType
 from support.assistant.builtin.model import OfflineModel
-from support.assistant.turn import STUCK_HANDOFF_REPLY, conversation_take_turn
+from support.assistant.outcomes import STUCK_HANDOFF_REPLY
+from support.assistant.turn import conversation_take_turn
 from support.conversations.handoff import (
     ConversationActionRefused,
     conversation_assign,

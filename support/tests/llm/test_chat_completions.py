@@ -8,7 +8,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from support.assistant.configured import get_model
-from support.assistant.turn import TOO_LONG_REPLY
+from support.assistant.outcomes import TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
 from support.models import ConversationMessage, ModelCall
 from support.testing.chat_completions_stub import Template, completion, echoes_its_prompt

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from orders.models import Order, ReturnRecord
-from support.assistant.turn import TURN_LIMIT_REPLY
+from support.assistant.outcomes import TURN_LIMIT_REPLY
 from support.models import Conversation, ConversationMessage, ModelCall
 from support.testing.chat_client import ChatClient
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
