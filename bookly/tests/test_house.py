@@ -2,12 +2,15 @@
 for one thing."""
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 APPS = ("bookly", "connection", "orders", "policies", "store", "support")
 MAX_LINES = 600
+# How a class or a type alias is named (CapWords), not a constant (UPPER_CASE).
+TYPE_NAME = re.compile(r"[A-Z][a-z]\w*")
 
 
 def _application_modules() -> list[Path]:
@@ -29,12 +32,21 @@ def test_no_module_is_longer_than_600_lines():
     assert long == {}
 
 
-def test_no_class_name_means_two_things():
-    """A class defined in two modules is two things with one name (a management command's `Command` is
-    Django's convention, one per command)."""
+def test_no_name_of_a_type_means_two_things():
+    """A class or type alias defined in two modules is two things with one name (a management command's
+    `Command` is Django's convention, one per command)."""
     where = defaultdict(list)
     for path in _application_modules():
-        for node in ast.parse(path.read_text()).body:  # a module's own classes (not a model's Meta)
-            if isinstance(node, ast.ClassDef) and node.name != "Command":
-                where[node.name].append(str(path.relative_to(ROOT)))
+        for node in ast.parse(path.read_text()).body:  # a module's own (not a model's Meta)
+            if isinstance(node, ast.ClassDef):
+                names = [node.name]
+            elif isinstance(node, ast.Assign):
+                names = [target.id for target in node.targets if isinstance(target, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                names = [node.target.id]
+            else:
+                continue
+            for name in names:
+                if TYPE_NAME.fullmatch(name) and name != "Command":
+                    where[name].append(str(path.relative_to(ROOT)))
     assert {name: paths for name, paths in where.items() if len(paths) > 1} == {}

@@ -20,7 +20,7 @@ from support.conversations.models import PERSON_ANSWERS, ConversationStatus, Han
 from support.conversations.services import conversation_get_for_session
 from support.llm.types import Model, ModelReply
 
-ToolCall = tuple[str, dict[str, Any]]
+ExpectedCall = tuple[str, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,8 @@ class Scenario:
     name: str
     turns: tuple[Exchange, ...]
     # Every tool call of the conversation, in order. Alternatives: any one may match.
-    tools: tuple[ToolCall, ...] = ()
-    tools_alternatives: tuple[tuple[ToolCall, ...], ...] = ()
+    tools: tuple[ExpectedCall, ...] = ()
+    tools_alternatives: tuple[tuple[ExpectedCall, ...], ...] = ()
     # Open returns per order number afterwards (orders not named must have none).
     returns: dict[str, int] = field(default_factory=dict)
     returned_titles: tuple[str, ...] | None = None
@@ -71,7 +71,7 @@ class RecordingModel:
         return self.model.create(system=system, tools=tools, messages=messages, deadline=deadline)
 
 
-def _normalized(call: ToolCall) -> ToolCall:
+def _normalized(call: ExpectedCall) -> ExpectedCall:
     """Arguments compared as the tools read them: trimmed, case-folded identifiers."""
     name, arguments = call
     clean = {}
@@ -98,7 +98,7 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
     session = SessionStore()
     session.create()
     failures: list[str] = []
-    calls: list[ToolCall] = []
+    calls: list[ExpectedCall] = []
     violations: list[str] = []
 
     for number, turn in enumerate(scenario.turns, start=1):

@@ -17,7 +17,12 @@ from orders.addresses import (
 from orders.models import OrderChangeKind, OrderChangeState
 from orders.selectors import order_address_country_check, order_change_check
 from orders.services import ADDRESS_UNCHANGED, OrderChangeNotAllowed
-from support.assistant.capabilities.arguments import CustomerEmail, OrderArguments, OrderNumber, ToolArguments
+from support.assistant.capabilities.arguments import (
+    EmailArgument,
+    OrderArguments,
+    OrderNumberArgument,
+    ToolArguments,
+)
 from support.assistant.capabilities.base import (
     Capability,
     OrderTask,
@@ -74,8 +79,8 @@ class AddressFields(ToolArguments):
 
 
 class CheckAddressChangeArguments(ToolArguments):
-    order_id: OrderNumber
-    customer_email: CustomerEmail
+    order_id: OrderNumberArgument
+    customer_email: EmailArgument
     new_address: Annotated[
         AddressFields,
         Field(
@@ -260,8 +265,8 @@ CAPABILITY = Capability(
     scope="changing an order's shipping address",
     route="address",
     triggers=(
-        Trigger(51, _asks_to_readdress, over=frozenset({"order_status"}), stands=True),
-        Trigger(70, _sends_to_an_address, stands=True),
+        Trigger(51, _asks_to_readdress, task="address", over=frozenset({"order_status"}), stands=True),
+        Trigger(70, _sends_to_an_address, task="address", stands=True),
     ),
     tools=(
         Tool(

@@ -71,7 +71,7 @@ def _order_number(value: str) -> str:
     return canonical
 
 
-OrderNumber = Annotated[
+OrderNumberArgument = Annotated[
     str,
     # Room for the spaces people type inside a number ("BK 10042").
     Field(min_length=1, max_length=ORDER_NUMBER_MAX_LENGTH + 8),
@@ -80,7 +80,7 @@ OrderNumber = Annotated[
     # No shape here: the schema is made once, the shops' shapes may change; the system prompt says it.
     WithJsonSchema({"type": "string", "description": "The order number as the customer gave it."}),
 ]
-CustomerEmail = Annotated[
+EmailArgument = Annotated[
     str,
     Field(min_length=1, max_length=MAX_EMAIL_LENGTH),
     BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
@@ -234,5 +234,5 @@ def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
 class OrderArguments(ToolArguments):
     """An order, named by the customer with the email on it."""
 
-    order_id: OrderNumber
-    customer_email: CustomerEmail
+    order_id: OrderNumberArgument
+    customer_email: EmailArgument

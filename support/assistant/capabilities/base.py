@@ -173,6 +173,9 @@ class Trigger:
 
     precedence: int
     reads: Callable[[Message], Intent | None]
+    # The order task it reads a message as, when it does (an OrderTask's kind; the test of the built-in
+    # model's steps holds every task to a trigger or words of its own).
+    task: str = ""
     over: frozenset[str] = frozenset()
     # Its reading stands over the phrasings' (the built-in model's classifier): a request read plainly
     # that must never be lost (a cancellation, a new address, a delivery problem named).
@@ -215,12 +218,12 @@ class Capability:
     name: str
     tools: tuple[Tool, ...]
     prompt: str
+    # Where the routing evaluation counts a first message that reaches one of its tools (its sets'
+    # label: support/evals/routing/); `{argument}` is filled from the call ("policy:{topic}").
+    route: str
     # Its words in the system prompt's "You help only with ..." (none: a person, and the store's policies,
     # which the rule names itself).
     scope: str = ""
-    # Where the routing evaluation counts a first message that reaches one of its tools (its sets'
-    # label: support/evals/routing/); `{argument}` is filled from the call ("policy:{topic}").
-    route: str = ""
     # Its tools and rules were in the old design's measured cost (support/tests/assistant/
     # test_prompt_cost.py): a capability added since is allowed its own tools and words, at a cached
     # call's price.

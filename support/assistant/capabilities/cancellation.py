@@ -154,6 +154,7 @@ CAPABILITY = Capability(
         Trigger(
             50,
             _asks_to_cancel,
+            task="cancel",
             over=frozenset({"address_change", "returns", "order_status"}),
             stands=True,
         ),

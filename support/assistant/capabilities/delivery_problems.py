@@ -144,7 +144,11 @@ CAPABILITY = Capability(
     name="delivery_problems",
     scope="delivery problems",
     route="problem",
-    triggers=(Trigger(90, _reports_a_problem, over=frozenset({"returns", "order_status"}), stands=True),),
+    triggers=(
+        Trigger(
+            90, _reports_a_problem, task="problem", over=frozenset({"returns", "order_status"}), stands=True
+        ),
+    ),
     tools=(
         Tool(
             name="report_delivery_problem",

@@ -17,8 +17,8 @@ from orders.selectors import (
     order_list_for_customer,
 )
 from support.assistant.capabilities.arguments import (
-    CustomerEmail,
-    OrderNumber,
+    EmailArgument,
+    OrderNumberArgument,
     ToolArguments,
     clean_text,
     shaped,
@@ -85,9 +85,9 @@ RmaNumber = Annotated[
 class LookupOrderArguments(ToolArguments):
     one_of_required = ("order_id", "rma_number")
 
-    order_id: OrderNumber | None = None
+    order_id: OrderNumberArgument | None = None
     rma_number: RmaNumber | None = None
-    customer_email: CustomerEmail
+    customer_email: EmailArgument
 
 
 class NoArguments(ToolArguments):
@@ -387,8 +387,8 @@ CAPABILITY = Capability(
     route="order_status",
     old_design=True,
     triggers=(
-        Trigger(100, _asks_a_returns_status, over=frozenset({"returns"})),
-        Trigger(130, _asks_an_orders_status),
+        Trigger(100, _asks_a_returns_status, task="status", over=frozenset({"returns"})),
+        Trigger(130, _asks_an_orders_status, task="status"),
     ),
     tools=(
         Tool(

@@ -339,7 +339,7 @@ CAPABILITY = Capability(
     scope="returns",
     route="return",
     old_design=True,
-    triggers=(Trigger(110, _asks_to_return, over=frozenset({"order_status"})),),
+    triggers=(Trigger(110, _asks_to_return, task="return", over=frozenset({"order_status"})),),
     tools=(
         Tool(
             name="check_return_eligibility",

@@ -9,6 +9,7 @@ from support.assistant.capabilities.registry import (
     TASK_STEPS,
     TASKS,
     TOOL_NAMES,
+    TRIGGERS,
     one_each,
 )
 from support.assistant.understanding.wording import Waiting
@@ -18,18 +19,15 @@ def test_every_tool_has_its_capability_s_reply():
     assert set(REPLIES) == set(TOOL_NAMES)
 
 
-# The order tasks the built-in model's rules read (builtin/intents.py); any other task is asked for in
-# words of its own (OrderTask.asks), read before the rules.
-RULES_READ = {"status", "return", "cancel", "address", "problem"}
+# The order tasks the capabilities' triggers read (Trigger.task); any other task is asked for in words of
+# its own (OrderTask.asks), read by the built-in model's own triggers.
+RULES_READ = {trigger.task for _, trigger in TRIGGERS if trigger.task}
 
 
-def test_every_task_the_rules_read_has_its_capability_s_steps():
-    assert set(TASKS) >= RULES_READ
+def test_every_task_is_read_by_a_trigger_or_its_own_words():
+    assert {"status", "return", "cancel", "address", "problem"} <= RULES_READ
+    assert set(ORDER_TASKS) | RULES_READ == set(TASKS)
     assert {task.tool for task in TASK_STEPS.values()} <= set(TOOL_NAMES)
-
-
-def test_every_other_task_brings_words_of_its_own():
-    assert set(ORDER_TASKS) == set(TASKS) - RULES_READ
 
 
 def test_every_question_asked_has_an_answer():

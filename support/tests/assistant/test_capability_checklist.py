@@ -1,7 +1,9 @@
-"""Adding a capability by docs/contributors.md's checklist: its module, its tests and its entry in the
-registry, nothing else. A copy of the project gets a throwaway capability made from the receipt's module
-and its entry in registry.py; the suite's capability checks then pass on it unedited, and the built-in
-model and the system prompt take it up."""
+"""Adding a capability by docs/contributors.md's checklist: its module, its tests (and its conversations)
+and its entry in the registry, nothing else. A copy of the project gets a throwaway capability made from
+the receipt's module (a task asked in words of its own), its tests, a scenario module and its entry in
+registry.py; the suite's checks that read every capability (the built-in model's steps, the triggers,
+the tools sent, the prompt's cost and words, the docs, its scenario) then pass on it unedited, and the
+built-in model and the system prompt take it up."""
 
 import os
 import shutil
@@ -49,6 +51,23 @@ def test_the_models_and_the_evaluations_are_told_of_it():
     assert _tool_route("email_gift_note", {}) == "gift_note" and "gift_note" in IN_SCOPE
 """
 
+# Its conversations, found by the scenario suite by its name.
+GIFT_NOTE_SCENARIOS = """
+from support.evals.runner import Exchange, Scenario
+from support.evals.scenarios.helpers import SARAH
+
+SCENARIOS = (
+    Scenario(
+        "gift_note_asked_with_the_number_then_the_email",
+        turns=(
+            Exchange("Could I have a gift note for BK-10042?", reply_contains=("email",)),
+            Exchange(SARAH, reply_contains=("emailed the receipt for order BK-10042",)),
+        ),
+        tools=(("email_gift_note", {"order_id": "BK-10042", "customer_email": SARAH}),),
+    ),
+)
+"""
+
 # The suite's checks that read every capability (a new one must need no line in them).
 CHECKS = (
     "support/tests/assistant/test_builtin_steps.py",
@@ -56,6 +75,10 @@ CHECKS = (
     "support/tests/assistant/test_prompt_cost.py",
     "support/tests/assistant/test_prompts.py",
     "support/tests/assistant/test_gift_note.py",
+    "support/tests/assistant/test_triggers.py",
+    "bookly/tests/test_docs.py",
+    # Its conversation, with the built-in model answering (the scenario suite finds it by name).
+    "support/tests/evals/test_scenarios.py::test_scenario[gift_note_asked_with_the_number_then_the_email-offline]",
 )
 
 
@@ -84,6 +107,7 @@ def _add_the_gift_note(project: Path) -> None:
     module = module[:start] + GIFT_NOTE_WORDS + module[module.index("\n", module.index("))", start)) :]
     (project / CAPABILITIES / "gift_note.py").write_text(module)
     (project / "support/tests/assistant/test_gift_note.py").write_text(GIFT_NOTE_TESTS)
+    (project / "support/evals/scenarios/gift_note.py").write_text(GIFT_NOTE_SCENARIOS)
 
     registry = project / CAPABILITIES / "registry.py"
     listed = registry.read_text()

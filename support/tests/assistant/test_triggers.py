@@ -10,7 +10,7 @@ import pytest
 
 from support.assistant.builtin.intents import RULES, _in_precedence
 from support.assistant.capabilities.base import Trigger
-from support.assistant.capabilities.registry import TRIGGERS
+from support.assistant.capabilities.registry import TASKS, TRIGGERS
 from support.assistant.understanding.message import Message
 from support.evals.routing import resolution_sets, routing_sets
 from support.evals.scenarios import SCENARIOS
@@ -41,6 +41,17 @@ def test_an_overlap_of_two_capabilities_requests_is_declared(customers_words):
                 if other != first and not trigger.comes_before(other):
                     undeclared[first, other].append(text)
     assert not undeclared, {pair: texts[:3] for pair, texts in undeclared.items()}
+
+
+def test_a_trigger_reads_a_task_only_as_the_one_it_declares(customers_words):
+    misread = set()
+    for text in customers_words:
+        message = Message(text, has_prior_order=True, topics=[])
+        for owner, trigger in TRIGGERS:
+            intent = trigger.reads(message)
+            if intent is not None and intent.kind in TASKS and intent.kind != trigger.task:
+                misread.add((owner, trigger.precedence, intent.kind))
+    assert misread == set()
 
 
 def test_every_capability_trigger_takes_some_message_first(customers_words):
