@@ -1,6 +1,7 @@
 """The model this process talks to, as configured: Claude with a key, an OpenAI-compatible provider
 when chosen, else the offline model; and the offline model while the provider's circuit is open."""
 
+from collections.abc import Callable
 from functools import lru_cache, partial
 
 from django.conf import settings
@@ -25,7 +26,7 @@ def _build_model(config: tuple) -> Model:
     if backend == "openai":
         from support.llm.chat_completions import ChatCompletionsModel
 
-        provider = partial(ChatCompletionsModel, content_format=content_format)
+        provider: Callable[..., Model] = partial(ChatCompletionsModel, content_format=content_format)
     else:
         from support.llm.claude import AnthropicModel
 

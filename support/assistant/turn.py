@@ -240,7 +240,7 @@ def conversation_take_turn(
                 reply=None,
                 offline=model.offline,
                 turn=kept.turn_count,
-                status=kept.status,
+                status=ConversationStatus(kept.status),
                 conversation_id=kept.pk,
             )
         # Handed back or closed a moment ago: answered as the conversation is now.
@@ -268,7 +268,8 @@ def conversation_take_turn(
     try:
         turn = _running_turn(lease, history, progress, signed_in=signed_in, client_address=client_address)
         reply_blocks = _tool_loop(turn, model)
-        handoff = None
+        handoff: tuple[str, str] | None = None
+        violations: tuple[str, ...]
         if asked := turn.tools.handoff:
             # What happens next is a promise only our tool can word: the customer reads its words,
             # and whatever the model said instead is neither shown nor kept.
@@ -335,9 +336,9 @@ def conversation_take_turn(
     except BaseException as error:
         # Traced and counted whatever went wrong (the model failed, the lease was lost, a bug), but not
         # a worker being stopped: that is no turn's outcome.
-        record = None
+        failed_record = None
         if turn and isinstance(error, Exception):
-            record = turn.record(
+            failed_record = turn.record(
                 started=started,
                 outcome=TurnOutcome.ERROR,
                 reply_source=ReplySource.NONE,
@@ -348,14 +349,14 @@ def conversation_take_turn(
                 lease=lease,
                 model_calls=turn.model_calls if turn else [],
                 set_aside_unanswered=_poisons_history(error),
-                trace=record,
+                trace=failed_record,
             )
         except Exception:
             logger.exception(
                 "could not clean up after a failed turn (conversation=%s)", log_id(lease.conversation.pk)
             )
-        if record:
-            turn_observe(record)
+        if failed_record:
+            turn_observe(failed_record)
         raise
     turn_observe(record)
     return TurnResult(

@@ -28,6 +28,7 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from support.assistant.builtin.sentences import (
     ModelFileError,
@@ -37,6 +38,12 @@ from support.assistant.builtin.sentences import (
 )
 from support.assistant.understanding.reading import plain
 from support.llm.protocol import FaqTopic
+
+if TYPE_CHECKING:  # imported when first used, not with this module (see _hashes)
+    import numpy as np
+    from numpy.typing import NDArray
+    from scipy.sparse import csr_matrix
+    from sklearn.svm import LinearSVC
 
 logger = logging.getLogger(__name__)
 
@@ -233,14 +240,15 @@ class _Background:
     sentence vector) and in the classifier's features, and the weights of those features."""
 
     texts: tuple[str, ...]
-    routes: object  # an array of the phrasings' routes
-    meanings: object  # each phrasing's sentence vector (texts x 384, unit rows)
+    routes: "NDArray[np.str_]"  # the phrasings' routes
+    meanings: "NDArray[np.float32]"  # each phrasing's sentence vector (texts x 384, unit rows)
     known: frozenset[str]  # the words customers use (as `_words` gives them)
     words: tuple[str, ...]  # each phrasing's words (as `_words` gives them, joined)
     common_words: frozenset[str]  # the words in more than _COMMON of the phrasings
-    word_weights: object
-    letter_weights: object
-    features: object  # each phrasing in the classifier's features
+    word_weights: "NDArray[np.float64]"
+    letter_weights: "NDArray[np.float64]"
+    # Each phrasing in the classifier's features (None only while _background makes them).
+    features: "csr_matrix | None"
 
     def featured(self, words: list[str], meanings):
         """Texts (as `_words` gives them, joined, and their sentence vectors) in the classifier's
@@ -307,11 +315,11 @@ _Written = tuple[str, str, str, tuple[str, ...]]
 
 @dataclass(frozen=True)
 class _Reader:
-    classifier: object
+    classifier: "LinearSVC"
     vocabulary: tuple[str, ...]  # the topics' own words, to which a misspelled word is read
     # What each topic is about: the words of its key and title ("returns", "shipping"), those its
     # questions and answer both use (of those customers seldom use), and the meanings of its key and title.
-    names: dict[str, tuple[frozenset[str], object]]
+    names: dict[str, tuple[frozenset[str], "NDArray[np.float32]"]]
 
     def words(self, text: str) -> str:
         return " ".join(_corrected(word, self.vocabulary) for word in _words(text))
@@ -374,7 +382,7 @@ def _labels(keys: list[str], meanings, texts: list[str]):
     # rating?" as near no topic. Near two topics, a phrasing is the one whose own words (those the other's
     # staff did not write) it uses more, when the two are within _TIE or it uses none of the nearer one's;
     # fairly near one topic, it is that topic when it uses a word no other topic's staff wrote.
-    owned = {key: set() for key in published}
+    owned: dict[str, set[str]] = {key: set() for key in published}
     for text, key in zip(texts, keys, strict=True):
         owned[key].update(_words(text))
     # A word only one topic's staff wrote tells only if customers seldom use it ("stars", not "book").
@@ -442,6 +450,7 @@ def _reader_trained(topics: tuple[_Written, ...]) -> _Reader | None:
         },
     )
     staff = background.featured([reader.words(text) for text in documents], meanings)
+    assert background.features is not None  # _background made them
     matrix = vstack([background.features[kept], *[staff] * _STAFF_WEIGHT]).tocsr()
     reader.classifier.fit(matrix, [*labels[kept], *keys * _STAFF_WEIGHT])
     # Dense, the weights are classes x half a million floats (46 MB for ten topics), of which under 5%

@@ -199,6 +199,7 @@ def respond(reading: Reading) -> Step:
     under_way = TASK_STEPS[intents[start].kind] if start is not None else None
     if (
         under_way
+        and start is not None
         and under_way.detail
         and pending == under_way.detail
         and start < len(units) - 1
@@ -214,8 +215,8 @@ def respond(reading: Reading) -> Step:
         return _task_step(reading, start)
     for after in AFTER_RESULT:
         # Right after a capability's result ("it's not here" after "delivered": a parcel gone missing).
-        if step := after(reading):
-            return step
+        if answer := after(reading):
+            return answer
     if intent.kind in TASKS:
         return _task_step(reading, len(units) - 1)
     if intent.kind == "policy":
@@ -227,11 +228,13 @@ def respond(reading: Reading) -> Step:
     if pending == Waiting.CONFIRM_ORDER_NUMBER and start is not None and intent.kind in _YES_OR_NO:
         # The answer to "Is 1050 your order number?": a yes takes it (History.confirmed), a no asks for it.
         return _task_step(reading, start)
-    waiting = (
-        pending in (Waiting.ORDER_NUMBER, Waiting.CONFIRM_ORDER_NUMBER, Waiting.WHICH_ORDER, Waiting.EMAIL)
-        and start is not None
+    waiting = pending in (
+        Waiting.ORDER_NUMBER,
+        Waiting.CONFIRM_ORDER_NUMBER,
+        Waiting.WHICH_ORDER,
+        Waiting.EMAIL,
     )
-    if intent.kind in ("ack", "unknown", "order_unclear") and waiting:
+    if intent.kind in ("ack", "unknown", "order_unclear") and waiting and start is not None:
         # Still waiting for an order detail: ask again rather than refuse or change the subject.
         step = _task_step(reading, start)
         return step if isinstance(step, ToolCall) else said("Sorry, I didn't catch that.", step)

@@ -7,6 +7,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orders.models import DeliveryProblem
 from orders.numbers import ORDER_NUMBERS
@@ -49,6 +50,10 @@ from support.assistant.understanding.vocabulary import (
 from support.llm.protocol import (
     FaqTopic,
 )
+
+if TYPE_CHECKING:  # imported when the classifier is first trained, not with this module
+    from sklearn.pipeline import FeatureUnion
+    from sklearn.svm import LinearSVC
 
 # --- intents -------------------------------------------------------------------------------------
 
@@ -117,9 +122,9 @@ class _Classifiers:
     problems' phrasings (so that a thousand reports of damaged books move no boundary between, say, a
     goodbye and a request for a person), and one telling a delivery problem, by kind, from the rest."""
 
-    features: object
-    routes: object
-    problems: object
+    features: "FeatureUnion"
+    routes: "LinearSVC"
+    problems: "LinearSVC"
 
 
 @functools.cache
@@ -261,8 +266,8 @@ def _talk(message: Message) -> Intent:
         return Intent("no_policy")  # "can you gift wrap my order?": a service no topic covers
     if message.personal:
         return Intent("order_unclear")
-    for kind, pattern, _ in SMALL_TALK:
-        if re.search(pattern, text):
+    for kind, said, _ in SMALL_TALK:
+        if re.search(said, text):
             return Intent(kind)
     return Intent("unknown")
 
@@ -328,7 +333,7 @@ _CLAUSE_BREAK_RE = re.compile(r"[.?!;]|\b(?:and|also|plus|then)\b")
 def _order_task_asked(text: str) -> tuple[str, re.Match] | None:
     """The capability's order task this message asks for in its words (its kind and where), or None."""
     for task in ORDER_TASKS.values():
-        asked = task.asks.search(text)
+        asked = task.asks.search(text) if task.asks else None  # ORDER_TASKS: those with words of their own
         if asked and not (task.unless and task.unless.search(text)):
             return task.kind, asked
     return None
@@ -346,16 +351,7 @@ _WENT_WRONG_WITH_MY_ORDER_RE = re.compile(
     r"\bmy (?:\w+ )?order\b.*\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b"
     r"|\b(?:was|were|got|been|twice|wrong|didn't|never|still)\b.*\bmy (?:\w+ )?order\b"
 )
-# "Send me my receipt", "a copy of my invoice", "I need a receipt" ask for one, which the receipt
-# capability sends; "is the receipt emailed?", "receipt for my purchase, how?" and "invoice with a VAT
-# number possible?" ask how receipts work, which a topic may say.
-_SEND_ME_RE = re.compile(
-    r"\b(?:(?:re-?)?send (?:me|it|my|the|a|an|over)|forward|e-?mail (?:me|my|the|it)|mail me"
-    r"|copy of (?:my|the)|(?:need|want|like) (?:a|the|my)|get me|where(?:'s| is) my|didn't get|never got"
-    r"|(?:never|not|didn't|haven't|hasn't|has not|have not) (?:\w+ )?(?:received?|arrived?|come|came)"
-    r"|(?:receipt|invoice) please)\b"
-)
-# A receipt for one order ("a receipt for my last purchase"): the receipt capability sends it.
+# A task for one order ("a receipt for my last purchase"): no question of how it works.
 _FOR_AN_ORDER_RE = re.compile(r"\bfor (?:my|this|that|the) (?:\w+ )?(?:order|purchase)\b")
 # What the store's FAQ may answer instead: anything that is no request of the model's own (an order's
 # task, a person, small talk) and no answer to its question.
@@ -399,21 +395,27 @@ def _detect_intent(raw: str, *, has_prior_order: bool, answering: bool, topics: 
         # "where is 10042?", "can u check 20417": about an order whose number it may be, which the
         # status task asks about ("Is 10042 your order number?") rather than refuse.
         return Intent("status")
-    # A receipt neither asked to be sent nor of one order ("is the receipt emailed?") is the receipts
-    # topic's when the FAQ's reader is sure of it, and the receipt capability's otherwise.
+    # A task in words that may ask how it works, neither asked to be done nor of one order ("is the
+    # receipt emailed?"), is the FAQ's when its reader is sure of a topic, and the task's otherwise
+    # (OrderTask.requested).
     text = plain(raw)
-    receipt_how = intent.kind == "receipt" and not (
-        order_id_in(raw)
-        or _SEND_ME_RE.search(text)
-        or _FOR_AN_ORDER_RE.search(text)
-        or (has_prior_order and REFERS_BACK_RE.search(text))
+    task = ORDER_TASKS.get(intent.kind)
+    how_it_works = (
+        task is not None
+        and task.requested is not None
+        and not (
+            order_id_in(raw)
+            or task.requested.search(text)
+            or _FOR_AN_ORDER_RE.search(text)
+            or (has_prior_order and REFERS_BACK_RE.search(text))
+        )
     )
     # A greeting with a question after it ("Good morning. Kindly explain how to purchase books") is the
     # question's when the FAQ's reader is sure of a topic, and a greeting otherwise.
     greeting = intent.kind == "greeting"
-    sure_only = receipt_how or greeting
+    sure_only = how_it_works or greeting
     if answering or (
-        not receipt_how
+        not how_it_works
         and (
             (intent.kind not in _FAQ_MAY_ANSWER and not greeting)
             or (intent.topic == CHANGING_ORDERS and _AN_ORDER_RE.search(raw))

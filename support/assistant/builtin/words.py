@@ -36,7 +36,7 @@ def stem(word: str) -> str:
 def stems(text: str, known: frozenset[str] = frozenset()) -> set[str]:
     """The stems of a text's words; a word run together from two `known` ones ("giftwrapping") counts as
     both."""
-    found = set()
+    found: set[str] = set()
     for word in _WORD_RE.findall(text.lower()):
         if word in STOP_WORDS or len(word) <= 2:
             continue

@@ -4,7 +4,7 @@ checks what the model sends: a bad argument is named field by field, in our word
 
 import unicodedata
 from collections.abc import Callable
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, Protocol
 
 from pydantic import (
     AfterValidator,
@@ -44,16 +44,21 @@ def clean_text(value: Any) -> Any:
     return "".join(kept).strip()
 
 
-def Text(max_length: int, description: str | None = None):
-    """One line of text, cleaned, not empty, at most max_length characters."""
-    return Annotated[
-        str,
-        Field(min_length=1, max_length=max_length, description=description),
-        BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
-    ]
+# One line of text, cleaned, not empty, at most so many characters. A field gives its description beside
+# it: Annotated[ReasonArgument, Field(description=...)].
+ReasonArgument = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_REASON_LENGTH),
+    BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
+]
+SummaryArgument = Annotated[
+    str,
+    Field(min_length=1, max_length=MAX_SUMMARY_LENGTH),
+    BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
+]
 
 
-def shaped(check: Callable[[str], str | None], shape: str):
+def shaped(check: Callable[[str], str | None], shape: str) -> AfterValidator:
     def validate(value: str) -> str:
         canonical = check(value)
         if canonical is None:
@@ -94,12 +99,9 @@ def _titles(value: list[str]) -> list[str] | None:
     return [title for title in titles if title] or None
 
 
-def Titles(description: str | None = None):
-    """Book titles as the customer or a tool result named them: at most MAX_ITEM_TITLES, each cut to
-    MAX_TITLE_LENGTH, empty ones dropped (None when none is left)."""
-    return Annotated[
-        list[str], Field(max_length=MAX_ITEM_TITLES, description=description), AfterValidator(_titles)
-    ]
+# Book titles as the customer or a tool result named them: at most MAX_ITEM_TITLES, each cut to
+# MAX_TITLE_LENGTH, empty ones dropped (None when none is left). A field gives its description beside it.
+TitlesArgument = Annotated[list[str], Field(max_length=MAX_ITEM_TITLES), AfterValidator(_titles)]
 
 
 class ToolArguments(BaseModel):
@@ -158,7 +160,7 @@ def _schema_node(node: dict[str, Any], definitions: dict[str, dict]) -> dict[str
         [kept] = [option for option in options if option != {"type": "null"}]
         node = {**{key: value for key, value in node.items() if key != "anyOf"}, **kept}
         return _schema_node(node, definitions)
-    sent = {}
+    sent: dict[str, Any] = {}
     for key, value in node.items():
         if key in _NOT_SENT:
             continue
@@ -185,7 +187,8 @@ class InvalidArguments(Exception):
 
 def _problems(invalid: ValidationError, model: type[BaseModel]) -> list[dict[str, str]]:
     """Each error in our words: the field's name (dotted inside an object) and what to fix."""
-    problems, other = [], False
+    problems: list[dict[str, str]] = []
+    other = False
     for error in invalid.errors(include_url=False, include_input=False):
         kind, loc, context = error["type"], error["loc"], error.get("ctx") or {}
         if kind in ("model_type", "model_attributes_type", "dict_type") and not loc:
@@ -225,9 +228,11 @@ def _problems(invalid: ValidationError, model: type[BaseModel]) -> list[dict[str
     return problems
 
 
-def _model_at(model: type[BaseModel], loc: tuple) -> type[BaseModel]:
+def _model_at(model: type[BaseModel], loc: tuple[int | str, ...]) -> type[BaseModel]:
     for part in loc:
-        model = model.model_fields[part].annotation
+        inner = model.model_fields[str(part)].annotation
+        assert isinstance(inner, type) and issubclass(inner, BaseModel), inner  # a nested model's field
+        model = inner
     return model
 
 
@@ -236,3 +241,13 @@ class OrderArguments(ToolArguments):
 
     order_id: OrderNumberArgument
     customer_email: EmailArgument
+
+
+class NamesAnOrder(Protocol):
+    """Arguments that name an order with the email on it: OrderArguments, or a tool's own with both."""
+
+    @property
+    def order_id(self) -> str: ...
+
+    @property
+    def customer_email(self) -> str: ...

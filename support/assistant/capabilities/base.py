@@ -27,7 +27,7 @@ from orders.services import RETURN_STATUSES_NEEDING_A_REASON, ReturnRefusal
 from orders.shops import shop_named_in
 from support.assistant.budget import CheckScope, identity_check_failed, identity_checks_spent
 from support.assistant.capabilities.arguments import (
-    OrderArguments,
+    NamesAnOrder,
     ToolArguments,
 )
 from support.assistant.understanding.history import Intent
@@ -91,7 +91,7 @@ class ToolOutcome:
     receipt: str | None = None
 
     def as_block(self, tool_use_id: str) -> dict[str, Any]:
-        block = {
+        block: dict[str, Any] = {
             "type": "tool_result",
             "tool_use_id": tool_use_id,
             "content": json.dumps(self.result, ensure_ascii=False),
@@ -101,7 +101,7 @@ class ToolOutcome:
         return block
 
 
-def error(code: str, message: str, **extra) -> ToolOutcome:
+def error(code: str, message: str, **extra: Any) -> ToolOutcome:
     return ToolOutcome({"error": code, "message": message, **extra}, is_error=True)
 
 
@@ -160,6 +160,10 @@ class OrderTask:
     takes_order_found: bool = True
     # Its words are a return's or an order status's too ("money back", "my refund"): read before those.
     read_first: bool = False
+    # Where its words may equally ask how it works ("is the receipt emailed?"): the words that ask for it
+    # to be done ("send me", "a copy of"). A message in its words without them, naming no order, is a
+    # question the store's FAQ answers when its reader is sure of a topic; the task's otherwise.
+    requested: re.Pattern | None = None
 
 
 @dataclass(frozen=True)
@@ -251,7 +255,7 @@ CHECKS_SPENT = (
 )
 
 
-def verified_order(args: OrderArguments, context: ToolContext) -> Order | ToolOutcome:
+def verified_order(args: NamesAnOrder, context: ToolContext) -> Order | ToolOutcome:
     """The order, only with the email on it: a failed check counts against the budget."""
     return order_checked(
         context,
@@ -261,7 +265,7 @@ def verified_order(args: OrderArguments, context: ToolContext) -> Order | ToolOu
     )
 
 
-def _the_customers_order(args: OrderArguments, context: ToolContext) -> Order | ToolOutcome | None:
+def _the_customers_order(args: NamesAnOrder, context: ToolContext) -> Order | ToolOutcome | None:
     """The customer's order of that number. When they have one in each of several shops: the one whose
     shop their words name now, else the one this conversation is already about, else they are asked."""
     found = orders_get_for_customer(order_number=args.order_id, email=args.customer_email)

@@ -1,5 +1,7 @@
 """Cancelling an order before it ships: a check the customer reads, then their yes."""
 
+from typing import Any
+
 from orders.models import Order, OrderChangeKind, OrderChangeState, OrderStatus
 from orders.selectors import ChangeCode, order_change_check
 from orders.services import OrderChangeNotAllowed
@@ -90,7 +92,11 @@ def cancel_order(args: OrderArguments, context: ToolContext) -> ToolOutcome:
 
 
 def _order_cancelled(order: Order, *, already: bool = False) -> ToolOutcome:
-    result = {"order_id": order.number, "status": OrderStatus.CANCELLED, "next_steps": CANCELLED_NEXT_STEPS}
+    result: dict[str, Any] = {
+        "order_id": order.number,
+        "status": OrderStatus.CANCELLED,
+        "next_steps": CANCELLED_NEXT_STEPS,
+    }
     if already:
         result["already_cancelled"] = True
     receipt = f"Order {order.number} is cancelled. {CANCELLED_NEXT_STEPS}"

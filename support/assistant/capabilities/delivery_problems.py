@@ -10,11 +10,10 @@ from orders.models import ITEM_PROBLEMS, DeliveryProblem
 from orders.patterns import EMAIL_MENTION_RE
 from orders.services import ITEMS_NEEDED, DeliveryCaseRefused
 from support.assistant.capabilities.arguments import (
-    MAX_REASON_LENGTH,
     MAX_SUMMARY_LENGTH,
     OrderArguments,
-    Text,
-    Titles,
+    ReasonArgument,
+    TitlesArgument,
 )
 from support.assistant.capabilities.base import (
     Capability,
@@ -48,8 +47,8 @@ from support.llm.protocol import HandoffAsk
 
 class ReportDeliveryProblemArguments(OrderArguments):
     problem: Annotated[DeliveryProblem, Field(strict=False)]
-    item_titles: Titles() | None = None
-    details: Text(MAX_REASON_LENGTH, "In the customer's words.")
+    item_titles: TitlesArgument | None = None
+    details: Annotated[ReasonArgument, Field(description="In the customer's words.")]
 
 
 def report_delivery_problem(args: ReportDeliveryProblemArguments, context: ToolContext) -> ToolOutcome:

@@ -2,7 +2,7 @@
 customer's recent orders."""
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, Field, WithJsonSchema
@@ -170,8 +170,8 @@ def _shipments_of(order: Order) -> dict[str, Any]:
         )
     # A copy the shop refunded without sending it is not to come (out of print, out of stock).
     for refund in order.refunds.prefetch_related("lines"):
-        for line in refund.lines.all():
-            sent[line.item_id] = sent.get(line.item_id, 0) + line.quantity
+        for refunded in refund.lines.all():
+            sent[refunded.item_id] = sent.get(refunded.item_id, 0) + refunded.quantity
     waiting = [
         copies(item.title, item.quantity - sent.get(item.pk, 0))
         for item in order.items.all()
@@ -187,17 +187,28 @@ _RETURN_NOT_FOUND = (
 )
 
 
+@dataclass(frozen=True)
+class _OrderNamed:
+    """The order lookup_order was given the number of (its arguments name it or a return)."""
+
+    order_id: str
+    customer_email: str
+
+
 def lookup_order(args: LookupOrderArguments, context: ToolContext) -> ToolOutcome:
     if args.order_id is None:
-        # A return's status by its RMA number: found with the email on its order.
+        # A return's status by its RMA number (given when the order's is not): found with the email on
+        # its order.
+        rma_number = args.rma_number
+        assert rma_number is not None  # one_of_required
         order = order_checked(
             context,
-            number=args.rma_number,
-            find=lambda: order_get_for_customer_by_rma(rma_number=args.rma_number, email=args.customer_email),
+            number=rma_number,
+            find=lambda: order_get_for_customer_by_rma(rma_number=rma_number, email=args.customer_email),
             not_found=_RETURN_NOT_FOUND,
         )
         return order if isinstance(order, ToolOutcome) else ToolOutcome(order_summary(order))
-    order = verified_order(args, context)
+    order = verified_order(_OrderNamed(args.order_id, args.customer_email), context)
     if isinstance(order, ToolOutcome):
         return order
     return ToolOutcome(order_summary(order))

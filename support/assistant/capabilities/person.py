@@ -5,7 +5,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from support.assistant.capabilities.arguments import MAX_SUMMARY_LENGTH, Text, ToolArguments
+from support.assistant.capabilities.arguments import SummaryArgument, ToolArguments
 from support.assistant.capabilities.base import (
     EVERY_CAPABILITY,
     Capability,
@@ -28,7 +28,7 @@ HANDED_OVER_REPLY = "I've passed this conversation to our support team."
 
 class HandOffArguments(ToolArguments):
     reason: Annotated[HandoffAsk, Field(strict=False)]
-    summary: Text(MAX_SUMMARY_LENGTH, "For staff, one line: what they need.")
+    summary: Annotated[SummaryArgument, Field(description="For staff, one line: what they need.")]
 
 
 def hand_off_to_person(args: HandOffArguments, context: ToolContext) -> ToolOutcome:

@@ -3,6 +3,7 @@ order, after the email check; never to any other address, and once an hour at mo
 (orders.emails.order_receipt_email)."""
 
 import re
+from typing import Any
 
 from orders.emails import order_receipt_email
 from support.assistant.capabilities.arguments import OrderArguments
@@ -27,7 +28,7 @@ def email_receipt(args: OrderArguments, context: ToolContext) -> ToolOutcome:
         else f"The receipt for order {order.number} was emailed to the email address on the order within the "
         "last hour; please check that inbox, and its spam folder."
     )
-    result = {
+    result: dict[str, Any] = {
         "order_id": order.number,
         "emailed_to": "the email address on the order",
         "tell_the_customer": told,
@@ -35,6 +36,17 @@ def email_receipt(args: OrderArguments, context: ToolContext) -> ToolOutcome:
     if not new:
         result["already_sent"] = True
     return ToolOutcome(result, receipt=told)
+
+
+# "Send me my receipt", "a copy of my invoice", "I need a receipt" ask for one, which the receipt
+# capability sends; "is the receipt emailed?", "receipt for my purchase, how?" and "invoice with a VAT
+# number possible?" ask how receipts work, which a topic may say.
+_SEND_ME_RE = re.compile(
+    r"\b(?:(?:re-?)?send (?:me|it|my|the|a|an|over)|forward|e-?mail (?:me|my|the|it)|mail me"
+    r"|copy of (?:my|the)|(?:need|want|like) (?:a|the|my)|get me|where(?:'s| is) my|didn't get|never got"
+    r"|(?:never|not|didn't|haven't|hasn't|has not|have not) (?:\w+ )?(?:received?|arrived?|come|came)"
+    r"|(?:receipt|invoice) please)\b"
+)
 
 
 CAPABILITY = Capability(
@@ -71,6 +83,7 @@ CAPABILITY = Capability(
                 r"return (?:\w+ )?without|without (?:a|the|my) receipt|need (?:a|the|my) receipt to|"
                 r"with (?:the|my) order number)\b"
             ),
+            requested=_SEND_ME_RE,
             lead="I can email you a receipt for that order.",
             tool="email_receipt",
         ),

@@ -2,13 +2,16 @@
 
 import re
 from dataclasses import replace
+from typing import Annotated
+
+from pydantic import Field
 
 from orders.models import RETURN_REASON_NOT_GIVEN, ReturnRecord, ReturnStatus
 from orders.patterns import EMAIL_MENTION_RE
 from orders.selectors import order_return_eligibility
 from orders.services import ReturnNotAllowed, ReturnRefusal
 from store.clock import store_today
-from support.assistant.capabilities.arguments import MAX_REASON_LENGTH, OrderArguments, Text, Titles
+from support.assistant.capabilities.arguments import OrderArguments, ReasonArgument, TitlesArgument
 from support.assistant.capabilities.base import (
     ELIGIBLE,
     NOT_ELIGIBLE,
@@ -69,8 +72,10 @@ RETURN_NEXT_STEPS = (
 
 
 class InitiateReturnArguments(OrderArguments):
-    reason: Text(MAX_REASON_LENGTH, "Why, in the customer's words (short).")
-    item_titles: Titles("Exact titles from check_return_eligibility.") | None = None
+    reason: Annotated[ReasonArgument, Field(description="Why, in the customer's words (short).")]
+    item_titles: (
+        Annotated[TitlesArgument, Field(description="Exact titles from check_return_eligibility.")] | None
+    ) = None
 
 
 def check_return_eligibility(args: OrderArguments, context: ToolContext) -> ToolOutcome:
@@ -170,7 +175,7 @@ def _returnable_titles(result: dict) -> list[str]:
     return [item.get("title", "") for item in result.get("items", []) if item.get("returnable")]
 
 
-def _refund_sentence(method, days) -> str:
+def _refund_sentence(method: object, days: object) -> str:
     return f"The refund goes to {method} within {days} business days after we receive the items."
 
 
@@ -324,7 +329,7 @@ def _asks_to_return(message: Message) -> Intent | None:
     text = message.text
     if not (RETURN_RE.search(text) or (message.personal and PROBLEM_RE.search(text))):
         return None
-    wants = WANT_RE.search(text) and not re.fullmatch(r"please", WANT_RE.search(text).group())
+    wants = (want := WANT_RE.search(text)) and not re.fullmatch(r"please", want.group())
     if (POLICY_WORD_RE.search(text) or HYPOTHETICAL_RE.search(text)) and not (wants or message.order_id):
         return Intent("policy", "returns_overview")  # "refund policy pls", "if I don't like it…"
     # "Can I return a book?" is a policy question; "I want to return my book" (or "send it back") is a

@@ -5,6 +5,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from orders.selectors import OrderChangeCheck
 from support.assistant.understanding.history import ToolCall
 from support.assistant.understanding.reading import order_id_in, plain
 from support.assistant.understanding.step import Reading, Step
@@ -42,7 +43,7 @@ LAST_ATTEMPT_RULE = (
 )
 
 
-def last_attempt_of(check) -> dict[str, str]:
+def last_attempt_of(check: OrderChangeCheck) -> dict[str, str]:
     """What a change check's result says of the last change of its kind the store did not make: its
     sentence, or nothing (`check`: an orders.selectors.OrderChangeCheck)."""
     return {LAST_ATTEMPT_FAILED: check.last_attempt_failed} if check.last_attempt_failed else {}

@@ -162,7 +162,7 @@ def _eligibility_holds(claim: str, title: str | None, facts: OrderFacts) -> bool
     if title is not None:
         return title in (facts.returnable if claim == ELIGIBLE else facts.not_returnable)
     # "It can't be returned" is true of the order, or of one of its items the sentence points at.
-    return facts.eligible if claim == ELIGIBLE else (not facts.eligible or bool(facts.not_returnable))
+    return bool(facts.eligible) if claim == ELIGIBLE else (not facts.eligible or bool(facts.not_returnable))
 
 
 # A sentence about the parcels of an order shipped in parts ("Parcel 2 (Dune) was shipped …"): the status

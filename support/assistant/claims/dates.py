@@ -101,7 +101,7 @@ _DATE_ROLES = (
 
 def _dates_with_roles(text: str) -> list[tuple[tuple[int, int, int | None], str | None]]:
     """Each date in the text, with what the text says it is (delivered_on, ordered_on) if it says."""
-    found = []
+    found: list[tuple[tuple[int, int, int | None], int]] = []
     for match in ISO_DATE_MENTION_RE.finditer(text):
         year, month, day = (int(part) for part in match.group(0).split("-"))
         found.append(((month, day, year), match.start()))
@@ -114,11 +114,11 @@ def _dates_with_roles(text: str) -> list[tuple[tuple[int, int, int | None], str 
                 found.append(((month, day, int(parts["year"] or 0) or None), match.start()))
     for pattern, order in _NUMERIC_DATE_RES:
         for match in pattern.finditer(text):
-            parts = {name: int(value) for name, value in zip(order, match.groups(), strict=True)}
-            if parts["month"] > 12 and order[0] == "month":
-                parts["month"], parts["day"] = parts["day"], parts["month"]
-            if 1 <= parts["month"] <= 12 and 1 <= parts["day"] <= 31:
-                found.append(((parts["month"], parts["day"], parts["year"]), match.start()))
+            numbers = {name: int(value) for name, value in zip(order, match.groups(), strict=True)}
+            if numbers["month"] > 12 and order[0] == "month":
+                numbers["month"], numbers["day"] = numbers["day"], numbers["month"]
+            if 1 <= numbers["month"] <= 12 and 1 <= numbers["day"] <= 31:
+                found.append(((numbers["month"], numbers["day"], numbers["year"]), match.start()))
     return [
         (
             when,

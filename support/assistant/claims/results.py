@@ -48,7 +48,7 @@ class OrderFacts:
     titles: set[str] = field(default_factory=set)  # casefolded
     tracking: set[str] = field(default_factory=set)
     rmas: set[str] = field(default_factory=set)
-    return_statuses: dict[str, str] = field(default_factory=dict)  # by RMA number, the latest
+    return_statuses: dict[str, str | None] = field(default_factory=dict)  # by RMA number, the latest
     eligible: bool | None = None  # None: no eligibility check
     window_closed: bool = False  # the check said the return window has ended
     delivered_on: set[date] = field(default_factory=set)

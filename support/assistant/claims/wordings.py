@@ -95,7 +95,7 @@ def return_claims(text: str) -> list[frozenset[str]]:
 def eligibility_claims(text: str, titles: set[str]) -> list[tuple[str, str | None]]:
     """Each eligibility claim about this order or a named item: (eligible, not_eligible or
     window_closed; the item's title or None)."""
-    claims = []
+    claims: list[tuple[str, str | None]] = []
     for match, claim, clause in _wordings_in(text, _ELIGIBLE_RES):
         if _CONDITIONAL_RE.search(clause):
             continue

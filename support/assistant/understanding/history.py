@@ -67,7 +67,7 @@ def _waiting_in(state) -> Waiting | None:
     """What a stored state says the model waits for; None for anything else (a state is data we wrote,
     but a history is input all the same)."""
     waiting = state.get("waiting_for") if isinstance(state, dict) else None
-    return Waiting(waiting) if waiting in Waiting.__members__.values() else None
+    return Waiting(waiting) if isinstance(waiting, str) and waiting in Waiting.__members__.values() else None
 
 
 def read_history(system: list[dict], messages: list[dict]) -> History:
