@@ -1,3 +1,5 @@
+from datetime import datetime
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -136,6 +138,14 @@ class Conversation(models.Model):
 
     def __str__(self):
         return f"Conversation {self.pk}"
+
+    def lease_held(self, now: datetime) -> bool:
+        """Whether a turn holds the conversation at `now`: its lease taken and not lapsed."""
+        if self.lease_token is None:
+            return False
+        # Every write sets and clears the token and its expiry together.
+        assert self.lease_expires_at is not None
+        return self.lease_expires_at >= now
 
 
 class MessageRole(models.TextChoices):

@@ -141,7 +141,7 @@ def conversation_not_made_message_add(
     with transaction.atomic():
         locked = Conversation.objects.select_for_update().get(pk=conversation.pk)
         now = timezone.now()
-        if locked.ended_at is not None or (locked.lease_token and locked.lease_expires_at >= now):
+        if locked.ended_at is not None or locked.lease_held(now):
             return False
         if not changes_not_made_told(links=links, now=now):
             return False  # told meanwhile (another tab's request)

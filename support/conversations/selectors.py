@@ -19,7 +19,7 @@ from support.conversations.models import (
 from support.insight.traces import votable_traces
 
 # What the customer's transcript calls each stored role.
-_TRANSCRIPT_ROLES = {
+_TRANSCRIPT_ROLES: dict[str, str] = {
     MessageRole.USER: "customer",
     MessageRole.ASSISTANT: "assistant",
     MessageRole.STAFF: "staff",

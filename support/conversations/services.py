@@ -184,11 +184,12 @@ def conversation_turn_begin(
     now = timezone.now()
     lease_expires_at = now + timedelta(seconds=settings.BOOKLY_TURN_LEASE_SECONDS)
     token = uuid.uuid4()
+    history: list[dict]
     if conversation is None:
         conversation = _conversation_open_for_turn(session, customer_message, token, lease_expires_at)
         history, position = [], 0
     else:
-        if conversation.lease_token is not None and conversation.lease_expires_at >= now:
+        if conversation.lease_held(now):
             raise TurnInProgress
         with transaction.atomic():
             # A compare-and-set on the row as read: every turn changes turn_count
@@ -210,11 +211,12 @@ def conversation_turn_begin(
             if not taken:
                 raise TurnInProgress
             conversation.turn_count += 1
-            history = list(
-                ConversationMessage.objects.filter(conversation=conversation)
+            history = [
+                dict(entry)
+                for entry in ConversationMessage.objects.filter(conversation=conversation)
                 .order_by("position")
                 .values("position", "role", "content", "visible_text", "set_aside", "model_state")
-            )
+            ]
             position = history[-1]["position"] + 1 if history else 0
             _message(conversation, conversation.turn_count, position, customer_message).save(
                 force_insert=True

@@ -15,8 +15,9 @@ from support.conversations.models import Conversation, ConversationStatus, Hando
 logger = logging.getLogger(__name__)
 
 
-def waiting_fields(*, reason: HandoffReason, note: str, now) -> dict:
-    """The conversation's fields once it waits for a person (nobody assigned yet)."""
+def waiting_fields(*, reason: str, note: str, now) -> dict:
+    """The conversation's fields once it waits for a person (nobody assigned yet). `reason` is a
+    HandoffReason's value (the model's HandoffAsk, support.llm.protocol, are among them)."""
     return {
         "status": ConversationStatus.WAITING,
         "assigned_to": None,

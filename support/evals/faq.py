@@ -133,7 +133,12 @@ def faq_evaluate(*, model: Model, system: list[dict], cases: list[dict]) -> FaqR
         route, said = message_first_answer(model=model, text=case["text"], system=system)
         outcome = faq_outcome(route=route, said=said, topic=case["topic"], also=tuple(case.get("also", ())))
         looked_up = route_policy_topic(route)
-        if outcome in SERVED and not _quote_passes(topic=looked_up, text=case["text"], system=system):
+        # A served outcome always looked a topic up (faq_outcome): `is not None` only narrows it.
+        if (
+            outcome in SERVED
+            and looked_up is not None
+            and not _quote_passes(topic=looked_up, text=case["text"], system=system)
+        ):
             outcome = "replaced"  # the route was right, and the customer read the fallback
         report.outcomes.setdefault(case["topic"], Counter())[outcome] += 1
         if case["topic"] in ISSUE_TOPICS:

@@ -109,7 +109,7 @@ def message_first_answer(*, model: Model, text: str, system: list[dict]) -> tupl
         answer = next((answer for asked, answer in _ANSWERS if asked() in said), None)
         if answer is None:
             return f"said: {said[:60]}", said
-        ours = {"role": "assistant", "content": [{"type": "text", "text": said}]}
+        ours: dict[str, Any] = {"role": "assistant", "content": [{"type": "text", "text": said}]}
         if reply.state is not None and getattr(model, "keeps_state", False):
             ours["state"] = reply.state  # as the turn sends it back
         messages += [ours, _customer(answer)]

@@ -63,10 +63,13 @@ class RecordingModel:
         self.model = model
         self.offline = model.offline
         self.name = model.name
+        self.provider = model.provider
         self.keeps_state = model.keeps_state
         self.requests: list[dict] = []
 
-    def create(self, *, system, tools, messages, deadline) -> ModelReply:
+    def create(
+        self, *, system: list[dict], tools: list[dict], messages: list[dict], deadline: float
+    ) -> ModelReply:
         self.requests.append({"system": system, "tools": tools, "messages": messages})
         return self.model.create(system=system, tools=tools, messages=messages, deadline=deadline)
 
@@ -143,7 +146,7 @@ def scenario_run(scenario: Scenario, *, model: Model) -> list[str]:
     if _status(session) != scenario.status:
         failures.append(f"status {_status(session)!r} != expected {scenario.status!r}")
 
-    open_returns = {}
+    open_returns: dict[str, int] = {}
     for record in ReturnRecord.objects.select_related("order"):
         open_returns[record.order.number] = open_returns.get(record.order.number, 0) + 1
     if open_returns != scenario.returns:

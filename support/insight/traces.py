@@ -86,7 +86,7 @@ class TurnRecord:
 
 # The arguments that hold codes (an order number, a FAQ topic key): kept when they look like one.
 _CODES = {"order_id": lambda: ORDER_NUMBERS.exact, "topic": lambda: _TOPIC_KEY_RE}
-_TOPIC_KEY_RE = re.compile(TOPIC_KEY_PATTERN)
+_TOPIC_KEY_RE: re.Pattern[str] = re.compile(TOPIC_KEY_PATTERN)
 _MAX_ITEMS = 20
 
 

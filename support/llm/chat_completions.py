@@ -27,10 +27,17 @@ import json
 import re
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 import openai
+from openai.types.chat import (
+    ChatCompletionAssistantMessageParam,
+    ChatCompletionContentPartTextParam,
+    ChatCompletionFunctionToolParam,
+    ChatCompletionMessageFunctionToolCallParam,
+    ChatCompletionMessageParam,
+)
 
 from support.llm.protocol import CONTENT_PARTS_RE, content_parts_in
 from support.llm.retries import call_with_retries, pause_before_retry, retry_after_seconds
@@ -47,12 +54,12 @@ _STOP_REASONS = {
 
 def chat_messages(
     *, system: list[dict], messages: list[dict], content_format: ContentFormat = ContentFormat.PARTS
-) -> list[dict[str, Any]]:
+) -> list[ChatCompletionMessageParam]:
     """Bookly's system blocks and Messages-API history as Chat Completions messages; with
     ContentFormat.STRING, every message's content is one string (an assistant's too, "" beside its
     tool calls: some templates print a null content as "None")."""
     as_string = content_format == ContentFormat.STRING
-    converted: list[dict[str, Any]] = [
+    converted: list[ChatCompletionMessageParam] = [
         {
             "role": "system",
             "content": "\n\n".join(block["text"] for block in system if block.get("type") == "text"),
@@ -65,7 +72,7 @@ def chat_messages(
         texts = [block["text"] for block in blocks if block["type"] == "text"]
         words = "\n\n".join(texts)
         if entry["role"] == "assistant":
-            calls = [
+            calls: list[ChatCompletionMessageFunctionToolCallParam] = [
                 {
                     "id": block["id"],
                     "type": "function",
@@ -77,13 +84,13 @@ def chat_messages(
                 for block in blocks
                 if block["type"] == "tool_use"
             ]
-            converted.append(
-                {
-                    "role": "assistant",
-                    "content": words if as_string else words or None,
-                    **({"tool_calls": calls} if calls else {}),
-                }
-            )
+            assistant: ChatCompletionAssistantMessageParam = {
+                "role": "assistant",
+                "content": words if as_string else words or None,
+            }
+            if calls:
+                assistant["tool_calls"] = calls
+            converted.append(assistant)
             continue
         for block in blocks:
             if block["type"] == "tool_result":
@@ -93,7 +100,9 @@ def chat_messages(
         if texts:
             # Parts, not one string: the turn's reminder stays a block of its own, as with Claude. As one
             # string the reminder still opens with its tag, on a paragraph of its own.
-            parts = [{"type": "text", "text": text} for text in texts]
+            parts: list[ChatCompletionContentPartTextParam] = [
+                {"type": "text", "text": text} for text in texts
+            ]
             one_string = as_string or len(texts) == 1
             converted.append({"role": "user", "content": words if one_string else parts})
     return converted
@@ -113,7 +122,7 @@ def _result_text(block: dict) -> str:
     return content
 
 
-def chat_tools(tools: list[dict]) -> list[dict[str, Any]]:
+def chat_tools(tools: list[dict]) -> list[ChatCompletionFunctionToolParam]:
     return [
         {
             "type": "function",
@@ -183,20 +192,28 @@ class ChatCompletionsModel:
         # the servers of your own (Ollama, vLLM, LM Studio, llama.cpp) read max_tokens.
         host = (urlsplit(base_url).hostname or "") if base_url else _OPENAI_HOST
         openai_itself = host == _OPENAI_HOST or host.endswith(".openai.azure.com")
-        self.max_tokens_field = "max_completion_tokens" if openai_itself else "max_tokens"
+        self.max_tokens_field: Literal["max_completion_tokens", "max_tokens"] = (
+            "max_completion_tokens" if openai_itself else "max_tokens"
+        )
         self.client = openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout)
 
     keeps_state = False
 
     def create(self, *, system, tools, messages, deadline) -> ModelReply:
+        # The one of the two fields that this server reads (max_tokens_field); omit leaves the other out.
+        completion_limit = (
+            self.max_tokens if self.max_tokens_field == "max_completion_tokens" else openai.omit
+        )
+        token_limit = self.max_tokens if self.max_tokens_field == "max_tokens" else openai.omit
         completion, started = call_with_retries(
             lambda remaining: self.client.chat.completions.create(
                 model=self.name,
                 messages=chat_messages(system=system, messages=messages, content_format=self.content_format),
-                # OpenAI refuses an empty list of tools; a request without tools sends none.
-                **({"tools": chat_tools(tools)} if tools else {}),
+                # OpenAI refuses an empty list of tools; a request without tools sends none (omit).
+                tools=chat_tools(tools) if tools else openai.omit,
                 timeout=min(self.timeout, remaining),
-                **{self.max_tokens_field: self.max_tokens},
+                max_completion_tokens=completion_limit,
+                max_tokens=token_limit,
             ),
             errors=(openai.APIStatusError, openai.APIConnectionError),
             pause=self._pause_before_retry,
@@ -233,15 +250,20 @@ class ChatCompletionsModel:
         )
 
     def _pause_before_retry(self, error: Exception, *, attempt: int, deadline: float) -> float:
-        answered = isinstance(error, openai.APIStatusError)
-        code = getattr(error, "code", None)
+        if isinstance(error, openai.APIStatusError):
+            status: int | None = error.status_code
+            request_id = error.request_id or ""
+            asked_wait = retry_after_seconds(error.response.headers)
+            # OpenAI's "out of credit" is a 429 that waiting does not cure.
+            out_of_credit = error.code == "insufficient_quota" or error.status_code == 402
+        else:  # no answer: a timeout or a connection error
+            status, request_id, asked_wait, out_of_credit = None, "", None, False
         return pause_before_retry(
             error=error,
-            status=error.status_code if answered else None,
-            request_id=(getattr(error, "request_id", None) or "") if answered else "",
-            asked_wait=retry_after_seconds(error.response.headers) if answered else None,
-            # OpenAI's "out of credit" is a 429 that waiting does not cure.
-            out_of_credit=answered and (code == "insufficient_quota" or error.status_code == 402),
+            status=status,
+            request_id=request_id,
+            asked_wait=asked_wait,
+            out_of_credit=out_of_credit,
             attempt=attempt,
             max_retries=self.max_retries,
             deadline=deadline,

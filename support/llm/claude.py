@@ -83,14 +83,19 @@ class AnthropicModel:
 
     def _pause_before_retry(self, error: Exception, *, attempt: int, deadline: float) -> float:
         """Seconds to wait before trying again; raises ModelFailed or ModelUnavailable when not to."""
-        answered = isinstance(error, anthropic.APIStatusError)
+        if isinstance(error, anthropic.APIStatusError):
+            status: int | None = error.status_code
+            request_id = error.request_id or ""
+            asked_wait = retry_after_seconds(error.response.headers)
+            out_of_credit = error.error_code in SPEND_LIMIT_ERROR_CODES or error.status_code == 402
+        else:  # no answer: a timeout or a connection error
+            status, request_id, asked_wait, out_of_credit = None, "", None, False
         return pause_before_retry(
             error=error,
-            status=error.status_code if answered else None,
-            request_id=(error.request_id or "") if answered else "",
-            asked_wait=retry_after_seconds(error.response.headers) if answered else None,
-            out_of_credit=answered
-            and (error.error_code in SPEND_LIMIT_ERROR_CODES or error.status_code == 402),
+            status=status,
+            request_id=request_id,
+            asked_wait=asked_wait,
+            out_of_credit=out_of_credit,
             attempt=attempt,
             max_retries=self.max_retries,
             deadline=deadline,

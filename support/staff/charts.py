@@ -93,7 +93,7 @@ def chart(
         body = _plot(series, days, top=_nice_top(max(values), percent), fmt=fmt)
         names = ", ".join(one.name for one in series)
         desc = f"{names} from {_day(days[0])} to {_day(days[-1])}. The table below lists every value."
-        legend = _legend(series)
+        legend: str = _legend(series)  # safe markup, or "" without data
     else:
         body = _text("chart__label chart__empty", WIDTH / 2, HEIGHT / 2, "middle", NO_DATA)
         desc, legend = f"{NO_DATA}.", ""
@@ -188,7 +188,7 @@ def _x_ticks(first: date, span: int) -> list[date]:
 
 def _runs(points: tuple[tuple[date, float | None], ...]) -> Iterator[list[tuple[date, float]]]:
     """The stretches of consecutive days with data: a None ends one."""
-    run = []
+    run: list[tuple[date, float]] = []
     for day, value in points:
         if value is None:
             if run:

@@ -11,8 +11,10 @@ PostgreSQL: about 0.6 s for 30 days of 1,000 turns a day on PostgreSQL.
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timedelta
+from typing import Literal, TypedDict, cast
 
 from django.conf import settings
 from django.db.models import Count, OuterRef, Subquery, Sum
@@ -28,12 +30,26 @@ from support.staff.selectors import trace_review_annotate
 UNANSWERED_SHOWN = 50
 # Other runs of digits a customer may type (a phone or card number): masked too.
 _LONG_NUMBER_RE = re.compile(r"\d[\d ()./-]{5,}\d")
-_TOKEN_PRICES = {
+_TokenUsage = Literal[
+    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"
+]
+_TOKEN_PRICES: dict[_TokenUsage, str] = {
     "input_tokens": "BOOKLY_PRICE_INPUT_PER_MTOK",
     "output_tokens": "BOOKLY_PRICE_OUTPUT_PER_MTOK",
     "cache_read_input_tokens": "BOOKLY_PRICE_CACHE_READ_PER_MTOK",
     "cache_creation_input_tokens": "BOOKLY_PRICE_CACHE_WRITE_PER_MTOK",
 }
+
+
+class _DayUsage(TypedDict):
+    """A day's model calls: how many conversations made them, and their usage summed by field."""
+
+    day: date
+    conversations: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -164,8 +180,9 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
     votes = TurnTrace.objects.filter(
         voted_at__gte=since, voted_at__lt=until, helpful__isnull=False
     ).order_by()
-    for at, helpful in votes.values_list("voted_at", "helpful"):
-        for figures in both(at):
+    for voted_at, helpful in votes.values_list("voted_at", "helpful"):
+        assert voted_at is not None and helpful is not None  # filtered out above
+        for figures in both(voted_at):
             figures.votes_up += helpful
             figures.votes_down += not helpful
 
@@ -198,8 +215,9 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
     rated = Conversation.objects.filter(
         rated_at__gte=since, rated_at__lt=until, rating__isnull=False
     ).order_by()
-    for at, rating in rated.values_list("rated_at", "rating"):
-        for figures in both(at):
+    for rated_at, rating in rated.values_list("rated_at", "rating"):
+        assert rated_at is not None and rating is not None  # filtered out above
+        for figures in both(rated_at):
             figures.ratings.append(rating)
 
     prices = {usage: getattr(settings, name) / 1_000_000 for usage, name in _TOKEN_PRICES.items()}
@@ -208,7 +226,8 @@ def dashboard_get(*, start: date, end: date) -> Dashboard:
     by_day = calls.values(day=TruncDate("created_at", tzinfo=zone)).annotate(
         conversations=Count("conversation", distinct=True), **{name: Sum(name) for name in _TOKEN_PRICES}
     )
-    for row in by_day:
+    # The plugin types a row by the keywords it can read: not the sums, passed as **kwargs.
+    for row in cast(Iterable[_DayUsage], by_day):
         days[row["day"]].costed_conversations = row["conversations"]
         for figures in (days[row["day"]], total):
             for name in _TOKEN_PRICES:

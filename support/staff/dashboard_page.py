@@ -24,6 +24,7 @@ class PeriodForm(forms.Form):
 
     def clean(self):
         data = super().clean()
+        assert data is not None  # Form.clean gives cleaned_data
         start, end = data.get("start"), data.get("end")
         if start and end:
             if end < start:

@@ -5,6 +5,7 @@ import hashlib
 import heapq
 import json
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
 from django.db.models import Count, F, Max, OuterRef, Q, QuerySet, Subquery, Sum
 from django.db.models.functions import Substr
@@ -96,12 +97,16 @@ def inbox_state(*, user) -> InboxState:
         )
     )
     waiting = sorted(
-        (row for row in with_people if row[1] == ConversationStatus.WAITING and row[3] is not None),
-        key=lambda row: row[3],
+        (
+            (pk, since, signed_in, email)
+            for pk, status, _, since, _, signed_in, email in with_people
+            if status == ConversationStatus.WAITING and since is not None
+        ),
+        key=lambda row: row[1],
     )
     mine = [row[0] for row in with_people if row[2] == user.pk]
     # Of those, the ones a colleague gave them: the last change of who has it was not their own.
-    last_change = {}
+    last_change: dict[int, ConversationAssignment] = {}
     for change in ConversationAssignment.objects.filter(conversation__in=mine).order_by("-at", "-pk"):
         last_change.setdefault(change.conversation_id, change)
     version = hashlib.sha256(repr((sorted(totals.items()), with_people)).encode()).hexdigest()[:16]
@@ -112,7 +117,7 @@ def inbox_state(*, user) -> InboxState:
                 "customer": f"{_customer_label(signed_in, email)}, conversation {pk}",
                 "since": since.isoformat(),
             }
-            for pk, _, _, since, _, signed_in, email in waiting
+            for pk, since, signed_in, email in waiting
         ],
         version=version,
         mine=mine,
@@ -236,6 +241,7 @@ def conversation_staff_transcript(*, conversation: Conversation) -> list[dict]:
             name = staff_name(message.author) if message.author else "a former member of staff"
             entries.append({**base, "kind": "staff", "text": message.visible_text, "name": name})
             continue
+        assert turn is not None  # set above for any message but staff's
         for block in message.content:
             kind = block.get("type")
             if kind == "tool_use":
@@ -325,7 +331,20 @@ def _pretty(value) -> str:
     return value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False)
 
 
-def trace_review_annotate(*, traces: QuerySet[TurnTrace]) -> QuerySet[TurnTrace]:
+class TraceWords(TypedDict):
+    """What trace_review_annotate adds to a trace (None when the turn kept no such words)."""
+
+    asked: str | None
+    reply: str | None
+
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+
+    ReviewedTrace = WithAnnotations[TurnTrace, TraceWords]
+
+
+def trace_review_annotate(*, traces: QuerySet[TurnTrace]) -> "QuerySet[ReviewedTrace]":
     """Traces with the words of their turn: `asked` (the customer's) and `reply` (what they read)."""
     of_the_turn = ConversationMessage.objects.filter(
         conversation=OuterRef("conversation"), turn=OuterRef("turn")

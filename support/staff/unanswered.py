@@ -16,15 +16,20 @@ questions give the same groups, in the same order.
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, cast
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from support.assistant.understanding.wording import Waiting
 from support.conversations.models import ConversationMessage, MessageRole, TurnTrace
 from support.insight.traces import TurnOutcome
 from support.staff.dashboard import customer_words_masked
-from support.staff.selectors import trace_review_annotate
+from support.staff.selectors import TraceWords, trace_review_annotate
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
+    from numpy.typing import NDArray
 
 MAX_QUESTIONS = 2000  # the newest of the period: bounded work, whatever the traffic
 SIMILAR = 0.3  # cosine similarity, on average with the group's questions, to join it
@@ -47,6 +52,10 @@ UNANSWERED_OUTCOMES = (
 )
 # What a reply that offers a person waits for, as the built-in model records it.
 OFFERED_PERSON = (Waiting.OFFER_PERSON.value, Waiting.PASS_ON.value)
+
+
+class _ListedWords(TraceWords):
+    offered: bool  # the reply offered a person
 
 
 @dataclass(frozen=True)
@@ -111,10 +120,12 @@ def unanswered_questions(*, since: datetime, until: datetime | None = None) -> l
     )
     if until is not None:
         traces = traces.filter(created_at__lt=until)
-    traces = (
+    # The plugin types trace_review_annotate's traces with its own annotations only, not `offered`.
+    traces = cast(
+        "QuerySet[WithAnnotations[TurnTrace, _ListedWords]]",
         trace_review_annotate(traces=traces.annotate(offered=Exists(offered)))
         .filter(Q(outcome__in=UNANSWERED_OUTCOMES) | Q(offered=True))
-        .order_by("-created_at", "-pk")
+        .order_by("-created_at", "-pk"),
     )
     found = []
     for trace in traces[:MAX_QUESTIONS]:
@@ -147,7 +158,11 @@ def questions_grouped(*, questions: list[Question], similar: float = SIMILAR) ->
     groups: list[QuestionGroup] = []
     labels = np.zeros(len(questions), dtype=int)
     for index, question in enumerate(questions):
-        averages = np.bincount(labels[:index], weights=similarity[index, :index], minlength=len(groups))
+        # Floats, being weighted: numpy's stubs type any bincount as integers.
+        averages = cast(
+            "NDArray[np.float64]",
+            np.bincount(labels[:index], weights=similarity[index, :index], minlength=len(groups)),
+        )
         if groups:
             averages /= np.array([group.count for group in groups])
         best = int(np.argmax(averages)) if groups else 0

@@ -7,6 +7,7 @@ view permission). Adding to a topic takes the change permission on FAQ entries; 
 permission (admin's add form checks it again).
 """
 
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlencode
 
 from django import forms
@@ -21,6 +22,15 @@ from policies.models import MAX_EXAMPLE_QUESTIONS, PolicyEntry
 from policies.services import example_questions_clean, policy_entry_add_example_questions
 from support.assistant.prompts import PROMPT_QUESTIONS
 from support.staff.unanswered import QuestionGroup, unanswered_question_groups
+
+if TYPE_CHECKING:
+    from django.contrib.admin import ModelAdmin
+
+    from support.conversations.models import TurnTrace
+
+    _TraceAdmin = ModelAdmin[TurnTrace]
+else:
+    _TraceAdmin = object
 
 DAYS = (7, 30, 90)
 DEFAULT_DAYS = 30
@@ -122,7 +132,14 @@ def _added_message(entry: PolicyEntry, result) -> tuple[int, str]:
     return level, " ".join(said)
 
 
-class UnansweredQuestionsAdminMixin:
+class _GroupShown(TypedDict):
+    group: QuestionGroup
+    create_url: str
+    in_topics: list[PolicyEntry]
+    add_form: AddToTopicForm | None
+
+
+class UnansweredQuestionsAdminMixin(_TraceAdmin):
     """The page's views and URLs, for the turn traces' admin (whose view permission the list takes)."""
 
     def get_urls(self):
@@ -148,7 +165,7 @@ class UnansweredQuestionsAdminMixin:
         can_add = request.user.has_perm("policies.add_policyentry")
         can_change = request.user.has_perm("policies.change_policyentry")
         entries = list(PolicyEntry.objects.order_by("title"))
-        groups = []
+        groups: list[_GroupShown] = []
         for number, group in enumerate(unanswered_question_groups(days=days), start=1):
             questions = group_questions(group)
             groups.append(
@@ -181,7 +198,8 @@ class UnansweredQuestionsAdminMixin:
         form = AddToTopicForm(request.POST)
         back = reverse("admin:support_unanswered")
         if not form.is_valid():
-            errors = "; ".join(error for errors in form.errors.values() for error in errors)
+            # Each error of an ErrorList reads as text (django-stubs types them as what was added).
+            errors = "; ".join(str(error) for errors in form.errors.values() for error in errors)
             self.message_user(request, f"Nothing was added: {errors}", messages.ERROR)
             return HttpResponseRedirect(back)
         entry = form.cleaned_data["entry"]

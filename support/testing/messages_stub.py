@@ -26,7 +26,7 @@ class ErrorReply:
     headers: dict[str, str] = field(default_factory=dict)
 
     def body(self) -> dict:
-        error = {"type": self.error_type, "message": self.message}
+        error: dict[str, str | dict[str, str]] = {"type": self.error_type, "message": self.message}
         if self.error_code:
             error["details"] = {"error_code": self.error_code}
         return {"type": "error", "error": error}

@@ -33,7 +33,7 @@ def _without_marker(block: dict) -> dict:
 def _segments(request: dict) -> list[tuple[str, bool | None]]:
     """The request's prefix pieces in cache order, each with whether it carries a breakpoint
     (None for a piece that is not a content block, so not a place the cache can end)."""
-    pieces: list[tuple[str, bool]] = []
+    pieces: list[tuple[str, bool | None]] = []
     for tool in request.get("tools") or []:
         pieces.append((_canonical(_without_marker(tool)), "cache_control" in tool))
     system = request.get("system") or []

@@ -35,13 +35,19 @@ from support.web.ratelimits import (
 from support.web.stream import turn_events
 
 
+class _SessionConsistentResponse(JsonResponse):
+    # The turn stored what it could; the session must keep its conversation (bookly.middleware saves
+    # it even on a 5xx answer that says so).
+    session_is_consistent = True
+
+
 def api_error(status: int, code: str, detail: str, retry_after: int | None = None) -> JsonResponse:
     """Every error of the chat API: {"error": code, "detail": a sentence for a person, "offline"}."""
-    response = JsonResponse({"error": code, "detail": detail, "offline": get_model().offline}, status=status)
+    response = _SessionConsistentResponse(
+        {"error": code, "detail": detail, "offline": get_model().offline}, status=status
+    )
     if retry_after:
         response["Retry-After"] = str(retry_after)
-    # The turn stored what it could; the session must keep its conversation.
-    response.session_is_consistent = True
     return response
 
 
@@ -105,8 +111,11 @@ def _reply_body(result: TurnResult) -> dict:
         "votable": result.votable,
         "conversation": _reference(result.conversation_id),
         # News to come from the store (a change it was asked to make): the page asks for it meanwhile.
-        "awaiting_store": bool(result.conversation_id)
-        and conversation_store_news(conversation_id=result.conversation_id).pending,
+        "awaiting_store": (
+            conversation_store_news(conversation_id=result.conversation_id).pending
+            if result.conversation_id
+            else False
+        ),
     }
 
 
@@ -174,7 +183,7 @@ def _form_of_body(request, form_class: type[ChatForm], read=None) -> ChatForm:
 
 
 def _refused(form: ChatForm) -> JsonResponse:
-    mistake = form.mistake()
+    mistake = form.first_mistake()
     return api_error(400, mistake.code, mistake.detail)
 
 

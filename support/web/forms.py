@@ -9,6 +9,7 @@ own shape: the page shows the sentence over the form and keeps the customer's wo
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal, Self, cast, overload
 
 from django import forms
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
@@ -145,7 +146,9 @@ class EmailField(TextField):
         super().validate(value)
         if not value:
             return
-        if len(value) > Conversation._meta.get_field("customer_email").max_length or text_has_unseen(value):
+        max_length = Conversation._meta.get_field("customer_email").max_length
+        assert max_length is not None  # an EmailField always has one (254 when the model gives none)
+        if len(value) > max_length or text_has_unseen(value):
             raise ValidationError(self.invalid, code="invalid")
         try:
             validate_email(value)
@@ -180,7 +183,7 @@ class ChatForm(forms.Form):
         return payload if isinstance(payload, dict) else None
 
     @classmethod
-    def from_json(cls, payload: object):
+    def from_json(cls, payload: object) -> Self:
         """The form bound to a parsed JSON body; refused whole (shape_code) when it is not this shape."""
         fields = cls.json_fields(payload)
         form = cls({} if fields is None else fields, typed=True)
@@ -189,7 +192,7 @@ class ChatForm(forms.Form):
         return form
 
     @classmethod
-    def not_json(cls):
+    def not_json(cls) -> Self:
         """The form for a body that is not JSON at all: refused whole ("invalid_json")."""
         form = cls({}, typed=True)
         form.refused_whole = "invalid_json"
@@ -207,8 +210,16 @@ class ChatForm(forms.Form):
         """The first thing wrong (in field order), or None when the form is valid."""
         for name, errors in self.errors.as_data().items():
             code = errors[0].code if name == NON_FIELD_ERRORS else self.error_codes[name]
-            return Mistake(code=code, detail=next(iter(errors[0])))
+            # The one error not of a field is full_clean's refusal of the whole body, with its code.
+            assert code is not None
+            return Mistake(code=code, detail=errors[0].messages[0])
         return None
+
+    def first_mistake(self) -> Mistake:
+        """The first thing wrong with a form found not valid: bound, as every form here is, it has one."""
+        mistake = self.mistake()
+        assert mistake is not None, "a valid form has no mistake"
+        return mistake
 
 
 class MessageForm(ChatForm):
@@ -330,9 +341,14 @@ class RatingForm(FeedbackForm):
     }
 
 
+@overload
+def feedback_form(data: Mapping | None, *, typed: Literal[False] = False) -> VoteForm | RatingForm: ...
+@overload
+def feedback_form(data: object, *, typed: Literal[True]) -> VoteForm | RatingForm: ...
 def feedback_form(data: object, *, typed: bool = False) -> VoteForm | RatingForm:
     """The feedback form for what was sent: a vote when it speaks of a reply ("turn" or "helpful"), else
     a rating. `typed`: bound to a JSON body (from_json), not to the page's POST."""
     speaks_of_a_reply = isinstance(data, Mapping) and not {"turn", "helpful"}.isdisjoint(data)
     form_class = VoteForm if speaks_of_a_reply else RatingForm
-    return form_class.from_json(data) if typed else form_class(data)
+    # Not typed, the overloads take only a mapping (the page's POST): any JSON value is for from_json.
+    return form_class.from_json(data) if typed else form_class(cast(Mapping | None, data))

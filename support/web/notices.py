@@ -15,6 +15,7 @@ def who_answers(*, conversation: Conversation | None) -> dict:
     elif status == ConversationStatus.PERSON:
         notice = "A member of our team is answering you here. The assistant is not replying meanwhile."
     elif status == ConversationStatus.WAITING:
+        assert conversation is not None  # no conversation is the assistant's (conversation_status)
         available = staff_available_now()
         email_needed = not available and not conversation.customer_email
         notice = waiting_notice(staff_available=available, email=conversation.customer_email)

@@ -174,7 +174,7 @@ def chat_send(request):
     if (wait := chat_send_wait_seconds(request)) is not None:
         return _rate_limited_page(request, wait, draft=form.unsent)
     if not form.is_valid():
-        return _not_sent(request, form.mistake().detail, status=400, draft=form.unsent)
+        return _not_sent(request, form.first_mistake().detail, status=400, draft=form.unsent)
     try:
         conversation_take_turn(
             session=request.session, text=form.cleaned_data["message"], client_address=client_ip(request)
@@ -230,7 +230,7 @@ def chat_handoff(request):
     if (wait := chat_send_wait_seconds(request)) is not None:
         return _rate_limited_page(request, wait)
     if not form.is_valid():
-        messages.error(request, form.mistake().detail)
+        messages.error(request, form.first_mistake().detail)
         return redirect(reverse("support:chat") + "#handoff")
     email = form.cleaned_data["email"]
     try:
@@ -263,7 +263,7 @@ def chat_feedback(request):
         turn = form.cleaned_data.get("turn")
         anchor = f"#reply-{turn}" if turn else ""
     if not valid:
-        messages.error(request, form.mistake().detail)
+        messages.error(request, form.first_mistake().detail)
         return redirect(reverse("support:chat") + anchor)
     try:
         given = feedback_give(session=request.session, feedback=form.cleaned_data)

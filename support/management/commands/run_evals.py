@@ -113,12 +113,12 @@ class Command(BaseCommand):
         for name, cases in resolution_sets().items():
             if only not in f"resolution/{name}":
                 continue
-            report = resolution_evaluate(model=model, system=system, cases=cases)
+            resolution = resolution_evaluate(model=model, system=system, cases=cases)
             self.stdout.write(
-                f"resolution/{name} ({len(cases)} store requests, {len(report.total)} intents): "
-                f"dead ends {report.share():.1%}"
+                f"resolution/{name} ({len(cases)} store requests, {len(resolution.total)} intents): "
+                f"dead ends {resolution.share():.1%}"
             )
-            for text, intent, said in report.dead_ends if verbose else ():
+            for text, intent, said in resolution.dead_ends if verbose else ():
                 self.stdout.write(f"    {intent}: {text!r} -> {said!r}")
 
     def _fallbacks(self, model, *, only: str, verbose: bool) -> None:

@@ -274,7 +274,8 @@ class ConversationAdmin(admin.ModelAdmin):
         """The conversation as it happened, with the reply box and the actions (POSTed here)."""
         conversation = self.get_object(request, unquote(object_id))
         if conversation is None:
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)
+            # Django's own answer to an object that is not there, which django-stubs leaves out.
+            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)  # type: ignore[attr-defined]
         if not self.has_view_or_change_permission(request, conversation):
             raise PermissionDenied
         drafts = {}

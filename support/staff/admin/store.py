@@ -41,7 +41,7 @@ def told_in_chat(link) -> str:
 
 
 class OrderChangeWithConversationInline(OrderChangeInline):
-    fields = [*OrderChangeInline.fields, "customer_told"]
+    fields = (*OrderChangeInline.fields, "customer_told")
     readonly_fields = fields
 
     def get_queryset(self, request):
@@ -84,7 +84,7 @@ class OrderWithConversationsAdmin(OrderAdmin):
 
 @admin.register(ReturnRecord)
 class ReturnRecordWithConversationAdmin(ReturnRecordAdmin):
-    fields = [*ReturnRecordAdmin.fields, "started_in"]
+    fields = (*ReturnRecordAdmin.fields, "started_in")
     readonly_fields = fields
 
     @admin.display(description="started in")
@@ -94,7 +94,7 @@ class ReturnRecordWithConversationAdmin(ReturnRecordAdmin):
 
 @admin.register(DeliveryCase)
 class DeliveryCaseWithConversationAdmin(DeliveryCaseAdmin):
-    fields = [*DeliveryCaseAdmin.fields, "reported_in"]
+    fields = (*DeliveryCaseAdmin.fields, "reported_in")
     readonly_fields = fields
 
     @admin.display(description="reported in")

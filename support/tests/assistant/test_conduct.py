@@ -8,6 +8,7 @@ import logging
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 
 import pytest
 from django.conf import settings
@@ -341,7 +342,7 @@ def test_an_email_a_lookup_found_nothing_with_is_not_read_back(model_api, custom
     assert "ungrounded_email" in line.split("codes=")[1].split()[0].split(",")
 
 
-def _verdict(reply: str, *, turn_results: list[ToolResult] = ()) -> tuple[str, ...]:
+def _verdict(reply: str, *, turn_results: Sequence[ToolResult] = ()) -> tuple[str, ...]:
     return reply_validate(
         reply=reply,
         customer_message="Where is my order BK-10042? sarah.chen@example.com",

@@ -30,7 +30,7 @@ def test_an_order_of_digital_items_is_told_complete_and_never_shipped(customer, 
 
 
 def test_a_digital_line_of_an_order_in_parcels_is_never_still_to_come(customer, ebook_order):
-    paper = OrderItemFactory(order=ebook_order, line_number=2, title="Emma")
+    paper = OrderItemFactory.create(order=ebook_order, line_number=2, title="Emma")
     OrderItemFactory(order=ebook_order, line_number=3, title="Atlas")
     shipment = Shipment.objects.create(
         order=ebook_order, number=1, carrier="UPS", shipped_on=date(2026, 4, 2)

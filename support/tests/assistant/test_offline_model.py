@@ -7,6 +7,7 @@ written by hand, so no test needs the database.
 
 import json
 import time
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,7 @@ SARAH = "sarah.chen@example.com"
 JAMES = "james.murphy@example.com"
 
 # Tool results in the shapes the tools give, with values from the demo data.
-ORDER_BK_10042 = {
+ORDER_BK_10042: dict[str, Any] = {
     "order_id": "BK-10042",
     "customer_name": "Sarah Chen",
     "status": "delivered",
@@ -60,7 +61,7 @@ ORDER_BK_10042 = {
     ],
     "total": "36.98",
 }
-ORDER_BK_10103 = {
+ORDER_BK_10103: dict[str, Any] = {
     "order_id": "BK-10103",
     "customer_name": "Sarah Chen",
     "status": "processing",
@@ -70,14 +71,14 @@ ORDER_BK_10103 = {
     "items": [{"title": "Tomorrow, and Tomorrow, and Tomorrow", "quantity": 2, "unit_price": "17.99"}],
     "total": "35.98",
 }
-POLICY_TERMS = {
+POLICY_TERMS: dict[str, Any] = {
     "return_window_days": 30,
     "condition_requirements": "Items must be unread, undamaged and in their original packaging.",
     "refund_method": "the original payment method",
     "refund_timeline_business_days": 7,
     "not_returnable": ["Ebook", "Audiobook", "Gift card", "Personalized item"],
 }
-ELIGIBLE_BK_10042 = {
+ELIGIBLE_BK_10042: dict[str, Any] = {
     "order_id": "BK-10042",
     "eligible": True,
     "reason": (
@@ -91,7 +92,7 @@ ELIGIBLE_BK_10042 = {
     ],
     "policy": POLICY_TERMS,
 }
-WINDOW_PASSED_BK_9871 = {
+WINDOW_PASSED_BK_9871: dict[str, Any] = {
     "order_id": "BK-9871",
     "eligible": False,
     "reason": (
@@ -101,14 +102,14 @@ WINDOW_PASSED_BK_9871 = {
     "items": [{"title": "The Midnight Library", "returnable": False, "reason": "Outside the window."}],
     "policy": POLICY_TERMS,
 }
-NOT_DELIVERED_BK_10089 = {
+NOT_DELIVERED_BK_10089: dict[str, Any] = {
     "order_id": "BK-10089",
     "eligible": False,
     "reason": "This order has not been delivered yet, so it cannot be returned.",
     "items": [{"title": "Project Hail Mary", "returnable": False, "reason": "Not delivered yet."}],
     "policy": POLICY_TERMS,
 }
-RETURN_STARTED_BK_10042 = {
+RETURN_STARTED_BK_10042: dict[str, Any] = {
     "rma_number": "RMA-20260415-0001",
     "order_id": "BK-10042",
     "status": "initiated",
@@ -145,7 +146,7 @@ def tool_round(
     name: str, arguments: dict, result: dict, *, tool_id: str = "toolu_offline_0001"
 ) -> list[dict]:
     """The model's tool call and the tool result that answers it."""
-    block = {"type": "tool_result", "tool_use_id": tool_id, "content": json.dumps(result)}
+    block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": json.dumps(result)}
     if "error" in result:
         block["is_error"] = True
     return [
@@ -569,7 +570,7 @@ def test_policy_result_is_quoted_verbatim():
 # Every error code a tool result can carry: (tool, more of the result, what the reply says).
 # The `message` of most codes is written for the model and must not reach the customer.
 MODEL_FACING = "Call check_return_eligibility for this order first."
-ERROR_REPLIES = {
+ERROR_REPLIES: dict[str, tuple[str, dict[str, Any], str]] = {
     ToolError.UNKNOWN_TOOL: ("refund_order", {}, GENERIC_ERROR_REPLY),
     ToolError.INVALID_ARGUMENTS: (
         "initiate_return",

@@ -90,7 +90,7 @@ def test_a_state_that_is_not_ours_is_read_as_none(db):
 
 
 def test_a_provider_is_never_sent_the_state():
-    stored = [
+    stored: list[dict] = [
         {"role": "user", "content": [{"type": "text", "text": "Where is my order?"}], "model_state": None},
         {
             "role": "assistant",
@@ -125,7 +125,7 @@ def test_a_reply_the_validator_replaced_is_stored_without_its_state(db, demo_dat
 
 
 def test_staff_words_after_the_model_s_question_leave_it_waiting_for_nothing():
-    stored = [
+    stored: list[dict] = [
         {"role": "user", "content": [{"type": "text", "text": "Where is my order?"}], "model_state": None},
         {
             "role": "assistant",

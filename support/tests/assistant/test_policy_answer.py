@@ -44,7 +44,9 @@ def test_a_question_only_the_faq_answers_is_its_words_after_one_model_call(model
 
 
 def test_two_topics_asked_together_are_both_quoted(model_api, customer, shipping):
-    returns = PolicyEntryFactory(topic="returns_window", title="Returns", text="You have 30 days to return.")
+    returns = PolicyEntryFactory.create(
+        topic="returns_window", title="Returns", text="You have 30 days to return."
+    )
     model_api.reset(
         message(
             tool_use("lookup_policy", {"topic": "shipping_costs"}),
@@ -70,7 +72,7 @@ def test_the_validator_reads_a_quoted_answer_too(model_api, customer):
 def test_an_answer_whose_first_sentence_states_an_orders_status_is_read_under_its_title(model_api, customer):
     """ "Cancellation fee: Cancelling an order that has not shipped yet is free." is staff's sentence under
     its title, not a claim about an order no tool looked up."""
-    fee = PolicyEntryFactory(
+    fee = PolicyEntryFactory.create(
         topic="cancellation_fee",
         title="Cancellation fee",
         text="Cancelling an order that has not shipped yet is free. Once an order has shipped it can no "
@@ -85,7 +87,7 @@ def test_an_answer_whose_first_sentence_states_an_orders_status_is_read_under_it
 def test_a_one_sentence_answer_under_its_title_is_on_topic(model_api, customer):
     """ "Gift cards: Gift cards never expire." names no store subject the validator knows; it is the FAQ's
     answer all the same, not a sentence about something else."""
-    cards = PolicyEntryFactory(topic="gift_cards", title="Gift cards", text="Gift cards never expire.")
+    cards = PolicyEntryFactory.create(topic="gift_cards", title="Gift cards", text="Gift cards never expire.")
     model_api.reset(message(tool_use("lookup_policy", {"topic": "gift_cards"})), NEVER_SENT)
     reply = customer.send("Do they run out?").json()["reply"]
     assert reply == policy_quote(title=cards.title, text=cards.text)

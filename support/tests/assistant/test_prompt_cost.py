@@ -50,6 +50,7 @@ class CachedModel:
 
     offline = False
     name = "cached-offline"
+    provider = "built-in offline model behind a simulated prompt cache"
     keeps_state = True  # the built-in model's flow, measured as a provider's would be billed
 
     def __init__(self, cache: PromptCache):

@@ -18,10 +18,10 @@ ROSA = "rosa.perez@example.com"
 @pytest.fixture
 def order_paid_in_euros(db):
     """Like the real order #1104: paid in euros in a shop that keeps dollars, part of it refunded."""
-    order = OrderFactory(number="BK-21104", customer_email=ROSA, total="115.90", currency="EUR",
-                         shop_total="124.36", shop_currency="USD", delivered=True,
-                         ordered_on=date(2026, 3, 1), delivered_on=date(2026, 3, 5))  # fmt: skip
-    dry = OrderItemFactory(order=order, line_number=1, title="The Dry", unit_price="20.00")
+    order = OrderFactory.create(number="BK-21104", customer_email=ROSA, total="115.90", currency="EUR",
+                                shop_total="124.36", shop_currency="USD", delivered=True,
+                                ordered_on=date(2026, 3, 1), delivered_on=date(2026, 3, 5))  # fmt: skip
+    dry = OrderItemFactory.create(order=order, line_number=1, title="The Dry", unit_price="20.00")
     OrderItemFactory(order=order, line_number=2, title="Force of Nature", unit_price="95.90")
     refund = Refund.objects.create(order=order, number=1, amount="20.00", refunded_on=date(2026, 3, 9))
     RefundLine.objects.create(refund=refund, item=dry, quantity=1)

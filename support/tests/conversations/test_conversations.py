@@ -226,7 +226,8 @@ class TestLeaseKeeper:
         Conversation.objects.filter(pk=conversation.pk).update(lease_expires_at=almost_gone)
 
         assert leases_renew() == 1
-        assert _reread(conversation).lease_expires_at > almost_gone + timedelta(seconds=5)
+        renewed = _reread(conversation).lease_expires_at
+        assert renewed is not None and renewed > almost_gone + timedelta(seconds=5)
 
         conversation_turn_commit(
             lease=lease, first=lease.next_position, messages=[], model_calls=[], eligibility_verified=[]
@@ -263,7 +264,7 @@ def test_a_conversation_finds_only_its_own_open_return_of_those_items():
 
 def test_what_a_customer_does_in_a_conversation_reaches_the_store_as_theirs_with_its_id():
     conversation = Conversation.objects.create(session_handle="s1")
-    to_cancel, to_move = OrderFactory(), OrderFactory()
+    to_cancel, to_move = OrderFactory.create(), OrderFactory.create()
     OrderItemFactory(order=to_cancel)
     OrderItemFactory(order=to_move)
     today = store_today()

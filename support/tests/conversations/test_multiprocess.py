@@ -44,6 +44,20 @@ WORKERS = 2
 LEASE_SECONDS = 10
 
 
+def _csrf_token(jar: CookieJar) -> str:
+    """The CSRF token Django set in this browser's cookies (always with a value)."""
+    token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+    assert token is not None
+    return token
+
+
+def _worker(headers: dict) -> str:
+    """The worker that answered, as its Server-Timing header names it (BOOKLY_SERVER_TIMING on)."""
+    found = re.search(r'worker;desc="(\d+)"', headers["Server-Timing"])
+    assert found, headers["Server-Timing"]
+    return found.group(1)
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -121,7 +135,7 @@ class Customer:
         self.jar = CookieJar()
         self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
         self.opener.open(f"{site.url}/api/chat", timeout=10).read()
-        self.token = next(cookie.value for cookie in self.jar if cookie.name == "csrftoken")
+        self.token = _csrf_token(self.jar)
 
     def start_chatting(self, stub: MessagesStub) -> None:
         """A first message and its answer: the visitor's session begins with their first message."""
@@ -170,11 +184,12 @@ def slow(seconds: float, reply: dict):
 def _every_worker_answering(site: Site) -> None:
     """With BOOKLY_SERVER_TIMING on: wait until each worker has answered a request, so that a burst
     meets them all ready (a worker that exists may not be accepting yet)."""
-    seen, deadline = set(), time.monotonic() + 20
+    seen: set[str] = set()
+    deadline = time.monotonic() + 20
     while len(seen) < WORKERS and time.monotonic() < deadline:
         with ThreadPoolExecutor(max_workers=4) as pool:
             for headers in pool.map(lambda _: _timing_of(site), range(4)):
-                seen.add(re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1))
+                seen.add(_worker(headers))
 
 
 def _timing_of(site: Site) -> dict:
@@ -211,9 +226,7 @@ def test_per_ip_limit_holds_across_workers(stub, demo_data):
         running.stop()
     assert sorted(status for status, _, _ in answers) == [200] * 5 + [429] * 7
     # Both workers answered, so a per-process count would have let up to 10 through.
-    workers = {
-        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in answers
-    }
+    workers = {_worker(headers) for _, _, headers in answers}
     assert len(workers) == WORKERS
 
 
@@ -228,12 +241,11 @@ def test_a_scrape_of_any_worker_counts_the_turns_of_every_worker(stub, demo_data
         scrapes = [urllib.request.urlopen(metrics, timeout=10).read().decode() for _ in range(4)]  # noqa: S310
     finally:
         running.stop()
-    workers = {
-        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in answers
-    }
+    workers = {_worker(headers) for _, _, headers in answers}
     assert len(workers) == WORKERS
     for scrape in scrapes:
         answered = re.search(r'^bookly_turns_total\{outcome="answered"\} (\S+)$', scrape, re.MULTILINE)
+        assert answered, scrape
         assert float(answered.group(1)) == 8
 
 
@@ -342,7 +354,7 @@ class Staff:
         assert status == 200 and any(cookie.name == "sessionid" for cookie in self.jar), "login failed"
 
     def post(self, path: str, fields: dict) -> tuple[int, dict, str]:
-        token = next(cookie.value for cookie in self.jar if cookie.name == "csrftoken")
+        token = _csrf_token(self.jar)
         request = urllib.request.Request(  # noqa: S310 - our own http URL
             f"{self.site.url}{path}",
             data=urllib.parse.urlencode({**fields, "csrfmiddlewaretoken": token}).encode(),
@@ -403,7 +415,7 @@ def test_staff_replies_and_customer_messages_at_once_are_all_kept_in_order(
         assert (status, body["reply"], staff_status) == (200, None, 200)
         assert "Your reply was sent." in page  # not a refusal shown on the same page
     workers = {
-        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1)
+        _worker(headers)
         for (_, _, customer_headers), (_, staff_headers, _) in outcomes
         for headers in (customer_headers, staff_headers)
     }
@@ -439,9 +451,7 @@ def test_the_providers_circuit_is_shared_by_the_workers(stub, demo_data):
     # Each worker answered with the built-in model without asking the provider once more: with a
     # circuit per process, a worker that had not seen three failures itself would have asked it.
     assert len(stub.requests) == 3
-    workers = {
-        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in answers
-    }
+    workers = {_worker(headers) for _, _, headers in answers}
     assert len(workers) == WORKERS
 
 
@@ -473,7 +483,5 @@ def test_a_faq_topic_staff_save_is_answered_by_every_worker_at_the_next_message(
     assert [status for status, _, _ in before + after] == [200] * 12
     assert not any(PAYMENTS_ANSWER in body["reply"] for _, body, _ in before)
     assert all(PAYMENTS_ANSWER in body["reply"] for _, body, _ in after)
-    workers = {
-        re.search(r'worker;desc="(\d+)"', headers["Server-Timing"]).group(1) for _, _, headers in after
-    }
+    workers = {_worker(headers) for _, _, headers in after}
     assert len(workers) == WORKERS

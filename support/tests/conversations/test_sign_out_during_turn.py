@@ -12,6 +12,7 @@ from collections.abc import Callable
 import pytest
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import transaction
+from django.http import StreamingHttpResponse
 from django.urls import reverse
 
 from orders.models import Order, ReturnRecord
@@ -94,8 +95,9 @@ def streamed(customer: ChatClient, words: str) -> tuple[str, dict]:
         "/api/chat",
         json.dumps({"message": words}),
         content_type="application/json",
-        headers={"X-CSRFToken": customer.token, "Accept": "text/event-stream"},
+        headers={"X-CSRFToken": customer.csrf_token(), "Accept": "text/event-stream"},
     )
+    assert isinstance(response, StreamingHttpResponse)
     said = b"".join(response.streaming_content).decode()
     reply = [chunk for chunk in said.split("\n\n") if chunk.startswith("event: reply")][-1]
     return said, json.loads(reply.split("data: ", 1)[1])

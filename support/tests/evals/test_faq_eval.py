@@ -37,6 +37,13 @@ FLOORS = {
 SET_FLOORS = {"heldout.json": 0.856, "heldout_second.json": 0.830, "heldout_third.json": 0.838}
 
 
+def _figure(line: str) -> tuple[str, str]:
+    """A figure of run_evals --faq and its share, in percent, from its line ("<figure>: <share>%")."""
+    found = re.fullmatch(r"(.+): ([\d.]+)%", line)
+    assert found, line
+    return found[1], found[2]
+
+
 def _system() -> list[dict]:
     system_prompt_forget()
     return [{"type": "text", "text": system_prompt()}]
@@ -94,6 +101,7 @@ def test_the_built_in_model_served_from_an_installed_topic_and_an_order_request_
 
     assert before.outcomes["payment_methods"]["served"] == 0  # no topic, no answer: the eval can fail
     assert report.outcomes["payment_methods"] == {"served": 1, "other_route": 1}
+    assert report.negatives is not None
     assert report.negatives.total == {"order_status": 1, "out_of_scope": 1}
     assert report.negatives_right() == 1.0
 
@@ -122,7 +130,7 @@ def test_run_evals_faq_prints_each_topic_and_holds_the_figures_at_their_floor():
     lines = out.getvalue().splitlines()
     rows = {line.split()[0]: line.split()[1:] for line in lines[2:] if re.match(r"[a-z_]+ +\d+ ", line)}
     assert set(rows) == {topic["topic"] for topic in faq_topics()} | set(DEMO_TOPICS)
-    figures = dict(re.fullmatch(r"(.+): ([\d.]+)%", line).groups() for line in lines if line.endswith("%"))
+    figures = dict(_figure(line) for line in lines if line.endswith("%"))
     assert set(figures) == set(FLOORS), lines
     for figure, floor in FLOORS.items():
         assert float(figures[figure]) / 100 >= floor, f"{figure}: {figures[figure]}% < {floor:.1%}"

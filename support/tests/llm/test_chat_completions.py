@@ -10,6 +10,7 @@ from django.core.management import CommandError, call_command
 from support.assistant.configured import get_model
 from support.assistant.outcomes import TOO_LONG_REPLY
 from support.assistant.validator import FALLBACK_REPLY
+from support.llm.chat_completions import ChatCompletionsModel
 from support.models import ConversationMessage, ModelCall
 from support.testing.chat_completions_stub import Template, completion, echoes_its_prompt
 from support.testing.messages_stub import ErrorReply, message, text, tool_use
@@ -128,7 +129,9 @@ def test_openai_itself_is_sent_max_completion_tokens_and_other_servers_max_token
 ):
     # db: get_model() reads the provider's circuit, kept in the cache (Redis in the PostgreSQL leg).
     settings.BOOKLY_LLM, settings.OPENAI_API_KEY, settings.OPENAI_BASE_URL = "openai", "sk-test", base_url
-    assert get_model().max_tokens_field == field
+    provider = getattr(get_model(), "inner", None)  # the provider behind its circuit, as `assistant` reads it
+    assert isinstance(provider, ChatCompletionsModel)
+    assert provider.max_tokens_field == field
 
 
 def test_an_operator_checks_that_the_provider_answers_and_calls_tools(openai_model):

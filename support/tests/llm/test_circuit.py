@@ -45,7 +45,7 @@ def test_after_repeated_outages_the_built_in_model_answers_at_once_and_says_so(
     assert body["offline"] is True and "BK-10042" in body["reply"] and "delivered" in body["reply"]
     assert claude.requests == []
     assert counts.moved("bookly_turns_on_fallback_total") == 1
-    assert ModelCall.objects.order_by("-id").first().offline  # staff see it in the trace
+    assert ModelCall.objects.latest("id").offline  # staff see it in the trace
 
 
 def test_staff_are_told_the_provider_is_down_not_how_to_connect_one(

@@ -27,22 +27,39 @@ def render(series, **kwargs) -> ET.Element:
     return parse(str(chart(**{"title": "Fallback rate", "chart_id": "fallback", **kwargs}, series=series)))
 
 
+def found(root: ET.Element, path: str) -> ET.Element:
+    element = root.find(path)
+    assert element is not None, f"no {path}"
+    return element
+
+
+def attribute(element: ET.Element, name: str) -> str:
+    value = element.get(name)
+    assert value is not None, f"no {name} on {element.tag}"
+    return value
+
+
+def text_of(element: ET.Element) -> str:
+    assert element.text is not None, f"no text in {element.tag}"
+    return element.text
+
+
 def svg(figure: ET.Element) -> ET.Element:
-    return figure.find(f"{SVG}svg")
+    return found(figure, f"{SVG}svg")
 
 
 def with_class(root: ET.Element, name: str) -> list[ET.Element]:
     return [element for element in root.iter() if name in element.get("class", "").split()]
 
 
-def points(polyline: ET.Element) -> list[tuple[float, float]]:
-    return [tuple(float(n) for n in pair.split(",")) for pair in polyline.get("points").split()]
+def points(polyline: ET.Element) -> list[tuple[float, ...]]:
+    return [tuple(float(n) for n in pair.split(",")) for pair in attribute(polyline, "points").split()]
 
 
 def y_labels(figure: ET.Element) -> list[str]:
     """The y axis labels, bottom first."""
     labels = with_class(svg(figure), "chart__label--y")
-    return [label.text for label in sorted(labels, key=lambda label: -float(label.get("y")))]
+    return [text_of(label) for label in sorted(labels, key=lambda label: -float(attribute(label, "y")))]
 
 
 def table_rows(figure: ET.Element) -> list[list[str]]:
@@ -52,8 +69,8 @@ def table_rows(figure: ET.Element) -> list[list[str]]:
 def test_points_land_on_the_plot_area_bottom_middle_and_top():
     figure = render([Series("Fallback rate", days(0.0, 0.5, 1.0))], percent=True)
     (axis,) = with_class(svg(figure), "chart__axis")
-    left, right, bottom = float(axis.get("x1")), float(axis.get("x2")), float(axis.get("y1"))
-    top = min(float(line.get("y1")) for line in with_class(svg(figure), "chart__grid"))
+    left, right, bottom = (float(attribute(axis, name)) for name in ("x1", "x2", "y1"))
+    top = min(float(attribute(line, "y1")) for line in with_class(svg(figure), "chart__grid"))
     (line,) = svg(figure).iter(f"{SVG}polyline")
     first, middle, last = points(line)
     assert first == (left, bottom)
@@ -69,7 +86,7 @@ def test_a_missing_day_splits_the_line_instead_of_dropping_to_zero():
     lines = list(svg(figure).iter(f"{SVG}polyline"))
     assert [len(points(line)) for line in lines] == [2, 2]
     assert points(lines[0])[-1][0] < points(lines[1])[0][0]
-    assert all(y < float(axis.get("y1")) for line in lines for _, y in points(line))
+    assert all(y < float(attribute(axis, "y1")) for line in lines for _, y in points(line))
     assert list(svg(figure).iter(f"{SVG}circle")) == []
 
 
@@ -77,7 +94,7 @@ def test_a_single_day_is_a_point_not_a_zero_length_line():
     figure = render([Series("Fallback rate", days(0.25))], percent=True)
     assert list(svg(figure).iter(f"{SVG}polyline")) == []
     (point,) = svg(figure).iter(f"{SVG}circle")
-    assert "chart__point" in point.get("class").split()
+    assert "chart__point" in attribute(point, "class").split()
     assert [label.text for label in with_class(svg(figure), "chart__label--x")] == ["Nov 3"]
     assert table_rows(figure) == [["Nov 3", "25.0%"]]
 
@@ -93,7 +110,7 @@ def test_the_table_has_a_row_per_day_and_formats_values_like_the_axis():
         [Series("Fallback rate", days(0.125, None, 0.5)), Series("Handoff rate", days(0.02, 0.031, 1.0))],
         percent=True,
     )
-    header = ["".join(cell.itertext()) for cell in figure.find(".//thead/tr")]
+    header = ["".join(cell.itertext()) for cell in found(figure, ".//thead/tr")]
     assert header == ["Day", "Fallback rate", "Handoff rate"]
     assert table_rows(figure) == [
         ["Nov 3", "12.5%", "2.0%"],
@@ -114,8 +131,8 @@ def test_title_and_series_names_are_escaped():
     assert "<script" not in html
     assert "<img" not in html
     figure = parse(html)
-    assert figure.find("figcaption").text == title
-    assert name in "".join(figure.find(".//ul").itertext())
+    assert found(figure, "figcaption").text == title
+    assert name in "".join(found(figure, ".//ul").itertext())
     assert name in [th.text for th in figure.iter("th")]
 
 
@@ -130,7 +147,7 @@ def test_the_chart_id_prefixes_the_ids_and_labels_the_svg():
     labelled_by = svg(figure).get("aria-labelledby")
     assert svg(figure).get("role") == "img"
     assert labelled_by == "fallback-7d-title"
-    assert figure.find(f".//*[@id='{labelled_by}']").text == "Fallback rate"
+    assert found(figure, f".//*[@id='{labelled_by}']").text == "Fallback rate"
 
 
 @pytest.mark.parametrize("value", [-0.1, math.nan, math.inf])
@@ -153,7 +170,7 @@ def test_series_differ_by_dash_pattern_not_only_colour():
     figure = render(series, percent=True)
     lines = list(svg(figure).iter(f"{SVG}polyline"))
     assert len({line.get("stroke-dasharray") for line in lines}) == 4
-    swatches = [line.get("stroke-dasharray") for line in with_class(figure.find("ul"), "chart__line")]
+    swatches = [line.get("stroke-dasharray") for line in with_class(found(figure, "ul"), "chart__line")]
     assert swatches == [line.get("stroke-dasharray") for line in lines]
     assert all(line.get("fill") == "none" and line.get("stroke") == "currentColor" for line in lines)
 
@@ -209,7 +226,7 @@ def test_ninety_days_label_the_first_and_last_day_without_overlap():
     assert labels[0].text == "Nov 3"
     assert labels[-1].text == "Jan 31"
     assert len(labels) <= 6
-    xs = [float(label.get("x")) for label in labels]
+    xs = [float(attribute(label, "x")) for label in labels]
     assert all(b - a >= 60 for a, b in itertools.pairwise(xs))  # "Nov 30" is about 45 units wide
 
 

@@ -187,6 +187,7 @@ class TestPage:
         client.force_login(user)
         assert client.get(PAGE).status_code == 403
         entry = PolicyEntry.objects.first()
+        assert entry is not None
         assert client.post(ADD, {"entry": entry.pk, "questions": ["Hi?"], "days": 7}).status_code == 403
         user.groups.add(Group.objects.get(name="Support staff"))
         assert client.get(PAGE).status_code == 200
@@ -217,7 +218,9 @@ class TestPage:
 
 
 def _create_url(html: str) -> str:
-    return unescape(re.search(r'<a class="button" href="([^"]+)">Create a FAQ topic', html).group(1))
+    link = re.search(r'<a class="button" href="([^"]+)">Create a FAQ topic', html)
+    assert link is not None, "no link to create a FAQ topic"
+    return unescape(link.group(1))
 
 
 @pytest.mark.usefixtures("demo_data")
@@ -242,7 +245,7 @@ class TestFromAGroup:
 
     def test_add_to_a_topic_says_what_was_added_and_what_was_left_out(self, staff_client, staff_user, claude):
         _refused(claude, "Can I pay with PayPal?", "can I pay with paypal please", "can i pay by paypall")
-        entry = PolicyEntryFactory(
+        entry = PolicyEntryFactory.create(
             title="Payment methods",
             example_questions="\n".join(
                 [*(f"Question {n}?" for n in range(18)), "can I pay with PayPal please"]
@@ -308,7 +311,7 @@ class TestUsedAtOnce:
         self, staff_client, django_capture_on_commit_callbacks
     ):
         # Words the topic's text does not use: unanswered until they are its example question.
-        entry = PolicyEntryFactory(
+        entry = PolicyEntryFactory.create(
             topic="extras", title="Extras", text=WRAPPING, example_questions="Any extras?"
         )
         customer = ChatClient()

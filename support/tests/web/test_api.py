@@ -10,6 +10,7 @@ from unittest import mock
 
 import pytest
 from django.core.management import call_command
+from django.http import HttpResponseBase
 from django.utils import timezone
 
 from orders.models import Order, ReturnRecord
@@ -171,10 +172,11 @@ class TestOneTurnAtATime:
     # The stub answers from its own thread, which needs committed data to see.
     @pytest.mark.django_db(transaction=True, serialized_rollback=True)
     def test_second_message_while_a_turn_runs_gets_409_and_nothing_interleaves(self, claude, customer):
+        answered: list[tuple[int, dict]] = []  # the second message's status and body
+
         def answer_while_a_second_message_arrives(request):
             second = customer.send("Hello?? are you there")
-            answer_while_a_second_message_arrives.status = second.status_code
-            answer_while_a_second_message_arrives.body = second.json()
+            answered.append((second.status_code, second.json()))
             return message(text(ASK_NUMBER))
 
         # The visitor's first message gave them their session (reading the page gives none).
@@ -184,9 +186,10 @@ class TestOneTurnAtATime:
         first = customer.send("Where is my order?")
 
         assert first.status_code == 200
-        assert answer_while_a_second_message_arrives.status == 409
-        assert answer_while_a_second_message_arrives.body["error"] == "turn_in_progress"
-        assert "still answering" in answer_while_a_second_message_arrives.body["detail"]
+        [(status, body)] = answered
+        assert status == 409
+        assert body["error"] == "turn_in_progress"
+        assert "still answering" in body["detail"]
         assert [m["text"] for m in customer.transcript().json()["messages"]][2:] == [
             "Where is my order?",
             ASK_NUMBER,
@@ -197,17 +200,18 @@ class TestOneTurnAtATime:
         """The lease is short (a dead worker's conversation is soon free), so a running turn renews it."""
         settings.BOOKLY_TURN_LEASE_SECONDS = 1.5
 
+        seconds: list[HttpResponseBase] = []  # the second message's answer
+
         def answer_after_three_leases(request):
             time.sleep(3.2)
-            second = customer.send("Hello?? are you there")
-            answer_after_three_leases.second = second
+            seconds.append(customer.send("Hello?? are you there"))
             return message(text(ASK_NUMBER))
 
         claude.reset(message(text("Hello! How can I help?")))
         customer.send("Hi")  # the first message gives the visitor their session
         claude.reset(answer_after_three_leases)
         assert customer.send("Where is my order?").status_code == 200
-        second = answer_after_three_leases.second
+        [second] = seconds
         assert second.status_code == 409
         assert int(second["Retry-After"]) >= 1
 
@@ -301,7 +305,9 @@ class TestServerTiming:
         claude.reset(slow_model)
         header = customer.send("Where is my order?")["Server-Timing"]
         timings = dict(re.findall(r"(\w+);dur=([\d.]+)", header))
-        queries = int(re.search(r'desc="(\d+) queries"', header).group(1))
+        found = re.search(r'desc="(\d+) queries"', header)
+        assert found is not None
+        queries = int(found.group(1))
         assert float(timings["app"]) >= float(timings["model"]) >= 200
         assert 5 <= queries <= 30
 

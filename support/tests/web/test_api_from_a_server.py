@@ -25,6 +25,7 @@ class PlainClient:
         self.cookies: dict[str, str] = {}
 
     def call(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+        assert self.base.hostname is not None, "the server's URL names its host"
         connection = http.client.HTTPConnection(self.base.hostname, self.base.port, timeout=30)
         headers = {"Accept": "application/json"}
         if self.cookies:

@@ -17,7 +17,16 @@ import pytest
 from django.core.cache import cache
 from django.db import connections
 from django.utils import timezone
-from playwright.sync_api import Page, expect, sync_playwright
+from playwright.sync_api import (
+    ConsoleMessage,
+    Dialog,
+    FloatRect,
+    Locator,
+    Page,
+    ViewportSize,
+    expect,
+    sync_playwright,
+)
 
 from orders import services as order_services
 from orders.models import Order, OrderChange, ReturnRecord
@@ -42,10 +51,10 @@ LAUNCH_ARGS = [
 ]
 ARTIFACTS = Path(__file__).resolve().parents[3] / "test-artifacts"
 WIDGET_SCRIPT = Path(__file__).resolve().parents[3] / "static" / "support" / "widget.js"
-DESKTOP = {"width": 1100, "height": 900}
-PHONE = {"width": 360, "height": 780}
-LAPTOP = {"width": 1280, "height": 800}
-PHONE_SMALL = {"width": 360, "height": 740}
+DESKTOP: ViewportSize = {"width": 1100, "height": 900}
+PHONE: ViewportSize = {"width": 360, "height": 780}
+LAPTOP: ViewportSize = {"width": 1280, "height": 800}
+PHONE_SMALL: ViewportSize = {"width": 360, "height": 740}
 STAFF_LOGIN = ("agent", "agent-pass-1234")  # the root conftest's staff_user
 SARAH = "sarah.chen@example.com"
 XSS = "<img src=x onerror=alert(1)>"
@@ -103,10 +112,18 @@ class Tab:
         self.context = context
         self.page: Page = context.new_page()
         self.errors: list[str] = []
-        self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
+        self.page.on("console", self._console)
         self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
         self.dialogs: list[str] = []
-        self.page.on("dialog", lambda dialog: (self.dialogs.append(dialog.message), dialog.dismiss()))
+        self.page.on("dialog", self._dialog)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if message.type == "error":
+            self.errors.append(message.text)
+
+    def _dialog(self, dialog: Dialog) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
 
 
 @pytest.fixture
@@ -198,7 +215,9 @@ def test_whole_conversation_with_javascript(tab, open_tab, staff_user):
     summary = send_with_js(page, f"I want to return a book from BK-10042 because it arrived damaged. {SARAH}")
     assert "Would you like me to start this return?" in summary
     started = send_with_js(page, "Yes please")
-    rma_number = re.search(r"RMA-[A-Z0-9]+", started).group()
+    found = re.search(r"RMA-[A-Z0-9]+", started)
+    assert found is not None
+    rma_number = found.group()
     assert ReturnRecord.objects.filter(rma_number=rma_number, order__number="BK-10042").exists()
 
     refusal = send_with_js(page, "What's the weather like in Boston?")
@@ -718,11 +737,18 @@ LONG_CONVERSATION = [
 ]
 
 
-def _composer_on_screen_and_latest_visible(page: Page, viewport: dict) -> None:
-    box = page.locator("#composer").bounding_box()
+def _box(locator: Locator) -> FloatRect:
+    """The element's box on the page: it is shown (an element that is not has none)."""
+    box = locator.bounding_box()
+    assert box is not None, locator
+    return box
+
+
+def _composer_on_screen_and_latest_visible(page: Page, viewport: ViewportSize) -> None:
+    box = _box(page.locator("#composer"))
     assert box["y"] >= 0 and box["y"] + box["height"] <= viewport["height"], box
-    latest = page.locator(".message").last.bounding_box()
-    scroller = page.locator("#chat-scroller").bounding_box()
+    latest = _box(page.locator(".message").last)
+    scroller = _box(page.locator("#chat-scroller"))
     # The newest message ends inside the conversation's visible part.
     assert scroller["y"] <= latest["y"] + latest["height"] <= scroller["y"] + scroller["height"] + 1
 
@@ -766,14 +792,14 @@ def test_the_message_box_stays_on_screen_through_a_long_conversation(
 
 
 def _on_screen_below_the_header(page: Page, selector: str) -> None:
-    box = page.locator(selector).bounding_box()
+    box = _box(page.locator(selector))
     header = page.locator(".site-header").bounding_box()  # None in the widget's frame: no header there
     top = header["y"] + header["height"] if header else 0
-    composer = page.locator("#composer").bounding_box()
+    composer = _box(page.locator("#composer"))
     assert top <= box["y"] and box["y"] + box["height"] <= composer["y"], (selector, box)
 
 
-WIDGET_PANEL = {"width": 380, "height": 640}
+WIDGET_PANEL: ViewportSize = {"width": 380, "height": 640}
 
 
 @pytest.mark.parametrize(

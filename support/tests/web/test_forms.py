@@ -83,7 +83,7 @@ class TestOneShapeTwoSpellings:
         [{"turn": "3", "helpful": False}, {"turn": 3, "helpful": "no"}, {"turn": 3.0, "helpful": False}],
     )
     def test_the_pages_spelling_is_a_mistake_in_json(self, body):
-        assert VoteForm.from_json(body).mistake().code == "invalid_feedback"
+        assert VoteForm.from_json(body).first_mistake().code == "invalid_feedback"
 
     @pytest.mark.parametrize("turn", ["-1", "3.0", "٣", "1" * 10])
     def test_the_page_takes_a_turn_as_its_plain_digits_only(self, turn):
@@ -96,14 +96,14 @@ class TestOneShapeTwoSpellings:
         assert isinstance(feedback_form(None, typed=True), RatingForm)
 
     def test_a_json_body_with_a_field_of_neither_shape_is_refused_whole_with_both_by_example(self):
-        mistake = feedback_form({"rating": 5, "stars": 4}, typed=True).mistake()
+        mistake = feedback_form({"rating": 5, "stars": 4}, typed=True).first_mistake()
         assert mistake.code == "invalid_feedback" and mistake.detail.startswith("Send JSON like")
 
 
 class TestTheComposer:
     def test_a_post_without_the_box_is_an_empty_message_not_a_message_of_another_type(self):
-        assert ComposerForm({}).mistake().detail == "Please type a message first."
-        assert MessageForm.from_json({}).mistake().detail == "Please send your message as text."
+        assert ComposerForm({}).first_mistake().detail == "Please type a message first."
+        assert MessageForm.from_json({}).first_mistake().detail == "Please send your message as text."
 
 
 def test_a_message_that_cannot_be_sent_never_reaches_the_turn(customer, client):

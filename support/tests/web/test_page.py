@@ -36,7 +36,9 @@ def transcript_html(html: str) -> str:
 
 
 def textarea_value(html: str) -> str:
-    return re.search(r'<textarea id="message"[^>]*>(.*?)</textarea>', html, re.S).group(1)
+    found = re.search(r'<textarea id="message"[^>]*>(.*?)</textarea>', html, re.S)
+    assert found is not None
+    return found.group(1)
 
 
 def test_the_page_says_it_is_an_automated_assistant_and_what_it_helps_with(client):
@@ -69,6 +71,7 @@ def test_the_forms_message_box_send_talk_to_a_person_and_start_a_new_conversatio
 def test_the_offline_notice_tells_customers_in_plain_words_and_operators_nothing(client):
     html = page_html(client)
     notice = re.search(r'<p id="offline-notice"[^>]*>(.*?)</p>', html, re.S)
+    assert notice is not None
     assert " hidden" not in notice.group(0).split(">", 1)[0]
     assert "A simpler built-in assistant is answering right now." in notice.group(1)
     for instruction in ("ANTHROPIC_API_KEY", ".env", "restart", "Claude"):
@@ -216,7 +219,9 @@ def test_replies_are_escaped_and_keep_their_line_breaks(client):
 def test_the_reply_text_keeps_its_line_breaks_on_screen():
     # The transcript is text in a <p>; only this rule shows the reply's own line breaks.
     css = (settings.BASE_DIR / "static" / "support" / "bookly.css").read_text()
-    rule = re.search(r"\.message__text \{([^}]*)\}", css).group(1)
+    found = re.search(r"\.message__text \{([^}]*)\}", css)
+    assert found is not None
+    rule = found.group(1)
     assert "white-space: pre-wrap" in rule
 
 

@@ -40,7 +40,9 @@ def test_page_post_without_csrf_token_is_refused_with_a_friendly_page():
 def test_page_post_with_the_form_token_is_accepted():
     browser = Client(enforce_csrf_checks=True)
     html = browser.get("/").content.decode()
-    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html).group(1)
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
+    assert found is not None
+    token = found.group(1)
     response = browser.post("/chat/send", {"message": QUESTION, "csrfmiddlewaretoken": token})
     assert response.status_code == 302
     assert ConversationMessage.objects.filter(visible_text=QUESTION).exists()
@@ -216,10 +218,8 @@ def test_new_conversations_and_ratings_share_the_actions_budget_not_the_messages
 
 
 def request_from(remote_addr: str, forwarded: str | None = None):
-    headers = {"REMOTE_ADDR": remote_addr}
-    if forwarded is not None:
-        headers["HTTP_X_FORWARDED_FOR"] = forwarded
-    return RequestFactory().get("/", **headers)
+    headers = {"X-Forwarded-For": forwarded} if forwarded is not None else {}
+    return RequestFactory().get("/", headers=headers, REMOTE_ADDR=remote_addr)
 
 
 def test_without_trusted_proxies_x_forwarded_for_is_ignored(settings):
@@ -256,7 +256,7 @@ def _api_post_from(remote_addr: str, forwarded: str):
         "/api/chat",
         json.dumps({"message": QUESTION}),
         content_type="application/json",
-        headers={"X-CSRFToken": chat.token, "X-Forwarded-For": forwarded},
+        headers={"X-CSRFToken": chat.csrf_token(), "X-Forwarded-For": forwarded},
         REMOTE_ADDR=remote_addr,
     )
 
@@ -283,6 +283,7 @@ def test_a_conversation_keeps_no_session_key_only_a_keyed_hash_that_still_finds_
     customer = ChatClient()
     customer.send(QUESTION)
     key = customer.http.session.session_key
+    assert key is not None  # the message gave the visitor their session
     row = Conversation.objects.values().get()
     assert not [name for name, value in row.items() if key in str(value)]
     # The hash is keyed: knowing the session key without the site's secret gives no handle.

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 from django.db import connections
+from django.http import StreamingHttpResponse
 
 from orders.models import ReturnRecord
 from support.assistant.turn import TurnResult
@@ -25,17 +26,16 @@ pytestmark = [
 
 def streamed(customer: ChatClient, words: str) -> list[tuple[str, dict]]:
     """Send as the page does with JavaScript, and read the events as they come."""
-    if customer.token is None:
-        customer.transcript()
     response = customer.http.post(
         "/api/chat",
         json.dumps({"message": words}),
         content_type="application/json",
-        headers={"X-CSRFToken": customer.token, "Accept": "text/event-stream"},
+        headers={"X-CSRFToken": customer.csrf_token(), "Accept": "text/event-stream"},
     )
     assert response.status_code == 200 and response["Content-Type"] == "text/event-stream"
+    assert isinstance(response, StreamingHttpResponse)
     events = []
-    for chunk in b"".join(response.streaming_content).decode().split("\n\n"):
+    for chunk in response.getvalue().decode().split("\n\n"):
         lines = dict(line.split(": ", 1) for line in chunk.splitlines() if not line.startswith(":"))
         if lines:
             events.append((lines["event"], json.loads(lines["data"])))
