@@ -111,11 +111,10 @@ class RefundOut(_Outbound, title="Refund"):
     lines: list[LineQuantityOut]
 
 
-# Its docstring is its description in the published document, word for word: orders.schemas.ShopOrder is
-# orders.inbound.OrderIn now.
+# Its docstring is its description in the published document, word for word.
 class OrderOut(_Outbound, title="Order"):
-    """An order as Bookly has it: what the shop sent (orders.schemas.ShopOrder's fields), with its number,
-    where it last came from and when Bookly's record last changed."""
+    """An order as Bookly has it: the fields the shop sends (the body of PUT /orders/{number}), with its
+    number, where it last came from and when Bookly's record last changed."""
 
     number: OrderNumber
     customer_name: str

@@ -28,9 +28,12 @@ if TYPE_CHECKING:
 
 
 def _published_name(model: type) -> str:
-    """A model's name in the document: its title, where its class pins one, else its class's name."""
-    config = getattr(model, "model_config", {})
-    return config.get("title") or model.__name__
+    """A model's name in the document: its title, where its class pins one (a subclass inherits its
+    base's config, title included: that title is the base's name, not the subclass's), else its class's
+    name."""
+    title = getattr(model, "model_config", {}).get("title")
+    inherited = any(getattr(base, "model_config", {}).get("title") == title for base in model.__mro__[1:])
+    return title if title and not inherited else model.__name__
 
 
 class _PublishedNames(GenerateJsonSchema):

@@ -36,7 +36,7 @@ from support.assistant.builtin.sentences import (
     sentence_encode,
     sentences_warm,
 )
-from support.assistant.understanding.reading import plain
+from support.assistant.understanding.customer_words import plain
 from support.llm.protocol import FaqTopic
 
 if TYPE_CHECKING:  # imported when first used, not with this module (see _hashes)

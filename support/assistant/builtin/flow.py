@@ -14,16 +14,16 @@ from support.assistant.builtin.intents import (
 )
 from support.assistant.capabilities.base import OrderTask
 from support.assistant.capabilities.registry import AFTER_RESULT, ANSWERS, TASK_STEPS, TASKS
-from support.assistant.understanding.history import (
-    History,
-    Intent,
-    ToolCall,
-)
-from support.assistant.understanding.reading import (
+from support.assistant.understanding.customer_words import (
     email_in,
     latest_found,
     order_id_in,
     plain,
+)
+from support.assistant.understanding.history import (
+    History,
+    Intent,
+    ToolCall,
 )
 from support.assistant.understanding.step import Reading, Step, TaskAt
 from support.assistant.understanding.vocabulary import (

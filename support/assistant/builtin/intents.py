@@ -16,15 +16,15 @@ from support.assistant.builtin.faq import LIKELY, faq_match
 from support.assistant.builtin.words import STOP_WORDS, stem, stems, topic_matching
 from support.assistant.capabilities.base import EVERY_CAPABILITY, Trigger
 from support.assistant.capabilities.registry import ORDER_TASKS, TASKS, TRIGGERS
-from support.assistant.understanding.history import (
-    Intent,
-)
-from support.assistant.understanding.message import Message
-from support.assistant.understanding.reading import (
+from support.assistant.understanding.customer_words import (
     latest_found,
     order_id_in,
     plain,
 )
+from support.assistant.understanding.history import (
+    Intent,
+)
+from support.assistant.understanding.message import Message
 from support.assistant.understanding.vocabulary import (
     ADDRESS_NUMBER_RE,
     ARE_YOU_HUMAN_RE,
@@ -229,8 +229,8 @@ def _changing_the_items(message: Message) -> Intent | None:
 
 def _task_read_first(message: Message) -> Intent | None:
     # "did I get my money back for …": the refunds made, not a new return
-    asked = _order_task_asked(message.text)
-    return Intent(asked[0]) if asked and ORDER_TASKS[asked[0]].read_first else None
+    asked = _order_task_asked(message.text, read_first=True)
+    return Intent(asked[0]) if asked else None
 
 
 def _task_in_its_words(message: Message) -> Intent | None:
@@ -330,13 +330,21 @@ def _first_request(text: str) -> str:
 _CLAUSE_BREAK_RE = re.compile(r"[.?!;]|\b(?:and|also|plus|then)\b")
 
 
-def _order_task_asked(text: str) -> tuple[str, re.Match] | None:
-    """The capability's order task this message asks for in its words (its kind and where), or None."""
+def _order_task_asked(text: str, *, read_first: bool = False) -> tuple[str, re.Match] | None:
+    """The capability's order task this message asks for in its words (its kind and where), or None; of
+    several, the one asked first in the message (the registry's order is no precedence). `read_first`:
+    only the tasks read before returns and statuses."""
+    found: list[tuple[int, str, re.Match]] = []
     for task in ORDER_TASKS.values():
+        if read_first and not task.read_first:
+            continue
         asked = task.asks.search(text) if task.asks else None  # ORDER_TASKS: those with words of their own
         if asked and not (task.unless and task.unless.search(text)):
-            return task.kind, asked
-    return None
+            found.append((asked.start(), task.kind, asked))
+    if not found:
+        return None
+    _, kind, asked = min(found, key=lambda where: where[0])
+    return kind, asked
 
 
 def _first_of_two(first: re.Match, then: re.Match, text: str) -> bool:

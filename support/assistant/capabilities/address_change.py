@@ -42,9 +42,9 @@ from support.assistant.capabilities.steps import (
     change_answer,
     last_attempt_of,
 )
+from support.assistant.understanding.customer_words import address_abroad_in, address_in, latest_found
 from support.assistant.understanding.history import Intent, ToolCall
 from support.assistant.understanding.message import Message
-from support.assistant.understanding.reading import address_abroad_in, address_in, latest_found
 from support.assistant.understanding.step import Reading, Step, TaskAt
 from support.assistant.understanding.vocabulary import order_readdress_in
 from support.assistant.understanding.wording import (

@@ -29,9 +29,9 @@ from support.assistant.capabilities.base import (
     verified_order,
 )
 from support.assistant.capabilities.person import HANDED_OVER_REPLY
+from support.assistant.understanding.customer_words import named_titles, plain
 from support.assistant.understanding.history import Intent, ToolCall
 from support.assistant.understanding.message import Message
-from support.assistant.understanding.reading import named_titles, plain
 from support.assistant.understanding.step import Reading, TaskAt
 from support.assistant.understanding.vocabulary import (
     BOTH_RE,

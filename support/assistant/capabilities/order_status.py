@@ -40,9 +40,9 @@ from support.assistant.capabilities.base import (
 from support.assistant.capabilities.delivery_problems import problem_report
 from support.assistant.capabilities.refunds import copies, money_of, refund_sentence, refunds_of
 from support.assistant.capabilities.steps import joined, returns_sentences
+from support.assistant.understanding.customer_words import latest_found, order_id_in, plain, rma_in
 from support.assistant.understanding.history import Intent, ToolCall
 from support.assistant.understanding.message import Message
-from support.assistant.understanding.reading import latest_found, order_id_in, plain, rma_in
 from support.assistant.understanding.step import Reading, Step, TaskAt
 from support.assistant.understanding.vocabulary import (
     BOOK_RELEASE_RE,

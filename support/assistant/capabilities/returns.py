@@ -31,9 +31,9 @@ from support.assistant.capabilities.base import (
     verified_order,
 )
 from support.assistant.capabilities.steps import joined, returns_sentences
+from support.assistant.understanding.customer_words import named_titles, order_id_in, plain
 from support.assistant.understanding.history import Intent, ToolCall
 from support.assistant.understanding.message import Message
-from support.assistant.understanding.reading import named_titles, order_id_in, plain
 from support.assistant.understanding.step import Reading, Step
 from support.assistant.understanding.vocabulary import (
     BOTH_RE,

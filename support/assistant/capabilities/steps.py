@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from orders.selectors import OrderChangeCheck
+from support.assistant.understanding.customer_words import order_id_in, plain
 from support.assistant.understanding.history import ToolCall
-from support.assistant.understanding.reading import order_id_in, plain
 from support.assistant.understanding.step import Reading, Step
 from support.assistant.understanding.vocabulary import NO_RE
 from support.assistant.understanding.wording import Said, Waiting, ask, said, words_of

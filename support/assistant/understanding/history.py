@@ -4,7 +4,7 @@ import json
 from dataclasses import dataclass, field
 
 from orders.numbers import ORDER_NUMBERS
-from support.assistant.understanding.reading import plain
+from support.assistant.understanding.customer_words import plain
 from support.assistant.understanding.wording import (
     ASKS_FOR_DETAILS,
     Waiting,

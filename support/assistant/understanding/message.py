@@ -4,7 +4,7 @@ capabilities' and the built-in model's own: support/assistant/builtin/intents.py
 import functools
 import re
 
-from support.assistant.understanding.reading import email_in, order_id_in, plain
+from support.assistant.understanding.customer_words import email_in, order_id_in, plain
 from support.assistant.understanding.vocabulary import (
     CHANGE_ORDER_RE,
     MY_ORDER_RE,

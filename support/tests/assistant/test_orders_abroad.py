@@ -5,7 +5,7 @@ import pytest
 
 from orders.models import Order
 from orders.tests.factories import OrderFactory, OrderItemFactory
-from support.assistant.understanding.reading import address_abroad_in
+from support.assistant.understanding.customer_words import address_abroad_in
 
 MARIA = "maria.souza@example.com"
 
@@ -50,7 +50,7 @@ def test_an_address_in_brazil_is_read_as_written_there_confirmed_and_kept_in_bra
 def test_a_us_order_is_not_sent_abroad(customer, order_in_brazil):
     address = {"ship_to": "Maria Souza", "ship_line1": "1 Main St", "ship_city": "Springfield",
                "ship_state": "IL", "ship_zip": "62701"}  # fmt: skip
-    us_order = OrderFactory(number="BK-20004", customer_email=MARIA, **address)
+    us_order = OrderFactory.create(number="BK-20004", customer_email=MARIA, **address)
     customer.send(f"Can I change the address of order BK-20004? {MARIA}")
 
     reply = customer.send("12 Rue de Rivoli, 75001 Paris").json()["reply"]
@@ -267,8 +267,9 @@ def test_a_country_the_store_ships_to_is_taken(customer, order_in_australia, set
 def test_an_address_in_britain_written_with_its_county_ships_to_its_town(customer, db):
     """A British address as many still write it (street, town, county, postcode): the town is the city,
     and the county no field (Google's data has no region of Britain), never the city."""
-    order = OrderFactory(number="BK-20006", customer_email=MARIA, ship_to="Tom Hale", ship_line1="1 Park St",
-                         ship_city="Bristol", ship_zip="BS1 5NT", ship_country="GB")  # fmt: skip
+    order = OrderFactory.create(number="BK-20006", customer_email=MARIA, ship_to="Tom Hale",
+                                ship_line1="1 Park St", ship_city="Bristol", ship_zip="BS1 5NT",
+                                ship_country="GB")  # fmt: skip
     customer.send(f"Can I change the address of order BK-20006? {MARIA}")
 
     reply = customer.send("10 Corn Street, Bristol, Avon, BS1 4DJ").json()["reply"]

@@ -1,6 +1,6 @@
-"""Reading a customer's words: spelling, run-together words, and the details in them (order numbers, emails,
-RMA numbers, an address, titles).
-"""
+"""The customer's words as the rules read them (spelling, run-together words) and the details in them
+(order numbers, emails, RMA numbers, an address, titles). Not to be confused with `Reading`
+(understanding/step.py): a conversation as a step reads it."""
 
 import calendar
 import functools
