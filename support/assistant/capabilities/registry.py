@@ -8,6 +8,7 @@ from orders.numbers import ORDER_NUMBERS
 from support.assistant.capabilities import (
     address_change,
     cancellation,
+    case_status,
     delivery_problems,
     order_status,
     person,
@@ -37,6 +38,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     cancellation.CAPABILITY,
     address_change.CAPABILITY,
     delivery_problems.CAPABILITY,
+    case_status.CAPABILITY,
     policies.CAPABILITY,
     person.CAPABILITY,
     receipt.CAPABILITY,
