@@ -5,7 +5,6 @@ from datetime import date, datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
 
-from django.conf import settings
 from django.db.models import Q, QuerySet
 
 from orders.addresses import country_name, shipping_address_of
@@ -392,11 +391,11 @@ def order_change_not_made_reason(*, order: Order, kind: OrderChangeKind) -> str:
 
 def order_address_country_check(*, order: Order, country: str) -> OrderChangeCheck:
     """Whether the order may be sent to an address in `country` (ISO 3166 code): within its own country
-    always (an order with no country on file, too); to another only where the store's shipping allows it
-    (settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES: the countries, or "*"), as its rates, duties and carrier
-    are the order's country's. Refused, it says so in words and offers a person."""
+    always (an order with no country on file, too); to another only where its shop's shipping allows it
+    (Shop.countries_readdressed_to: the shop's list, else BOOKLY_ADDRESS_CHANGE_COUNTRIES), as its rates,
+    duties and carrier are the order's country's. Refused, it says so in words and offers a person."""
     kind = OrderChangeKind.ADDRESS_CHANGED
-    allowed = settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES
+    allowed = order.shop.countries_readdressed_to()
     if not order.ship_country or country == order.ship_country or "*" in allowed or country in allowed:
         return OrderChangeCheck(order, kind, ChangeCode.ALLOWED, _CHANGE_ALLOWED[kind])
     reason = (

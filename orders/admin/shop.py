@@ -24,7 +24,15 @@ if TYPE_CHECKING:
 class ShopForm(forms.ModelForm):
     class Meta:
         model = Shop
-        fields = ["name", "platform", "address", "number_pattern", "number_example", "currency"]
+        fields = [
+            "name",
+            "platform",
+            "address",
+            "number_pattern",
+            "number_example",
+            "currency",
+            "address_change_countries",
+        ]
 
     def clean_address(self) -> str:
         """As a delivery names the shop (orders.shops.shop_address), so that its deliveries find it."""
@@ -51,7 +59,16 @@ class ShopAdmin(admin.ModelAdmin):
     list_display = ["name", "platform", "address", "numbers_like", "currency", "order_count"]
     list_filter = ["platform"]
     search_fields = ["name", "address"]
-    fields = ["name", "platform", "address", "number_pattern", "number_example", "currency", "created_at"]
+    fields = [
+        "name",
+        "platform",
+        "address",
+        "number_pattern",
+        "number_example",
+        "currency",
+        "address_change_countries",
+        "created_at",
+    ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Shop | None = None) -> list[str]:
         if obj is None:

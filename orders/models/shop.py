@@ -1,5 +1,6 @@
 """The shops whose orders Bookly answers for, and where orders come from (OrderSource)."""
 
+import re
 from typing import Any
 
 from babel.numbers import get_currency_precision, list_currencies
@@ -46,6 +47,15 @@ def store_number_example() -> str:
     return settings.BOOKLY_ORDER_NUMBER_EXAMPLE
 
 
+# A shop's list of countries (Shop.address_change_countries) as kept: ISO 3166 codes a space apart, or *.
+_COUNTRY_CODES_RE = re.compile(r"(?:\*|[A-Z]{2}(?: [A-Z]{2})*)?")
+
+
+def _country_codes(written: str) -> list[str]:
+    """The codes of a list as staff type it ("gb, ie"), upper case, in order, each once."""
+    return list(dict.fromkeys(code for code in re.split(r"[\s,;]+", written.upper()) if code))
+
+
 # The name of the shop orders belong to when nothing says which: the demo's, a file import's, a test's.
 OWN_SHOP_NAME = "Our shop"
 # What a shop's orders may come from (a file import goes into a shop of any of these).
@@ -85,6 +95,13 @@ class Shop(models.Model):
         help_text="What its orders' amounts are in when they do not say (store API, imports): an ISO 4217 "
         "code like USD, EUR or BRL.",
     )  # fmt: skip
+    # Where this shop ships an unshipped order re-addressed abroad (besides the order's own country): its
+    # own list, as its shipping zones differ from another shop's; blank, BOOKLY_ADDRESS_CHANGE_COUNTRIES.
+    address_change_countries = models.CharField(
+        "other countries an order may be re-addressed to", max_length=200, blank=True,
+        help_text="ISO 3166 codes, e.g. GB IE, or * for any country. Blank: the store's setting "
+        "(BOOKLY_ADDRESS_CHANGE_COUNTRIES). Any other country needs your team.",
+    )  # fmt: skip
     # Whether a change asked in Bookly of this shop's orders is made in the shop first. Unset: as the
     # settings say for its platform (settings.BOOKLY_CHANGES_THROUGH_SHOP); set by the shop's own
     # connection, when it has one (a key of its own, which may write or only read).
@@ -110,6 +127,11 @@ class Shop(models.Model):
     def clean(self) -> None:
         if problem := shop_shape_problem(self.number_pattern, self.number_example):
             raise ValidationError({"number_pattern": problem})
+        self.address_change_countries = " ".join(_country_codes(self.address_change_countries))
+        if not _COUNTRY_CODES_RE.fullmatch(self.address_change_countries):
+            raise ValidationError(
+                {"address_change_countries": "ISO 3166 country codes separated by spaces (GB IE), or *."}
+            )
         self.currency = self.currency.strip().upper()
         if self.currency not in list_currencies() or get_currency_precision(self.currency) > 2:
             raise ValidationError(
@@ -124,6 +146,12 @@ class Shop(models.Model):
                 {"number_pattern": f"The shop's order {unfound} does not have this shape: customers would no "
                  "longer find it. Keep the shape it has in BOOKLY_ORDER_NUMBER_FORMER_PATTERNS."}
             )  # fmt: skip
+
+    def countries_readdressed_to(self) -> frozenset[str]:
+        """The countries besides an order's own that its orders may be re-addressed to ("*": any): the
+        shop's own list, else the store's (settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES)."""
+        own = frozenset(_country_codes(self.address_change_countries))
+        return own or settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES
 
     @property
     def numbering(self) -> OrderNumbering:

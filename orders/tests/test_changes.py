@@ -1,6 +1,7 @@
 from unittest import mock
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError
 
 from orders import services
@@ -11,8 +12,22 @@ from orders.addresses import (
     shipping_address_fields_kept,
     shipping_address_of,
 )
-from orders.models import CustomerEmail, OrderChange, OrderChangeKind, OrderStatus, ReturnStatus
-from orders.selectors import ChangeCode, order_change_check, order_get_for_customer, order_list_for_customer
+from orders.models import (
+    CustomerEmail,
+    OrderChange,
+    OrderChangeKind,
+    OrderSource,
+    OrderStatus,
+    ReturnStatus,
+    Shop,
+)
+from orders.selectors import (
+    ChangeCode,
+    order_address_country_check,
+    order_change_check,
+    order_get_for_customer,
+    order_list_for_customer,
+)
 from orders.services import OrderChangeNotAllowed, order_cancel, order_shipping_address_change
 from orders.tests.factories import OrderFactory, ReturnRecordFactory
 
@@ -549,6 +564,39 @@ def test_an_order_is_never_sent_to_another_country_than_the_store_ships_it_to(se
     order_shipping_address_change(order=order, address=london)
     order.refresh_from_db()
     assert (order.ship_city, order.ship_country) == ("London", "GB")
+
+
+@pytest.mark.django_db
+def test_a_shop_s_own_countries_decide_where_its_orders_may_be_re_addressed(settings):
+    """Two shops ship to different countries: the UK shop's order may go to Ireland, the other shop's
+    may not, whatever the store's setting says for shops without a list of their own."""
+    settings.BOOKLY_ADDRESS_CHANGE_COUNTRIES = frozenset({"FR"})
+    uk_shop = Shop.objects.create(name="Books UK", platform=OrderSource.API, address_change_countries="IE")
+    uk = OrderFactory.create(status=OrderStatus.PROCESSING, ship_country="GB", shop=uk_shop)
+    other = OrderFactory.create(status=OrderStatus.PROCESSING, ship_country="GB")
+    dublin = OrderAddress(to="Ana Diaz", line1="1 O'Connell Street", line2="", city="Dublin", state="",
+                          zip="D01 F5P2", country="IE")  # fmt: skip
+
+    with pytest.raises(OrderChangeNotAllowed) as refused:
+        order_shipping_address_change(order=other, address=dublin)
+    assert refused.value.code == "other_country"
+    order_shipping_address_change(order=uk, address=dublin)
+    uk.refresh_from_db()
+    assert (uk.ship_city, uk.ship_country) == ("Dublin", "IE")
+    # The shop's list replaces the store's: not France, which the setting allows.
+    assert order_address_country_check(order=uk, country="FR").code == ChangeCode.OTHER_COUNTRY
+    assert order_address_country_check(order=other, country="FR").code == ChangeCode.ALLOWED
+
+
+@pytest.mark.django_db
+def test_a_shop_s_countries_are_kept_as_codes_and_anything_else_is_refused_in_words():
+    shop = Shop(name="Books EU", platform=OrderSource.API, address_change_countries="ie, fr;ie")
+    shop.full_clean()
+    assert shop.address_change_countries == "IE FR"
+    shop.address_change_countries = "Ireland"
+    with pytest.raises(ValidationError) as refused:
+        shop.full_clean()
+    assert "ISO 3166" in str(refused.value.message_dict["address_change_countries"])
 
 
 @pytest.mark.parametrize(
