@@ -21,18 +21,22 @@ if TYPE_CHECKING:
     ShopWithOrders = WithAnnotations[Shop, _OrdersKept]
 
 
+# What staff may set on a shop (the platform and address only while not known yet: ShopAdmin).
+_EDITABLE = [
+    "name",
+    "platform",
+    "address",
+    "number_pattern",
+    "number_example",
+    "currency",
+    "address_change_countries",
+]
+
+
 class ShopForm(forms.ModelForm):
     class Meta:
         model = Shop
-        fields = [
-            "name",
-            "platform",
-            "address",
-            "number_pattern",
-            "number_example",
-            "currency",
-            "address_change_countries",
-        ]
+        fields = _EDITABLE
 
     def clean_address(self) -> str:
         """As a delivery names the shop (orders.shops.shop_address), so that its deliveries find it."""
@@ -59,16 +63,7 @@ class ShopAdmin(admin.ModelAdmin):
     list_display = ["name", "platform", "address", "numbers_like", "currency", "order_count"]
     list_filter = ["platform"]
     search_fields = ["name", "address"]
-    fields = [
-        "name",
-        "platform",
-        "address",
-        "number_pattern",
-        "number_example",
-        "currency",
-        "address_change_countries",
-        "created_at",
-    ]
+    fields = [*_EDITABLE, "created_at"]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Shop | None = None) -> list[str]:
         if obj is None:
