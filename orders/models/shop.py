@@ -8,6 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils import timezone
+from django_countries import countries
 
 from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
 from orders.numbers import (
@@ -127,11 +128,13 @@ class Shop(models.Model):
     def clean(self) -> None:
         if problem := shop_shape_problem(self.number_pattern, self.number_example):
             raise ValidationError({"number_pattern": problem})
-        self.address_change_countries = " ".join(_country_codes(self.address_change_countries))
-        if not _COUNTRY_CODES_RE.fullmatch(self.address_change_countries):
-            raise ValidationError(
-                {"address_change_countries": "ISO 3166 country codes separated by spaces (GB IE), or *."}
-            )
+        codes = _country_codes(self.address_change_countries)
+        self.address_change_countries = "*" if "*" in codes else " ".join(codes)
+        unknown = [code for code in codes if code != "*" and code not in countries]
+        if unknown or not _COUNTRY_CODES_RE.fullmatch(self.address_change_countries):
+            hint = " (the United Kingdom's is GB)" if "UK" in unknown else ""
+            said = f"ISO 3166 country codes separated by spaces (GB IE), or *{hint}."
+            raise ValidationError({"address_change_countries": said})
         self.currency = self.currency.strip().upper()
         if self.currency not in list_currencies() or get_currency_precision(self.currency) > 2:
             raise ValidationError(

@@ -593,10 +593,12 @@ def test_a_shop_s_countries_are_kept_as_codes_and_anything_else_is_refused_in_wo
     shop = Shop(name="Books EU", platform=OrderSource.API, address_change_countries="ie, fr;ie")
     shop.full_clean()
     assert shop.address_change_countries == "IE FR"
-    shop.address_change_countries = "Ireland"
-    with pytest.raises(ValidationError) as refused:
-        shop.full_clean()
-    assert "ISO 3166" in str(refused.value.message_dict["address_change_countries"])
+    for written in ("Ireland", "XX", "UK"):
+        shop.address_change_countries = written
+        with pytest.raises(ValidationError) as refused:
+            shop.full_clean()
+        assert "ISO 3166" in str(refused.value.message_dict["address_change_countries"])
+    assert "GB" in str(refused.value.message_dict["address_change_countries"])  # "UK" is told the code
 
 
 @pytest.mark.parametrize(

@@ -228,9 +228,10 @@ def _changing_the_items(message: Message) -> Intent | None:
 
 
 def _task_read_first(message: Message) -> Intent | None:
-    # "did I get my money back for …": the refunds made, not a new return
-    asked = _order_task_asked(message.text, read_first=True)
-    return Intent(asked[0]) if asked else None
+    # "did I get my money back for …": the refunds made, not a new return; but "send me the receipt, was
+    # I refunded?" asks for the receipt first, which waits for its own turn (120).
+    asked = _order_task_asked(message.text)
+    return Intent(asked[0]) if asked and ORDER_TASKS[asked[0]].read_first else None
 
 
 def _task_in_its_words(message: Message) -> Intent | None:
@@ -330,14 +331,11 @@ def _first_request(text: str) -> str:
 _CLAUSE_BREAK_RE = re.compile(r"[.?!;]|\b(?:and|also|plus|then)\b")
 
 
-def _order_task_asked(text: str, *, read_first: bool = False) -> tuple[str, re.Match] | None:
+def _order_task_asked(text: str) -> tuple[str, re.Match] | None:
     """The capability's order task this message asks for in its words (its kind and where), or None; of
-    several, the one asked first in the message (the registry's order is no precedence). `read_first`:
-    only the tasks read before returns and statuses."""
+    several, the one asked first in the message (the registry's order is no precedence)."""
     found: list[tuple[int, str, re.Match]] = []
     for task in ORDER_TASKS.values():
-        if read_first and not task.read_first:
-            continue
         asked = task.asks.search(text) if task.asks else None  # ORDER_TASKS: those with words of their own
         if asked and not (task.unless and task.unless.search(text)):
             found.append((asked.start(), task.kind, asked))

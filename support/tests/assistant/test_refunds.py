@@ -11,6 +11,7 @@ from orders.models import Refund, RefundLine, ReturnStatus
 from orders.tests.factories import OrderFactory, OrderItemFactory, ReturnRecordFactory
 from support.assistant.claims import ToolResult
 from support.assistant.validator import reply_validate
+from support.conversations.models import ConversationMessage
 
 ROSA = "rosa.perez@example.com"
 
@@ -124,3 +125,27 @@ def test_a_return_refunded_here_is_told_as_refunded_not_as_no_refund(customer, o
 def test_a_refund_asked_for_is_no_lookup_of_refunds_made(customer, order_paid_in_euros):
     reply = customer.send(f"My order BK-21104 never arrived, I want to be refunded. {ROSA}").json()["reply"]
     assert "no refund on record" not in reply and not reply.startswith("The store refunded")
+
+
+@pytest.mark.parametrize(
+    ("words", "tool"),
+    [
+        # Of two tasks asked for in their own words, the one asked first: where the words stand in the
+        # message decides, never the order the capabilities are listed in.
+        (f"Was I refunded for BK-21104? Also send me the receipt. {ROSA}", "lookup_refunds"),
+        (f"Send me the receipt for BK-21104, and was I refunded? {ROSA}", "email_receipt"),
+        # A report mentioned before the question is no request for news of it.
+        (f"I reported a problem with BK-21104 last week, was I refunded? {ROSA}", "lookup_refunds"),
+    ],
+)
+def test_of_two_tasks_in_their_own_words_the_one_asked_first_is_done(
+    customer, order_paid_in_euros, words, tool
+):
+    customer.send(words)
+    calls = [
+        block["name"]
+        for message in ConversationMessage.objects.order_by("position")
+        for block in message.content
+        if block["type"] == "tool_use"
+    ]
+    assert calls[:1] == [tool]
