@@ -51,12 +51,14 @@ SCENARIOS: tuple[Scenario, ...] = (
         cases=_REPORTED,
     ),
     Scenario(
-        "news_of_a_resolved_case_is_told_in_staff_s_words",
+        # What staff did is in the email they sent, never repeated: free text no tool vouches for.
+        "news_of_a_resolved_case_says_staff_emailed_what_they_did",
         setup=_sarah_s_case_resolved,
         turns=(
             Exchange(
                 f"Any news on my case for BK-10042? {SARAH}",
-                reply_contains=("was resolved on", "new copy of The Goldfinch"),
+                reply_contains=("was resolved on", "emailed you what they did"),
+                reply_excludes=("new copy",),
             ),
         ),
         tools=(_lookup("BK-10042", SARAH),),
