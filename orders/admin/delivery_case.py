@@ -8,9 +8,9 @@ from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 
-from orders.admin.base import OfAnOrderMixin, ReadOnlyModelAdmin, staff_name
+from orders.admin.base import ActionPageAdmin, OfAnOrderMixin, ReadOnlyModelAdmin, staff_name
 from orders.models import CaseStatus, DeliveryCase
 from orders.services import DeliveryCaseRefused, delivery_case_resolve
 from store.text import text_multi_line
@@ -19,7 +19,7 @@ MAX_RESOLUTION_LENGTH = 2000
 
 
 @admin.register(DeliveryCase)
-class DeliveryCaseAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
+class DeliveryCaseAdmin(OfAnOrderMixin, ActionPageAdmin, ReadOnlyModelAdmin):
     """Problems customers reported with a delivery, open ones first: read-only but for resolving one,
     which says what was done (the customer is emailed it)."""
 
@@ -43,15 +43,7 @@ class DeliveryCaseAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
     )
     readonly_fields = fields
     change_form_template = "admin/orders/deliverycase/change_form.html"
-
-    def get_urls(self) -> list[URLPattern]:
-        name = f"{self.opts.app_label}_{self.opts.model_name}_resolve"
-        own = [path("<path:object_id>/resolve/", self.admin_site.admin_view(self.resolve_view), name=name)]
-        return own + super().get_urls()
-
-    def _can_resolve(self, request: HttpRequest) -> bool:
-        # Not has_change_permission: that would open the case's fields to editing.
-        return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
+    action = "resolve"  # resolving the case with what staff did
 
     def changeform_view(
         self,
@@ -63,22 +55,21 @@ class DeliveryCaseAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
         case = self.get_object(request, unquote(object_id)) if object_id else None
         extra_context = {
             **(extra_context or {}),
-            "can_resolve": case is not None and case.status == CaseStatus.OPEN and self._can_resolve(request),
+            "can_resolve": case is not None and case.status == CaseStatus.OPEN and self.may_change(request),
             "resolution_max": MAX_RESOLUTION_LENGTH,
         }
         return super().changeform_view(request, object_id, form_url, extra_context)
 
-    def resolve_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def action_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Resolve the case with what staff did; a refusal (already resolved, nothing said) keeps the
         words typed."""
-        if not self._can_resolve(request):
+        if not self.may_change(request):
             raise PermissionDenied
         if request.method != "POST":
             return HttpResponseNotAllowed(["POST"])
         case = self.get_object(request, unquote(object_id))
         if case is None:
-            # Django's own answer to an object that is not there, which django-stubs leaves out.
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)  # type: ignore[attr-defined]
+            return self.not_found(request, object_id)
         resolution = text_multi_line(request.POST.get("resolution", ""))
         if len(resolution) > MAX_RESOLUTION_LENGTH:
             error = f"Keep it to {MAX_RESOLUTION_LENGTH} characters: the customer reads it in an email."

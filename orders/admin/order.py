@@ -10,12 +10,12 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
 from orders.addresses import shipping_address_of
-from orders.admin.base import ReadOnlyInline
+from orders.admin.base import ActionPageAdmin, ReadOnlyInline
 from orders.admin.order_changes import OrderChangeInline
 from orders.intake import order_shop_time_clear
 from orders.models import (
@@ -166,7 +166,7 @@ class ShopChangeFilter(admin.SimpleListFilter):
 
 
 @admin.register(Order)
-class OrderAdmin(admin.ModelAdmin):
+class OrderAdmin(ActionPageAdmin):
     list_display = [
         "number",
         "shop",
@@ -224,11 +224,7 @@ class OrderAdmin(admin.ModelAdmin):
     actions = ["accept_shop_next_update"]
 
     change_form_template = "admin/orders/order/change_form.html"
-
-    def get_urls(self) -> list[URLPattern]:
-        name = f"{self.opts.app_label}_{self.opts.model_name}_return"
-        own = [path("<path:object_id>/return/", self.admin_site.admin_view(self.return_view), name=name)]
-        return own + super().get_urls()
+    action = "return"  # a return started by staff
 
     def changeform_view(
         self,
@@ -245,15 +241,14 @@ class OrderAdmin(admin.ModelAdmin):
         }
         return super().changeform_view(request, object_id, form_url, extra_context)
 
-    def return_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def action_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Start a return for the customer: within the policy, or beyond it with a note (its own
         permission)."""
         if not request.user.has_perm("orders.add_returnrecord"):
             raise PermissionDenied
         order = self.get_object(request, unquote(object_id))
         if order is None:
-            # Django's own answer to an object that is not there, which django-stubs leaves out.
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)  # type: ignore[attr-defined]
+            return self.not_found(request, object_id)
         if not self.has_view_permission(request, order):
             raise PermissionDenied  # the page shows the customer's name and email
         form = StaffReturnForm(request.POST if request.method == "POST" else None, order=order)

@@ -9,9 +9,9 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import URLPattern, path, reverse
+from django.urls import reverse
 
-from orders.admin.base import OfAnOrderMixin, ReadOnlyInline, ReadOnlyModelAdmin, staff_name
+from orders.admin.base import ActionPageAdmin, OfAnOrderMixin, ReadOnlyInline, ReadOnlyModelAdmin, staff_name
 from orders.models import ReturnLine, ReturnRecord, ReturnStatus, ReturnStatusChange
 from orders.services import (
     RETURN_STATUS_TRANSITIONS,
@@ -56,7 +56,7 @@ class ReturnStatusChangeInline(ReadOnlyInline):
 
 
 @admin.register(ReturnRecord)
-class ReturnRecordAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
+class ReturnRecordAdmin(OfAnOrderMixin, ActionPageAdmin, ReadOnlyModelAdmin):
     """Returns are created by the assistant and the return services. Staff with the permission to
     change returns move them along their lifecycle with the buttons on a return's page; nothing else
     about a return is edited here."""
@@ -81,18 +81,10 @@ class ReturnRecordAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
     readonly_fields = fields
     inlines = [ReturnLineInline, ReturnStatusChangeInline]
     change_form_template = "admin/orders/returnrecord/change_form.html"
+    action = "status"  # moving the return to its next status
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[ReturnRecord]:
         return super().get_queryset(request).prefetch_related("lines")
-
-    def get_urls(self) -> list[URLPattern]:
-        name = f"{self.opts.app_label}_{self.opts.model_name}_status"
-        own = [path("<path:object_id>/status/", self.admin_site.admin_view(self.status_view), name=name)]
-        return own + super().get_urls()
-
-    def _can_move(self, request: HttpRequest) -> bool:
-        # Not has_change_permission: that would open the return's fields to editing.
-        return request.user.has_perm(f"{self.opts.app_label}.change_{self.opts.model_name}")
 
     def changeform_view(
         self,
@@ -102,7 +94,7 @@ class ReturnRecordAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
         extra_context: dict[str, Any] | None = None,
     ) -> HttpResponse:
         record = self.get_object(request, unquote(object_id)) if object_id else None
-        moves = return_next_statuses(status=record.status) if record and self._can_move(request) else []
+        moves = return_next_statuses(status=record.status) if record and self.may_change(request) else []
         extra_context = {
             **(extra_context or {}),
             "status_moves": [status for status in moves if status not in FINAL_RETURN_STATUSES],
@@ -117,16 +109,15 @@ class ReturnRecordAdmin(OfAnOrderMixin, ReadOnlyModelAdmin):
         except ValueError:
             return None
 
-    def status_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
+    def action_view(self, request: HttpRequest, object_id: str) -> HttpResponse:
         """Move the return to the status of the button pressed (the service checks the move). A final
         move (refunded, rejected, cancelled) is confirmed first on its own page, with the reason the
         customer is emailed for a rejection or a cancellation."""
-        if not self._can_move(request):
+        if not self.may_change(request):
             raise PermissionDenied
         record = self.get_object(request, unquote(object_id))
         if record is None:
-            # Django's own answer to an object that is not there, which django-stubs leaves out.
-            return self._get_obj_does_not_exist_redirect(request, self.opts, object_id)  # type: ignore[attr-defined]
+            return self.not_found(request, object_id)
         status = self._status_from(request)
         change_url = reverse(f"admin:{self.opts.app_label}_{self.opts.model_name}_change", args=[record.pk])
         if request.method == "GET" and status in FINAL_RETURN_STATUSES:
