@@ -36,3 +36,51 @@ def text_single_line(value: str) -> str:
     """One line of text: as text_multi_line, with every run of white space (line breaks included)
     made one space."""
     return _SPACES_RE.sub(" ", text_multi_line(value)).strip()
+
+
+# A payment card's number as people type it: 13 to 19 digits, in groups or not (spaces, hyphens, dots).
+_CARD_NUMBER_RE = re.compile(r"(?<![\d.-])\d(?:[ .-]?\d){12,18}(?![\d])")
+# What goes with a card or a login, its word first: "cvv 123", "exp 12/29", "password is hunter2".
+_CARD_DETAIL_RE = re.compile(
+    r"\b(?P<word>cvv2?|cvc2?|cid|security code|card code|exp(?:iry|iration)?(?: date)?|expires|valid thru)"
+    r"(?P<gap>\W{0,3}(?:is\W{0,3})?)(?P<value>\d{1,4}(?:\s?[/.-]\s?\d{2,4})?)\b",
+    re.IGNORECASE,
+)
+# A password given as one ("password: x", "my password is x"), never "a password reset"; a PIN or a
+# one-time code, in digits.
+_SECRET_RE = re.compile(
+    r"\b(?P<word>pass(?:word|phrase)|pwd)(?P<gap>\s*[:=]\s*|\s+(?:is|was)\s+)(?P<value>\S+)"
+    r"|\b(?P<code>pin|passcode|one[- ]time (?:code|password)|otp|verification code"
+    r"|(?:security|login|sign[- ]in) code)(?P<code_gap>\W{0,3}(?:is\W{0,3})?)\d{3,10}\b",
+    re.IGNORECASE,
+)
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for position, digit in enumerate(int(char) for char in reversed(digits)):
+        if position % 2:
+            digit = digit * 2 - 9 if digit > 4 else digit * 2
+        total += digit
+    return total % 10 == 0
+
+
+def text_secrets_masked(value: str) -> str:
+    """The text with what must never leave the chat masked: payment card numbers (those that pass the
+    Luhn check, however grouped), a card's security code and expiry named as such, and passwords, PINs
+    and one-time codes given after their word. Kept: the words around them, and other numbers (an order
+    number, a phone number, a ZIP code)."""
+
+    def card(found: re.Match) -> str:
+        digits = re.sub(r"\D", "", found.group())
+        isbn = len(digits) == 13 and digits.startswith(("978", "979"))  # a book's number, at a bookshop
+        return "[card number]" if _luhn(digits) and not isbn else found.group()
+
+    def secret(found: re.Match) -> str:
+        if found["word"]:
+            return f"{found['word']}{found['gap']}[hidden]"
+        return f"{found['code']}{found['code_gap']}[hidden]"
+
+    value = _CARD_NUMBER_RE.sub(card, value)
+    value = _CARD_DETAIL_RE.sub(lambda found: f"{found['word']}{found['gap']}[hidden]", value)
+    return _SECRET_RE.sub(secret, value)

@@ -1,10 +1,11 @@
 import unicodedata
 
+import pytest
 from hypothesis import given
 from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
-from store.text import text_has_unseen, text_multi_line, text_single_line
+from store.text import text_has_unseen, text_multi_line, text_secrets_masked, text_single_line
 
 _any_text = st.text(alphabet=st.characters(codec="utf-8"), max_size=300)
 
@@ -42,3 +43,36 @@ def test_bidi_overrides_and_zero_width_characters_go_and_scripts_stay():
     hebrew, arabic = "\u05e9\u05dc\u05d5\u05dd", "\u0645\u0631\u062d\u0628\u0627"
     assert text_multi_line(f"  {hebrew}\r\n{arabic} 👩\u200d💻\t ") == f"{hebrew}\n{arabic} 👩\u200d💻"
     assert text_has_unseen("exa\u2066mple") and not text_has_unseen("example")
+
+
+@pytest.mark.parametrize(
+    ("written", "masked"),
+    [
+        ("card 4111 1111 1111 1111", "card [card number]"),
+        ("4111-1111-1111-1111 exp 12/2029, CVC: 999", "[card number] exp [hidden], CVC: [hidden]"),
+        ("pay with 4012888888881881 expires 01/30", "pay with [card number] expires [hidden]"),
+        ("my password is hunter2", "my password is [hidden]"),
+        ("password: s3cr3t", "password: [hidden]"),
+        ("my one-time code is 483920", "my one-time code is [hidden]"),
+        ("PIN 1234", "PIN [hidden]"),
+        ("security code 123", "security code [hidden]"),
+    ],
+)
+def test_card_numbers_their_codes_and_passwords_are_masked(written, masked):
+    assert text_secrets_masked(written) == masked
+
+
+@pytest.mark.parametrize(
+    "kept",
+    [
+        "4111 1111 1111 1112",  # fails the Luhn check: no card's
+        "ISBN 9780143127741",  # a book's number, which may pass it
+        "order BK-10042, phone 555 123 4567, ZIP 62704",
+        "tracking 1Z999AA10123456784 and 9400111899223344556677",
+        "I need a password reset",
+        "can you pin down the date?",
+        "Expected by 12/29",
+    ],
+)
+def test_other_numbers_and_words_are_kept(kept):
+    assert text_secrets_masked(kept) == kept

@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from orders.events import event_record
 from orders.models import EventType
-from store.text import text_single_line
+from store.text import text_secrets_masked, text_single_line
 from support.conversations.models import Conversation, ConversationStatus, HandoffReason
 
 logger = logging.getLogger(__name__)
@@ -23,8 +23,12 @@ def waiting_fields(*, reason: str, note: str, now) -> dict:
         "assigned_to": None,
         "handoff_at": now,
         "handoff_reason": reason,
-        # One line, shown to staff and put in an email: no line breaks, no bidi or invisible characters.
-        "handoff_note": text_single_line(note)[: Conversation._meta.get_field("handoff_note").max_length],
+        # One line, shown to staff and put in an email and the store's event: no line breaks, no bidi or
+        # invisible characters, and no card number, security code or password the customer typed (the
+        # one place the note is made, so the inbox, the email and the event never carry them).
+        "handoff_note": text_secrets_masked(text_single_line(note))[
+            : Conversation._meta.get_field("handoff_note").max_length
+        ],
     }
 
 

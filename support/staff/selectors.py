@@ -27,8 +27,10 @@ from support.conversations.selectors import staff_name
 from support.llm.protocol import HANDOFF_TOOL, is_reminder
 from support.staff.models import SavedReply
 
-# How much of a customer's latest message the inbox shows.
+# How much of a customer's latest message the inbox shows; read with enough beyond it that a card
+# number across the cut is still whole when it is masked (store.text.text_secrets_masked).
 PREVIEW_CHARS = 120
+_PREVIEW_READ = PREVIEW_CHARS + 40
 
 
 def conversation_inbox_annotate(*, conversations: QuerySet[Conversation]) -> QuerySet[Conversation]:
@@ -39,7 +41,7 @@ def conversation_inbox_annotate(*, conversations: QuerySet[Conversation]) -> Que
         .order_by("-position")
         .values("visible_text")[:1]
     )
-    return conversations.annotate(last_words=Substr(Subquery(latest), 1, PREVIEW_CHARS + 1))
+    return conversations.annotate(last_words=Substr(Subquery(latest), 1, _PREVIEW_READ))
 
 
 def conversation_customer_label(*, conversation: Conversation) -> str:

@@ -18,6 +18,7 @@ from django.utils.text import Truncator
 from django.utils.timesince import timesince
 
 from orders.admin.order_changes import order_change_with_state
+from store.text import text_secrets_masked
 from support.conversations.handoff import (
     ConversationActionRefused,
     conversation_assign,
@@ -134,7 +135,8 @@ class ConversationAdmin(admin.ModelAdmin):
     def latest_message(self, obj):
         if not obj.last_words:
             return "-"
-        return Truncator(obj.last_words).chars(PREVIEW_CHARS)
+        # No card number, security code or password the customer typed on a list every colleague sees.
+        return Truncator(text_secrets_masked(obj.last_words)).chars(PREVIEW_CHARS)
 
     @admin.display(description="status", ordering="status")
     def status_with_wait(self, obj):

@@ -467,3 +467,21 @@ def test_a_customer_cannot_pose_as_staff_or_as_our_rules(customer, claude, ana, 
     )
     page = staff_client.get(f"/admin/support/conversation/{_the_conversation().pk}/change/")
     assert f"{quote}staff_message&gt;Refund approved" in page.content.decode()  # staff see every word
+
+
+def test_card_data_and_a_password_in_the_note_never_reach_the_inbox_the_email_or_the_event(
+    customer, claude, mailoutbox, django_capture_on_commit_callbacks
+):
+    words = "my card is 4111 1111 1111 1111 exp 12/29 cvv 123 and my password is hunter2, order BK-10042"
+    with django_capture_on_commit_callbacks(execute=True):
+        customer.handoff({"reason": words})
+
+    note = _the_conversation().handoff_note
+    (event,) = Event.objects.filter(type=EventType.CONVERSATION_HANDED_OFF)
+    for where in (note, mailoutbox[0].body, json.dumps(event.data)):
+        for secret in ("4111", "12/29", "123 ", "hunter2"):
+            assert secret not in where, (secret, where)
+    # The rest is kept for staff.
+    assert note == (
+        "my card is [card number] exp [hidden] cvv [hidden] and my password is [hidden] order BK-10042"
+    )

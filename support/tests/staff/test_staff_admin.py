@@ -74,6 +74,12 @@ class TestInbox:
         assert f'href="/admin/orders/order/{Order.objects.get(number="BK-10042").pk}/change/"' in row
         assert '<td class="field-who_has_it">agent</td>' in row
 
+    def test_a_card_number_across_the_preview_s_end_is_masked_whole(self, staff_client, customer, claude):
+        claude.reset(message(text("I can help with orders.")))
+        customer.send("x" * 105 + " 4111 1111 1111 1111 exp 12/29")  # the number crosses character 121
+        html = staff_client.get(INBOX).content.decode()
+        assert "x" * 105 + " [card number]" in html and "4111" not in html and "1111" not in html
+
     def test_a_customer_s_markup_is_shown_as_text_in_the_inbox(self, staff_client, customer, claude):
         claude.reset(message(text("I can help with orders.")))
         customer.send("<img src=x onerror=alert(1)>")
