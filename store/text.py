@@ -38,8 +38,9 @@ def text_single_line(value: str) -> str:
     return _SPACES_RE.sub(" ", text_multi_line(value)).strip()
 
 
-# A payment card's number as people type it: 13 to 19 digits, in groups or not (spaces, hyphens, dots).
-_CARD_NUMBER_RE = re.compile(r"(?<![\d.-])\d(?:[ .-]?\d){12,18}(?![\d])")
+# A payment card's number as people type it: 13 to 19 digits, in groups or not (spaces, hyphens, dots,
+# underscores; not slashes, which dates run together with: "12/29/2026 12/30/2026").
+_CARD_NUMBER_RE = re.compile(r"(?<![\d._-])\d(?:[ ._-]?\d){12,18}(?!\d)")
 # What goes with a card or a login, its word first: "cvv 123", "exp 12/29", "password is hunter2".
 _CARD_DETAIL_RE = re.compile(
     r"\b(?P<word>cvv2?|cvc2?|cid|security code|card code|exp(?:iry|iration)?(?: date)?|expires|valid thru)"

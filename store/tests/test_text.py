@@ -51,6 +51,8 @@ def test_bidi_overrides_and_zero_width_characters_go_and_scripts_stay():
         ("card 4111 1111 1111 1111", "card [card number]"),
         ("4111-1111-1111-1111 exp 12/2029, CVC: 999", "[card number] exp [hidden], CVC: [hidden]"),
         ("pay with 4012888888881881 expires 01/30", "pay with [card number] expires [hidden]"),
+        ("card: 4111_1111_1111_1111", "card: [card number]"),
+        ("\uff14\uff11\uff11\uff11 1111 1111 1111", "[card number]"),  # fullwidth digits
         ("my password is hunter2", "my password is [hidden]"),
         ("password: s3cr3t", "password: [hidden]"),
         ("my one-time code is 483920", "my one-time code is [hidden]"),
@@ -72,6 +74,7 @@ def test_card_numbers_their_codes_and_passwords_are_masked(written, masked):
         "I need a password reset",
         "can you pin down the date?",
         "Expected by 12/29",
+        "between 12/29/2026 12/30/2026 and 01/02/2027",
     ],
 )
 def test_other_numbers_and_words_are_kept(kept):
