@@ -57,12 +57,18 @@ BOOKLY_MAX_MODEL_CALLS_PER_TURN = env.int("BOOKLY_MAX_MODEL_CALLS_PER_TURN", def
 BOOKLY_MAX_TURNS_PER_CONVERSATION = env.int("BOOKLY_MAX_TURNS_PER_CONVERSATION", default=40)
 BOOKLY_MAX_MESSAGE_CHARS = env.int("BOOKLY_MAX_MESSAGE_CHARS", default=4000)
 # The budget for identity checks (support/assistant/budget.py): tool calls run per model response (the
-# rest are answered "not run"), and failed order/email checks per order number, per conversation and per
-# client address within a window, counted in the default cache (shared by workers with REDIS_URL).
+# rest are answered "not run"), and failed order/email checks per conversation, per browser session and
+# per client address within a window (past one, that client's checks stop; from the second failure each
+# check waits a delay doubled after each), and per order number (past it, a check of that order also
+# needs a one-time code emailed to the order, valid for BOOKLY_CHECK_CODE_MINUTES), counted in the
+# default cache (shared by workers with REDIS_URL).
 BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE = env.int("BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE", default=8)
 BOOKLY_FAILED_CHECKS_PER_ORDER = env.int("BOOKLY_FAILED_CHECKS_PER_ORDER", default=5)
 BOOKLY_FAILED_CHECKS_PER_CONVERSATION = env.int("BOOKLY_FAILED_CHECKS_PER_CONVERSATION", default=5)
+BOOKLY_FAILED_CHECKS_PER_SESSION = env.int("BOOKLY_FAILED_CHECKS_PER_SESSION", default=10)
 BOOKLY_FAILED_CHECKS_PER_IP = env.int("BOOKLY_FAILED_CHECKS_PER_IP", default=20)
+BOOKLY_FAILED_CHECK_DELAY_SECONDS = env.float("BOOKLY_FAILED_CHECK_DELAY_SECONDS", default=2.0)
+BOOKLY_CHECK_CODE_MINUTES = env.int("BOOKLY_CHECK_CODE_MINUTES", default=15)
 BOOKLY_FAILED_CHECKS_WINDOW_MINUTES = env.int("BOOKLY_FAILED_CHECKS_WINDOW_MINUTES", default=60)
 # A turn gives up (503, "try again") once this much time has passed, so that
 # it always ends inside the server's request timeout (gunicorn: 120 s).

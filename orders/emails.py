@@ -274,3 +274,17 @@ def order_receipt_email(*, order: Order) -> tuple[CustomerEmail | None, bool]:
             },
         ).strip()
         return customer_email_queue(order=order, subject=subject, body=body), True
+
+
+def order_check_code_email(*, order: Order, code: str, minutes: int) -> CustomerEmail | None:
+    """A one-time code that shows the order in our chat, asked for there with this order's number and
+    email once that number had too many wrong guesses from anyone (support.assistant.check_codes)."""
+    return customer_email_queue(
+        order=order,
+        subject=f"Your code to see order {order.number} in our chat",
+        body=_hello(order)
+        + f"Someone asked our chat about your order {order.number} with this email address. To see the "
+        f"order there, type this code in the chat within {minutes} minutes:\n\n{code}\n\nIf it was not "
+        "you, ignore this email: without the code nobody sees your order, and nothing else is needed."
+        + _SIGN_OFF,
+    )

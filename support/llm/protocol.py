@@ -134,6 +134,11 @@ class ToolError(StrEnum):
     TOO_MANY_TOOL_CALLS = "too_many_tool_calls"
     # Too many order/email checks failed lately (for this order, conversation or client): none is made.
     TOO_MANY_FAILED_CHECKS = "too_many_failed_checks"
+    # A check made too soon after failed ones from the same customer (the growing delay): not made.
+    CHECK_TOO_SOON = "check_too_soon"
+    # An order number with too many wrong guesses from anyone: its check needs a one-time code emailed
+    # to the order too.
+    CODE_NEEDED = "code_needed"
 
 
 # The FAQ topics, as the system prompt lists them between <faq_topics> tags: one line each with the

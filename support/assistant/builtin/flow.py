@@ -82,6 +82,7 @@ def _order_for_task(
     task: OrderTask,
     verified: tuple[str, ...] = (),
     confirmed: dict[int, str] | None = None,
+    codes: set[int] | None = None,
 ) -> str | None:
     """The order number for the task begun at `start`.
 
@@ -93,7 +94,10 @@ def _order_for_task(
     """
     confirmed = confirmed or {}
     for index in range(len(units) - 1, start - 1, -1):
-        # Written as an order's, or one the customer said yes to ("Is 1050 your order number?").
+        # Written as an order's, or one the customer said yes to ("Is 1050 your order number?"); a
+        # one-time code typed when asked for is none.
+        if index in (codes or ()):
+            continue
         if order_id := order_id_in(units[index]) or confirmed.get(index):
             return order_id
     if REFERS_BACK_RE.search(plain(units[start])):
@@ -141,7 +145,9 @@ def _task_step(reading: Reading, start: int) -> Step:
     asked for their email, and without an order number their recent orders are listed (once)."""
     units, intents, history = reading.units, reading.intents, reading.history
     task = TASK_STEPS[intents[start].kind]
-    order_id = _order_for_task(units, intents, start, task, _verified_orders(history), history.confirmed)
+    order_id = _order_for_task(
+        units, intents, start, task, _verified_orders(history), history.confirmed, history.codes
+    )
     # The customer's address holds for all their orders; the store's word for it, when signed in.
     email = latest_found(email_in, units) or history.signed_in
     at = TaskAt(reading=reading, start=start, order_id=order_id, email=email)
@@ -210,8 +216,9 @@ def respond(reading: Reading) -> Step:
         if isinstance(step, Asked) and step.waiting == pending:
             return ask(pending, under_way.detail_again)
         return step
-    if pending == Waiting.WHICH_SHOP and start is not None and intent.kind in _YES_OR_NO:
-        # The answer to "Which shop is it from?": the task again, its tool reading the shop from it.
+    if pending in (Waiting.WHICH_SHOP, Waiting.CODE) and start is not None and intent.kind in _YES_OR_NO:
+        # The answer to "Which shop is it from?" or to "Please type the code": the task again, its tool
+        # reading the shop or the code from it.
         return _task_step(reading, start)
     for after in AFTER_RESULT:
         # Right after a capability's result ("it's not here" after "delivered": a parcel gone missing).

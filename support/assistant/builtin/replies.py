@@ -9,7 +9,9 @@ from support.assistant.understanding.step import Reading
 from support.assistant.understanding.wording import (
     ASK_ADDRESS,
     ASK_WHICH_BOOKS,
+    CHECK_TOO_SOON_REPLY,
     CHECKS_SPENT_REPLY,
+    CODE_NEEDED_REPLY,
     GENERIC_ERROR_REPLY,
     INVALID_EMAIL_REPLY,
     ORDER_NOT_FOUND_REPLY,
@@ -83,6 +85,10 @@ def error_reply(result: dict) -> Said:
             )
         case ToolError.TOO_MANY_FAILED_CHECKS:
             return ask(Waiting.OFFER_PERSON, CHECKS_SPENT_REPLY)
+        case ToolError.CHECK_TOO_SOON:
+            return ask(Waiting.DETAILS_AGAIN, CHECK_TOO_SOON_REPLY)
+        case ToolError.CODE_NEEDED:
+            return ask(Waiting.CODE, CODE_NEEDED_REPLY)
         case ToolError.INVALID_ARGUMENTS if "order_id" in fields:
             return ask(Waiting.DETAILS_AGAIN, invalid_order_number_reply())
         case ToolError.INVALID_ARGUMENTS if "customer_email" in fields:

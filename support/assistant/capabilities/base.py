@@ -20,15 +20,28 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
+
 from orders.addresses import OrderAddress, shipping_address_of
 from orders.models import Order, OrderItem
 from orders.selectors import orders_get_for_customer
 from orders.services import RETURN_STATUSES_NEEDING_A_REASON, ReturnRefusal
 from orders.shops import shop_named_in
-from support.assistant.budget import CheckScope, identity_check_failed, identity_checks_spent
+from support.assistant.budget import (
+    CheckLimit,
+    CheckScope,
+    client_checks_held,
+    identity_check_failed,
+    order_checks_spent,
+)
 from support.assistant.capabilities.arguments import (
     NamesAnOrder,
     ToolArguments,
+)
+from support.assistant.check_codes import (
+    order_check_code_matches,
+    order_check_code_send,
+    order_check_code_typed,
 )
 from support.assistant.understanding.history import Intent
 from support.assistant.understanding.message import Message
@@ -75,7 +88,10 @@ class ToolContext:
     def check_scope(self, number: str) -> CheckScope:
         """What a check of this order or RMA number counts against (support/assistant/budget.py)."""
         return CheckScope(
-            number=number, conversation_id=self.conversation.pk, client_address=self.client_address
+            number=number,
+            conversation_id=self.conversation.pk,
+            client_address=self.client_address,
+            session=self.conversation.session_handle,
         )
 
     def checks(self, change: str) -> dict[str, dict]:
@@ -253,6 +269,18 @@ CHECKS_SPENT = (
     "Too many order number and email checks failed lately; no more can be made now. Tell the customer "
     "you cannot check more and offer a person; do not ask for more guesses.",
 )
+CHECK_TOO_SOON = (
+    ToolError.CHECK_TOO_SOON,
+    "Checks failed just before this one; the next may be made only after a short wait. Ask the customer to "
+    "check the order number and the email and to send them again in a moment.",
+)
+CODE_NEEDED = (
+    ToolError.CODE_NEEDED,
+    "This order number had too many wrong guesses, so it needs one more check: if the email given is the "
+    "one on the order, a 6-digit code has been emailed to it (valid for {minutes} minutes). Ask the "
+    "customer to type that code here, then call again with the same order number and email. Do not say "
+    "whether the email is right.",
+)
 
 
 def verified_order(args: NamesAnOrder, context: ToolContext) -> Order | ToolOutcome:
@@ -260,6 +288,7 @@ def verified_order(args: NamesAnOrder, context: ToolContext) -> Order | ToolOutc
     return order_checked(
         context,
         number=args.order_id,
+        email=args.customer_email,
         find=lambda: _the_customers_order(args, context),
         not_found=ORDER_NOT_FOUND,
     )
@@ -294,23 +323,50 @@ def order_checked(
     context: ToolContext,
     *,
     number: str,
+    email: str,
     find: Callable[[], Order | ToolOutcome | None],
     not_found: tuple[str, str],
 ) -> Order | ToolOutcome:
-    """What `find` finds by a number (an order's or a return's) and an email, within the budget of
-    failed checks for that number, this conversation and this client."""
+    """What `find` finds by a number (an order's or a return's) and an email, within the budget of failed
+    checks (support/assistant/budget.py): a client past theirs is stopped; an order number past its own
+    asks for a one-time code emailed to the order too. The store's signed-in customer asking with the
+    email the store vouches for is never held back; nor is a conversation that found the order before."""
     scope = context.check_scope(number)
+    own = bool(context.signed_in_email) and email.casefold() == context.signed_in_email.casefold()
     # Before the lookup: past the budget a right guess finds nothing either, or guessing would go on.
-    if identity_checks_spent(scope=scope):
+    if not own and (held := client_checks_held(scope=scope)):
+        if held.limit == CheckLimit.DELAY:
+            return error(*CHECK_TOO_SOON, retry_after_seconds=held.retry_after)
         return error(*CHECKS_SPENT)
     order = find()
+    if isinstance(order, ToolOutcome):
+        return order  # found, in more than one shop: which, is asked
+    if (
+        not own
+        and not _found_before(order, context)
+        and order_checks_spent(scope=scope)
+        and (order is None or not order_check_code_matches(order=order, text=context.customer_said))
+    ):
+        # The same answer whether the email was right or not: it tells a guesser nothing.
+        if order is None or order_check_code_typed(text=context.customer_said):
+            identity_check_failed(scope=scope)  # a wrong email, or a wrong code
+        if order is not None:
+            order_check_code_send(order=order)
+        return error(CODE_NEEDED[0], CODE_NEEDED[1].format(minutes=settings.BOOKLY_CHECK_CODE_MINUTES))
     if order is None:
         identity_check_failed(scope=scope)
         return error(*not_found)
-    if isinstance(order, ToolOutcome):
-        return order  # found, in more than one shop: which, is asked
     context.orders_found[order.pk] = order.customer_email
     return order
+
+
+def _found_before(order: Order | None, context: ToolContext) -> bool:
+    """Whether this conversation found the order with its email already (in this turn or before)."""
+    if order is None:
+        return False
+    return order.pk in context.orders_found or (
+        bool(context.conversation.pk) and context.conversation.orders.filter(pk=order.pk).exists()
+    )
 
 
 # Said of a return staff granted outside the policy (the note itself is for staff).

@@ -204,6 +204,7 @@ def lookup_order(args: LookupOrderArguments, context: ToolContext) -> ToolOutcom
         order = order_checked(
             context,
             number=rma_number,
+            email=args.customer_email,
             find=lambda: order_get_for_customer_by_rma(rma_number=rma_number, email=args.customer_email),
             not_found=_RETURN_NOT_FOUND,
         )

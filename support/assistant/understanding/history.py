@@ -40,6 +40,9 @@ class History:
     answering: list[bool] = field(default_factory=list)
     # By message: the order number the customer said yes to ("Is 1050 your order number?" "yes").
     confirmed: dict[int, str] = field(default_factory=dict)
+    # The messages answering "please type the code" (support/assistant/check_codes.py): their digits
+    # are a code, never an order number.
+    codes: set[int] = field(default_factory=set)
     # What the model's last reply waits for, as it recorded it (None after anyone else's words).
     waiting: Waiting | None = None
     calls: list[tuple[dict, dict]] = field(default_factory=list)  # (tool_use block, parsed result)
@@ -102,6 +105,8 @@ def read_history(system: list[dict], messages: list[dict]) -> History:
             yes = history.waiting == Waiting.CONFIRM_ORDER_NUMBER and YES_RE.match(plain(unit))
             if yes and (maybe := ORDER_NUMBERS.unsure(asked)):
                 history.confirmed[len(history.units)] = maybe[1]
+            if history.waiting == Waiting.CODE:
+                history.codes.add(len(history.units))
             history.units.append(unit)
             history.answering.append(history.waiting in ASKS_FOR_DETAILS)
         for block in blocks:

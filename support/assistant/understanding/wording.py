@@ -82,6 +82,17 @@ CHECKS_SPENT_REPLY = (
 )
 
 
+# An order number many guessed at: its check needs the code emailed to the order (whether the email
+# given was right is not said).
+CODE_NEEDED_REPLY = (
+    "For this order I need one more check. If that email address is the one on the order, we have just "
+    "emailed it a 6-digit code (an email with a code sent in the last few minutes holds too). To see your "
+    "order, please type that code here."
+)
+# Failed checks just before: the next may be made after a short wait.
+CHECK_TOO_SOON_REPLY = "Please check the order number and the email address, and send them again in a moment."
+
+
 # A question about the store that no FAQ topic answers: said honestly, with a person offered.
 def invalid_order_number_reply() -> str:
     return (
@@ -116,6 +127,7 @@ class Waiting(StrEnum):
     DETAILS_AGAIN = "details_again"  # the number and email found nothing, or one was malformed
     WHICH_ORDER = "which_order"  # the signed-in customer's orders were listed
     WHICH_SHOP = "which_shop"  # the customer has an order of that number in several shops
+    CODE = "code"  # the one-time code emailed to an order many guessed at (support/assistant/check_codes.py)
     CONFIRM_RETURN = "confirm_return"
     WHICH_ITEM = "which_item"
     WHICH_BOOKS = "which_books"

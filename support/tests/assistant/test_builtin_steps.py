@@ -40,6 +40,7 @@ def test_every_question_asked_has_an_answer():
         Waiting.DETAILS_AGAIN,
         Waiting.WHICH_ORDER,
         Waiting.WHICH_SHOP,
+        Waiting.CODE,
         Waiting.PASS_ON,
         Waiting.OFFER_PERSON,
         Waiting.WHICH_TOPIC,

@@ -1,19 +1,33 @@
 """The budget for identity checks (finding 4 of issue 33): a model response runs a few tool calls at most,
-and failed order/email checks are capped per order number, per conversation and per client address,
-across turns, in the shared cache."""
+and failed order/email checks are capped per conversation, session and client address, across turns, in
+the shared cache, with a growing delay between them; an order number guessed at by anyone asks for a
+one-time code emailed to the order, never locks its owner out (issue 50, finding a)."""
 
 import hashlib
+import hmac
+import itertools
 import json
+import re
+import time
 
 import pytest
+from django.core import mail
 from django.core.cache import caches
+from django.utils.crypto import salted_hmac
 
-from orders.models import OrderSource, ReturnRecord
+from orders.models import CustomerEmail, Order, OrderSource, ReturnRecord
 from orders.shops import shop_of_platform
 from orders.tests.factories import OrderItemFactory, delivered_order
 from store.clock import store_today
-from support.assistant.budget import CheckLimit, CheckScope, identity_check_failed, identity_checks_spent
-from support.assistant.understanding.wording import CHECKS_SPENT_REPLY
+from support.assistant.budget import (
+    CheckLimit,
+    CheckScope,
+    client_checks_held,
+    identity_check_failed,
+    order_checks_spent,
+)
+from support.assistant.understanding.wording import CHECKS_SPENT_REPLY, CODE_NEEDED_REPLY
+from support.conversations.identity import customer_signature
 from support.llm.protocol import OFFER_PERSON, ToolError
 from support.models import Conversation, TurnTrace
 from support.testing.chat_client import ChatClient
@@ -22,6 +36,7 @@ from support.testing.metric_counts import Counts
 
 RIGHT = "sarah.chen@example.com"  # the email on BK-10042
 NOT_FOUND, SPENT = ToolError.ORDER_NOT_FOUND, ToolError.TOO_MANY_FAILED_CHECKS
+CODE, SOON = ToolError.CODE_NEEDED, ToolError.CHECK_TOO_SOON
 PLENTY = 10_000
 
 
@@ -31,7 +46,9 @@ def limits(settings):
     settings.BOOKLY_MAX_TOOL_CALLS_PER_RESPONSE = PLENTY
     settings.BOOKLY_FAILED_CHECKS_PER_ORDER = PLENTY
     settings.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = PLENTY
+    settings.BOOKLY_FAILED_CHECKS_PER_SESSION = PLENTY
     settings.BOOKLY_FAILED_CHECKS_PER_IP = PLENTY
+    settings.BOOKLY_FAILED_CHECK_DELAY_SECONDS = 0
     return settings
 
 
@@ -49,11 +66,37 @@ def _codes(results: list[dict]) -> list[str]:
     return [result.get("error", "ok") for result in results]
 
 
-def _turn(stub, customer, *calls) -> list[dict]:
+_MESSAGES = itertools.count()
+
+
+def _turn(stub, customer, *calls, said: str = "") -> list[dict]:
     """One turn in which the model makes `calls` in one response: the results it was sent back."""
-    stub.reset(message(*calls), message(text("Let me know if there is anything else.")))
-    assert customer.send("Here are my details.").status_code == 200
+    # Words the validator lets through: two replaced replies in a row would hand the conversation over.
+    stub.reset(message(*calls), message(text("Is there anything else about your order?")))
+    # Each message its own words: the same words twice in a row are a double submit, answered once.
+    assert customer.send(said or f"Here are my details ({next(_MESSAGES)}).").status_code == 200
     return _results(stub.sent[1])
+
+
+def _client(address: str) -> ChatClient:
+    client = ChatClient()
+    client.http.defaults["REMOTE_ADDR"] = address
+    return client
+
+
+def _guessed_at(stub, number: str, guesses: int) -> None:
+    """`guesses` wrong emails for the order, each from a browser and address of its own (the attack of
+    issue 50: numbers are sequential, addresses rotate)."""
+    for n in range(guesses):
+        _turn(stub, _client(f"198.51.100.{n + 1}"), _lookup(number, f"guess{n}@example.com"))
+
+
+def _code_emailed() -> str:
+    """The code of the latest email that holds one, as the outbox keeps it to send."""
+    sent = CustomerEmail.objects.filter(subject__contains="code").latest("pk")
+    found = re.search(r"^(\d{6})$", sent.body, re.MULTILINE)
+    assert found is not None, sent.body
+    return found.group(1)
 
 
 def test_one_response_runs_only_the_first_calls_of_160_guesses(model_api, demo_data, customer, limits):
@@ -86,17 +129,113 @@ def test_failed_checks_are_capped_per_conversation_across_turns(claude, demo_dat
     assert counts.moved("bookly_identity_check_limits_total", limit=CheckLimit.CONVERSATION) == 3
 
 
-def test_failed_checks_are_capped_per_order_number_whoever_guesses(claude, demo_data, limits):
+def test_an_order_guessed_at_from_many_addresses_asks_its_owner_for_a_code_never_refuses_them(
+    claude, demo_data, limits, django_capture_on_commit_callbacks
+):
     limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 3
-    for n in range(3):
-        guesser = ChatClient()
-        guesser.http.defaults["REMOTE_ADDR"] = f"198.51.100.{n + 1}"
-        assert _codes(_turn(claude, guesser, _lookup("BK-10042", f"guess{n}@example.com"))) == [NOT_FOUND]
-    owner = ChatClient()
-    owner.http.defaults["REMOTE_ADDR"] = "203.0.113.50"
+    _guessed_at(claude, "BK-10042", 4)
+    owner = _client("203.0.113.50")
 
-    assert _codes(_turn(claude, owner, _lookup("BK-10042", RIGHT))) == [SPENT]
-    assert _codes(_turn(claude, owner, _lookup("BK-10103", RIGHT))) == ["ok"]  # another order is not held
+    with django_capture_on_commit_callbacks(execute=True):
+        [asked] = _turn(claude, owner, _lookup("BK-10042", RIGHT))
+    [emailed] = mail.outbox  # sent through Django's mail backend, to the order's address
+    assert (emailed.to, _code_emailed() in emailed.body) == ([RIGHT], True)
+    [shown] = _turn(claude, owner, _lookup("BK-10042", RIGHT), said=f"The code is {_code_emailed()}")
+
+    assert asked["error"] == CODE and "Goldfinch" not in json.dumps(asked)
+    assert "The Goldfinch" in [item["title"] for item in shown["items"]]
+    assert Conversation.objects.get(orders__number="BK-10042")  # found, by the owner's conversation
+    # Found once, the order goes on without a code in that conversation; another order is not held.
+    assert _codes(_turn(claude, owner, _lookup("BK-10042", RIGHT), _lookup("BK-10103", RIGHT))) == ["ok"] * 2
+
+
+def test_past_the_order_limit_a_wrong_email_reads_exactly_as_a_right_one_and_sends_nothing(
+    claude, demo_data, limits
+):
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    _guessed_at(claude, "BK-10042", 1)
+
+    [wrong] = _turn(claude, _client("198.51.100.77"), _lookup("BK-10042", "guess9@example.com"))
+    assert not CustomerEmail.objects.exists()
+    [right] = _turn(claude, _client("198.51.100.78"), _lookup("BK-10042", RIGHT))
+    [again] = _turn(claude, _client("198.51.100.79"), _lookup("BK-10042", RIGHT))
+
+    assert wrong == right == again
+    # One code holds for its minutes, whoever asks: a guesser who knows the email floods no inbox.
+    assert CustomerEmail.objects.filter(to=RIGHT).count() == 1
+
+
+def test_a_wrong_code_counts_as_a_failed_check_and_ten_void_the_code(claude, demo_data, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    limits.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = 3
+    _guessed_at(claude, "BK-10042", 1)
+    owner = _client("203.0.113.50")
+    _turn(claude, owner, _lookup("BK-10042", RIGHT))
+    code = _code_emailed()
+    wrong = [f"{(int(code) + n) % 10**6:06d}" for n in range(1, 5)]  # each its own message
+
+    typed = [_turn(claude, owner, _lookup("BK-10042", RIGHT), said=guess)[0]["error"] for guess in wrong]
+    for n in range(9):  # from other browsers: the code's own count of wrong tries
+        _turn(claude, _client(f"192.0.2.{n}"), _lookup("BK-10042", RIGHT), said=wrong[0])
+    [late] = _turn(claude, _client("192.0.2.99"), _lookup("BK-10042", RIGHT), said=code)
+
+    assert typed == [CODE, CODE, CODE, SPENT]  # the conversation's three failures, then stopped
+    assert late["error"] == CODE  # the code was void after ten wrong ones: a new one is sent
+    assert CustomerEmail.objects.filter(subject__contains="code").count() == 2
+
+
+def test_the_code_is_kept_as_an_hmac_not_as_typed(claude, demo_data, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    _guessed_at(claude, "BK-10042", 1)
+    _turn(claude, _client("203.0.113.50"), _lookup("BK-10042", RIGHT))
+    order = Order.objects.get(number="BK-10042")
+
+    kept = caches["default"].get(f"bookly:check-code:{order.pk}")
+
+    assert _code_emailed() not in kept
+    expected = salted_hmac("bookly.check-code", f"{order.pk}:{_code_emailed()}").hexdigest()
+    assert hmac.compare_digest(kept, expected)
+
+
+def test_a_customer_the_store_signed_in_is_never_held_back_for_their_own_orders(
+    claude, demo_data, limits, settings
+):
+    settings.BOOKLY_CUSTOMER_SIGNING_SECRET = "a-store-secret-of-thirty-two-characters-or-more"
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER, limits.BOOKLY_FAILED_CHECKS_PER_IP = 2, 1
+    _guessed_at(claude, "BK-10042", 2)
+    sarah = _client("198.51.100.1")  # the guessers' address: that client is past its limit too
+    now = int(time.time())
+    secret = settings.BOOKLY_CUSTOMER_SIGNING_SECRET
+    signature = customer_signature(secret=secret, email=RIGHT, timestamp=now)
+    assert sarah.sign_in({"email": RIGHT, "time": now, "signature": signature}).json()["signed_in"]
+
+    own = _turn(claude, sarah, _lookup("BK-10042", RIGHT), _lookup("BK-10042", "guess5@example.com"))
+
+    assert _codes(own) == ["ok", SPENT]  # her own order; another email from her address is not
+    assert not CustomerEmail.objects.exists()
+
+
+def test_a_clients_failed_checks_wait_longer_after_each(claude, demo_data, limits, monkeypatch):
+    limits.BOOKLY_FAILED_CHECK_DELAY_SECONDS = 2
+    guesser = _client("198.51.100.9")
+    clock = [1_000_000.0]
+    monkeypatch.setattr("support.assistant.budget._now", lambda: clock[0])
+
+    burst = _turn(claude, guesser, *[_lookup("BK-10042", f"guess{n}@example.com") for n in range(3)])
+    clock[0] += 2.5  # the 2 s wait passed
+    after_wait = _turn(claude, guesser, _lookup("BK-10042", "guess3@example.com"), _lookup("BK-10042", RIGHT))
+    clock[0] += 3  # 4 s are needed now
+    early = _turn(claude, guesser, _lookup("BK-10042", RIGHT))
+    clock[0] += 1.5
+    in_time = _turn(claude, guesser, _lookup("BK-10042", RIGHT))
+
+    assert _codes(burst) == [NOT_FOUND, NOT_FOUND, SOON]
+    assert burst[2]["retry_after_seconds"] == 2
+    assert _codes(after_wait) == [NOT_FOUND, SOON]
+    assert (_codes(early), early[0]["retry_after_seconds"]) == ([SOON], 1)
+    assert _codes(in_time) == ["ok"]
+    scope = CheckScope(number="BK-1", conversation_id=0, client_address="198.51.100.9")
+    assert client_checks_held(scope=scope) is None  # a right check clears no count, but waits none
 
 
 def test_failed_checks_are_capped_per_client_address_across_conversations(claude, demo_data, limits):
@@ -135,8 +274,8 @@ def test_the_count_is_read_from_the_shared_cache_not_this_connection(db, limits)
     key = f"bookly:failed-checks:order:{hashlib.sha256(b'BK-10042').hexdigest()[:32]}"
 
     assert other_worker.get(key) == 2
-    assert identity_checks_spent(scope=CheckScope(number="bk-10042", conversation_id=2)) == CheckLimit.ORDER
-    assert identity_checks_spent(scope=CheckScope(number="BK-10089", conversation_id=2)) is None
+    assert order_checks_spent(scope=CheckScope(number="bk-10042", conversation_id=2))
+    assert not order_checks_spent(scope=CheckScope(number="BK-10089", conversation_id=2))
 
 
 def test_the_built_in_model_says_it_cannot_check_more_and_offers_a_person(
@@ -152,6 +291,18 @@ def test_the_built_in_model_says_it_cannot_check_more_and_offers_a_person(
     assert OFFER_PERSON in CHECKS_SPENT_REPLY
 
 
+def test_the_built_in_model_asks_for_the_code_and_reads_it_back(offline, demo_data, customer, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    guesser = _client("198.51.100.1")
+    guesser.send("Where is order BK-10042? My email is guess@example.com")
+
+    asked = customer.send("Where is order BK-10042? My email is sarah.chen@example.com").json()["reply"]
+    answered = customer.send(_code_emailed()).json()["reply"]
+
+    assert asked == CODE_NEEDED_REPLY  # as worded: layer 4 let it through
+    assert "BK-10042" in answered and "Goldfinch" in answered
+
+
 def test_a_number_written_in_another_shops_shape_counts_against_the_same_orders(db, limits):
     """With a Shopify shop (#1104) beside the demo's, "1104", "#1104" and "BK-1104" reach the same
     orders: their failed checks are one count, not one per way of writing."""
@@ -161,7 +312,7 @@ def test_a_number_written_in_another_shops_shape_counts_against_the_same_orders(
     limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 2
     identity_check_failed(scope=CheckScope(number="1104", conversation_id=1))
     identity_check_failed(scope=CheckScope(number="#1104", conversation_id=2))
-    assert identity_checks_spent(scope=CheckScope(number="BK-1104", conversation_id=3)) == CheckLimit.ORDER
+    assert order_checks_spent(scope=CheckScope(number="BK-1104", conversation_id=3))
 
 
 AU, US = "books-au.myshopify.com", "books-us.myshopify.com"

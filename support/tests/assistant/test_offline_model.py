@@ -14,13 +14,16 @@ import pytest
 from orders.selectors import ChangeCode, ProblemCode
 from orders.services import ITEMS_NEEDED, ReturnRefusal
 from support.assistant.builtin.model import OfflineModel
+from support.assistant.capabilities.base import CODE_NEEDED
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.claims import ToolResult
 from support.assistant.prompts import LONG_CONVERSATION_REMINDER, TURN_REMINDER
 from support.assistant.understanding.wording import (
     ASK_EMAIL,
     ASK_WHICH_TASK,
+    CHECK_TOO_SOON_REPLY,
     CHECKS_SPENT_REPLY,
+    CODE_NEEDED_REPLY,
     CONFIRM_QUESTION,
     DECLINED_REPLY,
     GENERIC_ERROR_REPLY,
@@ -580,6 +583,13 @@ ERROR_REPLIES: dict[str, tuple[str, dict[str, Any], str]] = {
     ToolError.CALL_LIMIT_REACHED: ("lookup_order", {}, GENERIC_ERROR_REPLY),
     ToolError.TOO_MANY_TOOL_CALLS: ("lookup_order", {}, GENERIC_ERROR_REPLY),
     ToolError.TOO_MANY_FAILED_CHECKS: ("lookup_order", {}, CHECKS_SPENT_REPLY),
+    ToolError.CHECK_TOO_SOON: ("lookup_order", {"retry_after_seconds": 2}, CHECK_TOO_SOON_REPLY),
+    # Its words are grounded in the tool's own message about the code (what a lookup sends).
+    ToolError.CODE_NEEDED: (
+        "lookup_order",
+        {"message": CODE_NEEDED[1].format(minutes=15)},
+        CODE_NEEDED_REPLY,
+    ),
     ToolError.ORDER_NOT_FOUND: ("lookup_order", {}, ORDER_NOT_FOUND_REPLY),
     ToolError.ELIGIBILITY_NOT_VERIFIED: (
         "initiate_return",
