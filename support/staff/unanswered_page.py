@@ -19,7 +19,11 @@ from django.urls import path, reverse
 from django.views.decorators.http import require_POST
 
 from policies.models import MAX_EXAMPLE_QUESTIONS, PolicyEntry
-from policies.services import example_questions_clean, policy_entry_add_example_questions
+from policies.services import (
+    example_question_reads_as_instruction,
+    example_questions_clean,
+    policy_entry_add_example_questions,
+)
 from support.assistant.prompts import PROMPT_QUESTIONS
 from support.staff.unanswered import QuestionGroup, unanswered_question_groups
 
@@ -49,9 +53,9 @@ class DaysForm(forms.Form):
 
 
 class QuestionsField(forms.Field):
-    """The questions of a group, each shown with a box ticked (staff untick what should not become an
-    example question: a name, an address, words that are no question), cleaned as example questions
-    are."""
+    """The questions of a group, each shown with a box left unticked (a customer's words become the
+    store's only when staff tick them; one that reads as an instruction to the assistant is marked),
+    cleaned as example questions are."""
 
     widget = forms.CheckboxSelectMultiple
 
@@ -68,18 +72,29 @@ class QuestionsField(forms.Field):
             raise forms.ValidationError("No question to add.", code="required")
 
 
+# Said after a question that reads as an instruction to the assistant.
+INSTRUCTION_MARK = "(reads as an instruction to the assistant, not a question: do not add it as it is)"
+
+
 class AddToTopicForm(forms.Form):
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args, offered: list[str] | None = None, **kwargs):
         super().__init__(*args, **kwargs)
-        offered = self.initial.get("questions") or []
-        self.fields["questions"].widget.choices = [(question, question) for question in offered]
+        self.fields["questions"].widget.choices = [
+            (
+                question,
+                f"{question} {INSTRUCTION_MARK}"
+                if example_question_reads_as_instruction(question=question)
+                else question,
+            )
+            for question in offered or []
+        ]
 
     entry = forms.ModelChoiceField(
         label="Add these questions to",
         queryset=PolicyEntry.objects.order_by("title"),
         empty_label="Choose a topic",
     )
-    questions = QuestionsField(label="Questions to add (untick any that should not be added)")
+    questions = QuestionsField(label="Questions to add (tick each that should become an example question)")
     days = forms.TypedChoiceField(
         choices=[(days, days) for days in DAYS], coerce=int, widget=forms.HiddenInput
     )
@@ -97,9 +112,12 @@ def topics_having(questions: list[str], entries: list[PolicyEntry]) -> list[Poli
 
 
 def create_topic_url(questions: list[str]) -> str:
-    """FAQ entry's add form, its example questions filled with as many of `questions` as fit the link."""
+    """FAQ entry's add form, its example questions filled with as many of `questions` as fit the link
+    (those that read as instructions to the assistant left out)."""
     kept: list[str] = []
     for question in questions:
+        if example_question_reads_as_instruction(question=question):
+            continue
         if len(urlencode({"example_questions": "\n".join([*kept, question])})) > PREFILL_MAX_CHARS:
             break
         kept.append(question)
@@ -175,7 +193,7 @@ class UnansweredQuestionsAdminMixin(_TraceAdmin):
                     "in_topics": topics_having(questions, entries),
                     # Ids of its own: a page has a form a group.
                     "add_form": AddToTopicForm(
-                        initial={"questions": questions, "days": days}, auto_id=f"group-{number}-%s"
+                        offered=questions, initial={"days": days}, auto_id=f"group-{number}-%s"
                     )
                     if can_change
                     else None,
