@@ -21,7 +21,7 @@ from django.dispatch import receiver
 from django.urls import reverse
 from django.utils import timezone
 
-from store.text import text_multi_line
+from store.text import text_multi_line, text_secrets_masked
 from support.conversations.models import (
     PERSON_ANSWERS,
     Conversation,
@@ -377,14 +377,16 @@ def conversation_close(*, conversation: Conversation, user) -> Conversation:
 
 
 def conversation_transcript_email(*, conversation: Conversation) -> str:
-    """Email the customer what they saw in the chat, to the address known for them. Returns that
+    """Email the customer what they saw in the chat (card data and secrets masked), to the address
+    known for them. Returns that
     address; raises ConversationActionRefused when none is known, and the mail backend's error when
     sending fails."""
     if not conversation.customer_email:
         raise ConversationActionRefused("No email address is known for this customer.")
     lines = ["Here is your conversation with Bookly support.", ""]
     for entry in conversation_transcript(conversation=conversation):
-        lines.append(f"{_speaker(entry)}: {entry['text']}")
+        # Card data and passwords the customer typed do not leave in a plain email.
+        lines.append(f"{_speaker(entry)}: {text_secrets_masked(entry['text'])}")
     send_mail(
         subject="Your conversation with Bookly support",
         message="\n".join(lines),

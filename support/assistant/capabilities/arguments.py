@@ -20,6 +20,7 @@ from pydantic_core import PydanticCustomError
 from orders.inbound_rules import email_canonical
 from orders.numbers import MAX_LENGTH as ORDER_NUMBER_MAX_LENGTH
 from orders.numbers import ORDER_NUMBERS
+from store.text import text_secrets_masked
 
 MAX_EMAIL_LENGTH = 254
 MAX_REASON_LENGTH = 500
@@ -44,17 +45,21 @@ def clean_text(value: Any) -> Any:
     return "".join(kept).strip()
 
 
-# One line of text, cleaned, not empty, at most so many characters. A field gives its description beside
-# it: Annotated[ReasonArgument, Field(description=...)].
+# One line of the customer's words, cleaned, not empty, at most so many characters, with card data and
+# passwords masked (store.text.text_secrets_masked): what it becomes (a return's reason, a case's details,
+# a note for staff) is stored, sent in events and emailed. A field gives its description beside it:
+# Annotated[ReasonArgument, Field(description=...)].
 ReasonArgument = Annotated[
     str,
     Field(min_length=1, max_length=MAX_REASON_LENGTH),
     BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
+    AfterValidator(text_secrets_masked),
 ]
 SummaryArgument = Annotated[
     str,
     Field(min_length=1, max_length=MAX_SUMMARY_LENGTH),
     BeforeValidator(clean_text),  # after Field: cleaned, then measured as a string
+    AfterValidator(text_secrets_masked),
 ]
 
 

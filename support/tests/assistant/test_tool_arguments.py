@@ -6,6 +6,7 @@ import pytest
 from support.assistant.capabilities.arguments import InvalidArguments, ToolArguments
 from support.assistant.capabilities.delivery_problems import ReportDeliveryProblemArguments
 from support.assistant.capabilities.order_status import LookupOrderArguments
+from support.assistant.capabilities.person import HandOffArguments
 from support.assistant.capabilities.registry import TOOLS
 from support.assistant.capabilities.returns import InitiateReturnArguments
 
@@ -54,6 +55,24 @@ def test_each_problem_is_named_by_field_in_words_a_model_can_act_on(model, raw, 
     with pytest.raises(InvalidArguments) as invalid:
         model.parsed(raw if raw is not None else "BK-10042")
     assert [(problem["field"], problem["problem"]) for problem in invalid.value.problems] == problems
+
+
+@pytest.mark.parametrize(
+    ("model", "raw", "field"),
+    [
+        (InitiateReturnArguments, {**SARAH, "reason": "{words}"}, "reason"),
+        (ReportDeliveryProblemArguments, {**SARAH, "problem": "damaged", "details": "{words}"}, "details"),
+        (HandOffArguments, {"reason": "customer_asked", "summary": "{words}"}, "summary"),
+    ],
+)
+def test_card_data_in_the_customers_words_is_masked_before_anything_keeps_them(model, raw, field):
+    """A return's reason, a case's details, a note for staff: stored, sent in events, emailed (issue 50)."""
+    words = "charged twice on card 4111 1111 1111 1111, password is hunter2"
+    given = {key: value.format(words=words) if value == "{words}" else value for key, value in raw.items()}
+
+    kept = getattr(model.parsed(given), field)
+
+    assert "4111 1111" not in kept and "hunter2" not in kept and kept.startswith("charged twice on card")
 
 
 def test_an_unknown_argument_is_named_as_other_without_its_name():

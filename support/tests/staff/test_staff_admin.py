@@ -261,6 +261,8 @@ class TestPermissions:
 
 class TestClosingWithTheTranscript:
     def test_the_transcript_goes_to_the_customers_address(self, staff_client, customer, claude, mailoutbox):
+        claude.reset(message(text("I can help with the order.")))
+        customer.send("My card 4111 1111 1111 1111 was charged twice for my order")
         customer.handoff({"email": "reader@example.com"})
         conversation = Conversation.objects.get()
         staff_client.post(_page(conversation), {"action": "reply", "text": "Your refund is on its way."})
@@ -273,6 +275,8 @@ class TestClosingWithTheTranscript:
         assert mail.to == ["reader@example.com"]
         # The agent has no first name on their account: "Bookly support" alone.
         assert "Bookly support: Your refund is on its way." in mail.body
+        # Card data the customer typed does not leave in a plain email (issue 50).
+        assert "4111" not in mail.body and "You: My card" in mail.body
 
     def test_without_an_address_it_closes_and_says_why_nothing_was_sent(
         self, staff_client, waiting, mailoutbox
