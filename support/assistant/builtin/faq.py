@@ -5,7 +5,7 @@ questions.
 Staff write five or six example questions; customers word the same question a hundred ways. So each
 topic is learned, not only looked up: the built-in model's phrasings (thousands of customer messages
 of every kind, support/assistant/builtin/phrasings.json) are the background. A phrasing close in
-meaning to what staff wrote for one topic (by a sentence model, support/assistant/builtin/sentences.py,
+meaning to what staff wrote for one topic (by a sentence model, support/assistant/understanding/sentences.py,
 so that "can I pay with my visa?" is near "which payment methods do you accept?" with no word in
 common) is taken as another way of asking it, and where meaning alone cannot tell two topics apart the
 words staff wrote do ("I want to order a book" is as near "can I pre-order a book?"); a phrasing close
@@ -30,13 +30,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from support.assistant.builtin.sentences import (
+from support.assistant.understanding.customer_words import plain
+from support.assistant.understanding.sentences import (
     ModelFileError,
     phrasings_encoded,
     sentence_encode,
     sentences_warm,
 )
-from support.assistant.understanding.customer_words import plain
 from support.llm.protocol import FaqTopic
 
 if TYPE_CHECKING:  # imported when first used, not with this module (see _hashes)

@@ -3,7 +3,7 @@ import time
 from django.core.management.base import BaseCommand
 
 from support.assistant.builtin.faq import PHRASINGS
-from support.assistant.builtin.sentences import phrasings_encode_store, phrasings_texts
+from support.assistant.understanding.sentences import phrasings_encode_store, phrasings_texts
 
 
 class Command(BaseCommand):

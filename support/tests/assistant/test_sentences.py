@@ -1,12 +1,12 @@
-"""The sentence model the FAQ reader reads meaning with (support/assistant/builtin/sentences.py)."""
+"""The sentence model the FAQ reader reads meaning with (support/assistant/understanding/sentences.py)."""
 
 import zipfile
 
 import numpy as np
 import pytest
 
-from support.assistant.builtin import sentences
 from support.assistant.builtin.faq import PHRASINGS
+from support.assistant.understanding import sentences
 
 
 def test_vectors_are_the_models_own():

@@ -38,7 +38,7 @@ _LAYERS, _HEADS, _WIDTH = 6, 12, 384
 _MAX_TOKENS = 256  # the model's own limit for a sentence (its sentence_bert_config's max_seq_length)
 _EPSILON = 1e-12
 _LINEAR_WEIGHT_RE = re.compile(r"\.(query|key|value|dense)\.weight$")
-_PHRASINGS_VECTORS = Path(__file__).with_name("phrasings.npz")
+_PHRASINGS_VECTORS = Path(__file__).parent.parent / "builtin" / "phrasings.npz"
 # Stored, a vector's numbers are bytes: a unit vector of 384 has none much over 0.3 in size.
 _STORED_SCALE = 400
 
@@ -190,14 +190,14 @@ def sentence_encode(text: str):
     return sentences_encode([text])[0]
 
 
-def phrasings_encoded(texts: tuple[str, ...]):
-    """The built-in model's phrasings encoded, as stored in phrasings.npz; a phrasing added since is
-    encoded here (`manage.py phrasings_encode` stores it)."""
+def phrasings_encoded(texts: tuple[str, ...], *, path: Path = _PHRASINGS_VECTORS):
+    """The built-in model's phrasings encoded, as stored in phrasings.npz (or texts stored encoded at
+    `path`); a text added since is encoded here (`manage.py phrasings_encode` stores it)."""
     import numpy as np
 
     stored_texts, stored_vectors = np.array([], dtype=str), np.zeros((0, _WIDTH), dtype=np.float32)
-    if _PHRASINGS_VECTORS.exists():
-        with np.load(_PHRASINGS_VECTORS) as stored:  # an archive: each read of a member unpacks it
+    if path.exists():
+        with np.load(path) as stored:  # an archive: each read of a member unpacks it
             # Vectors of another model, or of another reading of this one, are not these.
             if str(stored["encoder"]) == phrasings_encoder():
                 stored_texts, stored_vectors = stored["texts"], stored["vectors"] / np.float32(_STORED_SCALE)
@@ -211,18 +211,18 @@ def phrasings_encoded(texts: tuple[str, ...]):
     return vectors
 
 
-def phrasings_encode_store(texts: tuple[str, ...]) -> Path:
-    """Store the phrasings encoded, each number in a byte (the reader's nearness moves by a few
-    thousandths), in a quarter of the space."""
+def phrasings_encode_store(texts: tuple[str, ...], *, path: Path = _PHRASINGS_VECTORS) -> Path:
+    """Store the phrasings (or other texts, at `path`) encoded, each number in a byte (the reader's
+    nearness moves by a few thousandths), in a quarter of the space."""
     import numpy as np
 
     scaled = np.round(sentences_encode(list(texts)) * _STORED_SCALE)
     if np.abs(scaled).max() > 127:
         raise ValueError("a phrasing's vector does not fit in bytes at this scale: lower _STORED_SCALE")
     np.savez_compressed(
-        _PHRASINGS_VECTORS, texts=np.array(texts), vectors=scaled.astype(np.int8), encoder=phrasings_encoder()
+        path, texts=np.array(texts), vectors=scaled.astype(np.int8), encoder=phrasings_encoder()
     )
-    return _PHRASINGS_VECTORS
+    return path
 
 
 def phrasings_encoder() -> str:
