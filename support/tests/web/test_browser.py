@@ -646,6 +646,9 @@ def test_staff_add_an_unanswered_question_to_a_faq_topic_and_the_next_message_is
     expect(group).to_contain_text("1 question, the newest")
     expect(group.get_by_role("link", name="Create a FAQ topic from these questions")).to_be_visible()
     group.get_by_label("Add these questions to").select_option(label="Extras")
+    question = group.get_by_role("checkbox", name=note)
+    expect(question).not_to_be_checked()  # a customer's words become the store's only when ticked
+    question.check()
     with admin.expect_navigation():
         group.get_by_role("button", name="Add to this topic").click()
     expect(admin.get_by_text("Added 1 question to “Extras”.")).to_be_visible()
