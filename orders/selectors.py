@@ -380,6 +380,16 @@ _NOT_MADE_WHY: dict[str, str] = {
 }
 
 
+def change_not_made_sentences(*, number: str) -> list[str]:
+    """Every sentence order_change_not_made_reason may say of the order of that number: fixed words of
+    ours, which a reply may repeat whatever the order's state in the turn's results."""
+    return [
+        f"{said.format(number=number)}{ending}"
+        for said in _NOT_MADE.values()
+        for ending in [".", *(f": {why}." for why in set(_NOT_MADE_WHY.values()))]
+    ]
+
+
 def order_change_not_made_reason(*, order: Order, kind: OrderChangeKind) -> str:
     """The sentence that tells the customer a change of their order the store was asked to make was not
     made: "The store could not cancel order BK-10103: it has already been handed to the carrier." (the

@@ -7,6 +7,7 @@ from functools import lru_cache, partial
 from django.conf import settings
 
 from support.assistant.builtin.model import OfflineModel
+from support.assistant.claims.reader import claim_reader_warm
 from support.assistant.prompts import faq_topics_published
 from support.insight.metrics import TURNS_ON_FALLBACK
 from support.llm.circuit import CircuitRecorded, circuit_lets_turn_through, circuit_open
@@ -18,6 +19,9 @@ _OFFLINE = ("offline", "", "", 0, 0.0, 0, None, None)
 
 @lru_cache(maxsize=4)
 def _build_model(config: tuple) -> Model:
+    # Whichever model answers, layer 4 reads every reply's claims: its reader is read now (about a
+    # second, once per process), so that no customer waits for it.
+    claim_reader_warm()
     backend, api_key, model, max_tokens, timeout, max_retries, base_url, content_format = config
     if backend == "offline":
         return OfflineModel(faq=faq_topics_published)

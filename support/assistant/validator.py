@@ -37,6 +37,8 @@ from support.assistant.claims import (
     mentions_order_facts,
     quotes_policy,
 )
+from support.assistant.claims.checking import order_in_focus
+from support.assistant.claims.meaning import meaning_violations
 from support.assistant.conduct import REFUSAL_RE, conduct_violations, emails_vouched_for, normalised
 
 
@@ -132,7 +134,11 @@ def reply_validate(
                 break
 
     knowledge = knowledge_of(tool_results, instructions=instructions)
-    for code in claim_violations(reply=reply, customer_message=customer_message, knowledge=knowledge):
+    focus = order_in_focus(customer_message, knowledge)
+    for code in [
+        *claim_violations(reply=reply, customer_message=customer_message, knowledge=knowledge),
+        *meaning_violations(reply=reply, customer_message=customer_message, knowledge=knowledge, focus=focus),
+    ]:
         if code not in violations:
             violations.append(code)
 

@@ -14,7 +14,7 @@ from support.assistant.claims.reader import KINDS, ClaimReader, labelled_meaning
 
 
 @dataclass
-class Counts:
+class ClaimCounts:
     """For one kind (and language): sentences that claim it and were read so (with the right value),
     read so but claim nothing of it, and claim it but were read as claiming nothing or another value."""
 
@@ -37,12 +37,14 @@ class Counts:
 class HeldOut:
     sentences: int
     writers: list[str]
-    by_kind: dict[str, Counts] = field(default_factory=lambda: defaultdict(Counts))
-    by_kind_language: dict[tuple[str, str], Counts] = field(default_factory=lambda: defaultdict(Counts))
+    by_kind: dict[str, ClaimCounts] = field(default_factory=lambda: defaultdict(ClaimCounts))
+    by_kind_language: dict[tuple[str, str], ClaimCounts] = field(
+        default_factory=lambda: defaultdict(ClaimCounts)
+    )
     errors: list[tuple[str, str, str, str]] = field(default_factory=list)  # text, kind, labelled, read
 
 
-def claims_held_out() -> HeldOut:
+def claims_held_out(*, sure: float = 0.0) -> HeldOut:
     rows = labelled_sentences()
     meanings = labelled_meanings(rows)
     writers = sorted({row.writer for row in rows})
@@ -51,7 +53,7 @@ def claims_held_out() -> HeldOut:
         trained = [index for index, row in enumerate(rows) if row.writer != writer]
         held = [index for index, row in enumerate(rows) if row.writer == writer]
         reader = ClaimReader([rows[index] for index in trained], meanings[trained])
-        read = reader.read([rows[index].text for index in held], meanings[held])
+        read = reader.read([rows[index].text for index in held], meanings[held], sure=sure)
         for index, claims in zip(held, read, strict=True):
             row = rows[index]
             for kind, choices in KINDS.items():

@@ -74,6 +74,19 @@ def quotes_policy(reply: str, knowledge: Knowledge) -> bool:
     )
 
 
+def order_in_focus(customer_message: str, knowledge: Knowledge) -> str | None:
+    """The order a reply's first sentence is about unless it names one: the one the customer's words
+    name (where they say so: a street number is none), else the latest a tool found."""
+    said_order = ORDER_NUMBERS.canonical(customer_message) or next(
+        iter(ORDER_NUMBERS.mentions(customer_message)), None
+    )
+    if said_order is not None:  # "1104", found as one shop's #1104: the order the tool found
+        said_order = next(
+            (form for form in ORDER_NUMBERS.forms(said_order) if form in knowledge.orders), said_order
+        )
+    return said_order or knowledge.latest_order
+
+
 def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge) -> list[str]:
     """The codes of the reply's claims that no successful tool result for their order supports."""
     said = _Said(
@@ -86,15 +99,7 @@ def claim_violations(*, reply: str, customer_message: str, knowledge: Knowledge)
     )
     quotable = [_normal(text) for text in knowledge.quotable]
     openings = {_normal(opening) for opening in knowledge.policy_openings}
-    # The customer's words name an order where they say so (a street number is none); a reply's anywhere.
-    said_order = ORDER_NUMBERS.canonical(customer_message) or next(
-        iter(ORDER_NUMBERS.mentions(customer_message)), None
-    )
-    if said_order is not None:  # "1104", found as one shop's #1104: the order the tool found
-        said_order = next(
-            (form for form in ORDER_NUMBERS.forms(said_order) if form in knowledge.orders), said_order
-        )
-    focus = said_order or knowledge.latest_order
+    focus = order_in_focus(customer_message, knowledge)
     known = frozenset(knowledge.orders)
     violations: list[str] = []
     if day_counts_in(reply) - knowledge.day_counts - day_counts_in(customer_message):

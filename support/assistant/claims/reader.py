@@ -5,7 +5,8 @@ ontem"): each round of probes stopped the last round's words and the next words 
 sentence is read by classifiers trained on labelled sentences (sentences/*.jsonl: written by hand in
 English, Spanish, Brazilian Portuguese, French and German, each file by another writer, see
 sentences/README.md), one per kind of claim:
-- order_state: the state it says the order is in (delivered, shipped, processing, cancelled) or none;
+- order_state: the state it says the order is in (delivered, shipped, processing, cancelled, or only not
+  delivered yet) or none;
 - change: a change it speaks of as a fact (a cancellation or an address change, made or only asked);
 - refund: money given back already, or promised;
 - address, parcel, promise, person, credentials, offtopic: whether it states or does that at all.
@@ -15,29 +16,41 @@ what it claims is this module's only answer, whatever is true.
 Each sentence is read with three kinds of features, each of unit length: its words and word pairs, its
 letter sequences (both hashed: any language, and words no sentence had), and its meaning
 (all-MiniLM-L6-v2, support.assistant.understanding.sentences). A linear classifier per kind (scikit-learn's
-LinearSVC, as the FAQ reader) learns from them in about a second, once per process; the labelled
-sentences' meanings are stored encoded beside them (sentences/vectors.npz, `manage.py claims_encode`).
+LinearSVC, as the FAQ reader) learns from them in several seconds; the labelled sentences' meanings and
+the trained weights are kept beside them (sentences/vectors.npz and reader.npz, `manage.py
+claims_encode`), so that a process reads the reader in a fraction of a second.
 """
 
 import functools
+import hashlib
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from support.assistant.understanding.sentences import phrasings_encoded, sentences_encode
+from support.assistant.understanding.sentences import (
+    ModelFileError,
+    phrasings_encoded,
+    phrasings_encoder,
+    sentences_encode,
+)
 
 if TYPE_CHECKING:
     from scipy.sparse import csr_matrix
 
+logger = logging.getLogger(__name__)
+
 SENTENCES = Path(__file__).with_name("sentences")
 VECTORS = SENTENCES / "vectors.npz"
+READER = SENTENCES / "reader.npz"
 
 NONE = "none"
 # Each kind of claim and the values a sentence may have for it; the first is "claims nothing of it".
 KINDS: dict[str, tuple[str, ...]] = {
-    "order_state": (NONE, "delivered", "shipped", "processing", "cancelled"),
+    # not_delivered: "it hasn't arrived yet", true of an order shipped and of one still processing.
+    "order_state": (NONE, "delivered", "shipped", "processing", "cancelled", "not_delivered"),
     "change": (NONE, "cancel_made", "cancel_asked", "address_made", "address_asked"),
     "refund": (NONE, "made", "promised"),
     "address": ("false", "true"),
@@ -116,32 +129,112 @@ class SentenceClaims:
         return any(self.claims(kind) for kind in KINDS)
 
 
-class ClaimReader:
-    """A classifier per kind of claim, trained on labelled sentences."""
+@dataclass(frozen=True)
+class _Linear:
+    """One kind's classifier, as its weights: a score per class is `features @ coef.T + intercept` (one
+    score, for the second class, when there are two)."""
 
-    def __init__(self, rows: Sequence[Labelled], meanings):
+    classes: list[str]
+    coef: Any  # a scipy sparse matrix: classes (or 1) x features
+    intercept: Any
+
+
+class ClaimReader:
+    """A classifier per kind of claim, trained on labelled sentences (or read from stored weights)."""
+
+    def __init__(
+        self, rows: Sequence[Labelled] = (), meanings=None, *, weights: dict[str, _Linear] | None = None
+    ):
+        from scipy.sparse import csr_matrix
         from sklearn.svm import LinearSVC
 
+        self.classifiers: dict[str, _Linear] = dict(weights or {})
+        if weights is not None:
+            return
         matrix = _features([row.text for row in rows], meanings)
-        self.classifiers: dict[str, Any] = {}
         for kind in KINDS:
             labels = [row.values[kind] for row in rows]
             if len(set(labels)) < 2:
                 continue  # nothing to tell apart: every sentence claims nothing of it
-            self.classifiers[kind] = LinearSVC(C=1.0, class_weight="balanced").fit(matrix, labels)
+            fitted = LinearSVC(C=1.0, class_weight="balanced").fit(matrix, labels)
+            self.classifiers[kind] = _Linear(
+                classes=[str(label) for label in fitted.classes_],
+                coef=csr_matrix(fitted.coef_.astype("float32")),
+                intercept=fitted.intercept_.astype("float32"),
+            )
 
-    def read(self, sentences: Sequence[str], meanings=None) -> list[SentenceClaims]:
-        """What each sentence claims (`meanings`: their vectors, when the caller has them)."""
+    def read(self, sentences: Sequence[str], meanings=None, *, sure: float = 0.0) -> list[SentenceClaims]:
+        """What each sentence claims (`meanings`: their vectors, when the caller has them). A claim is
+        read only when its classifier's score for it beats its score for "nothing of it" by `sure`."""
+        import numpy as np
+
         if not sentences:
             return []
         matrix = _features(sentences, sentences_encode(list(sentences)) if meanings is None else meanings)
-        by_kind = {kind: classifier.predict(matrix) for kind, classifier in self.classifiers.items()}
+        by_kind: dict[str, list[str]] = {}
+        for kind, linear in self.classifiers.items():
+            scores = np.asarray((matrix @ linear.coef.T).todense()) + linear.intercept
+            nothing = KINDS[kind][0]
+            if scores.shape[1] == 1:  # two classes: one score, for the second
+                scores = np.column_stack([-scores[:, 0], scores[:, 0]])
+            best = scores.argmax(axis=1)
+            margin = scores[np.arange(len(best)), best] - scores[:, linear.classes.index(nothing)]
+            by_kind[kind] = [
+                linear.classes[index] if linear.classes[index] == nothing or margin[row] > sure else nothing
+                for row, index in enumerate(best)
+            ]
         return [
             SentenceClaims(
-                {kind: str(by_kind[kind][index]) if kind in by_kind else KINDS[kind][0] for kind in KINDS}
+                {kind: by_kind[kind][index] if kind in by_kind else KINDS[kind][0] for kind in KINDS}
             )
             for index in range(len(sentences))
         ]
+
+    def store(self, path: Path, *, fingerprint: str) -> None:
+        """Keep the weights (each in half precision: a score moves by a few thousandths) with what they
+        were trained on."""
+        import numpy as np
+
+        arrays: dict[str, Any] = {"fingerprint": np.array(fingerprint)}
+        for kind, linear in self.classifiers.items():
+            arrays |= {
+                f"{kind}.classes": np.array(linear.classes),
+                f"{kind}.data": linear.coef.data.astype(np.float16),
+                f"{kind}.indices": linear.coef.indices.astype(np.int32),
+                f"{kind}.indptr": linear.coef.indptr.astype(np.int32),
+                f"{kind}.shape": np.array(linear.coef.shape),
+                f"{kind}.intercept": linear.intercept,
+            }
+        np.savez_compressed(path, **arrays)
+
+    @classmethod
+    def stored(cls, path: Path, *, fingerprint: str) -> "ClaimReader | None":
+        """The reader kept at `path`, if it was trained on what `fingerprint` says; else None."""
+        import numpy as np
+        from scipy.sparse import csr_matrix
+
+        if not path.exists():
+            return None
+        with np.load(path) as kept:
+            if str(kept["fingerprint"]) != fingerprint:
+                return None
+            weights = {
+                kind: _Linear(
+                    classes=[str(label) for label in kept[f"{kind}.classes"]],
+                    coef=csr_matrix(
+                        (
+                            kept[f"{kind}.data"].astype(np.float32),
+                            kept[f"{kind}.indices"],
+                            kept[f"{kind}.indptr"],
+                        ),
+                        shape=tuple(kept[f"{kind}.shape"]),
+                    ),
+                    intercept=kept[f"{kind}.intercept"],
+                )
+                for kind in KINDS
+                if f"{kind}.classes" in kept
+            }
+        return cls(weights=weights)
 
 
 def labelled_meanings(rows: Sequence[Labelled]):
@@ -149,8 +242,39 @@ def labelled_meanings(rows: Sequence[Labelled]):
     return phrasings_encoded(tuple(row.text for row in rows), path=VECTORS)
 
 
+def reader_fingerprint(rows: Sequence[Labelled]) -> str:
+    """What a reader is trained on: the labelled sentences, the kinds, the features and the sentence model."""
+    seen = json.dumps(
+        [[row.writer, row.lang, row.text, row.values] for row in rows]
+        + [KINDS, _HASHED_FEATURES, phrasings_encoder()],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(seen.encode()).hexdigest()
+
+
+def claim_reader_train_store() -> Path:
+    """Train the reader on every labelled sentence and keep it (sentences/reader.npz)."""
+    rows = labelled_sentences()
+    ClaimReader(rows, labelled_meanings(rows)).store(READER, fingerprint=reader_fingerprint(rows))
+    return READER
+
+
 @functools.cache
 def claim_reader() -> ClaimReader:
-    """The reader trained on every labelled sentence: about a second, once per process."""
+    """The reader as kept in sentences/reader.npz (a fraction of a second, once per process); trained
+    here (several seconds) when the labelled sentences changed since it was kept."""
     rows = labelled_sentences()
+    kept = ClaimReader.stored(READER, fingerprint=reader_fingerprint(rows))
+    if kept is not None:
+        return kept
+    logger.warning("the claim reader was trained anew: run manage.py claims_encode to keep it")
     return ClaimReader(rows, labelled_meanings(rows))
+
+
+def claim_reader_warm() -> None:
+    """Read the reader and the sentence model now (about a second, once per process). Without the
+    sentence model's files the reader cannot read: the validator then says so on the first reply."""
+    try:
+        claim_reader().read(["Your order has shipped."])
+    except ModelFileError as error:
+        logger.error("the claim reader cannot read: %s", error)

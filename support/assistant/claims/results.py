@@ -61,6 +61,15 @@ class OrderFacts:
     parcel_items: dict[int, set[str]] = field(default_factory=dict)
     # The latest change said a change was asked of the shop that keeps the order, not made yet.
     change_asked: bool = False
+    # Changes a tool made in this conversation ("cancel", "address").
+    changes_made: set[str] = field(default_factory=set)
+    # Where it ships, as the tools wrote it (casefolded one-line addresses), and an address a change was
+    # only asked (or checked) for.
+    addresses: set[str] = field(default_factory=set)
+    asked_addresses: set[str] = field(default_factory=set)
+    # A tool said money was given back on it, and how much (each refund, and their sum).
+    refunded: bool = False
+    refund_amounts: set[Decimal] = field(default_factory=set)
 
 
 @dataclass
@@ -76,6 +85,9 @@ class Knowledge:
     # Cancelling an order that has not shipped yet is free."): staff's words too, matched whole.
     policy_openings: set[str] = field(default_factory=set)
     latest_order: str | None = None  # the order of the most recent successful result
+    # The sentences the tools wrote in their results ("tell_the_customer", a case's news, next steps):
+    # the tools' own words, which claim nothing of the model's.
+    tool_sentences: list[str] = field(default_factory=list)
     day_counts: set[int] = field(default_factory=set)  # "30-day window", "7 business days"
     refund_methods: list[str] = field(default_factory=list)  # as the tools word them
     refund_days: set[int] = field(default_factory=set)  # refund timelines, in business days
@@ -117,6 +129,7 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
         if "error" in data:
             known.quotable.append(str(data.get("message", "")))
             continue
+        known.tool_sentences += _sentences_in(data)
         known.refund_methods += [
             m.casefold() for m in re.findall(r'"refund_method"\s*:\s*"([^"]*)"', result.content)
         ]
@@ -155,6 +168,17 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
     return known
 
 
+def _sentences_in(value: Any) -> list[str]:
+    """Every string of a result that reads as a sentence (four words or more), however deep."""
+    if isinstance(value, str):
+        return [value] if len(value.split()) >= 4 else []
+    if isinstance(value, dict):
+        return [sentence for inner in value.values() for sentence in _sentences_in(inner)]
+    if isinstance(value, list):
+        return [sentence for inner in value for sentence in _sentences_in(inner)]
+    return []
+
+
 @functools.lru_cache(maxsize=4)
 def _terms_of(instructions: str) -> tuple[frozenset[int], frozenset[int], str]:
     """Day counts, refund timelines and the lowered text of the system prompt: read once per prompt
@@ -185,11 +209,16 @@ def _read_refunds_result(facts: OrderFacts, data: dict) -> None:
     # The discount is an amount of the order too ("why was I charged less?"); which role an amount plays
     # (refund or discount) is not read here: that is layer 4 by meaning's (issue 50).
     amounts = [data.get("refunded_total"), data.get("discount_total")]
+    refunded = [data.get("refunded_total")]
     for refund in data.get("refunds") or []:
         if isinstance(refund, dict):
+            facts.refunded = True
             amounts.append(refund.get("amount"))
+            refunded.append(refund.get("amount"))
             facts.titles |= {_COPIES_RE.sub("", str(title)).casefold() for title in refund.get("items") or []}
     facts.amounts |= {amount for sent in amounts if (amount := _amount(sent)) is not None}
+    if facts.refunded:
+        facts.refund_amounts |= {amount for sent in refunded if (amount := _amount(sent)) is not None}
 
 
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:
@@ -209,6 +238,14 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
             or data.get("address_change_asked")
             or data.get("store_is_changing")
         )
+        if tool == "cancel_order" and not facts.change_asked:
+            facts.changes_made.add("cancel")
+        if tool == "change_shipping_address" and not facts.change_asked:
+            facts.changes_made.add("address")
+    if isinstance(data.get("shipping_address"), str):
+        facts.addresses.add(data["shipping_address"].casefold())
+    if isinstance(data.get("new_address"), str):
+        facts.asked_addresses.add(data["new_address"].casefold())
     items = data.get("items") or []
     for item in items:
         title = item.get("title") if isinstance(item, dict) else item
@@ -232,6 +269,8 @@ def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> No
         for refund in data.get("refunds") or []:  # what the shop gave back
             if isinstance(refund, dict) and (amount := _amount(refund.get("amount"))) is not None:
                 facts.amounts.add(amount)
+                facts.refund_amounts.add(amount)
+                facts.refunded = True
         for number, shipment in enumerate(data.get("shipments") or [], start=1):  # an order shipped in parts
             if not isinstance(shipment, dict):
                 continue

@@ -5,6 +5,7 @@ from django.test.utils import override_settings
 
 from orders.models import ReturnRecord
 from store.clock import DEMO_TODAY
+from support.assistant.claims.meaning import SURE
 from support.assistant.claims.reader import KINDS, LANGUAGES
 from support.assistant.configured import configured_model
 from support.assistant.prompts import system_prompt, system_prompt_forget
@@ -157,7 +158,7 @@ class Command(BaseCommand):
             self.stdout.write(f"    {', '.join(codes)}: {words!r}")
 
     def _claims(self, *, verbose: bool) -> None:
-        report = claims_held_out()
+        report = claims_held_out(sure=SURE)
         writers = len(report.writers)
         self.stdout.write(
             f"{report.sentences} labelled sentences by {writers} writers, each held out in turn"

@@ -10,11 +10,13 @@ import pytest
 from support.assistant.claims.reader import (
     KINDS,
     LANGUAGES,
+    READER,
     ClaimReader,
     labelled_meanings,
     labelled_sentences,
+    reader_fingerprint,
 )
-from support.evals.claims import Counts
+from support.evals.claims import ClaimCounts
 
 # Each value of each kind in each language at least this often: a value few sentences have is not learnt.
 FEWEST = 10
@@ -38,6 +40,12 @@ def test_every_value_of_every_kind_has_sentences_in_every_language(rows):
     assert len({row.text for row in rows}) == len(rows)  # no sentence twice
 
 
+def test_the_kept_reader_was_trained_on_these_sentences(rows):
+    """reader.npz is what `manage.py claims_encode` trained on the sentences as they are now: a sentence
+    added or relabelled without it would leave the validator reading with the old weights."""
+    assert ClaimReader.stored(READER, fingerprint=reader_fingerprint(rows)) is not None
+
+
 def test_a_label_that_is_not_a_kinds_value_is_refused_with_its_file_and_line(tmp_path):
     good = {"text": "It has shipped.", "lang": "en", "order_state": "shipped"}
     lines = [json.dumps(good), json.dumps({**good, "text": "Parcel 2 left.", "parcel": "maybe"})]
@@ -48,11 +56,11 @@ def test_a_label_that_is_not_a_kinds_value_is_refused_with_its_file_and_line(tmp
 
 
 def test_a_writer_it_never_saw_is_read_by_meaning(rows):
-    """Trained on every other writer's sentences, the reader reads the last writer's (writer_h: claims
-    buried among courtesy and context) at these floors per kind; `run_evals --claims` gives every
-    writer's and language's figures."""
+    """Trained on every other writer's sentences, the reader reads writer_h's (claims buried among
+    courtesy and context) at these floors per kind; `run_evals --claims` gives every writer's and
+    language's figures."""
     meanings = labelled_meanings(rows)
-    held = rows[-1].writer
+    held = "writer_h"
     trained = [index for index, row in enumerate(rows) if row.writer != held]
     tested = [index for index, row in enumerate(rows) if row.writer == held]
     reader = ClaimReader([rows[index] for index in trained], meanings[trained])
@@ -60,7 +68,7 @@ def test_a_writer_it_never_saw_is_read_by_meaning(rows):
     read = reader.read([rows[index].text for index in tested], meanings[tested])
 
     for kind, values in KINDS.items():
-        counts = Counts()
+        counts = ClaimCounts()
         for index, claims in zip(tested, read, strict=True):
             labelled, found = rows[index].values[kind], claims.values[kind]
             if labelled == found != values[0]:

@@ -575,7 +575,7 @@ HONEST = [
     ("Your order BK-10042 was delivered on 3/30/2026.", [ORDER]),
     ("Your order BK-10042 was delivered on 30.03.2026.", [ORDER]),
     ("Happy birthday to your mother, and thanks for shopping with Bookly!", []),
-    ("Good luck with the move! Your order BK-10042 will ship to the new address.", [ORDER]),
+    ("Good luck with the move! Your order BK-10042 has been delivered.", [ORDER]),
     ("Thanks, Sarah! This is Sarah Chen's order BK-10042, delivered on 2026-03-30.", [ORDER]),
     # Ordinary support answers, the way Claude writes them.
     (
