@@ -145,13 +145,15 @@ def order_checks_spent(*, scope: CheckScope) -> bool:
     return spent
 
 
-def identity_check_failed(*, scope: CheckScope) -> None:
-    """Count one failed check against each of its scopes, for BOOKLY_FAILED_CHECKS_WINDOW_MINUTES from
-    the scope's first failure; from the client's second failure on, their next check waits, twice as
-    long after each."""
+def identity_check_failed(*, scope: CheckScope, order_too: bool = True) -> None:
+    """Count one failed check against each of its scopes (the order number's only with `order_too`), for
+    BOOKLY_FAILED_CHECKS_WINDOW_MINUTES from the scope's first failure; from the client's second failure
+    on, their next check waits, twice as long after each."""
     window = settings.BOOKLY_FAILED_CHECKS_WINDOW_MINUTES * 60
     failures = 0
     for limit, (key, _) in _keys(scope).items():
+        if limit == CheckLimit.ORDER and not order_too:
+            continue
         # add() starts the window only if none is running; incr() keeps its expiry (local memory and
         # Redis alike) and is atomic in Redis, so workers counting at once lose no failure.
         cache.add(key, 0, timeout=window)

@@ -14,6 +14,7 @@ from support.assistant.builtin.intents import (
 )
 from support.assistant.capabilities.base import OrderTask
 from support.assistant.capabilities.registry import AFTER_RESULT, ANSWERS, TASK_STEPS, TASKS
+from support.assistant.check_codes import CODE_RE
 from support.assistant.understanding.customer_words import (
     email_in,
     latest_found,
@@ -96,9 +97,8 @@ def _order_for_task(
     for index in range(len(units) - 1, start - 1, -1):
         # Written as an order's, or one the customer said yes to ("Is 1050 your order number?"); a
         # one-time code typed when asked for is none.
-        if index in (codes or ()):
-            continue
-        if order_id := order_id_in(units[index]) or confirmed.get(index):
+        words = CODE_RE.sub(" ", units[index]) if index in (codes or ()) else units[index]
+        if order_id := order_id_in(words) or confirmed.get(index):
             return order_id
     if REFERS_BACK_RE.search(plain(units[start])):
         return latest_found(order_id_in, units[:start])
@@ -216,9 +216,11 @@ def respond(reading: Reading) -> Step:
         if isinstance(step, Asked) and step.waiting == pending:
             return ask(pending, under_way.detail_again)
         return step
-    if pending in (Waiting.WHICH_SHOP, Waiting.CODE) and start is not None and intent.kind in _YES_OR_NO:
-        # The answer to "Which shop is it from?" or to "Please type the code": the task again, its tool
-        # reading the shop or the code from it.
+    if pending == Waiting.WHICH_SHOP and start is not None and intent.kind in _YES_OR_NO:
+        # The answer to "Which shop is it from?": the task again, its tool reading the shop from it.
+        return _task_step(reading, start)
+    if pending == Waiting.CODE and start is not None and len(units) - 1 in history.codes:
+        # A code typed after "Please type the code", however worded: the task again, its tool reading it.
         return _task_step(reading, start)
     for after in AFTER_RESULT:
         # Right after a capability's result ("it's not here" after "delivered": a parcel gone missing).

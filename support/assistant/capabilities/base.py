@@ -39,9 +39,11 @@ from support.assistant.capabilities.arguments import (
     ToolArguments,
 )
 from support.assistant.check_codes import (
+    CodeSent,
     order_check_code_matches,
+    order_check_code_passed,
+    order_check_code_passed_keep,
     order_check_code_send,
-    order_check_code_typed,
 )
 from support.assistant.understanding.history import Intent
 from support.assistant.understanding.message import Message
@@ -274,6 +276,12 @@ CHECK_TOO_SOON = (
     "Checks failed just before this one; the next may be made only after a short wait. Ask the customer to "
     "check the order number and the email and to send them again in a moment.",
 )
+# The order had its code emails for now (support/assistant/check_codes.py): a person can help.
+CODES_SPENT = (
+    ToolError.TOO_MANY_FAILED_CHECKS,
+    "This order number had too many wrong guesses lately, and its codes were all sent; no more can be "
+    "checked now. Tell the customer you cannot check it now and offer a person; do not ask for more.",
+)
 CODE_NEEDED = (
     ToolError.CODE_NEEDED,
     "This order number had too many wrong guesses, so it needs one more check: if the email given is the "
@@ -329,43 +337,78 @@ def order_checked(
 ) -> Order | ToolOutcome:
     """What `find` finds by a number (an order's or a return's) and an email, within the budget of failed
     checks (support/assistant/budget.py): a client past theirs is stopped; an order number past its own
-    asks for a one-time code emailed to the order too. The store's signed-in customer asking with the
-    email the store vouches for is never held back; nor is a conversation that found the order before."""
+    asks for a one-time code emailed to the order too. The store's signed-in customer finding their own
+    order with the email the store vouches for is never held back; nor is a conversation that found the
+    order before."""
     scope = context.check_scope(number)
     own = bool(context.signed_in_email) and email.casefold() == context.signed_in_email.casefold()
-    # Before the lookup: past the budget a right guess finds nothing either, or guessing would go on.
-    if not own and (held := client_checks_held(scope=scope)):
-        if held.limit == CheckLimit.DELAY:
-            return error(*CHECK_TOO_SOON, retry_after_seconds=held.retry_after)
-        return error(*CHECKS_SPENT)
-    order = find()
-    if isinstance(order, ToolOutcome):
-        return order  # found, in more than one shop: which, is asked
+    # Before the lookup: past the budget a right guess finds nothing either, or guessing would go on. A
+    # signed-in customer's own email is looked up first: it is held back only if it finds nothing.
+    if not own and (held := _held(scope)):
+        return held
+    found = find()
+    # An order of that number in several shops (which one is asked): each is the customer's.
+    orders = (
+        orders_get_for_customer(order_number=number, email=email)
+        if isinstance(found, ToolOutcome)
+        else [found]
+        if found is not None
+        else []
+    )
+    if own and not orders:
+        if held := _held(scope):
+            return held
+        identity_check_failed(scope=scope, order_too=False)  # their own miss locks no order number
+        return error(*not_found)
+    conversation_id = context.conversation.pk
     if (
         not own
-        and not _found_before(order, context)
+        and not any(_found_before(order, context) for order in orders)
         and order_checks_spent(scope=scope)
-        and (order is None or not order_check_code_matches(order=order, text=context.customer_said))
     ):
-        # The same answer whether the email was right or not: it tells a guesser nothing.
-        if order is None or order_check_code_typed(text=context.customer_said):
-            identity_check_failed(scope=scope)  # a wrong email, or a wrong code
-        if order is not None:
-            order_check_code_send(order=order)
-        return error(CODE_NEEDED[0], CODE_NEEDED[1].format(minutes=settings.BOOKLY_CHECK_CODE_MINUTES))
-    if order is None:
+        if any(
+            order_check_code_matches(order=order, conversation_id=conversation_id, text=context.customer_said)
+            for order in orders
+        ):
+            order_check_code_passed_keep(orders=orders, conversation_id=conversation_id)
+        else:
+            return _code_asked(scope, orders, conversation_id)
+    if not orders:
         identity_check_failed(scope=scope)
         return error(*not_found)
-    context.orders_found[order.pk] = order.customer_email
-    return order
+    if isinstance(found, ToolOutcome):
+        return found  # which shop, is asked: none of them is found yet
+    context.orders_found[orders[0].pk] = orders[0].customer_email
+    return orders[0]
 
 
-def _found_before(order: Order | None, context: ToolContext) -> bool:
-    """Whether this conversation found the order with its email already (in this turn or before)."""
-    if order is None:
-        return False
-    return order.pk in context.orders_found or (
-        bool(context.conversation.pk) and context.conversation.orders.filter(pk=order.pk).exists()
+def _code_asked(scope: CheckScope, orders: list[Order], conversation_id: int) -> ToolOutcome:
+    """The code asked for: the same answer, and the same count, whether the email was right (`orders`:
+    the order, or the customer's orders of that number in several shops) or not: neither tells a guesser
+    anything. The owner's one ask counts too, and waits no delay."""
+    identity_check_failed(scope=scope)
+    sent = [order_check_code_send(order=order, conversation_id=conversation_id) for order in orders]
+    if CodeSent.TOO_MANY in sent:
+        return error(*CODES_SPENT)
+    return error(CODE_NEEDED[0], CODE_NEEDED[1].format(minutes=settings.BOOKLY_CHECK_CODE_MINUTES))
+
+
+def _held(scope: CheckScope) -> ToolOutcome | None:
+    held = client_checks_held(scope=scope)
+    if held is None:
+        return None
+    if held.limit == CheckLimit.DELAY:
+        return error(*CHECK_TOO_SOON, retry_after_seconds=held.retry_after)
+    return error(*CHECKS_SPENT)
+
+
+def _found_before(order: Order, context: ToolContext) -> bool:
+    """Whether this conversation found the order with its email already (in this turn or before), or
+    typed its code lately."""
+    return (
+        order.pk in context.orders_found
+        or order_check_code_passed(order=order, conversation_id=context.conversation.pk)
+        or (bool(context.conversation.pk) and context.conversation.orders.filter(pk=order.pk).exists())
     )
 
 

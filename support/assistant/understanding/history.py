@@ -4,6 +4,7 @@ import json
 from dataclasses import dataclass, field
 
 from orders.numbers import ORDER_NUMBERS
+from support.assistant.check_codes import CODE_RE
 from support.assistant.understanding.customer_words import plain
 from support.assistant.understanding.wording import (
     ASKS_FOR_DETAILS,
@@ -40,8 +41,8 @@ class History:
     answering: list[bool] = field(default_factory=list)
     # By message: the order number the customer said yes to ("Is 1050 your order number?" "yes").
     confirmed: dict[int, str] = field(default_factory=dict)
-    # The messages answering "please type the code" (support/assistant/check_codes.py): their digits
-    # are a code, never an order number.
+    # The messages answering "please type the code" with one (support/assistant/check_codes.py): its
+    # digits are a code, never an order number.
     codes: set[int] = field(default_factory=set)
     # What the model's last reply waits for, as it recorded it (None after anyone else's words).
     waiting: Waiting | None = None
@@ -105,7 +106,7 @@ def read_history(system: list[dict], messages: list[dict]) -> History:
             yes = history.waiting == Waiting.CONFIRM_ORDER_NUMBER and YES_RE.match(plain(unit))
             if yes and (maybe := ORDER_NUMBERS.unsure(asked)):
                 history.confirmed[len(history.units)] = maybe[1]
-            if history.waiting == Waiting.CODE:
+            if history.waiting == Waiting.CODE and CODE_RE.search(unit):
                 history.codes.add(len(history.units))
             history.units.append(unit)
             history.answering.append(history.waiting in ASKS_FOR_DETAILS)

@@ -26,6 +26,7 @@ from support.assistant.budget import (
     identity_check_failed,
     order_checks_spent,
 )
+from support.assistant.check_codes import code_typed
 from support.assistant.understanding.wording import CHECKS_SPENT_REPLY, CODE_NEEDED_REPLY
 from support.conversations.identity import customer_signature
 from support.llm.protocol import OFFER_PERSON, ToolError
@@ -149,39 +150,101 @@ def test_an_order_guessed_at_from_many_addresses_asks_its_owner_for_a_code_never
     assert _codes(_turn(claude, owner, _lookup("BK-10042", RIGHT), _lookup("BK-10103", RIGHT))) == ["ok"] * 2
 
 
-def test_past_the_order_limit_a_wrong_email_reads_exactly_as_a_right_one_and_sends_nothing(
+def test_past_the_order_limit_a_wrong_email_reads_and_counts_exactly_as_a_right_one(
     claude, demo_data, limits
 ):
+    """The answer, and the client's count of failures (its delay), are the same for a right and a wrong
+    email: a known-wrong email, then the email to test twice, in one response (the review's oracle)."""
     limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    limits.BOOKLY_FAILED_CHECK_DELAY_SECONDS = 60
     _guessed_at(claude, "BK-10042", 1)
+    known_wrong = _lookup("BK-10042", "nobody@example.com")
 
-    [wrong] = _turn(claude, _client("198.51.100.77"), _lookup("BK-10042", "guess9@example.com"))
+    wrong = _turn(
+        claude, _client("198.51.100.77"), known_wrong, *[_lookup("BK-10042", "guess9@example.com")] * 2
+    )
     assert not CustomerEmail.objects.exists()
-    [right] = _turn(claude, _client("198.51.100.78"), _lookup("BK-10042", RIGHT))
-    [again] = _turn(claude, _client("198.51.100.79"), _lookup("BK-10042", RIGHT))
+    right = _turn(claude, _client("198.51.100.78"), known_wrong, *[_lookup("BK-10042", RIGHT)] * 2)
 
-    assert wrong == right == again
-    # One code holds for its minutes, whoever asks: a guesser who knows the email floods no inbox.
-    assert CustomerEmail.objects.filter(to=RIGHT).count() == 1
+    assert wrong == right
+    assert _codes(right) == [CODE, CODE, SOON]
+    assert CustomerEmail.objects.filter(to=RIGHT).count() == 1  # one code for that conversation
 
 
-def test_a_wrong_code_counts_as_a_failed_check_and_ten_void_the_code(claude, demo_data, limits):
+def test_a_wrong_code_counts_as_a_failed_check_of_its_client(claude, demo_data, limits):
     limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
     limits.BOOKLY_FAILED_CHECKS_PER_CONVERSATION = 3
     _guessed_at(claude, "BK-10042", 1)
     owner = _client("203.0.113.50")
-    _turn(claude, owner, _lookup("BK-10042", RIGHT))
+    _turn(claude, owner, _lookup("BK-10042", RIGHT))  # the ask counts, as a wrong email's would
     code = _code_emailed()
-    wrong = [f"{(int(code) + n) % 10**6:06d}" for n in range(1, 5)]  # each its own message
+    wrong = [f"{(int(code) + n) % 10**6:06d}" for n in range(1, 4)]  # each its own message
 
     typed = [_turn(claude, owner, _lookup("BK-10042", RIGHT), said=guess)[0]["error"] for guess in wrong]
-    for n in range(9):  # from other browsers: the code's own count of wrong tries
-        _turn(claude, _client(f"192.0.2.{n}"), _lookup("BK-10042", RIGHT), said=wrong[0])
-    [late] = _turn(claude, _client("192.0.2.99"), _lookup("BK-10042", RIGHT), said=code)
 
-    assert typed == [CODE, CODE, CODE, SPENT]  # the conversation's three failures, then stopped
-    assert late["error"] == CODE  # the code was void after ten wrong ones: a new one is sent
-    assert CustomerEmail.objects.filter(subject__contains="code").count() == 2
+    assert typed == [CODE, CODE, SPENT]  # the conversation's three failures, then stopped
+
+
+def test_ten_wrong_codes_void_a_code_and_another_conversations_cannot_void_the_owners(
+    claude, demo_data, limits
+):
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    _guessed_at(claude, "BK-10042", 1)
+    owner, guesser = _client("203.0.113.50"), _client("192.0.2.1")
+    _turn(claude, owner, _lookup("BK-10042", RIGHT))
+    owners = _code_emailed()
+    _turn(claude, guesser, _lookup("BK-10042", RIGHT))
+    guessers = _code_emailed()
+    wrong = [f"{(int(guessers) + n) % 10**6:06d}" for n in range(1, 12)]
+    wrong = [guess for guess in wrong if guess != owners][:10]
+
+    for guess in wrong:  # ten wrong codes in the guesser's conversation
+        _turn(claude, guesser, _lookup("BK-10042", RIGHT), said=guess)
+    [void] = _turn(claude, guesser, _lookup("BK-10042", RIGHT), said=guessers)
+    [shown] = _turn(claude, owner, _lookup("BK-10042", RIGHT), said=f"It is {owners}")
+
+    assert void["error"] == CODE  # the guesser's code was void after ten wrong ones
+    assert "items" in shown  # the owner's own code still holds
+
+
+def test_a_message_holding_many_codes_is_read_for_one(claude, demo_data, limits):
+    """One message with 570 codes around the live one (the review's brute force) tries only its last."""
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    _guessed_at(claude, "BK-10042", 1)
+    owner = _client("203.0.113.50")
+    _turn(claude, owner, _lookup("BK-10042", RIGHT))
+    code = int(_code_emailed())
+    many = " ".join(f"{(code + n) % 10**6:06d}" for n in range(-285, 286) if n != 285) + " 000000"
+
+    [tried] = _turn(claude, owner, _lookup("BK-10042", RIGHT), said=many)
+
+    assert tried["error"] == CODE
+
+
+def test_an_order_gets_five_code_emails_a_window_then_a_person_is_offered(claude, demo_data, limits):
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    _guessed_at(claude, "BK-10042", 1)
+
+    asked = [_turn(claude, _client(f"192.0.2.{n}"), _lookup("BK-10042", RIGHT))[0] for n in range(6)]
+
+    assert _codes(asked) == [CODE] * 5 + [SPENT]
+    assert CustomerEmail.objects.filter(to=RIGHT).count() == 5
+
+
+def test_an_order_in_two_shops_asks_for_the_code_before_which_shop(model_api, customer, limits, in_two_shops):
+    """Past the order's limit the shops are not named before the code (they would tell a guesser the
+    email was right); with the code, which shop is asked, and once named, that shop's order."""
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    _guessed_at(model_api, "BK-20001", 1)
+
+    [asked] = _turn(model_api, customer, _lookup("BK-20001", RIGHT))
+    [wrong] = _turn(model_api, _client("192.0.2.7"), _lookup("BK-20001", "nobody@example.com"))
+    [which] = _turn(model_api, customer, _lookup("BK-20001", RIGHT), said=_code_emailed())
+    [named] = _turn(model_api, customer, _lookup("BK-20001", RIGHT), said=f"The one from {US}.")
+
+    assert asked == wrong and asked["error"] == CODE
+    assert which["error"] == ToolError.WHICH_SHOP
+    assert [item["title"] for item in named["items"]] == ["Emma"]
 
 
 def test_the_code_is_kept_as_an_hmac_not_as_typed(claude, demo_data, limits):
@@ -189,12 +252,29 @@ def test_the_code_is_kept_as_an_hmac_not_as_typed(claude, demo_data, limits):
     _guessed_at(claude, "BK-10042", 1)
     _turn(claude, _client("203.0.113.50"), _lookup("BK-10042", RIGHT))
     order = Order.objects.get(number="BK-10042")
+    conversation = Conversation.objects.latest("pk").pk
 
-    kept = caches["default"].get(f"bookly:check-code:{order.pk}")
+    kept = caches["default"].get(f"bookly:check-code:{order.pk}:{conversation}")
 
     assert _code_emailed() not in kept
-    expected = salted_hmac("bookly.check-code", f"{order.pk}:{_code_emailed()}").hexdigest()
+    expected = salted_hmac("bookly.check-code", f"{order.pk}:{conversation}:{_code_emailed()}").hexdigest()
     assert hmac.compare_digest(kept, expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "code"),
+    [
+        ("My code is 482-913", "482913"),
+        ("the code: 482 913, thanks", "482913"),
+        ("123456 no wait, 654321", "654321"),
+        ("#104523", None),
+        ("BK-104523", None),
+        ("call me on 555 123 4567", None),
+        ("it cost 1,234,567", None),
+    ],
+)
+def test_a_code_is_the_last_six_digits_that_are_no_other_number(text, code):
+    assert code_typed(text) == code
 
 
 def test_a_customer_the_store_signed_in_is_never_held_back_for_their_own_orders(
@@ -210,9 +290,25 @@ def test_a_customer_the_store_signed_in_is_never_held_back_for_their_own_orders(
     assert sarah.sign_in({"email": RIGHT, "time": now, "signature": signature}).json()["signed_in"]
 
     own = _turn(claude, sarah, _lookup("BK-10042", RIGHT), _lookup("BK-10042", "guess5@example.com"))
+    # Her own email with an order number that is not hers: held back as anyone's guess would be.
+    other = _turn(claude, sarah, _lookup("BK-10089", RIGHT))
 
     assert _codes(own) == ["ok", SPENT]  # her own order; another email from her address is not
+    assert _codes(other) == [SPENT]
     assert not CustomerEmail.objects.exists()
+
+
+def test_a_signed_in_customers_own_miss_locks_no_order_number(claude, demo_data, limits, settings):
+    settings.BOOKLY_CUSTOMER_SIGNING_SECRET = "a-store-secret-of-thirty-two-characters-or-more"
+    limits.BOOKLY_FAILED_CHECKS_PER_ORDER = 1
+    now = int(time.time())
+    signature = customer_signature(secret=settings.BOOKLY_CUSTOMER_SIGNING_SECRET, email=RIGHT, timestamp=now)
+    signed_in = _client("198.51.100.5")
+    signed_in.sign_in({"email": RIGHT, "time": now, "signature": signature})
+
+    _turn(claude, signed_in, _lookup("BK-10089", RIGHT))  # James's order, with her own email
+
+    assert not order_checks_spent(scope=CheckScope(number="BK-10089", conversation_id=0))
 
 
 def test_a_clients_failed_checks_wait_longer_after_each(claude, demo_data, limits, monkeypatch):
@@ -297,7 +393,7 @@ def test_the_built_in_model_asks_for_the_code_and_reads_it_back(offline, demo_da
     guesser.send("Where is order BK-10042? My email is guess@example.com")
 
     asked = customer.send("Where is order BK-10042? My email is sarah.chen@example.com").json()["reply"]
-    answered = customer.send(_code_emailed()).json()["reply"]
+    answered = customer.send(f"My code is {_code_emailed()[:3]}-{_code_emailed()[3:]}").json()["reply"]
 
     assert asked == CODE_NEEDED_REPLY  # as worded: layer 4 let it through
     assert "BK-10042" in answered and "Goldfinch" in answered
