@@ -63,6 +63,9 @@ class OrderFacts:
     change_asked: bool = False
     # Changes a tool made in this conversation ("cancel", "address").
     changes_made: set[str] = field(default_factory=set)
+    # The sentences the tools wrote in their results about it ("tell_the_customer", a case's news, next
+    # steps): the tools' own words, which claim nothing of the model's.
+    tool_sentences: list[str] = field(default_factory=list)
     # Where it ships, as the tools wrote it (casefolded one-line addresses), and an address a change was
     # only asked (or checked) for.
     addresses: set[str] = field(default_factory=set)
@@ -85,9 +88,7 @@ class Knowledge:
     # Cancelling an order that has not shipped yet is free."): staff's words too, matched whole.
     policy_openings: set[str] = field(default_factory=set)
     latest_order: str | None = None  # the order of the most recent successful result
-    # The sentences the tools wrote in their results ("tell_the_customer", a case's news, next steps):
-    # the tools' own words, which claim nothing of the model's.
-    tool_sentences: list[str] = field(default_factory=list)
+
     day_counts: set[int] = field(default_factory=set)  # "30-day window", "7 business days"
     refund_methods: list[str] = field(default_factory=list)  # as the tools word them
     refund_days: set[int] = field(default_factory=set)  # refund timelines, in business days
@@ -129,7 +130,6 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
         if "error" in data:
             known.quotable.append(str(data.get("message", "")))
             continue
-        known.tool_sentences += _sentences_in(data)
         known.refund_methods += [
             m.casefold() for m in re.findall(r'"refund_method"\s*:\s*"([^"]*)"', result.content)
         ]
@@ -168,12 +168,34 @@ def knowledge_of(results: list[ToolResult], *, instructions: str = "") -> Knowle
     return known
 
 
+# What a result holds that the customer or the shop wrote (an address, titles, a reason): not our words.
+_NOT_OURS = frozenset(
+    {
+        "new_address",
+        "shipping_address",
+        "items",
+        "titles",
+        "title",
+        "reason",
+        "details",
+        "customer_name",
+        "summary",
+    }
+)
+
+
 def _sentences_in(value: Any) -> list[str]:
-    """Every string of a result that reads as a sentence (four words or more), however deep."""
+    """Every string of a result that reads as a sentence (four words or more), however deep, but what the
+    customer or the shop wrote."""
     if isinstance(value, str):
         return [value] if len(value.split()) >= 4 else []
     if isinstance(value, dict):
-        return [sentence for inner in value.values() for sentence in _sentences_in(inner)]
+        return [
+            sentence
+            for key, inner in value.items()
+            if key not in _NOT_OURS
+            for sentence in _sentences_in(inner)
+        ]
     if isinstance(value, list):
         return [sentence for inner in value for sentence in _sentences_in(inner)]
     return []
@@ -222,6 +244,7 @@ def _read_refunds_result(facts: OrderFacts, data: dict) -> None:
 
 
 def _read_order_result(facts: OrderFacts, tool: str, data: dict, raw: str) -> None:
+    facts.tool_sentences += _sentences_in(data)
     facts.dates |= {
         day
         for found in ISO_DATE_MENTION_RE.finditer(raw)

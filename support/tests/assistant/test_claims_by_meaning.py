@@ -48,6 +48,8 @@ def _codes(reply: str, knowledge: Knowledge, said: str = "Where is it?") -> list
 
 
 ASKED = _knowledge(asked=True)
+TRACKED = _knowledge(status=OrderStatus.SHIPPED)
+TRACKED.orders[ORDER].tracking = {"1Z999AA10123456784"}
 NOTHING_ASKED = _knowledge()
 
 
@@ -114,6 +116,14 @@ def test_a_claim_the_facts_do_not_hold_is_refused_however_worded(reply, knowledg
         (f"Order {ORDER} will now ship to 5 Oak Street.", _knowledge(made=frozenset({"address"}))),
         ("We refunded 20.00 EUR to your card.", _knowledge(refunds=(Decimal("20.00"),))),
         ("It hasn't been delivered yet.", _knowledge(status=OrderStatus.SHIPPED)),
+        (
+            f"Your order {ORDER} has shipped and will be delivered in a few days.",
+            _knowledge(status=OrderStatus.SHIPPED),
+        ),
+        (
+            f"It is going to {STORED}, with tracking number 1Z999AA10123456784.",
+            TRACKED,
+        ),
         (f"Olá Ana! O pedido {ORDER} ainda não foi enviado; está em processamento.", NOTHING_ASKED),
         (f"Su pedido {ORDER} todavía no ha salido del almacén.", NOTHING_ASKED),
         ("I'm Bookly's automated assistant, not a person.", NOTHING_ASKED),
@@ -121,6 +131,31 @@ def test_a_claim_the_facts_do_not_hold_is_refused_however_worded(reply, knowledg
 )
 def test_an_honest_claim_passes_however_worded(reply, knowledge):
     assert _codes(reply, knowledge) == []
+
+
+def test_a_false_claim_the_customer_wrote_first_is_no_fact():
+    said = f"Ich habe gelesen: Der Auftrag {ORDER} wurde storniert, stimmt das?"
+    assert "status_not_in_result" in _codes(f"Der Auftrag {ORDER} wurde storniert.", NOTHING_ASKED, said=said)
+
+
+def test_a_tool_sentence_about_one_order_says_nothing_of_another():
+    """The review's case: order A's cancellation says "The order will not ship." In a reply about B,
+    whose cancellation was only asked of the shop, the same words are the model's claim about B."""
+    knowledge = _knowledge(asked=True)
+    other = knowledge.order("BK-10042")
+    other.statuses, other.changes_made = frozenset({OrderStatus.CANCELLED}), {"cancel"}
+    other.tool_sentences = ["The order will not ship. Nothing more is needed from you."]
+
+    assert "change_not_made" in _codes(f"Order {ORDER} is cancelled: the order will not ship.", knowledge)
+
+
+def test_money_told_back_needs_a_refund_not_a_rejected_return():
+    knowledge = _knowledge(status=OrderStatus.DELIVERED)
+    knowledge.orders[ORDER].return_statuses = {"RMAABCD1234": "rejected"}
+
+    assert "refund_not_in_result" in _codes(
+        "Le remboursement de votre retour a été effectué hier.", knowledge
+    )
 
 
 def test_the_validator_reads_every_reply_by_meaning_too():
