@@ -70,8 +70,8 @@ IDENTITY_CHECK_LIMITS = Counter(
     "bookly_identity_check_limits",
     "Tool calls held back by the budget for identity checks, by limit: calls_per_response (not run, past "
     "the calls one model response may make), conversation, session, ip (a client's failed checks used up), "
-    "delay (a client's next check before its growing delay passed), order (an order number guessed at by "
-    "anyone: a one-time code asked for).",
+    "delay (a client's next check before its growing delay passed), order (a check of an order number "
+    "guessed at by anyone: a one-time code needed).",
     ["limit"],
 )
 RATE_LIMITED = Counter("bookly_rate_limited", "Messages refused by a rate limit, by scope.", ["scope"])

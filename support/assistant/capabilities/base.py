@@ -363,8 +363,8 @@ def order_checked(
     conversation_id = context.conversation.pk
     if (
         not own
+        and order_checks_spent(scope=scope)  # a cache read; what follows only for an order guessed at
         and not any(_found_before(order, context) for order in orders)
-        and order_checks_spent(scope=scope)
     ):
         if any(
             order_check_code_matches(order=order, conversation_id=conversation_id, text=context.customer_said)
