@@ -137,7 +137,7 @@ def reply_validate(
     focus = order_in_focus(customer_message, knowledge)
     for code in [
         *claim_violations(reply=reply, customer_message=customer_message, knowledge=knowledge),
-        *meaning_violations(reply=reply, customer_message=customer_message, knowledge=knowledge, focus=focus),
+        *meaning_violations(reply=reply, knowledge=knowledge, focus=focus),
     ]:
         if code not in violations:
             violations.append(code)

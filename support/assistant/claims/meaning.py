@@ -43,9 +43,7 @@ def _normal(text: str) -> str:
     return " ".join(text.split()).strip(" .!").casefold()
 
 
-def meaning_violations(
-    *, reply: str, customer_message: str, knowledge: Knowledge, focus: str | None
-) -> list[str]:
+def meaning_violations(*, reply: str, knowledge: Knowledge, focus: str | None) -> list[str]:
     """The codes of the reply's claims, read by meaning, that no tool result for their order supports.
     (The customer's words are no fact: a claim the customer wrote first is checked like any other.)"""
     ours = [*knowledge.quotable]

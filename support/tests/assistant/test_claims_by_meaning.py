@@ -41,10 +41,8 @@ def _knowledge(
     return knowledge
 
 
-def _codes(reply: str, knowledge: Knowledge, said: str = "Where is it?") -> list[str]:
-    return meaning_violations(
-        reply=reply, customer_message=said, knowledge=knowledge, focus=knowledge.latest_order
-    )
+def _codes(reply: str, knowledge: Knowledge) -> list[str]:
+    return meaning_violations(reply=reply, knowledge=knowledge, focus=knowledge.latest_order)
 
 
 ASKED = _knowledge(asked=True)
@@ -134,8 +132,17 @@ def test_an_honest_claim_passes_however_worded(reply, knowledge):
 
 
 def test_a_false_claim_the_customer_wrote_first_is_no_fact():
+    """Through the validator, which reads the customer's message: their words are checked, not facts."""
     said = f"Ich habe gelesen: Der Auftrag {ORDER} wurde storniert, stimmt das?"
-    assert "status_not_in_result" in _codes(f"Der Auftrag {ORDER} wurde storniert.", NOTHING_ASKED, said=said)
+    lookup = {"order_id": ORDER, "status": "processing", "items": [{"title": "Der Steppenwolf"}]}
+    verdict = reply_validate(
+        reply=f"Der Auftrag {ORDER} wurde storniert.",
+        customer_message=said,
+        customer_words=[said],
+        tool_results=[ToolResult(tool="lookup_order", content=json.dumps(lookup))],
+    )
+
+    assert "status_not_in_result" in verdict.violations
 
 
 def test_a_tool_sentence_about_one_order_says_nothing_of_another():
